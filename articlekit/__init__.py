@@ -1,0 +1,2 @@
+"""Publishing machinery: merge experiment artifacts, bind them into the
+article's prose, check its claims, render it, and audit it."""

@@ -1,0 +1,32 @@
+"""python -m articlekit COMMAND ...: one subcommand per build step.
+
+Each command lives in its own module with a `main(argv) -> int`.
+"""
+
+import importlib
+import sys
+
+COMMANDS = {
+    "listings": ("articlekit.listings", "extract code listings from a source file"),
+    "values": ("articlekit.values", "merge experiment results into build/values.json"),
+    "lint": ("articlekit.lint", "fail on numerals typed into the prose"),
+    "bind": ("articlekit.bind", "resolve every shortcode and check its claim"),
+    "render": ("articlekit.render", "render the article with Quarto or Pandoc"),
+    "audit": ("articlekit.audit", "published edition vs this build"),
+    "diff": ("articlekit.diff", "this build vs the latest release snapshot"),
+    "release": ("articlekit.release", "freeze this build as a release snapshot"),
+}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in COMMANDS:
+        lines = [f"  {name:<9} {help}" for name, (_, help) in COMMANDS.items()]
+        print("usage: python -m articlekit COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines), file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return module.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

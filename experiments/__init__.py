@@ -1,0 +1,1 @@
+"""The science: the from-scratch attention code and one script per experiment."""

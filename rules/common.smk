@@ -1,0 +1,71 @@
+# Shared names for the rules: validated config, library versions, and the
+# lists of what the experiments produce.
+
+import importlib.metadata
+
+from snakemake.utils import validate
+
+
+validate(config, "../config/schema.yaml")
+
+# The installed versions enter the rules as params: upgrading NumPy or
+# PyTorch reruns exactly the experiments that import it.
+NUMPY_VERSION = importlib.metadata.version("numpy")
+TORCH_VERSION = importlib.metadata.version("torch")
+
+# Code every experiment runs; editing it reruns them.
+SHARED_CODE = ["experiments/artifacts.py", "articlekit/jsonio.py"]
+ATTENTION_CODE = "experiments/attention.py"
+
+EXPERIMENTS = [
+    "environment",
+    "scaling",
+    "example",
+    "multihead",
+    "parity",
+    "mask_convention",
+    "timing",
+    "errors",
+]
+FIGURES = [
+    "figures/scaling-sweep.svg",
+    "figures/example-heatmaps.svg",
+    "figures/multihead-heads.svg",
+    "figures/timing-sweep.svg",
+]
+RESULTS = expand("results/{name}.json", name=EXPERIMENTS) + ["results/listings.json"]
+
+
+def job_threads(wildcards, threads):
+    """The cores this job was given, for experiments that size thread pools."""
+    return threads
+
+
+# What `rule all` builds besides the experiments.
+ARTICLE_OUTPUTS = ["build/article.html", "build/article.md"]
+AUDIT_OUTPUTS = [
+    "build/audit.html",
+    "build/audit.md",
+    "build/audit.json",
+    "build/diff.md",
+    "build/diff.json",
+]
+
+
+# Snapshots frozen by `snakemake release`, one folder per label.
+RELEASES = "releases"
+RELEASE_LABEL = (
+    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION}"
+    if config["release_label"] == "auto"
+    else config["release_label"]
+)
+
+
+def latest_release(wildcards):
+    """The newest releases/<label>/snapshot.json, or nothing before the first
+    release. Newest by the snapshot's own released_at, not by file time, so a
+    fresh clone orders them the same."""
+    from articlekit.release import latest_snapshot
+
+    found = latest_snapshot(RELEASES)
+    return [str(found)] if found else []

@@ -1,0 +1,204 @@
+# One rule per experiment: experiments/<name>.py -> results/<name>.json
+# (+ figures/<name>-*.svg). Resources are measured (see README, Resources).
+
+
+rule environment:
+    input:
+        script="experiments/environment.py",
+        shared=SHARED_CODE,
+    output:
+        json="results/environment.json",
+    params:
+        config={},
+        numpy=NUMPY_VERSION,
+        torch=TORCH_VERSION,
+    log:
+        "logs/environment.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/environment.py"
+
+
+rule scaling:
+    input:
+        script="experiments/scaling.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/scaling.json",
+        sweep=report(
+            "figures/scaling-sweep.svg",
+            caption="../report/scaling-sweep.rst",
+            category="Figures",
+        ),
+    params:
+        config=config["scaling"],
+        numpy=NUMPY_VERSION,
+    log:
+        "logs/scaling.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/scaling.py"
+
+
+rule example:
+    input:
+        script="experiments/example.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/example.json",
+        heatmaps=report(
+            "figures/example-heatmaps.svg",
+            caption="../report/example-heatmaps.rst",
+            category="Figures",
+        ),
+    params:
+        config=config["example"],
+        numpy=NUMPY_VERSION,
+    log:
+        "logs/example.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/example.py"
+
+
+rule multihead:
+    input:
+        script="experiments/multihead.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/multihead.json",
+        heads=report(
+            "figures/multihead-heads.svg",
+            caption="../report/multihead-heads.rst",
+            category="Figures",
+        ),
+    params:
+        config=config["multihead"],
+        numpy=NUMPY_VERSION,
+    log:
+        "logs/multihead.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/multihead.py"
+
+
+rule parity:
+    input:
+        script="experiments/parity.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/parity.json",
+    params:
+        config=config["parity"],
+        numpy=NUMPY_VERSION,
+        torch=TORCH_VERSION,
+    log:
+        "logs/parity.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/parity.py"
+
+
+rule mask_convention:
+    input:
+        script="experiments/mask_convention.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/mask_convention.json",
+    params:
+        config=config["mask_convention"],
+        numpy=NUMPY_VERSION,
+        torch=TORCH_VERSION,
+    log:
+        "logs/mask_convention.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/mask_convention.py"
+
+
+# Takes every core so that nothing runs beside it while it measures.
+rule timing:
+    input:
+        script="experiments/timing.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/timing.json",
+        sweep=report(
+            "figures/timing-sweep.svg",
+            caption="../report/timing-sweep.rst",
+            category="Figures",
+        ),
+    params:
+        config=config["timing"],
+        threads=job_threads,
+        numpy=NUMPY_VERSION,
+        torch=TORCH_VERSION,
+    log:
+        "logs/timing.log",
+    threads: workflow.cores
+    resources:
+        mem_mb=1000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/timing.py"
+
+
+rule errors:
+    input:
+        script="experiments/errors.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/errors.json",
+    params:
+        config=config["errors"],
+        numpy=NUMPY_VERSION,
+        torch=TORCH_VERSION,
+    log:
+        "logs/errors.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../environment.yml"
+    script:
+        "../experiments/errors.py"
