@@ -111,7 +111,8 @@ def _from_command_line(name, argv):
                         help="write figure NAME to PATH")
     args = parser.parse_args(argv)
     with open(args.config, encoding="utf-8") as f:
-        params = dict(yaml.safe_load(f)[name])
+        # An experiment without parameters (environment) has no section.
+        params = dict(yaml.safe_load(f).get(name) or {})
     for item in args.set:
         key, _, value = item.partition("=")
         params[key] = yaml.safe_load(value)

@@ -9,6 +9,8 @@ Masks are boolean and True means "masked out": the position's score is set
 to -inf before the softmax, so its weight comes out exactly 0.
 """
 
+import math
+
 import numpy as np
 
 
@@ -25,7 +27,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Returns the output (..., Tq, d_v) and the weights (..., Tq, Tk).
     """
     d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., Tq, Tk)
+    # math.sqrt gives a Python float, which keeps float32 inputs in float32;
+    # NumPy 2 would promote them to float64 when divided by np.sqrt(d_k).
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., Tq, Tk)
     if mask is not None:
         scores = np.where(mask, -np.inf, scores)
     weights = softmax(scores, axis=-1)
@@ -72,6 +76,6 @@ def attention_row_by_row(Q, K, V):
     d_k = Q.shape[-1]
     out = np.empty((Q.shape[0], V.shape[-1]), dtype=np.result_type(Q, V))
     for i, q in enumerate(Q):
-        scores = K @ q / np.sqrt(d_k)  # (Tk,)
+        scores = K @ q / math.sqrt(d_k)  # (Tk,)
         out[i] = softmax(scores) @ V
     return out

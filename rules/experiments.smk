@@ -8,18 +8,20 @@ rule environment:
         shared=SHARED_CODE,
     output:
         json="results/environment.json",
+    log:
+        "logs/environment.log",
+    benchmark:
+        "benchmarks/out/environment.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=600,
+        runtime=5,
     params:
         config={},
         numpy=NUMPY_VERSION,
         torch=TORCH_VERSION,
-    log:
-        "logs/environment.log",
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
-    conda:
-        "../environment.yml"
     script:
         "../experiments/environment.py"
 
@@ -36,17 +38,19 @@ rule scaling:
             caption="../report/scaling-sweep.rst",
             category="Figures",
         ),
-    params:
-        config=config["scaling"],
-        numpy=NUMPY_VERSION,
     log:
         "logs/scaling.log",
+    benchmark:
+        "benchmarks/out/scaling.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../environment.yml"
+    params:
+        config=config["scaling"],
+        numpy=NUMPY_VERSION,
     script:
         "../experiments/scaling.py"
 
@@ -63,17 +67,19 @@ rule example:
             caption="../report/example-heatmaps.rst",
             category="Figures",
         ),
-    params:
-        config=config["example"],
-        numpy=NUMPY_VERSION,
     log:
         "logs/example.log",
+    benchmark:
+        "benchmarks/out/example.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../environment.yml"
+    params:
+        config=config["example"],
+        numpy=NUMPY_VERSION,
     script:
         "../experiments/example.py"
 
@@ -90,17 +96,19 @@ rule multihead:
             caption="../report/multihead-heads.rst",
             category="Figures",
         ),
-    params:
-        config=config["multihead"],
-        numpy=NUMPY_VERSION,
     log:
         "logs/multihead.log",
+    benchmark:
+        "benchmarks/out/multihead.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
-    conda:
-        "../environment.yml"
+    params:
+        config=config["multihead"],
+        numpy=NUMPY_VERSION,
     script:
         "../experiments/multihead.py"
 
@@ -112,18 +120,20 @@ rule parity:
         shared=SHARED_CODE,
     output:
         json="results/parity.json",
+    log:
+        "logs/parity.log",
+    benchmark:
+        "benchmarks/out/parity.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=700,
+        runtime=5,
     params:
         config=config["parity"],
         numpy=NUMPY_VERSION,
         torch=TORCH_VERSION,
-    log:
-        "logs/parity.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../environment.yml"
     script:
         "../experiments/parity.py"
 
@@ -135,18 +145,20 @@ rule mask_convention:
         shared=SHARED_CODE,
     output:
         json="results/mask_convention.json",
+    log:
+        "logs/mask_convention.log",
+    benchmark:
+        "benchmarks/out/mask_convention.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=800,
+        runtime=5,
     params:
         config=config["mask_convention"],
         numpy=NUMPY_VERSION,
         torch=TORCH_VERSION,
-    log:
-        "logs/mask_convention.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../environment.yml"
     script:
         "../experiments/mask_convention.py"
 
@@ -164,19 +176,21 @@ rule timing:
             caption="../report/timing-sweep.rst",
             category="Figures",
         ),
+    log:
+        "logs/timing.log",
+    benchmark:
+        "benchmarks/out/timing.tsv"
+    conda:
+        "../environment.yml"
+    threads: workflow.cores
+    resources:
+        mem_mb=1000,
+        runtime=15,
     params:
         config=config["timing"],
         threads=job_threads,
         numpy=NUMPY_VERSION,
         torch=TORCH_VERSION,
-    log:
-        "logs/timing.log",
-    threads: workflow.cores
-    resources:
-        mem_mb=1000,
-        runtime=15,
-    conda:
-        "../environment.yml"
     script:
         "../experiments/timing.py"
 
@@ -188,17 +202,19 @@ rule errors:
         shared=SHARED_CODE,
     output:
         json="results/errors.json",
+    log:
+        "logs/errors.log",
+    benchmark:
+        "benchmarks/out/errors.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=700,
+        runtime=5,
     params:
         config=config["errors"],
         numpy=NUMPY_VERSION,
         torch=TORCH_VERSION,
-    log:
-        "logs/errors.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../environment.yml"
     script:
         "../experiments/errors.py"

@@ -1,0 +1,115 @@
+"""The boolean mask trap: True means opposite things in two PyTorch APIs.
+
+Our NumPy attention (and nn.MultiheadAttention's masks) read True as
+"masked out"; F.scaled_dot_product_attention reads True as "takes part".
+Passing one convention's mask to the other runs without complaint and
+silently attends to exactly the wrong positions. Measured here:
+
+- the causal mask given to sdpa inverted (correct) and as-is (reversed);
+- a key padding mask given to nn.MultiheadAttention in its own convention
+  and in sdpa's (inverted).
+
+Inputs: one numpy.random.default_rng(seed) draws Q, then K, then V, each
+(n_tokens, d_k) standard normal. The padding case treats the last
+n_tokens // 2 keys as padding.
+"""
+
+import logging
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from experiments.artifacts import run_experiment
+from experiments.attention import causal_mask, scaled_dot_product_attention
+
+log = logging.getLogger("experiment")
+
+
+def torch_weights(Q, K, attn_mask):
+    """sdpa's attention weights (Tq, Tk): with V = I the output *is* the
+    weight matrix, so no private API is needed to read them."""
+    eye = torch.eye(K.shape[0], dtype=Q.dtype)
+    return F.scaled_dot_product_attention(Q, K, eye, attn_mask=attn_mask)
+
+
+def nan_aware_diff(ours, theirs):
+    """max |ours - theirs| over entries where theirs is a number, and the
+    number of rows of theirs that contain NaN (a fully masked row)."""
+    diff = np.abs(ours - theirs)
+    nan_rows = int(np.isnan(theirs).any(axis=-1).sum())
+    finite = diff[~np.isnan(diff)]
+    return (float(finite.max()) if finite.size else float("nan")), nan_rows
+
+
+def sdpa_with_mask(Q, K, V, attn_mask):
+    """Run torch sdpa; return (output, weights, error) with error as
+    "Type: message" if the call raised, else None."""
+    try:
+        out = F.scaled_dot_product_attention(Q, K, V, attn_mask=attn_mask)
+        return out.numpy(), torch_weights(Q, K, attn_mask).numpy(), None
+    except Exception as exc:  # the experiment records whatever is raised
+        return None, None, f"{type(exc).__name__}: {exc}"
+
+
+def mask_case(ref_out, Q, K, V, attn_mask, future):
+    """One sdpa call compared with the NumPy reference output (T, d_k)."""
+    out, w, error = sdpa_with_mask(Q, K, V, attn_mask)
+    if error is not None:
+        return {"error_raised": True, "error": error, "max_abs_diff": None, "nan_rows": None,
+                "nan_appeared": None, "zero_weight_rows": None, "max_weight_on_future": None,
+                "fully_masked_rows": None}
+    diff, nan_rows = nan_aware_diff(ref_out, out)
+    return {
+        "error_raised": False,
+        "error": None,
+        "max_abs_diff": diff,
+        "nan_rows": nan_rows,
+        "nan_appeared": bool(nan_rows),
+        # A query that may attend to nothing gets NaN or all-zero weights,
+        # depending on the PyTorch version; count both so neither hides.
+        "fully_masked_rows": int((~attn_mask.numpy()).all(axis=-1).sum()),
+        "zero_weight_rows": int((w == 0).all(axis=-1).sum()),
+        "max_weight_on_future": float(np.nanmax(np.where(future, w, 0.0))),
+    }
+
+
+def key_padding(Q, K, V, pad):
+    """nn.MultiheadAttention with one head and identity projections (so it is
+    plain attention of Q over K, V), padding mask in its own convention
+    (True = ignore) and in sdpa's (True = takes part). pad: (Tk,) bool."""
+    d = Q.shape[-1]
+    mha = torch.nn.MultiheadAttention(d, 1, bias=False, batch_first=True, dtype=Q.dtype).eval()
+    mha.in_proj_weight.copy_(torch.eye(d, dtype=Q.dtype).repeat(3, 1))  # (3d, d)
+    mha.out_proj.weight.copy_(torch.eye(d, dtype=Q.dtype))
+    ref, _ = scaled_dot_product_attention(Q.numpy(), K.numpy(), V.numpy(), mask=pad[None, :])
+    result = {}
+    for name, kpm in (("max_abs_diff", pad), ("inverted_max_abs_diff", ~pad)):
+        out, _ = mha(Q[None], K[None], V[None], key_padding_mask=torch.from_numpy(kpm)[None])
+        result[name] = float(np.max(np.abs(ref - out[0].numpy())))
+    result["padded_keys"] = int(pad.sum())
+    return result
+
+
+def run(params):
+    """params: n_tokens (T), d_k, seed."""
+    T, d_k = params["n_tokens"], params["d_k"]
+    rng = np.random.default_rng(params["seed"])
+    Q, K, V = (rng.normal(size=(T, d_k)) for _ in "QKV")  # (T, d_k) each, float64
+
+    mask = causal_mask(T)  # (T, T), True = masked out (our convention)
+    ref_out, _ = scaled_dot_product_attention(Q, K, V, mask=mask)
+    tQ, tK, tV = map(torch.from_numpy, (Q, K, V))
+    with torch.no_grad():
+        correct = mask_case(ref_out, tQ, tK, tV, torch.from_numpy(~mask), mask)
+        reversed_ = mask_case(ref_out, tQ, tK, tV, torch.from_numpy(mask), mask)
+        pad = np.arange(T) >= T - T // 2  # (T,), True = padding key
+        padding = key_padding(tQ, tK, tV, pad)
+    log.info("correct %s", correct)
+    log.info("reversed %s", reversed_)
+    log.info("key padding %s", padding)
+    return {"correct": correct, "reversed": reversed_, "key_padding": padding}
+
+
+if __name__ == "__main__":
+    run_experiment("mask_convention", run)

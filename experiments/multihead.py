@@ -1,0 +1,80 @@
+"""Multi-head attention is split, attend separately, concatenate, project.
+
+Checks the claim that reshape(T, h, dh) hands head i exactly the columns
+i*dh .. (i+1)*dh - 1 of the full projections: running plain single-head
+attention on those columns must reproduce head i.
+
+Inputs: one numpy.random.default_rng(seed) draws X (n_tokens, d_model) with
+standard normal entries, then W_q, W_k, W_v, W_o in that order, each
+(d_model, d_model) standard normal divided by sqrt(d_model) (so that the
+projections keep unit scale, as a usual initialisation would).
+"""
+
+import logging
+
+import numpy as np
+
+from experiments.artifacts import pyplot, run_experiment, save_figure
+from experiments.attention import multi_head_attention, scaled_dot_product_attention
+
+log = logging.getLogger("experiment")
+
+
+def draw_inputs(n_tokens, d_model, seed):
+    """X: (n_tokens, d_model); W_q, W_k, W_v, W_o: (d_model, d_model)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_tokens, d_model))
+    weights = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    return X, *weights
+
+
+def run(params):
+    """params: n_tokens (T), d_model, heads (h), seed."""
+    T, d_model, h = params["n_tokens"], params["d_model"], params["heads"]
+    X, W_q, W_k, W_v, W_o = draw_inputs(T, d_model, params["seed"])
+    dh = d_model // h
+
+    out, w = multi_head_attention(X, X, W_q, W_k, W_v, W_o, h)  # (T, d_model), (h, T, T)
+    _, w_causal = multi_head_attention(X, X, W_q, W_k, W_v, W_o, h, causal=True)
+
+    # With W_o = I the output is the concatenation of the heads, so head i's
+    # output is columns i*dh..(i+1)*dh-1 of it.
+    concat, _ = multi_head_attention(X, X, W_q, W_k, W_v, np.eye(d_model), h)  # (T, d_model)
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (T, d_model) each
+    matches, diffs = [], []
+    for i in range(h):
+        cols = slice(i * dh, (i + 1) * dh)
+        head_out, head_w = scaled_dot_product_attention(Q[:, cols], K[:, cols], V[:, cols])
+        matches.append(np.allclose(head_out, concat[:, cols]) and np.allclose(head_w, w[i]))
+        diffs += [np.max(np.abs(head_out - concat[:, cols])), np.max(np.abs(head_w - w[i]))]
+    max_diff = float(max(diffs))
+    log.info("head i == single-head on its columns: %s, max |diff| = %r", matches, max_diff)
+
+    return {
+        "output_shape": list(out.shape),
+        "weights_shape": list(w.shape),
+        "d_head": dh,
+        "head_columns_check": bool(all(matches)),
+        "head_columns_max_abs_diff": max_diff,
+        "weights": w.tolist(),
+        "causal": {"weights_shape": list(w_causal.shape)},
+    }
+
+
+def plot(values, params, figures):
+    plt = pyplot()
+    w = np.asarray(values["weights"])  # (h, T, T)
+    h, T, _ = w.shape
+    fig, axes = plt.subplots(1, h, figsize=(2.3 * h + 1, 2.9), layout="constrained", squeeze=False)
+    for i, ax in enumerate(axes[0]):
+        image = ax.imshow(w[i], cmap="Blues", vmin=0, vmax=1)
+        ax.set(title=f"head {i}", xlabel="key j", xticks=range(T), yticks=range(T))
+        ax.grid(False)
+    axes[0, 0].set_ylabel("query i")
+    fig.colorbar(image, ax=axes[0], shrink=0.8, label="weight")
+    save_figure(fig, figures["heads"])
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    run_experiment("multihead", run, plot)

@@ -1,0 +1,84 @@
+"""Why divide by sqrt(d_k): the softmax collapses without it.
+
+For q and k with independent N(0, 1) components, q.k has variance d_k, so
+the raw scores spread out as d_k grows and the softmax turns nearly one-hot.
+Dividing by sqrt(d_k) brings the variance back to 1.
+
+The procedure is the published one, step for step, so that the table
+reproduces to every printed digit: for each d_k a fresh
+numpy.random.default_rng(seed) draws q ~ N(0, 1)^(d_k) first, then
+K ~ N(0, 1)^(n_keys x d_k); scores are K @ q, with and without / sqrt(d_k).
+"""
+
+import logging
+
+import numpy as np
+
+from experiments.artifacts import pyplot, run_experiment, save_figure
+from experiments.attention import softmax
+
+log = logging.getLogger("experiment")
+
+
+def collapse(d_k, n_keys, seed):
+    """Softmax shape of one query against n_keys random keys of width d_k.
+
+    "Effective terms" is 1 / sum(w_i^2): n for uniform weights, 1 for one-hot,
+    i.e. roughly how many keys the query actually attends to.
+    """
+    rng = np.random.default_rng(seed)  # fresh per d_k, as published
+    q = rng.normal(size=(d_k,))  # (d_k,)
+    K = rng.normal(size=(n_keys, d_k))  # (n_keys, d_k)
+    dots = K @ q  # (n_keys,)
+    result = {"dot_std": float(dots.std())}
+    for name, scores in (("unscaled", dots), ("scaled", dots / np.sqrt(d_k))):
+        w = softmax(scores)  # (n_keys,)
+        result[name] = {
+            "max_weight": float(w.max()),
+            "effective_terms": float(1.0 / np.sum(w**2)),
+        }
+    return result
+
+
+def run(params):
+    """params: d_k (table rows), n_keys, seed, sweep_d_k (figure's x values)."""
+    n_keys, seed = params["n_keys"], params["seed"]
+    values = {}
+    for d_k in params["d_k"]:
+        values[f"dk{d_k}"] = collapse(d_k, n_keys, seed)
+        log.info("d_k=%d: %s", d_k, values[f"dk{d_k}"])
+
+    rows = [collapse(d_k, n_keys, seed) for d_k in params["sweep_d_k"]]
+    values["sweep"] = {"d_k": list(params["sweep_d_k"]), "dot_std": [r["dot_std"] for r in rows]}
+    for name in ("unscaled", "scaled"):
+        values["sweep"][name] = {
+            metric: [r[name][metric] for r in rows] for metric in ("max_weight", "effective_terms")
+        }
+    return values
+
+
+def plot(values, params, figures):
+    plt = pyplot()
+    sweep = values["sweep"]
+    fig, (ax_max, ax_eff) = plt.subplots(1, 2, figsize=(8, 3.4), layout="constrained")
+    for name, style in (("unscaled", "o-"), ("scaled", "s-")):
+        # Unicode root, not mathtext's \sqrt: its bar renders unevenly as SVG text.
+        label = "q·k (unscaled)" if name == "unscaled" else "q·k / √d$_k$ (scaled)"
+        ax_max.plot(sweep["d_k"], sweep[name]["max_weight"], style, label=label)
+        ax_eff.plot(sweep["d_k"], sweep[name]["effective_terms"], style, label=label)
+    ax_max.set(xscale="log", ylim=(0, 1.02), xlabel="$d_k$", ylabel="largest weight",
+               title="Largest softmax weight")
+    ax_eff.set(xscale="log", yscale="log", xlabel="$d_k$", ylabel=r"1 / $\sum w_i^2$",
+               title=f"Effective terms (of {params['n_keys']} keys)")
+    for ax in (ax_max, ax_eff):
+        # Label every swept d_k rather than only the decades.
+        ax.set_xticks(sweep["d_k"], [str(d) for d in sweep["d_k"]])
+        ax.xaxis.set_minor_locator(plt.NullLocator())
+        ax.tick_params(axis="x", labelrotation=45)
+    ax_max.legend(loc="center right")
+    save_figure(fig, figures["sweep"])
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    run_experiment("scaling", run, plot)

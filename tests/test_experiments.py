@@ -1,0 +1,322 @@
+"""The experiments as a reader relies on them: they reproduce the published
+table, produce every documented key and no other, give the same bytes twice,
+and never leave half an artifact behind.
+
+Each experiment's pure run() is called on config/test.yaml's parameters.
+"""
+
+import contextlib
+import importlib
+import json
+import math
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from articlekit import jsonio
+from articlekit.jsonio import dumps, read_json
+from experiments.artifacts import run_experiment
+
+NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
+FIGURES = {"scaling": ["sweep"], "example": ["heatmaps"], "multihead": ["heads"], "timing": ["sweep"]}
+
+# The published edition's table (d_k, n_keys=2000, seed 7), exactly as printed:
+# dot std and effective terms with 2 decimals, max weights with 6.
+PUBLISHED_TABLE = {
+    16: {"dot_std": "2.47", "unscaled.max_weight": "0.227685", "scaled.max_weight": "0.004241",
+         "unscaled.effective_terms": "14.85", "scaled.effective_terms": "1341.59"},
+    64: {"dot_std": "7.32", "unscaled.max_weight": "0.921946", "scaled.max_weight": "0.009399",
+         "unscaled.effective_terms": "1.17", "scaled.effective_terms": "829.74"},
+    512: {"dot_std": "20.99", "unscaled.max_weight": "0.933175", "scaled.max_weight": "0.005796",
+          "unscaled.effective_terms": "1.15", "scaled.effective_terms": "917.82"},
+}
+
+
+def experiment(name):
+    return importlib.import_module(f"experiments.{name}")
+
+
+@pytest.fixture(scope="module")
+def results(test_config):
+    """Every experiment's values on the test parameters, computed once."""
+    out = {}
+    with torch_threads_kept():
+        for name in NAMES:
+            p = dict(test_config.get(name) or {})
+            if name == "timing":
+                p["threads"] = 1
+            out[name] = experiment(name).run(p)
+    return out
+
+
+@contextlib.contextmanager
+def torch_threads_kept():
+    """The timing experiment sets torch's thread count for the process; undo it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def restore_logging():
+    """run_experiment configures the root logger; put pytest's back after."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def leaves(tree, prefix):
+    """Dotted key -> value for every leaf; lists are leaves, as in values.json."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from leaves(value, f"{prefix}.{key}")
+    else:
+        yield prefix, tree
+
+
+def documented_keys(repo_root):
+    """Key patterns from docs/keys.md's tables; {placeholder} = one name part."""
+    text = (repo_root / "docs" / "keys.md").read_text(encoding="utf-8")
+    keys = re.findall(r"^\| `([^`]+)` \|", text, re.M)
+    return {k: re.compile(re.sub(r"\\\{\w+\\\}", r"[A-Za-z0-9_]+", re.escape(k)) + "$") for k in keys}
+
+
+def without_timings(tree):
+    """The tree with every measured time (and ratio of times) blanked."""
+    if isinstance(tree, dict):
+        return {k: None if k.endswith("_ms") or "speedup" in k else without_timings(v) for k, v in tree.items()}
+    return tree
+
+
+# ---- the published table -------------------------------------------------------
+
+
+def test_scaling_reproduces_every_digit_of_the_published_table(params, results):
+    p = params("scaling")
+    assert (p["d_k"], p["n_keys"], p["seed"]) == ([16, 64, 512], 2000, 7)
+    for d_k, row in PUBLISHED_TABLE.items():
+        got = results["scaling"][f"dk{d_k}"]
+        for key, printed in row.items():
+            value = got["dot_std"] if key == "dot_std" else got[key.split(".")[0]][key.split(".")[1]]
+            decimals = len(printed.split(".")[1])
+            assert f"{value:.{decimals}f}" == printed, f"dk{d_k}.{key}"
+
+
+def test_scaling_sweep_shows_the_collapse_and_its_cure(results):
+    sweep = results["scaling"]["sweep"]
+    assert len(sweep["unscaled"]["max_weight"]) == len(sweep["d_k"])
+    # Without scaling the largest weight grows with d_k; with it, it stays small.
+    assert sweep["unscaled"]["max_weight"][-1] > 0.5 > max(sweep["scaled"]["max_weight"])
+
+
+# ---- every experiment: keys and sanity -------------------------------------------
+
+
+def test_every_key_is_documented_and_every_documented_key_exists(results, repo_root):
+    patterns = documented_keys(repo_root)
+    produced = {key for name in NAMES for key, _ in leaves(results[name], name)}
+    undocumented = {k for k in produced if not any(p.match(k) for p in patterns.values())}
+    missing = {doc for doc, p in patterns.items() if not any(p.match(k) for k in produced)}
+    assert not undocumented, f"keys missing from docs/keys.md: {sorted(undocumented)}"
+    assert not missing, f"docs/keys.md lists keys no experiment produces: {sorted(missing)}"
+
+
+def test_run_returns_plain_python_values(results):
+    """Lists, dicts, str, int, float, bool, None: what json.dumps takes as is."""
+    for name in NAMES:
+        json.dumps(results[name], allow_nan=True)
+
+
+def test_environment_names_the_executor(monkeypatch):
+    env = experiment("environment")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    local = env.run({})
+    assert (local["executor"], local["slurm_job_id"]) == ("local", None)
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", local["build_date"]) and local["cores"] >= 1
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    assert (env.run({})["executor"], env.run({})["slurm_job_id"]) == ("slurm", "4242")
+
+
+def test_example_causal_mask_gives_exact_zeros(params, results):
+    T = params("example")["n_tokens"]
+    ex = results["example"]
+    assert ex["first_row"] == ex["weights"][0] and ex["output_shape"] == [T, params("example")["d_k"]]
+    assert ex["row_sum_max_deviation"] < 1e-15
+    assert ex["causal"]["max_masked_weight"] == 0.0
+    assert ex["causal"]["visible_per_row"] == list(range(1, T + 1))
+    assert ex["causal"]["row_sum_max_deviation"] < 1e-15
+    assert ex["fill_zero"]["max_masked_weight"] > 0  # a 0 "mask" masks nothing
+    assert 0.0 <= ex["fill_minus_1e9"]["max_masked_weight_float32"] < 1e-30
+
+
+def test_multihead_heads_are_column_blocks(params, results):
+    p, mh = params("multihead"), results["multihead"]
+    T, d, h = p["n_tokens"], p["d_model"], p["heads"]
+    assert mh["output_shape"] == [T, d] and mh["weights_shape"] == [h, T, T] == mh["causal"]["weights_shape"]
+    assert mh["d_head"] == d // h
+    assert mh["head_columns_check"] is True and mh["head_columns_max_abs_diff"] < 1e-12
+
+
+def test_parity_is_floating_point_noise(results):
+    par = results["parity"]
+    float64 = [v for k, v in leaves(par, "parity") if not k.startswith("parity.float32")]
+    assert all(0 <= v < 1e-12 for v in float64), float64
+    assert par["max_abs_diff_overall"] == max(float64)
+    assert par["float32"]["sdpa"]["max_abs_diff"] < 1e-5 and par["float32"]["mha"]["max_abs_diff"] < 1e-5
+
+
+def test_mask_convention_correct_matches_and_reversed_does_not(results):
+    mc = results["mask_convention"]
+    assert mc["correct"]["error_raised"] is False and mc["correct"]["max_abs_diff"] < 1e-12
+    assert mc["correct"]["max_weight_on_future"] == 0.0
+    assert isinstance(mc["reversed"]["error_raised"], bool)
+    if not mc["reversed"]["error_raised"]:
+        assert mc["reversed"]["max_abs_diff"] > 0.1 and mc["reversed"]["max_weight_on_future"] > 0
+        assert mc["reversed"]["fully_masked_rows"] == 1  # the last query may see nothing "future"
+    assert mc["key_padding"]["max_abs_diff"] < 1e-12 < mc["key_padding"]["inverted_max_abs_diff"]
+
+
+def test_errors_are_captured_verbatim(results):
+    err = results["errors"]
+    for name in ("numpy_no_transpose", "torch_no_transpose", "sdpa_mask_and_causal"):
+        e = err[name]
+        assert isinstance(e["raised"], bool)
+        assert (e["type"] is None) == (e["message"] is None) == (not e["raised"])
+    assert err["numpy_no_transpose"]["raised"]  # NumPy cannot multiply (5,4) @ (5,4)
+    u = err["underflow"]
+    assert u["dot"] < -745 and u["exp"] == 0.0 and math.isnan(u["ratio"])
+    assert u["warning_category"] == "RuntimeWarning" and u["stable_result"] == 1.0
+    w = err["wrong_axis"]
+    assert all(abs(s - 1) < 1e-12 for s in w["axis_last_row_sums"])
+    assert any(abs(s - 1) > 1e-3 for s in w["axis0_row_sums"]) and w["output_diff"] > 0
+
+
+def test_an_error_that_is_not_raised_is_recorded_not_fatal():
+    capture = experiment("errors").capture
+    assert capture(lambda: None) == {"raised": False, "type": None, "message": None}
+    assert capture(lambda: 1 / 0) == {"raised": True, "type": "ZeroDivisionError", "message": "division by zero"}
+
+
+def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
+    timing = experiment("timing")
+    p = params("timing") | {"loop_max_T": min(params("timing")["sweep_T"])}
+    with torch_threads_kept():
+        v = timing.run(p)
+    for impl in ("loop", "matrix", "torch"):
+        stats = v["main"][impl]
+        assert len(stats["samples_ms"]) == p["repeats"]
+        assert 0 < stats["min_ms"] <= stats["q1_ms"] <= stats["median_ms"] <= stats["q3_ms"] <= stats["max_ms"]
+        assert len(v["sweep"][impl]["median_ms"]) == len(p["sweep_T"])
+    loop = v["sweep"]["loop"]["median_ms"]
+    assert [m is None for m in loop] == [T > p["loop_max_T"] for T in p["sweep_T"]]
+    assert v["main"]["max_abs_diff"] < 1e-12 and v["threads"]["requested"] == 1
+    timing.plot(v, p, {"sweep": tmp_path / "sweep.svg"})  # a skipped point must not break the figure
+    assert (tmp_path / "sweep.svg").read_text().startswith("<?xml")
+
+
+# ---- determinism ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_runs_give_identical_json(name, params, results):
+    with torch_threads_kept():
+        again = experiment(name).run(params(name))
+    first, second = results[name], again
+    if name == "environment":
+        first, second = ({k: v for k, v in d.items() if not k.startswith("build_")} for d in (first, second))
+    assert dumps(without_timings(second)) == dumps(without_timings(first))
+
+
+@pytest.mark.parametrize("name", ["scaling", "example", "multihead"])
+def test_two_runs_give_identical_figures(name, params, results, tmp_path):
+    module = experiment(name)
+    svg = []
+    for attempt in ("a", "b"):
+        figures = {fig: tmp_path / f"{attempt}-{fig}.svg" for fig in FIGURES[name]}
+        module.plot(results[name], params(name), figures)
+        svg.append([path.read_bytes() for path in figures.values()])
+    assert svg[0] == svg[1]
+
+
+# ---- the command-line adapter and atomic writes -----------------------------------
+
+
+def cli(repo_root, name, *args):
+    return subprocess.run([sys.executable, "-m", f"experiments.{name}", "--config", "config/test.yaml", *args],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+
+
+def test_command_line_writes_the_artifact_and_figure(repo_root, tmp_path, params, results):
+    target, figure = tmp_path / "out" / "x.json", tmp_path / "out" / "x.svg"
+    proc = cli(repo_root, "scaling", "--json", str(target), "--figure", f"sweep={figure}")
+    assert proc.returncode == 0, proc.stderr
+    artifact = read_json(target)
+    assert artifact["experiment"] == "scaling" and artifact["script"] == "experiments/scaling.py"
+    assert artifact["params"] == params("scaling")
+    assert set(artifact["versions"]) >= {"python", "numpy"} and "torch" not in artifact["versions"]
+    assert dumps(artifact["values"]) == dumps(results["scaling"])
+    assert figure.read_text().startswith("<?xml")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["x.json", "x.svg"]  # no temp files left
+
+
+def test_command_line_set_overrides_one_parameter(repo_root, tmp_path):
+    target = tmp_path / "x.json"
+    assert cli(repo_root, "example", "--json", str(target), "--set", "seed=1").returncode == 0
+    assert read_json(target)["params"]["seed"] == 1
+
+
+def test_command_line_runs_an_experiment_without_parameters(repo_root, tmp_path):
+    target = tmp_path / "environment.json"
+    assert cli(repo_root, "environment", "--json", str(target)).returncode == 0
+    assert read_json(target)["params"] == {}
+
+
+OLD = '{"old": "artifact"}\n'
+
+
+def test_a_failure_during_the_write_leaves_the_old_artifact(tmp_path, monkeypatch, params, restore_logging):
+    target = tmp_path / "scaling.json"
+    target.write_text(OLD)
+
+    def interrupted(fd):
+        raise KeyboardInterrupt("killed mid-write")
+
+    monkeypatch.setattr(jsonio.os, "fsync", interrupted)
+    scaling = experiment("scaling")
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment("scaling", scaling.run, argv=["--config", "config/test.yaml", "--json", str(target)])
+    assert target.read_text() == OLD
+    assert [p.name for p in tmp_path.iterdir()] == ["scaling.json"]  # the temp file was removed
+
+
+def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
+    """SIGKILL (no cleanup possible) in the middle of writing: the target
+    keeps its old content; at most a hidden temp file is left beside it."""
+    target = tmp_path / "scaling.json"
+    target.write_text(OLD)
+    code = (
+        "import os, signal, sys\n"
+        "from articlekit import jsonio\n"
+        "jsonio.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from experiments import scaling\n"
+        "from experiments.artifacts import run_experiment\n"
+        "run_experiment('scaling', scaling.run, argv=sys.argv[1:])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert target.read_text() == OLD
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "scaling.json"]
+    assert all(name.startswith(".scaling.json.") and name.endswith(".tmp") for name in leftovers)
+    json.loads(target.read_text())
