@@ -6,21 +6,37 @@ EXTENSION = [
     "article/_extensions/value/_extension.yml",
     "article/_extensions/value/value.lua",
 ]
+# The articlekit modules each step runs: editing one reruns the step.
+BIND_CODE = [
+    "articlekit/bind.py",
+    "articlekit/claims.py",
+    "articlekit/fmt.py",
+    "articlekit/shortcodes.py",
+    "articlekit/values.py",
+]
+RENDER_CODE = [
+    "articlekit/render.py",
+    "articlekit/shortcodes.py",
+    "articlekit/quarto_shortcodes.lua",
+]
 
 
 rule listings:
     input:
         source=ATTENTION_CODE,
+        code="articlekit/listings.py",
     output:
         json="results/listings.json",
     log:
         "logs/listings.log",
-    threads: 1
-    resources:
-        mem_mb=200,
-        runtime=2,
+    benchmark:
+        "benchmarks/out/listings.tsv"
     conda:
         "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
     shell:
         "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
 
@@ -28,16 +44,19 @@ rule listings:
 rule values:
     input:
         results=RESULTS,
+        code="articlekit/values.py",
     output:
         json="build/values.json",
     log:
         "logs/values.log",
-    threads: 1
-    resources:
-        mem_mb=200,
-        runtime=2,
+    benchmark:
+        "benchmarks/out/values.tsv"
     conda:
         "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
     shell:
         "python -m articlekit values {input.results} --out {output.json} 2> {log}"
 
@@ -46,16 +65,19 @@ rule lint_article:
     input:
         article=ARTICLE,
         values="build/values.json",
+        code=["articlekit/lint.py", "articlekit/shortcodes.py"],
     output:
         report="build/lint.txt",
     log:
         "logs/lint_article.log",
-    threads: 1
-    resources:
-        mem_mb=200,
-        runtime=2,
+    benchmark:
+        "benchmarks/out/lint_article.tsv"
     conda:
         "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
     shell:
         "python -m articlekit lint {input.article} --values {input.values} --out {output.report} 2> {log}"
 
@@ -64,18 +86,21 @@ rule bind:
     input:
         article=ARTICLE,
         values="build/values.json",
+        code=BIND_CODE,
     output:
         json="build/bindings.json",
-    params:
-        strict=config["strict"],
     log:
         "logs/bind.log",
-    threads: 1
-    resources:
-        mem_mb=200,
-        runtime=2,
+    benchmark:
+        "benchmarks/out/bind.tsv"
     conda:
         "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
+    params:
+        strict=config["strict"],
     shell:
         "python -m articlekit bind {input.article} --values {input.values} "
         "--strict {params.strict} --out {output.json} 2> {log}"
@@ -90,19 +115,22 @@ rule render:
         bindings="build/bindings.json",
         lint="build/lint.txt",
         figures=FIGURES,
+        code=RENDER_CODE,
     output:
         html="build/article.html",
         md="build/article.md",
-    params:
-        renderer=config["renderer"],
     log:
         "logs/render.log",
+    benchmark:
+        "benchmarks/out/render.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../environment.yml"
+    params:
+        renderer=config["renderer"],
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
         "--renderer {params.renderer} --html {output.html} --md {output.md} 2> {log}"

@@ -1,0 +1,185 @@
+--[[
+value.lua: the article's numbers, looked up, never computed here.
+
+Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
+
+  {{< value KEY [fmt="SPEC"] [expect="CLAIM"] >}}  a value, as formatted by Python
+  {{< claim KEY expect="CLAIM" >}}                 a checked claim; prints nothing
+  {{< provenance >}}                               the table every number links to
+
+`python -m articlekit bind` has already resolved each occurrence into the
+bindings file (metadata `value-bindings`): formatted text, raw value, claim
+result, source. This file only finds the entry by its lookup id
+"KEY|FMT|EXPECT" and wraps the text for the output format. A key with no
+entry is an error, never a blank.
+
+Arguments: in prose (context "inline"/"block") Quarto hands over values with
+their quotes already removed, as strings or inlines (stringify both); inside
+code (context "text") they keep their quote characters, so strip them here.
+]]
+
+local bindings_doc = nil -- read once per render
+
+local function as_string(x)
+  if x == nil then
+    return ""
+  end
+  if type(x) == "string" then
+    return x
+  end
+  return pandoc.utils.stringify(x)
+end
+
+local function unquote(s)
+  local first, last = s:sub(1, 1), s:sub(-1)
+  if #s >= 2 and first == last and (first == '"' or first == "'") then
+    s = s:sub(2, -2):gsub("\\" .. first, first):gsub("\\\\", "\\")
+  end
+  return s
+end
+
+-- One argument as the lookup id spells it: unquoted in "text" context, white
+-- space runs collapsed (stringified inlines join words with single spaces).
+local function clean(x, context)
+  local s = as_string(x)
+  if context == "text" then
+    s = unquote(s)
+  end
+  s = s:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  return s
+end
+
+local function is_html()
+  if quarto ~= nil and quarto.doc ~= nil and quarto.doc.is_format ~= nil then
+    return quarto.doc.is_format("html")
+  end
+  return FORMAT:match("html") ~= nil
+end
+
+local function input_dir()
+  local input = quarto ~= nil and quarto.doc ~= nil and quarto.doc.input_file or nil
+  input = input or (PANDOC_STATE.input_files or {})[1]
+  if input == nil or input == "-" then
+    return nil
+  end
+  return pandoc.path.directory(input)
+end
+
+local function read_file(path)
+  local f = io.open(path, "r")
+  if f == nil and not pandoc.path.is_absolute(path) and input_dir() then
+    f = io.open(pandoc.path.join({ input_dir(), path }), "r")
+  end
+  if f == nil then
+    return nil
+  end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local function load_bindings(meta)
+  if bindings_doc ~= nil then
+    return bindings_doc
+  end
+  local path = as_string(meta["value-bindings"])
+  if path == "" then
+    error("value shortcode: document metadata 'value-bindings' is not set; "
+      .. "render with -M value-bindings:build/bindings.json (made by python -m articlekit bind)")
+  end
+  local text = read_file(path)
+  if text == nil then
+    error("value shortcode: cannot read the bindings file " .. path
+      .. "; run python -m articlekit bind first")
+  end
+  if pandoc.json ~= nil then
+    bindings_doc = pandoc.json.decode(text, false)
+  else -- Pandoc < 3.1.1 (old Quarto): Quarto's own JSON module
+    bindings_doc = quarto.json.decode(text)
+  end
+  return bindings_doc
+end
+
+local function binding_for(args, kwargs, meta, context, name)
+  local key = clean(args[1], context)
+  if key == "" then
+    error(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
+  end
+  local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
+  local b = load_bindings(meta).bindings[id]
+  if b == nil then
+    error(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
+      .. "the bindings file is older than the article or the key is misspelled: rerun python -m articlekit bind")
+  end
+  return b
+end
+
+local function claim_failed(b)
+  return type(b.claim) == "table" and b.claim.holds == false
+end
+
+local function warning(b)
+  local text = "⚠ claim failed: " .. b.expect
+  if is_html() then
+    return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { "claim-failed" }, { title = b.claim.message }))
+  end
+  return pandoc.Strong({ pandoc.Str(text) })
+end
+
+local function value(args, kwargs, meta, raw_args, context)
+  local b = binding_for(args, kwargs, meta, context, "value")
+  if context == "text" then
+    -- inside code: the plain string, nothing that could become markup
+    if claim_failed(b) then
+      return b.text .. "  ⚠ claim failed: " .. b.expect
+    end
+    return b.text
+  end
+  local number
+  if is_html() then
+    number = pandoc.Link({ pandoc.Str(b.text) }, "#" .. b.anchor, b.title, pandoc.Attr("", { "bound-value" }))
+  else
+    number = pandoc.Str(b.text)
+  end
+  local out = pandoc.Inlines({ number })
+  if claim_failed(b) then
+    out:insert(pandoc.Space())
+    out:insert(warning(b))
+  end
+  return out
+end
+
+local function claim(args, kwargs, meta, raw_args, context)
+  local b = binding_for(args, kwargs, meta, context, "claim")
+  if claim_failed(b) then
+    if context == "text" then
+      return "⚠ claim failed: " .. b.key .. " " .. b.expect
+    end
+    return pandoc.Inlines({ warning(b) })
+  end
+  if context == "text" or not is_html() then
+    return pandoc.Inlines({})
+  end
+  -- an empty marker, so the HTML shows which claims were checked where
+  return pandoc.Inlines({ pandoc.Span({}, pandoc.Attr("", { "claim-checked" },
+    { ["data-claim"] = b.key .. " " .. b.expect })) })
+end
+
+local function provenance(args, kwargs, meta, raw_args, context)
+  local table_md = load_bindings(meta).provenance_md
+  if context == "text" then
+    return table_md
+  end
+  local blocks = pandoc.read(table_md, "markdown").blocks
+  if not is_html() then
+    -- markdown output is for diffs: keep the anchors' text, drop the spans
+    blocks = blocks:walk({ Span = function(span) return span.content end })
+  end
+  return blocks
+end
+
+return {
+  ["value"] = value,
+  ["claim"] = claim,
+  ["provenance"] = provenance,
+}

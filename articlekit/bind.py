@@ -1,0 +1,255 @@
+"""Resolve every shortcode of the article into build/bindings.json.
+
+    python -m articlekit bind article/index.qmd --values build/values.json \\
+        --strict true --out build/bindings.json
+
+Python does all the work (lookup, formatting, claims, provenance); the Lua
+shortcode only looks the finished text up by its lookup id, so what the
+article prints is decided, and tested, here.
+
+bindings.json:
+
+    {"article": "article/index.qmd", "strict": true,
+     "bindings": {"KEY|FMT|EXPECT": {
+         "key", "fmt", "expect",
+         "text":   the formatted value, exactly what the article prints,
+         "raw":    the JSON value,
+         "title":  tooltip "KEY = raw (experiments/x.py)",
+         "claim":  null | {"expect", "holds", "message"},
+         "source": {"artifact", "script", "experiment"},
+         "anchor": "v-<slug of key>", the provenance row it links to,
+         "locations": ["article/index.qmd:42", ...],
+         "printed": false when only {{< claim >}} uses it}},
+     "claims": [{"location", "key", "expect", "value", "holds", "message"}],
+     "provenance_md": markdown table, one row per key, each row anchored}
+
+Every problem is reported at once, each as `file:line: ...`, and then the
+command fails without writing anything: unknown keys (with the closest
+existing ones), bad format specs, malformed claims, and, in strict mode,
+claims the values no longer support. With --strict false a failed claim is
+kept (holds=false) and the article shows a visible warning beside it.
+"""
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from articlekit import claims as claimlib
+from articlekit.fmt import FormatError, format_value
+from articlekit.jsonio import read_json, to_jsonable, write_json
+from articlekit.shortcodes import ShortcodeSyntaxError, lookup_id, normalize_space, scan
+from articlekit.values import UnknownKey, lookup
+
+# Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
+# built-in; it is resolved by the renderer, not here.
+SHORTCODES = {"value": {"fmt", "expect"}, "claim": {"expect"}, "provenance": set(), "meta": set()}
+_SHOWN = 60  # characters of a value shown in tooltips and the provenance table
+
+
+class BindError(Exception):
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def anchor(key):
+    return "v-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+
+
+def short_text(value):
+    """A one-line, bounded rendering of a raw value for tooltips and tables."""
+    text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
+    lines = text.splitlines() or [""]
+    one = lines[0] + (" …" if len(lines) > 1 else "")
+    return one if len(one) <= _SHOWN else one[: _SHOWN - 1] + "…"
+
+
+def bind(article, text, values_doc, strict):
+    """-> the bindings document, or raises BindError listing every problem."""
+    values, sources = values_doc["values"], values_doc["sources"]
+    problems, bindings, claim_log = [], {}, []
+    provenance_count, anchors = 0, {}
+    try:
+        occurrences = scan(text)
+    except ShortcodeSyntaxError as exc:
+        raise BindError([f"{article}:{exc}"]) from None
+
+    for sc in occurrences:
+        where = sc.where(article)
+        if sc.escaped:
+            continue
+        if sc.name not in SHORTCODES:
+            problems.append(f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
+                            f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}")
+            continue
+        extra = set(sc.kwargs) - SHORTCODES[sc.name]
+        if extra:
+            allowed = ", ".join(sorted(SHORTCODES[sc.name])) or "none"
+            problems.append(f"{where}: {sc.name} does not take {', '.join(sorted(extra))} (allowed: {allowed})")
+            continue
+        if sc.name == "provenance":
+            provenance_count += 1
+            continue
+        if sc.name == "meta":
+            continue
+        if len(sc.args) != 1:
+            problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
+            continue
+        if sc.name == "claim" and not sc.kwargs.get("expect"):
+            problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
+            continue
+        key = normalize_space(sc.args[0])
+        fmt = normalize_space(sc.kwargs.get("fmt", ""))
+        expect = normalize_space(sc.kwargs.get("expect", ""))
+        ident = lookup_id(key, fmt, expect)
+        if ident in bindings:
+            bindings[ident]["locations"].append(where)
+            bindings[ident]["printed"] |= sc.name == "value"
+            _log_claim(claim_log, bindings[ident], where)
+            continue
+        try:
+            value = lookup(values, key)
+            text_out = format_value(value, fmt)
+            claim = _check_claim(expect, value, values) if expect else None
+        except UnknownKey as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        except FormatError as exc:
+            problems.append(f"{where}: {sc.raw}: {exc}")
+            continue
+        except (claimlib.ClaimError, ValueError) as exc:
+            problems.append(f"{where}: {sc.raw}: {exc}")
+            continue
+        source = dict(sources[key.split("[")[0]])
+        slug = anchors.setdefault(key, _unique(anchor(key), anchors.values()))
+        bindings[ident] = {
+            "key": key,
+            "fmt": fmt,
+            "expect": expect,
+            "text": text_out,
+            "raw": value,
+            "title": f"{key} = {short_text(value)} ({source['script']})",
+            "claim": claim,
+            "source": source,
+            "anchor": slug,
+            "locations": [where],
+            "printed": sc.name == "value",
+        }
+        _log_claim(claim_log, bindings[ident], where)
+
+    if strict:
+        for c in claim_log:
+            if not c["holds"]:
+                problems.append(f"{c['location']}: claim '{c['key']} {c['expect']}' failed: "
+                                f"value {short_text(c['value'])}")
+    if bindings and not provenance_count:
+        problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
+                        "for them to link to; add one (usually at the end)")
+    if problems:
+        raise BindError(problems)
+    return {
+        "article": str(article),
+        "strict": strict,
+        "bindings": bindings,
+        "claims": claim_log,
+        "provenance_md": provenance_table(bindings),
+    }
+
+
+def _unique(slug, taken):
+    taken = set(taken)
+    candidate, n = slug, 2
+    while candidate in taken:
+        candidate, n = f"{slug}-{n}", n + 1
+    return candidate
+
+
+def _check_claim(expect, value, values):
+    result = claimlib.evaluate(expect, value, resolve=lambda k: lookup(values, k))
+    return {"expect": expect, "holds": result.holds, "message": result.message}
+
+
+def _log_claim(log, binding, where):
+    if binding["claim"] is not None:
+        log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
+                    "value": binding["raw"], "holds": binding["claim"]["holds"],
+                    "message": binding["claim"]["message"]})
+
+
+# --- the provenance table ---------------------------------------------------
+
+_MD_PUNCT = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+
+
+def md_text(text):
+    """Plain text for a markdown table cell: every ASCII punctuation mark
+    backslash-escaped (Pandoc reads each as a literal), so a value such as
+    "a -> b <c>" can never turn into markup, a smart dash or a cell break."""
+    return _MD_PUNCT.sub(r"\\\1", text)
+
+
+def provenance_table(bindings):
+    """One row per key: where each printed number comes from. The first cell
+    carries the anchor (#v-...) the bound numbers link to."""
+    rows = {}
+    for b in bindings.values():
+        row = rows.setdefault(b["key"], {"binding": b, "quoted": [], "claims": []})
+        if b["printed"] and b["text"] not in row["quoted"]:
+            row["quoted"].append(b["text"])
+        if b["claim"]:
+            mark = "✓" if b["claim"]["holds"] else "✗ FAILED"
+            row["claims"].append(f"{b['expect']} {mark}")
+    header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script |\n"
+              "|:------------|:--------|:--------|:--------|:--------|:--------|\n")
+    lines = []
+    for key in sorted(rows):
+        row = rows[key]
+        b = row["binding"]
+        cells = [
+            f"[`{key}`]{{#{b['anchor']}}}",
+            "; ".join(md_text(short_text(t)) for t in row["quoted"]),
+            md_text(short_text(b["raw"])),
+            md_text("; ".join(row["claims"])) or "",
+            f"`{b['source']['artifact']}`",
+            f"`{b['source']['script']}`",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return header + "\n".join(lines) + "\n"
+
+
+def parse_bool(text):
+    lowered = str(text).strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit bind", description=__doc__.splitlines()[0])
+    parser.add_argument("article", help="the .qmd to bind")
+    parser.add_argument("--values", required=True, help="build/values.json")
+    parser.add_argument("--strict", type=parse_bool, default=True,
+                        help="true: a failed claim fails the build; false: it renders a warning")
+    parser.add_argument("--out", required=True, help="where to write build/bindings.json")
+    args = parser.parse_args(argv)
+    try:
+        text = Path(args.article).read_text(encoding="utf-8")
+        document = bind(args.article, text, read_json(args.values), args.strict)
+    except BindError as exc:
+        print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"bind: {exc}", file=sys.stderr)
+        return 1
+    write_json(args.out, document)
+    failed = sum(not c["holds"] for c in document["claims"])
+    print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
+          + (f", {failed} FAILED (shown as warnings: strict=false)" if failed else "")
+          + f" -> {args.out}", file=sys.stderr)
+    return 0

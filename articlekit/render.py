@@ -1,0 +1,248 @@
+"""Render the article to build/article.html (self-contained) and
+build/article.md (GitHub markdown, for diffs between builds).
+
+    python -m articlekit render article/index.qmd --bindings build/bindings.json \\
+        --renderer auto --html build/article.html --md build/article.md
+
+--renderer auto picks Quarto when `quarto` is on PATH, otherwise Pandoc 3
+(the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
+shortcode file, article/_extensions/value/value.lua:
+
+- quarto: `quarto render` with the bindings path and renderer name passed as
+  metadata (-M); formats and options come from article/_quarto.yml.
+- pandoc: the prose shortcodes are first rewritten into the spans Quarto's
+  own pre-processing produces (articlekit.shortcodes.to_quarto_markdown),
+  Quarto-only front matter is dropped, and Pandoc runs
+  articlekit/quarto_shortcodes.lua, which calls the extension's handlers
+  the way Quarto does. toc and css are read from _quarto.yml's html format.
+
+The article can name its renderer with Quarto's built-in {{< meta renderer >}}
+("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
+render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from articlekit.bind import md_text
+from articlekit.shortcodes import regions, scan, to_quarto_markdown
+
+# Front matter Pandoc understands; everything else (format, execute, filters,
+# jupyter, ...) is Quarto's and is dropped on the Pandoc path.
+PANDOC_METADATA = {"title", "subtitle", "author", "date", "abstract", "lang", "keywords",
+                   "description", "toc-title"}
+
+
+class RenderError(RuntimeError):
+    pass
+
+
+# --- inputs ------------------------------------------------------------------
+
+
+def split_front_matter(text):
+    """-> (front matter dict, body). The body keeps its line count so
+    Pandoc's messages still point at the right lines."""
+    if text.startswith("---\n"):
+        end = re.search(r"^(---|\.\.\.)\s*$", text[4:], re.M)
+        if end:
+            front = yaml.safe_load(text[4:4 + end.start()]) or {}
+            body_start = 4 + end.end()
+            return front, "\n" * text.count("\n", 0, body_start) + text[body_start:]
+    return {}, text
+
+
+def project_root(article_dir):
+    """The folder holding _quarto.yml (the article's own folder if none)."""
+    return next((f for f in [article_dir, *article_dir.parents] if (f / "_quarto.yml").exists()), article_dir)
+
+
+def project_options(article_dir):
+    """The html format options of the project's _quarto.yml that Pandoc needs."""
+    path = project_root(article_dir) / "_quarto.yml"
+    if not path.exists():
+        return {}
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    html = (config.get("format") or {}).get("html") or {}
+    return html if isinstance(html, dict) else {}
+
+
+def extension_folders(article_dir):
+    """The _extensions folders Quarto searches: the document's folder and its
+    parents, up to the project root (the folder with _quarto.yml)."""
+    folders = []
+    for folder in [article_dir, *article_dir.parents]:
+        if (folder / "_extensions").is_dir():
+            folders.append(folder / "_extensions")
+        if (folder / "_quarto.yml").exists():
+            break
+    return folders
+
+
+def shortcode_files(article_dir):
+    """Every shortcode Lua file the extensions contribute, as Quarto
+    discovers them (_extension.yml, contributes: shortcodes:)."""
+    files = []
+    manifests = [m for folder in extension_folders(article_dir) for m in sorted(folder.rglob("_extension.y*ml"))]
+    for manifest in manifests:
+        contributes = (yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}).get("contributes") or {}
+        files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
+    return files
+
+
+def pandoc_path():
+    try:
+        import pypandoc
+
+        return pypandoc.get_pandoc_path()
+    except (ImportError, OSError):
+        found = shutil.which("pandoc")
+        if not found:
+            raise RenderError("no pandoc: install the pypandoc-binary wheel, Pandoc 3, or Quarto") from None
+        return found
+
+
+def tool_version(command):
+    out = subprocess.run([command, "--version"], capture_output=True, text=True, check=True).stdout
+    return out.split()[1] if out.split()[:1] == ["pandoc"] else out.strip().splitlines()[0]
+
+
+def choose_renderer(renderer):
+    if renderer == "auto":
+        return "quarto" if shutil.which("quarto") else "pandoc"
+    return renderer
+
+
+# --- the two renderers --------------------------------------------------------
+
+
+def _run(cmd, cwd=None):
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.stderr.strip():
+        print(done.stderr.rstrip(), file=sys.stderr)
+    if done.returncode != 0:
+        raise RenderError(f"{cmd[0]} failed (exit {done.returncode}): {' '.join(map(str, cmd[1:]))}\n"
+                          f"{done.stderr.strip()}")
+    # Pandoc only warns when a figure is missing; the article must not ship without it.
+    missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
+    if missing:
+        raise RenderError("missing resource(s): " + "; ".join(missing))
+
+
+def render_with_pandoc(article, bindings, html_out, md_out, workdir):
+    article_dir = article.parent.resolve()
+    pandoc = pandoc_path()
+    front, body = split_front_matter(article.read_text(encoding="utf-8"))
+    source = workdir / "article.md"
+    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    options = project_options(article_dir)
+    metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+    # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
+    # where -- would become a dash and _x_ emphasis.
+    metadata.update({
+        "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
+        "value-bindings": md_text(str(bindings.resolve())),
+        "renderer": f"Pandoc {tool_version(pandoc)}",
+    })
+    meta_file = workdir / "metadata.yaml"
+    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+    filter_file = resources.files("articlekit") / "quarto_shortcodes.lua"
+    common = [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
+              "--lua-filter", str(filter_file), "--resource-path", str(article_dir)]
+    html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
+                     "--output", str(html_out)]
+    if options.get("toc"):
+        html.append("--toc")
+    css = options.get("css")
+    project_dir = project_root(article_dir)
+    for sheet in [css] if isinstance(css, str) else css or []:
+        html += ["--css", str((project_dir / sheet).resolve())]
+    _run(html, cwd=article_dir)
+    # No --standalone: the metadata (an absolute bindings path) would make
+    # two builds' markdown differ; the title goes on top as a heading.
+    _run(common + ["--to", "gfm", "--output", str(md_out)], cwd=article_dir)
+    if metadata.get("title"):
+        md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
+    return metadata["renderer"]
+
+
+def render_with_quarto(article, bindings, html_out, md_out, workdir):
+    quarto = shutil.which("quarto")
+    if not quarto:
+        raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back "
+                          "to Pandoc)")
+    name = f"Quarto {tool_version(quarto)}"
+    for fmt, out in (("html", html_out), ("gfm", md_out)):
+        # a bare file name: Quarto writes it beside the input
+        produced = f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+        _run([quarto, "render", str(article), "--to", fmt, "--output", produced,
+              "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"])
+        shutil.move(str(article.parent / produced), out)
+    return name
+
+
+# --- checks and main -----------------------------------------------------------
+
+
+def expected_literal_shortcodes(text):
+    """How many `{{<` the output may legitimately show: escaped shortcodes
+    ({{{< x >}}}) and those in shortcodes="false" code blocks."""
+    escaped = sum(1 for sc in scan(text) if sc.escaped)
+    verbatim = sum(text.count("{{<", start, end) for start, end, kind in regions(text) if kind == "verbatim")
+    return escaped + verbatim
+
+
+def check_output(path, allowed):
+    text = Path(path).read_text(encoding="utf-8")
+    left = text.count("{{<") + text.count("{{&lt;")
+    if left > allowed:
+        at = text.find("{{<") if "{{<" in text else text.find("{{&lt;")
+        raise RenderError(f"{path}: {left - allowed} shortcode(s) were not resolved, first: {text[at:at + 80]!r}")
+    if "?meta:" in text:
+        at = text.find("?meta:")
+        raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
+
+
+def render(article, bindings, renderer, html_path, md_path):
+    article, bindings = Path(article), Path(bindings)
+    html_path, md_path = Path(html_path), Path(md_path)
+    for out in (html_path, md_path):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    chosen = choose_renderer(renderer)
+    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=".render-") as tmp:
+        workdir = Path(tmp).resolve()  # pandoc runs in the article folder
+        html_tmp, md_tmp = workdir / "article.html", workdir / "article.gfm.md"
+        run = render_with_quarto if chosen == "quarto" else render_with_pandoc
+        name = run(article, bindings, html_tmp, md_tmp, workdir)
+        allowed = expected_literal_shortcodes(article.read_text(encoding="utf-8"))
+        check_output(html_tmp, allowed)
+        check_output(md_tmp, allowed)
+        os.replace(html_tmp, html_path)
+        os.replace(md_tmp, md_path)
+    return name
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit render", description=__doc__.splitlines()[0])
+    parser.add_argument("article")
+    parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
+    parser.add_argument("--renderer", choices=["auto", "quarto", "pandoc"], default="auto")
+    parser.add_argument("--html", required=True)
+    parser.add_argument("--md", required=True)
+    args = parser.parse_args(argv)
+    try:
+        name = render(args.article, args.bindings, args.renderer, args.html, args.md)
+    except (RenderError, OSError, ValueError) as exc:
+        print(f"render: {exc}", file=sys.stderr)
+        return 1
+    print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
+    return 0

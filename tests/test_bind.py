@@ -1,0 +1,171 @@
+"""shortcodes + bind: every shortcode found, resolved, formatted and checked."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from articlekit import bind as bindmod
+from articlekit.bind import BindError, bind
+from articlekit.fmt import format_value
+from articlekit.jsonio import read_json
+from articlekit.shortcodes import lookup_id, scan, to_quarto_markdown
+from articlekit.values import lookup, merge
+
+FIXTURE = Path(__file__).parent / "fixtures" / "article"
+
+
+@pytest.fixture(scope="module")
+def values_doc():
+    return merge((p, read_json(p)) for p in sorted((FIXTURE / "results").glob("*.json")))
+
+
+@pytest.fixture(scope="module")
+def article():
+    return (FIXTURE / "index.qmd").read_text(encoding="utf-8")
+
+
+def bind_text(text, values_doc, strict=True):
+    return bind("article/index.qmd", text, values_doc, strict)
+
+
+# --- scanning, as Quarto reads shortcodes -----------------------------------
+
+
+def test_scan_finds_name_args_kwargs_line_and_context():
+    text = 'a\n\nx {{< value k.a fmt=".6f" expect="< 1e-12" >}} y\n\n```python\n{{< value k.b fmt=".2e" >}}\n```\n'
+    prose, code = scan(text)
+    assert (prose.name, prose.args, prose.kwargs, prose.line, prose.context) == (
+        "value", ["k.a"], {"fmt": ".6f", "expect": "< 1e-12"}, 3, "prose")
+    assert (code.kwargs, code.line, code.context) == ({"fmt": ".2e"}, 6, "code")
+    assert code.raw_args == ["k.b", '".2e"']  # every value as written, quotes kept
+
+
+def test_quotes_are_optional_and_single_quotes_work():
+    (a, b) = scan("{{< value k fmt=.6f >}} {{< value k fmt='.6f' expect='contains \"->\"' >}}")
+    assert a.kwargs["fmt"] == b.kwargs["fmt"] == ".6f"
+    assert b.kwargs["expect"] == 'contains "->"'
+
+
+def test_inline_code_comments_front_matter_and_verbatim_blocks_are_told_apart():
+    text = ('---\ntitle: "{{< value t >}}"\n---\n`{{< value a >}}` <!-- {{< value b >}} -->\n\n'
+            '```{.markdown shortcodes="false"}\n{{< value c >}}\n```\n\n{{{< value d >}}}\n')
+    found = [(sc.args[0], sc.context, sc.escaped) for sc in scan(text)]
+    assert found == [("a", "code", False), ("b", "comment", False), ("d", "prose", True)]
+
+
+def test_a_shortcode_may_span_lines_and_hold_quoted_closers():
+    (sc,) = scan('{{< value k\n   expect="contains \'>}}\'" >}}')
+    assert sc.kwargs == {"expect": "contains '>}}'"}
+
+
+def test_lookup_id_is_key_fmt_expect_with_white_space_collapsed():
+    assert lookup_id("k", ".6f", "<  1e-12 ") == "k|.6f|< 1e-12"
+    assert lookup_id("k") == "k||"
+
+
+def test_prose_shortcodes_become_quartos_spans_and_code_keeps_them():
+    md = to_quarto_markdown('x {{< value k fmt=".6f" >}}\n\n```\n{{< value k >}}\n```\n')
+    assert ('[[]{.quarto-shortcode__-param data-value="value" data-raw="value"}'
+            '[]{.quarto-shortcode__-param data-value="k" data-raw="k"}'
+            '[]{.quarto-shortcode__-param data-key="fmt" data-value=".6f"}]{.quarto-shortcode__ ') in md
+    assert "```\n{{< value k >}}\n```" in md
+
+
+# --- binding ------------------------------------------------------------------
+
+
+def test_every_value_is_formatted_once_here_and_traced_to_its_source(article, values_doc):
+    doc = bind_text(article, values_doc)
+    for sc in scan(article):
+        if sc.name != "value" or sc.escaped:
+            continue
+        b = doc["bindings"][lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))]
+        assert b["text"] == format_value(lookup(values_doc["values"], sc.args[0]), sc.kwargs.get("fmt", ""))
+        assert f"article/index.qmd:{sc.line}" in b["locations"]
+    b = doc["bindings"]["demo.dk64.unscaled.max_weight|.6f|"]
+    assert b["text"] == "0.921946"
+    assert b["source"] == {"artifact": str(FIXTURE / "results" / "demo.json"),
+                           "script": "experiments/demo.py", "experiment": "demo"}
+    assert b["anchor"] == "v-demo-dk64-unscaled-max-weight"
+    assert b["title"] == "demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)"
+
+
+def test_claims_are_checked_and_logged_with_their_location(article, values_doc):
+    doc = bind_text(article, values_doc)
+    claims = {(c["key"], c["expect"]): c for c in doc["claims"]}
+    assert claims[("demo.parity.max_abs_diff", "< 1e-12")]["holds"] is True
+    assert claims[("demo.raised", "== false")]["location"] == "article/index.qmd:17"
+    assert doc["bindings"]["demo.raised||== false"]["printed"] is False
+
+
+def test_a_missing_key_fails_with_file_line_and_the_closest_keys(values_doc):
+    text = "line one\n\nthe weight is {{< value demo.dk64.unscaled.max_weigth fmt=\".6f\" >}}\n"
+    with pytest.raises(BindError) as err:
+        bind_text(text, values_doc)
+    assert err.value.problems[0].startswith(
+        "article/index.qmd:3: unknown key 'demo.dk64.unscaled.max_weigth'; closest: demo.dk64.unscaled.max_weight,")
+
+
+def test_a_bad_format_spec_fails_with_file_line_and_the_spec(values_doc):
+    with pytest.raises(BindError, match=r"index.qmd:1: .*bad format spec '\.2q'"):
+        bind_text('{{< value demo.masked_max_weight fmt=".2q" >}}\n\n{{< provenance >}}', values_doc)
+
+
+def test_every_problem_is_reported_at_once(values_doc):
+    text = "{{< value nope.a >}}\n{{< value nope.b >}}\n{{< vlaue demo.arrow >}}\n{{< value demo.arrow fnt=x >}}\n"
+    with pytest.raises(BindError) as err:
+        bind_text(text, values_doc)
+    assert [p.split(":")[1] for p in err.value.problems[:4]] == ["1", "2", "3", "4"]
+    assert "unknown shortcode 'vlaue'" in err.value.problems[2]
+    assert "does not take fnt" in err.value.problems[3]
+
+
+def test_strict_mode_fails_on_a_claim_the_values_no_longer_support(values_doc):
+    text = 'It is {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
+    with pytest.raises(BindError) as err:
+        bind_text(text, values_doc, strict=True)
+    assert err.value.problems == [
+        "article/index.qmd:1: claim 'demo.parity.reversed_diff < 1e-12' failed: value 3.668259537831219"]
+
+
+def test_non_strict_mode_keeps_the_failed_claim_for_a_visible_warning(values_doc):
+    text = 'It is {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
+    doc = bind_text(text, values_doc, strict=False)
+    assert doc["bindings"]["demo.parity.reversed_diff|.2f|< 1e-12"]["claim"]["holds"] is False
+    assert "✗ FAILED" in doc["provenance_md"]
+
+
+def test_a_malformed_claim_fails_even_when_not_strict(values_doc):
+    with pytest.raises(BindError, match="expected a comparison"):
+        bind_text('{{< value demo.arrow expect="roughly 3" >}}\n\n{{< provenance >}}', values_doc, strict=False)
+
+
+def test_bound_values_need_a_provenance_table_to_link_to(values_doc):
+    with pytest.raises(BindError, match="no {{< provenance >}} table"):
+        bind_text("{{< value demo.arrow >}}\n", values_doc)
+
+
+def test_provenance_is_one_escaped_row_per_key(article, values_doc):
+    table = bind_text(article, values_doc)["provenance_md"]
+    rows = [line for line in table.splitlines()[2:]]
+    assert len(rows) == len({b["key"] for b in bind_text(article, values_doc)["bindings"].values()})
+    arrow = next(r for r in rows if "demo.arrow" in r)
+    assert "a \\-\\> b \\<c\\> \\& \\*d\\*" in arrow  # text, never markup
+    assert "[`demo.arrow`]{#v-demo-arrow}" in arrow
+
+
+def test_the_command_writes_nothing_when_binding_fails(tmp_path, values_doc):
+    (tmp_path / "values.json").write_text(json.dumps(values_doc))
+    bad = tmp_path / "index.qmd"
+    bad.write_text("{{< value demo.nope >}}\n")
+    out = tmp_path / "bindings.json"
+    assert bindmod.main([str(bad), "--values", str(tmp_path / "values.json"), "--strict", "true",
+                         "--out", str(out)]) == 1
+    assert not out.exists()
+
+
+def test_the_extension_example_uses_only_known_shortcodes():
+    example = Path(__file__).parent.parent / "article" / "_extensions" / "value" / "example.qmd"
+    names = {sc.name for sc in scan(example.read_text(encoding="utf-8"))}
+    assert names <= set(bindmod.SHORTCODES) and {"value", "claim", "provenance", "meta"} <= names

@@ -1,0 +1,78 @@
+"""values: results/*.json merged under stable dotted keys, with sources."""
+
+import json
+import math
+
+import pytest
+
+from articlekit import values as valuesmod
+from articlekit.jsonio import read_json
+from articlekit.values import UnknownKey, lookup, merge
+
+
+def envelope(name, values, params=None):
+    return {"experiment": name, "script": f"experiments/{name}.py", "params": params or {},
+            "versions": {"python": "3.11"}, "values": values}
+
+
+@pytest.fixture
+def doc():
+    return merge([
+        ("results/scaling.json", envelope("scaling", {"dk64": {"unscaled": {"max_weight": 0.92}}}, {"seed": 7})),
+        ("results/example.json", envelope("example", {"weights": [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]],
+                                                      "rows": [{"name": "a"}]})),
+    ])
+
+
+def test_nested_values_flatten_to_dotted_keys_and_params_go_under_params(doc):
+    assert doc["values"]["scaling.dk64.unscaled.max_weight"] == 0.92
+    assert doc["values"]["scaling.params.seed"] == 7
+
+
+def test_lists_stay_whole_and_can_be_indexed(doc):
+    assert doc["values"]["example.weights"] == [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]
+    assert lookup(doc["values"], "example.weights[0]") == [0.1, 0.2, 0.3]
+    assert lookup(doc["values"], "example.weights[0][2]") == 0.3
+    assert lookup(doc["values"], "example.weights[-1][0]") == 0.4
+    assert lookup(doc["values"], "example.rows[0].name") == "a"
+
+
+def test_every_key_knows_its_artifact_script_and_experiment(doc):
+    assert doc["sources"]["scaling.params.seed"] == {
+        "artifact": "results/scaling.json", "script": "experiments/scaling.py", "experiment": "scaling"}
+    assert doc["versions"] == {"scaling": {"python": "3.11"}, "example": {"python": "3.11"}}
+
+
+def test_a_missing_key_names_the_closest_existing_keys(doc):
+    with pytest.raises(UnknownKey) as err:
+        lookup(doc["values"], "scaling.dk64.unscaled.max_weigth")
+    assert "unknown key 'scaling.dk64.unscaled.max_weigth'" in str(err.value)
+    assert "closest: scaling.dk64.unscaled.max_weight" in str(err.value)
+
+
+def test_a_group_is_not_a_value_and_the_error_lists_what_is_inside(doc):
+    with pytest.raises(UnknownKey, match="closest: scaling.dk64.unscaled.max_weight"):
+        lookup(doc["values"], "scaling.dk64")
+
+
+def test_bad_indexes_say_what_is_there(doc):
+    with pytest.raises(ValueError, match="out of range.*has 2 items"):
+        lookup(doc["values"], "example.weights[5]")
+    with pytest.raises(ValueError, match="not a list"):
+        lookup(doc["values"], "scaling.dk64.unscaled.max_weight[0]")
+    with pytest.raises(ValueError, match="malformed key"):
+        lookup(doc["values"], "example.weights[x]")
+
+
+def test_the_same_experiment_twice_is_an_error():
+    with pytest.raises(ValueError, match="also comes from"):
+        merge([("a.json", envelope("x", {})), ("b.json", envelope("x", {}))])
+
+
+def test_the_command_writes_values_json_with_nan_kept(tmp_path):
+    art = tmp_path / "results" / "errors.json"
+    art.parent.mkdir()
+    art.write_text(json.dumps(envelope("errors", {"ratio": {"$float": "nan"}})))
+    out = tmp_path / "build" / "values.json"
+    assert valuesmod.main([str(art), "--out", str(out)]) == 0
+    assert math.isnan(read_json(out)["values"]["errors.ratio"])
