@@ -6,6 +6,11 @@ import importlib.metadata
 from snakemake.utils import validate
 
 
+# `--config strict=false` arrives as the string "false": read it as YAML
+# would, so the schema sees a boolean.
+if config.get("strict") in ("true", "True", "false", "False"):
+    config["strict"] = config["strict"].lower() == "true"
+
 validate(config, "../config/schema.yaml")
 
 # The installed versions enter the rules as params: upgrading NumPy or

@@ -1,0 +1,97 @@
+"""End to end: the whole DAG on the fast config, in a fresh copy of the project.
+
+These are the promises a user relies on: one command builds everything, a
+second does nothing, and a change reruns exactly what depends on it.
+"""
+
+import re
+import subprocess
+
+import pytest
+
+from articlekit.workspace import copy_environment, copy_project
+
+pytestmark = pytest.mark.slow
+
+FAST = ["--configfile", "config/test.yaml"]
+EXPERIMENT_RULES = {
+    "environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors",
+}
+TORCH_RULES = {"environment", "parity", "mask_convention", "timing", "errors"}
+
+
+def snakemake(workdir, *args, check=True):
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", *args, *FAST],
+        cwd=workdir, env=copy_environment(workdir), capture_output=True, text=True, timeout=900,
+    )
+    if check and proc.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def planned_rules(workdir):
+    """Rules a dry run would execute, read from its 'Job stats' table."""
+    out = snakemake(workdir, "--dry-run").stdout
+    if "Nothing to be done" in out:
+        return set()
+    table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    work = copy_project(tmp_path_factory.mktemp("workflow") / "project")
+    snakemake(work)
+    return work
+
+
+def test_one_command_builds_every_artifact(built):
+    for name in EXPERIMENT_RULES | {"listings"}:
+        assert (built / f"results/{name}.json").stat().st_size > 0, name
+    for path in ["build/values.json", "build/bindings.json", "build/article.html", "build/article.md",
+                 "build/audit.html", "build/audit.md", "build/audit.json", "build/diff.md", "build/diff.json"]:
+        assert (built / path).stat().st_size > 0, path
+    assert list((built / "figures").glob("*.svg"))
+
+
+def test_a_second_build_has_nothing_to_do(built):
+    assert planned_rules(built) == set()
+
+
+def test_a_prose_edit_reruns_no_experiment(built):
+    article = built / "article/index.qmd"
+    original = article.read_text()
+    try:
+        article.write_text(original + "\nA closing sentence without numbers.\n")
+        planned = planned_rules(built)
+        assert "render" in planned
+        assert not planned & EXPERIMENT_RULES
+    finally:
+        article.write_text(original)
+        snakemake(built, "--touch")
+
+
+def test_a_torch_upgrade_reruns_exactly_the_experiments_that_import_torch(built):
+    common = built / "rules/common.smk"
+    original = common.read_text()
+    pinned = 'TORCH_VERSION = importlib.metadata.version("torch")'
+    assert pinned in original
+    try:
+        common.write_text(original.replace(pinned, 'TORCH_VERSION = "99.0.0"'))
+        assert planned_rules(built) & EXPERIMENT_RULES == TORCH_RULES
+    finally:
+        common.write_text(original)
+
+
+def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
+    config = (built / "config/test.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(config.replace("repeats: 3", "repeats: 1"))
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", "--dry-run", "--configfile", str(bad)],
+        cwd=built, env=copy_environment(built), capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode != 0
+    message = proc.stdout + proc.stderr
+    assert "repeats" in message and "minimum of 3" in message
