@@ -1,14 +1,210 @@
-"""Release snapshots: freeze a build under releases/<label>/ (placeholder:
-only the lookup the Snakefile needs so far)."""
+"""Release snapshots: freeze a build under releases/<label>/ so the next
+build can say what changed since (articlekit.diff).
 
+    python -m articlekit release --label L --values build/values.json \\
+        --bindings build/bindings.json --audit build/audit.json --releases releases [--force]
+
+releases/<label>/snapshot.json holds every value with its source, the text
+each shortcode printed, every claim and its result, the library versions,
+the audit's statuses, the label and released_at (UTC). A README.md beside it
+says the same for a person. A label is never overwritten without --force:
+a published snapshot is what readers compare against.
+"""
+
+import argparse
+import re
+import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
-from articlekit.jsonio import read_json
+import jsonschema
+
+from articlekit.jsonio import read_json, write_json, write_text_atomic
+
+SNAPSHOT_FORMAT = 1
+LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+# What articlekit.diff relies on; anything else in a snapshot is kept but unread.
+SNAPSHOT_SCHEMA = {
+    "type": "object",
+    "required": ["snapshot_format", "label", "released_at", "values", "sources", "versions", "bindings", "claims"],
+    "properties": {
+        "snapshot_format": {"const": SNAPSHOT_FORMAT},
+        "label": {"type": "string", "pattern": LABEL.pattern},
+        "released_at": {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"},
+        "values": {"type": "object"},
+        "sources": {"type": "object"},
+        "versions": {"type": "object", "additionalProperties": {"type": "object"}},
+        "environment": {"type": "object"},
+        "bindings": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["key", "text", "claim"],
+                "properties": {
+                    "key": {"type": "string"},
+                    "text": {"type": "string"},
+                    "claim": {
+                        "oneOf": [
+                            {"type": "null"},
+                            {"type": "object", "required": ["expect", "holds"],
+                             "properties": {"expect": {"type": "string"}, "holds": {"type": "boolean"}}},
+                        ]
+                    },
+                },
+            },
+        },
+        "claims": {
+            "type": "array",
+            "items": {"type": "object", "required": ["key", "expect", "holds"],
+                      "properties": {"holds": {"type": "boolean"}}},
+        },
+        "audit": {"type": "object"},
+    },
+}
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be compared against; the message names file and entry."""
+
+
+def load_snapshot(path):
+    """A validated snapshot; SnapshotError naming the file and entry otherwise."""
+    path = Path(path)
+    try:
+        snapshot = read_json(path)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot ({exc.strerror})") from None
+    except ValueError as exc:
+        raise SnapshotError(str(exc)) from None
+    validator = jsonschema.Draft202012Validator(SNAPSHOT_SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(snapshot), key=lambda e: [str(p) for p in e.absolute_path]):
+        entry = _entry_name(list(error.absolute_path))
+        problems.append(f"{path}: {entry}: {error.message}")
+    if problems:
+        raise SnapshotError("malformed snapshot (write it with `snakemake release`, or repair the entry):\n  "
+                            + "\n  ".join(problems))
+    return snapshot
+
+
+def _entry_name(where):
+    """["bindings", "k|.2e|", "text"] -> "bindings['k|.2e|'].text": the
+    entry's own key quoted, since value keys hold dots themselves."""
+    if not where:
+        return "(top level)"
+    name = str(where[0])
+    for depth, step in enumerate(where[1:]):
+        if isinstance(step, int):
+            name += f"[{step}]"
+        elif depth == 0:
+            name += f"[{step!r}]"
+        else:
+            name += f".{step}"
+    return name
 
 
 def latest_snapshot(releases_dir):
-    """Path of the newest releases/*/snapshot.json by its released_at, or None."""
+    """Path of the newest releases/*/snapshot.json by its released_at, or None.
+
+    By the snapshot's own timestamp, not the file's, so a fresh clone orders
+    releases the same way."""
     snapshots = sorted(Path(releases_dir).glob("*/snapshot.json"))
     if not snapshots:
         return None
     return max(snapshots, key=lambda p: read_json(p).get("released_at", ""))
+
+
+def environment_of(values):
+    """environment.* values without the prefix: what the colophon reports."""
+    return {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("environment.")}
+
+
+def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
+    bindings = {
+        binding_id: {
+            "key": b.get("key"), "fmt": b.get("fmt"), "expect": b.get("expect"), "text": b.get("text"),
+            "claim": b.get("claim"), "locations": b.get("locations", []),
+        }
+        for binding_id, b in bindings_doc.get("bindings", {}).items()
+    }
+    return {
+        "snapshot_format": SNAPSHOT_FORMAT,
+        "label": label,
+        "released_at": released_at,
+        "environment": environment_of(values_doc.get("values", {})),
+        "versions": values_doc.get("versions", {}),
+        "values": values_doc.get("values", {}),
+        "sources": values_doc.get("sources", {}),
+        "article": bindings_doc.get("article"),
+        "bindings": bindings,
+        "claims": bindings_doc.get("claims", []),
+        "audit": {
+            "summary": audit_doc.get("summary", {}),
+            "entries": {r["id"]: {"status": r["status"], "regenerated": r.get("regenerated")}
+                        for r in audit_doc.get("entries", [])},
+        },
+    }
+
+
+def readme_of(snapshot):
+    env = snapshot["environment"]
+    s = snapshot["audit"]["summary"]
+    claims = snapshot["claims"]
+    failed = sum(1 for c in claims if not c.get("holds"))
+    lines = [
+        f"# Release {snapshot['label']}",
+        "",
+        f"Frozen {snapshot['released_at']} by `snakemake release` (`python -m articlekit release`).",
+        "",
+        f"- Python {env.get('python', '?')}, NumPy {env.get('numpy', '?')}, PyTorch {env.get('torch', '?')}",
+        f"- Machine: {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {env.get('os', '?')}",
+        f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
+        f"{len(claims)} claims ({failed} failing)",
+    ]
+    if s:
+        lines.append(f"- Audit against the published edition: {s.get('reproduced')} reproduced, "
+                     f"{s.get('moved_as_expected')} moved as expected, {s.get('moved_unexpectedly')} moved unexpectedly")
+    lines += [
+        "",
+        "`snapshot.json` is what the next build's `build/diff.md` compares against: values, the text each",
+        "shortcode printed, claim results and library versions. Do not edit it by hand; release again",
+        "under a new label instead.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=False, now=None):
+    """Write releases/<label>/{snapshot.json,README.md}; returns the snapshot path."""
+    if not LABEL.match(label):
+        raise ValueError(f"label {label!r}: use letters, digits and . _ + - (starting with a letter or digit)")
+    folder = Path(releases_dir) / label
+    target = folder / "snapshot.json"
+    if target.exists() and not force:
+        previous = read_json(target).get("released_at", "?")
+        raise FileExistsError(f"{target} already exists (released {previous}); choose another --label, "
+                              "or pass --force to replace it")
+    now = now or datetime.now(timezone.utc)
+    snapshot = snapshot_of(label, values_doc, bindings_doc, audit_doc, now.isoformat(timespec="seconds"))
+    write_json(target, snapshot)
+    write_text_atomic(folder / "README.md", readme_of(snapshot))
+    return target
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit release", description=__doc__.splitlines()[0])
+    parser.add_argument("--label", required=True, help="folder name under --releases, e.g. numpy-2.4.6_torch-2.13.0")
+    parser.add_argument("--values", required=True, help="build/values.json")
+    parser.add_argument("--bindings", required=True, help="build/bindings.json")
+    parser.add_argument("--audit", required=True, help="build/audit.json")
+    parser.add_argument("--releases", required=True, help="folder holding one sub-folder per release")
+    parser.add_argument("--force", action="store_true", help="replace an existing release of this label")
+    args = parser.parse_args(argv)
+    try:
+        target = release(args.label, read_json(args.values), read_json(args.bindings), read_json(args.audit),
+                         args.releases, force=args.force)
+    except (OSError, ValueError) as exc:
+        print(f"release: {exc}", file=sys.stderr)
+        return 1
+    print(f"release: froze this build as {target}", file=sys.stderr)
+    return 0

@@ -1,0 +1,264 @@
+"""The baseline: the published edition's numbers as data, checked on load.
+
+A baseline that is wrong makes every audit wrong, so a bad entry must stop
+the build with the file, the line, the entry id and what to fix.
+"""
+
+import re
+import textwrap
+from collections import Counter
+
+import pytest
+
+from articlekit.baseline import BaselineError, load_baseline, render
+
+PUBLISHED = "baseline/published.yaml"
+
+EDITION = """\
+edition:
+  title: t
+  source: s
+  date: "2026-10-12"
+  versions: {python: "3.13", numpy: "2.5.4", torch: "2.14.1"}
+entries:
+  - id: scaling.dk64.unscaled.max-weight
+    class: exact
+    published: "0.921946"
+    value: 0.9219455027665324
+    key: scaling.dk64.unscaled.max_weight
+    fmt: ".6f"
+    where: {section: s, quote: q}
+"""
+
+
+def baseline_with(tmp_path, entry):
+    """A valid one-entry baseline plus `entry` (YAML text) as its second entry."""
+    path = tmp_path / "published.yaml"
+    path.write_text(EDITION + textwrap.indent(textwrap.dedent(entry), "  "))
+    return path
+
+
+def load_error(tmp_path, entry):
+    path = baseline_with(tmp_path, entry)
+    with pytest.raises(BaselineError) as caught:
+        load_baseline(path)
+    return path, str(caught.value)
+
+
+# ---- the published edition -----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def published():
+    return load_baseline(PUBLISHED)
+
+
+def test_the_published_baseline_loads_and_covers_the_edition(published):
+    audited = [e for e in published.entries if e.cls != "cited"]
+    assert len(audited) >= 60
+    assert set(Counter(e.cls for e in published.entries)) == {
+        "exact", "noise", "timing", "text", "info", "not_reproducible", "erratum", "cited"}
+
+
+def test_the_seeded_scaling_table_is_exact_to_every_printed_digit(published):
+    table = [e for e in published.entries if re.match(r"scaling\.dk\d+\.", e.id)]
+    assert len(table) == 15
+    assert {e.cls for e in table} == {"exact"}
+
+
+@pytest.mark.parametrize("printed, key", [
+    ("92.19%", "scaling.dk64.unscaled.max_weight"),
+    ("0.94%", "scaling.dk64.scaled.max_weight"),
+    ("1.1102230246251565e-16", "example.row_sum_max_deviation"),
+    ("(5, 16)", "multihead.output_shape"),
+    ("(4, 5, 5)", "multihead.weights_shape"),
+    ("5.669", "timing.main.loop.median_ms"),
+    ("1.050", "timing.main.matrix.median_ms"),
+    ("4.00e-15", "timing.main.max_abs_diff"),
+    ("-1802.824", "errors.underflow.dot"),
+    ("nan", "errors.underflow.ratio"),
+    ("1.2147038513899666", "errors.wrong_axis.output_diff"),
+    ("[1. 1. 1. 1. 1.]", "errors.wrong_axis.axis_last_row_sums"),
+    ("3.668259537831219", "mask_convention.reversed.max_abs_diff"),
+    ("October 12, 2026", "environment.build_date"),
+])
+def test_values_easy_to_overlook_are_in_the_baseline(published, printed, key):
+    assert any(e.published == printed and e.key == key for e in published.entries), (printed, key)
+
+
+def test_every_measured_entry_says_how_to_regenerate_it(published):
+    for e in published.entries:
+        if e.cls == "cited":
+            assert e.key is None and e.reason
+        else:
+            assert e.key, e.id
+    for e in published.entries:
+        if e.cls == "not_reproducible":
+            assert e.reason, e.id
+
+
+def test_entries_know_their_line_in_the_file(published):
+    first = published.entries[0]
+    lines = open(PUBLISHED, encoding="utf-8").read().splitlines()
+    assert f"id: {first.id}" in lines[first.line - 1]
+
+
+# ---- malformed entries fail naming file, line and id ------------------------------
+
+def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):
+    path, message = load_error(tmp_path, """\
+        - id: parity.sdpa
+          class: approximately
+          published: "2.22e-16"
+          value: 2.220446049250313e-16
+          key: parity.sdpa.max_abs_diff
+          where: {section: s, quote: q}
+        """)
+    assert f"{path}:14: entry 'parity.sdpa': class:" in message
+    assert "'approximately' is not one of" in message
+
+
+def test_a_noise_entry_needs_its_bound(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: parity.sdpa
+          class: noise
+          published: "2.22e-16"
+          value: 2.220446049250313e-16
+          key: parity.sdpa.max_abs_diff
+          fmt: ".2e"
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'parity.sdpa'" in message and "'check' is a required property" in message
+
+
+def test_an_erratum_says_what_was_wrong_and_checks_the_correction(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: faq.minus-1e9
+          class: erratum
+          published: "a tiny non-zero value"
+          value: "non-zero"
+          key: example.fill_minus_1e9.max_masked_weight_float32
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'faq.minus-1e9'" in message
+    assert "'reason' is a required property" in message and "'check' is a required property" in message
+
+
+def test_a_measured_entry_needs_its_key(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: timing.speedup
+          class: timing
+          published: "5.4"
+          value: 5.4
+          check: "> 1"
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'timing.speedup'" in message and "'key' is a required property" in message
+
+
+def test_a_value_that_does_not_print_as_published_fails(tmp_path):
+    path, message = load_error(tmp_path, """\
+        - id: scaling.dk64.dot-std
+          class: exact
+          published: "7.32"
+          value: 7.35
+          key: scaling.dk64.dot_std
+          fmt: ".2f"
+          where: {section: s, quote: q}
+        """)
+    assert f"{path}:14: entry 'scaling.dk64.dot-std'" in message
+    assert "prints as '7.35'" in message and "'7.32'" in message
+
+
+def test_yaml_reading_1e_minus_7_as_text_is_caught(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: parity.float32
+          class: noise
+          published: "1.00e-07"
+          value: 1e-7
+          key: parity.float32.sdpa.max_abs_diff
+          fmt: ".2e"
+          check: "< 1e-5"
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'parity.float32'" in message and "write 1.0e-7" in message
+
+
+def test_a_published_value_outside_its_own_bound_fails(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: parity.float32
+          class: noise
+          published: "1e-3"
+          value: 1.0e-3
+          key: parity.float32.sdpa.max_abs_diff
+          check: "< 1e-5"
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'parity.float32'" in message and "fails its own check" in message
+
+
+def test_a_malformed_check_fails(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: timing.speedup
+          class: timing
+          published: "5.4"
+          value: 5.4
+          key: timing.main.speedup
+          check: "faster than 1"
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'timing.speedup': check:" in message
+
+
+def test_ids_are_unique(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: scaling.dk64.unscaled.max-weight
+          class: exact
+          published: "0.92"
+          value: 0.9219455027665324
+          key: scaling.dk64.unscaled.max_weight
+          fmt: ".2f"
+          where: {section: s, quote: q}
+        """)
+    assert "duplicate id" in message
+
+
+def test_a_band_belongs_to_timing_entries_only(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: scaling.dk64.dot-std
+          class: exact
+          published: "7.32"
+          value: 7.324561041533949
+          key: scaling.dk64.dot_std
+          fmt: ".2f"
+          band: [0.5, 2]
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'scaling.dk64.dot-std'" in message and "class" in message
+
+
+def test_invalid_yaml_fails_naming_the_line(tmp_path):
+    path = tmp_path / "published.yaml"
+    path.write_text(EDITION + "  - id: [unclosed\n")
+    with pytest.raises(BaselineError, match=rf"{path}:\d+: not valid YAML"):
+        load_baseline(path)
+
+
+def test_a_missing_baseline_fails_naming_it(tmp_path):
+    with pytest.raises(BaselineError, match="nowhere.yaml: cannot read"):
+        load_baseline(tmp_path / "nowhere.yaml")
+
+
+# ---- printing like the edition ---------------------------------------------------
+
+@pytest.mark.parametrize("value, fmt, printed", [
+    (0.9219455027665324, ".6f", "0.921946"),
+    (0.9219455027665324, ".2%", "92.19%"),
+    (2000, ",d", "2,000"),
+    (2.220446049250313e-16, "r", "2.220446049250313e-16"),
+    ([5, 16], "shape", "(5, 16)"),
+    ([4, 5, 5], "shape", "(4, 5, 5)"),
+    ([1.0, 1.0, 1.0], "np.6", "[1. 1. 1.]"),
+    (float("nan"), "r", "nan"),
+])
+def test_render_prints_like_the_edition(value, fmt, printed):
+    assert render(value, fmt) == printed

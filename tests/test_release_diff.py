@@ -1,0 +1,274 @@
+"""Releases and the diff: freeze a build, change something, and the diff
+says exactly what changed beyond its agreement rule, old beside new.
+
+The build is the audit fixture (tests/fixtures/audit/); each test changes
+one thing in a copy of it.
+"""
+
+import copy
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from articlekit.baseline import load_baseline
+from articlekit.diff import compare, to_markdown
+from articlekit.jsonio import read_json, write_json
+from articlekit.release import SnapshotError, latest_snapshot, load_snapshot, release
+
+FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+CHANGE_COUNTS = ("numbers_changed", "texts_changed", "printed_changed", "claims_changed",
+                 "environment_changed", "keys_added", "keys_removed")
+
+
+@pytest.fixture
+def build():
+    return {
+        "values": read_json(FIXTURES / "values.json"),
+        "bindings": read_json(FIXTURES / "bindings.json"),
+        "audit": {"summary": {"reproduced": 1}, "entries": [{"id": "x", "status": "reproduced"}]},
+    }
+
+
+@pytest.fixture
+def baseline():
+    return load_baseline(FIXTURES / "baseline.yaml")
+
+
+def released(build, tmp_path, label="numpy-2.5.4_torch-2.13.0", **kwargs):
+    path = release(label, build["values"], build["bindings"], build["audit"], tmp_path / "releases", **kwargs)
+    return load_snapshot(path)
+
+
+def changes(diff):
+    return {k: diff["summary"][k] for k in CHANGE_COUNTS if diff["summary"][k]}
+
+
+# ---- release -------------------------------------------------------------------
+
+def test_a_release_freezes_values_bound_texts_claims_and_versions(build, tmp_path):
+    snapshot = released(build, tmp_path)
+    assert snapshot["label"] == "numpy-2.5.4_torch-2.13.0"
+    assert datetime.fromisoformat(snapshot["released_at"]).utcoffset().total_seconds() == 0
+    assert snapshot["values"]["parity.sdpa.max_abs_diff"] == 4.440892098500626e-16
+    assert snapshot["bindings"]["parity.mha.max_abs_diff|.2e|< 1e-12"]["text"] == "1.00e-03"
+    assert [c["holds"] for c in snapshot["claims"]] == [True, False, True]
+    assert snapshot["environment"]["torch"] == "2.13.0+cpu"
+    assert snapshot["versions"]["parity"]["torch"] == "2.13.0+cpu"
+    readme = (tmp_path / "releases/numpy-2.5.4_torch-2.13.0/README.md").read_text()
+    assert "PyTorch 2.13.0+cpu" in readme
+
+
+def test_a_release_label_is_never_overwritten_without_force(build, tmp_path):
+    first = released(build, tmp_path)
+    with pytest.raises(FileExistsError, match="--force"):
+        released(build, tmp_path)
+    later = datetime(2099, 1, 1, tzinfo=timezone.utc)
+    again = released(build, tmp_path, force=True, now=later)
+    assert again["released_at"] != first["released_at"]
+
+
+def test_a_label_that_cannot_be_a_folder_name_is_refused(build, tmp_path):
+    with pytest.raises(ValueError, match="label"):
+        released(build, tmp_path, label="../elsewhere")
+
+
+def test_the_latest_snapshot_is_chosen_by_released_at_not_by_name(build, tmp_path):
+    release("z-old", build["values"], build["bindings"], build["audit"], tmp_path,
+            now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    release("a-new", build["values"], build["bindings"], build["audit"], tmp_path,
+            now=datetime(2026, 6, 1, tzinfo=timezone.utc))
+    assert latest_snapshot(tmp_path) == tmp_path / "a-new/snapshot.json"
+    assert latest_snapshot(tmp_path / "none-yet") is None
+
+
+# ---- diff --------------------------------------------------------------------------
+
+def test_the_same_build_against_its_own_release_changes_nothing(build, baseline, tmp_path):
+    diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
+    assert changes(diff) == {}
+    assert diff["summary"]["moved_within_rule"] == 0
+    assert "Nothing changed beyond its agreement rule." in to_markdown(diff)
+
+
+def test_a_changed_exact_value_shows_old_beside_new(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["scaling.dk64.dot_std"] = 7.5
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {"numbers_changed": 1}
+    (row,) = diff["numbers"]
+    assert (row["key"], row["release"], row["build"]) == ("scaling.dk64.dot_std", 7.4, 7.5)
+    assert "| `scaling.dk64.dot_std` | exact: equal | `7.4` | `7.5` |" in to_markdown(diff)
+
+
+def test_a_noise_value_moving_within_its_bound_is_not_a_change(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["parity.sdpa.max_abs_diff"] = 2.220446049250313e-16
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {}
+    assert [r["key"] for r in diff["within_rule"]] == ["parity.sdpa.max_abs_diff"]
+
+
+def test_a_noise_value_breaking_its_bound_is_a_change(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["parity.sdpa.max_abs_diff"] = 1e-3
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert [r["key"] for r in diff["numbers"]] == ["parity.sdpa.max_abs_diff"]
+    assert "breaks '< 1e-12'" in diff["numbers"][0]["why"]
+
+
+def test_a_changed_number_says_what_the_article_claims_about_it(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["parity.mha.max_abs_diff"] = 2e-3
+    (row,) = compare(snapshot, build["values"], build["bindings"], baseline)["numbers"]
+    assert row["why"].endswith("the article claims < 1e-12: FAILS")
+
+
+def test_without_a_baseline_entry_timings_move_within_a_band_and_the_rest_must_be_equal(build, tmp_path):
+    values = build["values"]["values"]
+    values["timing.sweep.loop.median_ms"] = [1.0, 4.0, None]  # null: not measured at that T
+    values["example.weights"] = [[0.2, 0.2, 0.2, 0.2, 0.2]]
+    snapshot = released(build, tmp_path)
+    values["timing.sweep.loop.median_ms"] = [1.5, 3.0, None]  # within [0.5, 2]
+    values["example.weights"] = [[0.2, 0.2, 0.2, 0.2, 0.2000000000000001]]
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert [r["key"] for r in diff["numbers"]] == ["example.weights"]
+    assert [r["key"] for r in diff["within_rule"]] == ["timing.sweep.loop.median_ms"]
+
+    values["timing.sweep.loop.median_ms"] = [1.0, 12.0, None]  # 3x
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    (row,) = [r for r in diff["numbers"] if r["key"] == "timing.sweep.loop.median_ms"]
+    assert row["why"].startswith("item 2 of 3, 4 to 12: 3.00x")
+
+    values["timing.sweep.loop.median_ms"] = [1.0, 4.0, 9.0]  # measured where it was not
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert "timing.sweep.loop.median_ms" in [r["key"] for r in diff["numbers"]]
+
+
+def test_the_spread_of_a_timing_is_reported_not_compared(build, tmp_path):
+    build["values"]["values"]["timing.main.torch.samples_ms"] = [0.3, 0.3, 60.0]
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["timing.main.torch.samples_ms"] = [0.3, 0.3, 0.3]
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert changes(diff) == {}
+    assert diff["not_compared"] == ["timing.main.torch.samples_ms"]
+    assert "Reported, not compared" in to_markdown(diff)
+
+
+def test_a_changed_error_message_shows_as_a_text(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    key = "errors.torch_no_transpose.message"
+    build["values"]["values"][key] = "mat1 and mat2 must have compatible shapes (5x4 and 5x4)"
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {"texts_changed": 1}
+    assert diff["texts"][0]["build"].startswith("mat1 and mat2 must have")
+    assert "must have compatible shapes" in to_markdown(diff)
+
+
+def test_a_claim_whose_result_changed_shows(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    binding = build["bindings"]["bindings"]["scaling.dk64.unscaled.max_weight|.6f|> 0.9"]
+    binding["claim"]["holds"] = False
+    binding["text"] = "0.850000"
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {"claims_changed": 1, "printed_changed": 1}
+    (claim,) = diff["claims"]
+    assert (claim["key"], claim["expect"], claim["release"], claim["build"]) == (
+        "scaling.dk64.unscaled.max_weight", "> 0.9", "holds", "fails")
+    assert claim["locations"] == ["article/index.qmd:12"]
+
+
+def test_a_library_upgrade_shows_the_versions_and_the_experiments_it_reran(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["environment.torch"] = "2.14.1+cu130"
+    for experiment in ("parity", "timing"):
+        build["values"]["versions"][experiment]["torch"] = "2.14.1+cu130"
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    rows = {(e["what"], e["release"], e["build"]) for e in diff["environment"]}
+    assert rows == {
+        ("torch", "2.13.0+cpu", "2.14.1+cu130"),
+        ("parity ran with torch", "2.13.0+cpu", "2.14.1+cu130"),
+        ("timing ran with torch", "2.13.0+cpu", "2.14.1+cu130"),
+    }
+    assert diff["build"]["versions"]["torch"] == "2.14.1+cu130"
+
+
+def test_the_build_date_alone_is_not_an_environment_change(build, baseline, tmp_path):
+    build["values"]["values"]["environment.build_date"] = "2026-10-12"
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["environment.build_date"] = "2026-10-13"
+    assert changes(compare(snapshot, build["values"], build["bindings"], baseline)) == {}
+
+
+def test_keys_added_and_removed_are_listed(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    values = build["values"]["values"]
+    values["multihead.weights_shape"] = values.pop("multihead.output_shape")
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert (diff["keys_added"], diff["keys_removed"]) == (["multihead.weights_shape"], ["multihead.output_shape"])
+
+
+# ---- the command -------------------------------------------------------------------
+
+def run_diff(tmp_path, *snapshot):
+    write_json(tmp_path / "values.json", read_json(FIXTURES / "values.json"))
+    return subprocess.run(
+        [sys.executable, "-m", "articlekit", "diff", "--values", tmp_path / "values.json",
+         "--bindings", FIXTURES / "bindings.json", "--baseline", FIXTURES / "baseline.yaml",
+         "--json", tmp_path / "diff.json", "--md", tmp_path / "diff.md", *snapshot],
+        capture_output=True, text=True,
+    )
+
+
+def test_before_the_first_release_the_diff_says_so(tmp_path):
+    proc = run_diff(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "No release yet" in (tmp_path / "diff.md").read_text()
+    assert json.loads((tmp_path / "diff.json").read_text()) == {"against": None, "status": "no release yet"}
+
+
+def test_release_then_diff_on_the_command_line(tmp_path):
+    write_json(tmp_path / "audit.json", {"summary": {"reproduced": 7}, "entries": []})
+    proc = subprocess.run(
+        [sys.executable, "-m", "articlekit", "release", "--label", "v1",
+         "--values", FIXTURES / "values.json", "--bindings", FIXTURES / "bindings.json",
+         "--audit", tmp_path / "audit.json", "--releases", tmp_path / "releases"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = run_diff(tmp_path, tmp_path / "releases/v1/snapshot.json")
+    assert proc.returncode == 0, proc.stderr
+    assert "# What changed since release `v1`" in (tmp_path / "diff.md").read_text()
+
+
+def test_a_malformed_snapshot_fails_naming_the_file_and_the_entry(build, tmp_path):
+    path = tmp_path / "releases/v1/snapshot.json"
+    snapshot = copy.deepcopy(released(build, tmp_path, label="v1"))
+    del snapshot["bindings"]["parity.mha.max_abs_diff|.2e|< 1e-12"]["text"]
+    write_json(path, snapshot)
+    with pytest.raises(SnapshotError) as caught:
+        load_snapshot(path)
+    assert f"{path}: bindings['parity.mha.max_abs_diff|.2e|< 1e-12']: 'text' is a required property" in str(caught.value)
+
+    proc = run_diff(tmp_path, path)
+    assert proc.returncode == 1
+    assert str(path) in proc.stderr and "'text' is a required property" in proc.stderr
+
+
+def test_a_snapshot_that_is_not_json_fails_naming_the_file_and_line(tmp_path):
+    path = tmp_path / "snapshot.json"
+    path.write_text('{"label": "v1",\n  oops\n}')
+    with pytest.raises(SnapshotError, match=rf"{path}:2:"):
+        load_snapshot(path)
+
+
+def test_where_a_timing_ran_is_an_environment_change_not_a_text(build, baseline, tmp_path):
+    build["values"]["values"]["timing.hostname"] = "laptop"
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["timing.hostname"] = "node-7"
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {"environment_changed": 1}
+    assert diff["environment"] == [{"what": "timing.hostname", "release": "laptop", "build": "node-7"}]
