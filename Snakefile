@@ -9,6 +9,9 @@
 configfile: "config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/experiments.smk"
 include: "rules/article.smk"
@@ -16,7 +19,7 @@ include: "rules/audit.smk"
 
 
 rule all:
+    default_target: True
     input:
         ARTICLE_OUTPUTS,
         AUDIT_OUTPUTS,
-    default_target: True

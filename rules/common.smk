@@ -5,7 +5,6 @@ import importlib.metadata
 
 from snakemake.utils import validate
 
-
 # `--config strict=false` arrives as the string "false": read it as YAML
 # would, so the schema sees a boolean.
 if config.get("strict") in ("true", "True", "false", "False"):
