@@ -27,11 +27,13 @@ rule audit:
         html=report("build/audit.html", caption="../report/audit.rst", category="Audit"),
     log:
         "logs/audit.log",
+    benchmark:
+        "benchmarks/out/audit.tsv"
     conda:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=200,
+        mem_mb=400,
         runtime=2,
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
@@ -52,11 +54,13 @@ rule diff:
         md="build/diff.md",
     log:
         "logs/diff.log",
+    benchmark:
+        "benchmarks/out/diff.tsv"
     conda:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=200,
+        mem_mb=400,
         runtime=2,
     shell:
         "python -m articlekit diff --values {input.values} --bindings {input.bindings} "
@@ -76,7 +80,7 @@ rule release:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=200,
+        mem_mb=400,
         runtime=2,
     params:
         label=RELEASE_LABEL,
