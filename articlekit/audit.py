@@ -331,7 +331,7 @@ _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
 table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border-bottom:1px solid #e6e8eb;padding:.3rem .45rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa;position:sticky;top:0}code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+th{background:#f6f8fa;position:sticky;top:0}code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}td:nth-child(3) code{white-space:nowrap}
 .badge{display:inline-block;border-radius:1rem;padding:.05rem .55rem;font-size:.75rem;font-weight:600;white-space:nowrap}
 .reproduced{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
 .unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}.holds{background:#dafbe1;color:#116329}
