@@ -1,7 +1,6 @@
 # From artifacts to the article: merge values, bind them into the prose,
 # lint for typed numbers, render.
 
-ARTICLE = "article/index.qmd"
 EXTENSION = [
     "article/_extensions/value/_extension.yml",
     "article/_extensions/value/value.lua",
@@ -114,7 +113,7 @@ rule render:
         style="article/style.css",
         bindings="build/bindings.json",
         lint="build/lint.txt",
-        figures=FIGURES,
+        figures=article_figures,
         code=RENDER_CODE,
     output:
         html="build/article.html",

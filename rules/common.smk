@@ -3,6 +3,7 @@
 
 import importlib.metadata
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 # `--config strict=false` arrives as the string "false": read it as YAML
@@ -31,12 +32,32 @@ EXPERIMENTS = [
     "timing",
     "errors",
 ]
-FIGURES = [
-    "figures/scaling-sweep.svg",
-    "figures/example-heatmaps.svg",
-    "figures/multihead-heads.svg",
-    "figures/timing-sweep.svg",
-]
+ARTICLE = "article/index.qmd"
+
+
+def article_figures(wildcards):
+    """The figures article/index.qmd shows, read from its image links.
+
+    The manuscript declares what the render depends on: a figure it names
+    that no rule builds stops the DAG before any job runs.
+    """
+    import re
+    from pathlib import Path
+
+    text = Path(ARTICLE).read_text(encoding="utf-8")
+    named = sorted(set(re.findall(r"!\[[^\]]*\]\(\.\./(figures/[^)\s]+)\)", text)))
+    # Raised here, not left to Snakemake: when an old article.html exists,
+    # a missing input would silently keep it instead of failing.
+    built = {str(path) for rule in workflow.rules for path in rule.output}
+    unbuilt = [path for path in named if path not in built]
+    if unbuilt:
+        raise WorkflowError(
+            f"{ARTICLE} shows {', '.join(unbuilt)}, which no rule builds; "
+            f"figures that rules build: {', '.join(sorted(p for p in built if p.startswith('figures/')))}"
+        )
+    return named
+
+
 RESULTS = expand("results/{name}.json", name=EXPERIMENTS) + ["results/listings.json"]
 
 

@@ -95,3 +95,15 @@ def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
     assert "repeats" in message and "minimum of 3" in message
+
+
+def test_a_figure_the_article_names_but_no_rule_builds_stops_the_plan(built):
+    article = built / "article/index.qmd"
+    original = article.read_text()
+    try:
+        article.write_text(original + "\n![A figure nobody makes](../figures/nowhere-made.svg)\n")
+        proc = snakemake(built, "--dry-run", check=False)
+        assert proc.returncode != 0
+        assert "figures/nowhere-made.svg, which no rule builds" in proc.stdout + proc.stderr
+    finally:
+        article.write_text(original)
