@@ -27,8 +27,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Returns the output (..., Tq, d_v) and the weights (..., Tq, Tk).
     """
     d_k = Q.shape[-1]
-    # math.sqrt gives a Python float, which keeps float32 inputs in float32;
-    # NumPy 2 would promote them to float64 when divided by np.sqrt(d_k).
+    # math.sqrt, not np.sqrt: a NumPy float64 would promote float32 inputs.
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., Tq, Tk)
     if mask is not None:
         scores = np.where(mask, -np.inf, scores)

@@ -82,7 +82,10 @@ def contenders(Q, K, V):
 def run(params):
     """params: T, d (the headline point), sweep_T, loop_max_T (the loop is
     skipped for longer sequences), warmup, repeats, seed, threads."""
-    threads = params.get("threads") or os.cpu_count()
+    # Never more threads than CPUs this process may run on: oversubscribed
+    # thread pools time the scheduler, not the code.
+    available = len(os.sched_getaffinity(0))
+    threads = min(params.get("threads") or available, available)
     torch.set_num_threads(threads)
     warmup, repeats, seed = params["warmup"], params["repeats"], params["seed"]
 

@@ -2,6 +2,7 @@
 # lists of what the experiments produce.
 
 import importlib.metadata
+import os
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -62,8 +63,10 @@ RESULTS = expand("results/{name}.json", name=EXPERIMENTS) + ["results/listings.j
 
 
 def job_threads(wildcards, threads):
-    """The cores this job was given, for experiments that size thread pools."""
-    return threads
+    """The cores this job was given, for experiments that size thread pools,
+    capped at the CPUs there are: `--cores 4` on a 2-core machine still
+    times with 2 threads, and switching between the two reruns nothing."""
+    return min(threads, len(os.sched_getaffinity(0)))
 
 
 # What `rule all` builds besides the experiments.
