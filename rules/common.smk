@@ -2,7 +2,6 @@
 # lists of what the experiments produce.
 
 import importlib.metadata
-import os
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -62,11 +61,19 @@ def article_figures(wildcards):
 RESULTS = expand("results/{name}.json", name=EXPERIMENTS) + ["results/listings.json"]
 
 
+def every_core(wildcards):
+    """All the cores the run was given (--cores), for a job that must run
+    alone. Commands that run no job (--report, a dry run) need no --cores:
+    they get 1; a real run cannot start without --cores anyway."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
+
+
 def job_threads(wildcards, threads):
-    """The cores this job was given, for experiments that size thread pools,
-    capped at the CPUs there are: `--cores 4` on a 2-core machine still
-    times with 2 threads, and switching between the two reruns nothing."""
-    return min(threads, len(os.sched_getaffinity(0)))
+    """The cores this job was given, for experiments that size thread pools."""
+    return threads
 
 
 # What `rule all` builds besides the experiments.

@@ -182,7 +182,7 @@ rule timing:
         "benchmarks/out/timing.tsv"
     conda:
         "../environment.yml"
-    threads: workflow.cores
+    threads: every_core
     resources:
         mem_mb=1000,
         runtime=15,
