@@ -6,11 +6,23 @@ import importlib.metadata
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from articlekit.config import ConfigError, check_config
+
 # `--config strict=false` arrives as the string "false": read it as YAML
 # would, so the schema sees a boolean.
 if config.get("strict") in ("true", "True", "false", "False"):
     config["strict"] = config["strict"].lower() == "true"
 
+# Every violation at once, each with its file and line; then Snakemake's own
+# validate, the standard check.
+try:
+    check_config(
+        config,
+        "config/schema.yaml",
+        [*workflow.configfiles, *workflow.overwrite_configfiles],
+    )
+except ConfigError as error:
+    raise WorkflowError(str(error)) from None
 validate(config, "../config/schema.yaml")
 
 # The installed versions enter the rules as params: upgrading NumPy or

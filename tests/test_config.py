@@ -1,0 +1,50 @@
+"""Bad configuration is refused before any job runs, naming file, line and key."""
+
+import copy
+
+import pytest
+import yaml
+
+from articlekit.config import ConfigError, check_config
+from articlekit.workspace import PROJECT_ROOT
+
+SCHEMA = PROJECT_ROOT / "config/schema.yaml"
+
+
+@pytest.fixture
+def config_file(tmp_path):
+    """A copy of config.yaml that a test may spoil, and its parsed content."""
+    path = tmp_path / "config.yaml"
+    text = (PROJECT_ROOT / "config.yaml").read_text()
+    path.write_text(text)
+    return path, yaml.safe_load(text)
+
+
+def line_of(path, needle):
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_the_shipped_configurations_are_valid():
+    for name in ("config.yaml", "config/test.yaml"):
+        config = yaml.safe_load((PROJECT_ROOT / name).read_text())
+        check_config(config, SCHEMA, [PROJECT_ROOT / name])
+
+
+def test_every_error_is_listed_with_its_file_line_and_key(config_file):
+    path, _ = config_file
+    spoiled = path.read_text().replace("repeats: 15", "repeats: 1").replace("  seed: 7 ", "  seed: seven ")
+    path.write_text(spoiled + "bogus: 1\n")
+    with pytest.raises(ConfigError) as caught:
+        check_config(yaml.safe_load(spoiled + "bogus: 1\n"), SCHEMA, [path])
+    message = str(caught.value)
+    assert f"{path}:{line_of(path, 'repeats: 1')}: timing.repeats: 1 is less than the minimum of 3" in message
+    assert f"{path}:{line_of(path, 'seed: seven')}: scaling.seed: 'seven' is not of type 'integer'" in message
+    assert f"{path}:{line_of(path, 'bogus')}: bogus: Additional properties are not allowed" in message
+
+
+def test_a_value_from_the_command_line_is_named_as_such(config_file):
+    path, config = config_file
+    config = copy.deepcopy(config)
+    config["timing"]["repeats"] = "2"  # what `--config` can hand over
+    with pytest.raises(ConfigError, match=r"--config \(overriding .*config.yaml:\d+\): timing.repeats"):
+        check_config(config, SCHEMA, [path])
