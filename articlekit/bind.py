@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from articlekit import claims as claimlib
-from articlekit.fmt import FormatError, format_value
+from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, to_jsonable, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, lookup_id, normalize_space, scan
 from articlekit.values import UnknownKey, lookup
@@ -116,10 +116,7 @@ def bind(article, text, values_doc, strict):
         except UnknownKey as exc:
             problems.append(f"{where}: {exc}")
             continue
-        except FormatError as exc:
-            problems.append(f"{where}: {sc.raw}: {exc}")
-            continue
-        except (claimlib.ClaimError, ValueError) as exc:
+        except ValueError as exc:  # FormatError, ClaimError, a malformed key or index
             problems.append(f"{where}: {sc.raw}: {exc}")
             continue
         source = dict(sources[key.split("[")[0]])
@@ -211,7 +208,7 @@ def provenance_table(bindings):
             f"[`{key}`]{{#{b['anchor']}}}",
             "; ".join(md_text(short_text(t)) for t in row["quoted"]),
             md_text(short_text(b["raw"])),
-            md_text("; ".join(row["claims"])) or "",
+            md_text("; ".join(row["claims"])),
             f"`{b['source']['artifact']}`",
             f"`{b['source']['script']}`",
         ]

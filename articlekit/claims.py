@@ -130,7 +130,7 @@ def _operand(tokens, i, expect):
 
 
 def keys_referenced(expect):
-    """Value keys a claim compares against (so bind can check they exist)."""
+    """Value keys a claim compares against, in order."""
     return [op[1] for _, _, operands in parse(expect) for op in operands if op[0] == "key"]
 
 

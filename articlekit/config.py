@@ -50,12 +50,11 @@ def _value_at(path, file):
     return data
 
 
-def _where(path, value, config_files):
+def _where(path, value, indexed):
     """'file:line' of the key (or its closest enclosing key) in the file of
     highest precedence that sets it; "--config" when the value came from the
-    command line instead."""
-    by_precedence = list(dict.fromkeys(map(str, reversed(list(config_files)))))
-    indexed = [(f, _line_index(f)) for f in by_precedence]
+    command line instead. indexed: (file, _line_index(file)), highest
+    precedence first."""
     for depth in range(len(path), -1, -1):
         for config_file, lines in indexed:
             if path[:depth] in lines:
@@ -73,6 +72,8 @@ def check_config(config, schema_path, config_files=()):
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
+    by_precedence = list(dict.fromkeys(map(str, reversed(list(config_files)))))
+    indexed = [(f, _line_index(f)) for f in by_precedence]
     problems = []
     for error in errors:
         path, value = tuple(error.absolute_path), error.instance
@@ -82,7 +83,7 @@ def check_config(config, schema_path, config_files=()):
             if extra:
                 path, value = path + (extra[0],), error.instance[extra[0]]
         dotted = ".".join(str(p) for p in path) or "(top level)"
-        problems.append(f"{_where(path, value, config_files)}: {dotted}: {error.message}")
+        problems.append(f"{_where(path, value, indexed)}: {dotted}: {error.message}")
     raise ConfigError(
         f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
     )

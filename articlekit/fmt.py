@@ -33,11 +33,12 @@ class FormatError(ValueError):
 
 def format_value(value, spec=""):
     spec = spec or ""
+    numpy = spec == "np" or spec.startswith("np.")
     if isinstance(value, (list, tuple)):
-        if spec == "np" or spec.startswith("np."):
+        if numpy:
             return _numpy_style(value, _numpy_precision(spec))
         return "[" + " ".join(format_value(v, spec) for v in value) + "]"
-    if spec == "np" or spec.startswith("np."):
+    if numpy:
         return _numpy_style([value], _numpy_precision(spec))[1:-1]
     if isinstance(value, bool):
         if spec and spec != "r":
@@ -47,9 +48,7 @@ def format_value(value, spec=""):
         if spec and spec != "r":
             raise FormatError(f"format spec {spec!r} does not apply to null")
         return "null"
-    if spec == "r":
-        return repr(value) if isinstance(value, float) else str(value)
-    if not spec:
+    if not spec or spec == "r":
         return repr(value) if isinstance(value, float) else str(value)
     try:
         return format(value, spec)

@@ -49,7 +49,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from articlekit.jsonio import read_json
+from articlekit.jsonio import read_json, write_text_atomic
 from articlekit.shortcodes import regions, scan
 
 _MASKS = [
@@ -80,21 +80,24 @@ class Numeral:
     marked: bool  # inside a cited/label span
 
 
-def prose_mask(text, markup=True):
+def prose_mask(text):
     """The text with everything that is not prose blanked out (same length,
-    so offsets and line numbers still match); markup=False keeps links,
-    attributes and tags (to find the cited/label spans)."""
+    so offsets and line numbers still match). Links, attributes and tags are
+    kept: the cited/label spans are found in this; mask_markup removes them."""
     keep = bytearray(len(text))
     for start, end, kind in regions(text):
         if kind == "prose":
             keep[start:end] = b"\x01" * (end - start)
     for sc in scan(text):
         keep[sc.start:sc.end] = bytes(sc.end - sc.start)
-    if text.count("{{{<"):  # escaped shortcodes are code-like too
-        for m in re.finditer(r"\{\{\{<.*?>\}\}\}", text, re.S):
-            keep[m.start():m.end()] = bytes(m.end() - m.start())
-    masked = "".join(c if k or c == "\n" else " " for c, k in zip(text, keep))
-    for pattern in _MASKS if markup else []:
+    for m in re.finditer(r"\{\{\{<.*?>\}\}\}", text, re.S):  # escaped shortcodes are code-like too
+        keep[m.start():m.end()] = bytes(m.end() - m.start())
+    return "".join(c if k or c == "\n" else " " for c, k in zip(text, keep))
+
+
+def mask_markup(masked):
+    """Blank out URLs, link targets, attributes, tags and the like (_MASKS)."""
+    for pattern in _MASKS:
         masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
     return masked
 
@@ -102,8 +105,9 @@ def prose_mask(text, markup=True):
 def numerals(text):
     """Every numeral in the prose of a .qmd, with its line and whether it is
     inside a cited/label span."""
-    masked = prose_mask(text)
-    marked = [(m.start(1), m.end(1)) for m in _MARKED.finditer(prose_mask(text, markup=False))]
+    prose = prose_mask(text)
+    masked = mask_markup(prose)
+    marked = [(m.start(1), m.end(1)) for m in _MARKED.finditer(prose)]
     found = []
     for m in _NUMERAL.finditer(masked):
         suffix = m.group("suffix") or ""
@@ -167,22 +171,19 @@ def parse_literal(text):
     return float(body), spec, pct
 
 
-def matches(literal, number):
-    parsed = parse_literal(literal)
-    if parsed is None:
-        return False
+def matches(parsed, key, number):
+    """Does the computed `number` (at `key`) print as the literal parse_literal
+    read? A plain integer literal is compared with neither integer values nor
+    list items: both coincide with cited facts too easily (see rule B)."""
     value, spec, pct = parsed
-    if isinstance(number, int) and spec == ".0f" and not pct:
-        return False  # integer vs integer: a coincidence, not a copy (see rule B)
+    if spec == ".0f" and not pct and (isinstance(number, int) or "[" in key):
+        return False
     candidate = number * 100 if pct else number  # values are stored as fractions
     return float(format(candidate, spec)) == value
 
 
-def suggested_fmt(literal):
-    """The fmt="..." that prints a value the way the literal is written."""
-    parsed = parse_literal(literal)
-    if parsed is None:
-        return ""
+def suggested_fmt(parsed):
+    """The fmt="..." that prints a value the way the parsed literal is written."""
     _, spec, pct = parsed
     if pct:
         return f' fmt="{spec[:-1]}%"'
@@ -198,15 +199,14 @@ def lint(path, text, values):
     findings = []
     found = numerals(text)
     for n in found:
-        plain_integer = re.fullmatch(r"[-−]?\d+", n.text.replace(",", "")) is not None
-        hits = [key for key, number in computed
-                if matches(n.text, number) and not (plain_integer and "[" in key)]
+        parsed = parse_literal(n.text)
+        hits = [key for key, number in computed if parsed and matches(parsed, key, number)]
         where = f"{path}:{n.line}: numeral '{n.text}'"
         if hits:
             also = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
             how = "cited" if n.marked else "typed"
             findings.append(f"{where} equals the computed value {hits[0]}{also} but is {how}; "
-                            f"bind it: {{{{< value {hits[0]}{suggested_fmt(n.text)} >}}}}")
+                            f"bind it: {{{{< value {hits[0]}{suggested_fmt(parsed)} >}}}}")
         elif not n.marked:
             findings.append(f"{where} is typed, not bound: print it with {{{{< value KEY fmt=... >}}}}, "
                             "or mark a cited fact [..]{.cited} / a name [..]{.label}")
@@ -238,8 +238,6 @@ def main(argv):
               f"{sum(sc.name == 'claim' for sc in shortcodes)} claim)\n"
               f"numerals in prose: {len(found)}, all in cited/label spans: {marked}\n"
               f"computed values compared: {len(computed_numbers(values))}\n")
-    from articlekit.jsonio import write_text_atomic
-
     write_text_atomic(args.out, report)
     print(report.rstrip(), file=sys.stderr)
     return 0

@@ -43,60 +43,42 @@ def _span(node):
 
 def _docstring_lines(node):
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         return set(range(body[0].lineno, body[0].end_lineno + 1))
     return set()
 
 
-def functions(source):
-    """{name: (node, source text)} for each top-level function, in file order."""
-    lines = source.splitlines(keepends=True)
-    found = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first, last = _span(node)
-            found[node.name] = (node, "".join(lines[first - 1:last]))
-    return found
-
-
-def without_docstring(source, node):
-    lines = source.splitlines(keepends=True)
+def _source_of(lines, node, skip=frozenset()):
+    """The lines of a function, decorators included, less those in skip."""
     first, last = _span(node)
-    skip = _docstring_lines(node)
     return "".join(line for n, line in enumerate(lines[first - 1:last], start=first) if n not in skip)
 
 
-def code_lines(source, node):
-    """Lines of code of one function (see the module docstring)."""
-    lines = source.splitlines()
-    first, last = _span(node)
-    skip = _docstring_lines(node)
-    return sum(1 for n in range(first, last + 1)
-               if n not in skip and lines[n - 1].strip() and not lines[n - 1].strip().startswith("#"))
-
-
-def imports(source):
-    lines = source.splitlines(keepends=True)
-    return "".join("".join(lines[n.lineno - 1:n.end_lineno]) for n in ast.parse(source).body
-                   if isinstance(n, (ast.Import, ast.ImportFrom)))
+def _code_lines(text):
+    """Lines of code (see the module docstring) of a function without its docstring."""
+    return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
 
 
 def listing_values(source, core=CORE):
-    found = functions(source)
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    found = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     missing = [name for name in core if name not in found]
     if missing:
         raise ValueError(f"core function(s) {', '.join(missing)} not defined at the top level; "
                          f"defined: {', '.join(found) or 'none'}")
-    bare = {name: without_docstring(source, node) for name, (node, _) in found.items()}
+    bare = {name: _source_of(lines, node, _docstring_lines(node)) for name, node in found.items()}
+    imports = "".join("".join(lines[n.lineno - 1:n.end_lineno]) for n in tree.body
+                      if isinstance(n, (ast.Import, ast.ImportFrom)))
     return {
         "source": source,
-        "lines": len(source.splitlines()),
-        "functions": {name: text for name, (_, text) in found.items()},
+        "lines": len(lines),
+        "functions": {name: _source_of(lines, node) for name, node in found.items()},
         "bare": bare,
-        "core_source": imports(source) + "\n\n" + "\n\n".join(bare[name] for name in core),
+        "core_source": imports + "\n\n" + "\n\n".join(bare[name] for name in core),
         "core_functions": list(core),
-        "core_lines": sum(code_lines(source, found[name][0]) for name in core),
+        "core_lines": sum(_code_lines(bare[name]) for name in core),
     }
 
 

@@ -59,9 +59,8 @@ local function read_meta(name)
   return node
 end
 
-local function meta_table()
-  return setmetatable({}, { __index = function(_, name) return read_meta(name) end })
-end
+-- read on access, so one table serves every call of the current document
+local meta_proxy = setmetatable({}, { __index = function(_, name) return read_meta(name) end })
 
 -- loading extension shortcode files, as initShortcodeHandlers does ---------
 
@@ -124,7 +123,7 @@ local function call_handler(name, params, context)
     end
     table.insert(raw_args, p.value)
   end
-  return handler.handle(args, kwargs, meta_table(), raw_args, context)
+  return handler.handle(args, kwargs, meta_proxy, raw_args, context)
 end
 
 local function is_array(t)
@@ -139,9 +138,13 @@ local function is_block(x)
   return pandoc.utils.type(x) == "Block"
 end
 
+local function warn_not_found(name)
+  io.stderr:write("WARNING: Shortcode '" .. name .. "' not found\n")
+end
+
 local function result_as_inlines(result, name, raw)
   if result == nil then
-    io.stderr:write("WARNING: Shortcode '" .. name .. "' not found\n")
+    warn_not_found(name)
     return pandoc.Inlines({ pandoc.RawInline(FORMAT, raw) })
   end
   local kind = pandoc.utils.type(result)
@@ -168,29 +171,25 @@ local function result_as_inlines(result, name, raw)
   error("Unexpected result from shortcode " .. name)
 end
 
+-- Blocks and block results as they are; anything inline (Inlines, a string,
+-- an Inline, an array without blocks) becomes one paragraph of what
+-- result_as_inlines makes of it.
 local function result_as_blocks(result, name, raw)
   if result == nil then
-    io.stderr:write("WARNING: Shortcode '" .. name .. "' not found\n")
+    warn_not_found(name)
     return pandoc.Blocks({ pandoc.RawBlock(FORMAT, raw) })
   end
   local kind = pandoc.utils.type(result)
   if kind == "Blocks" then
     return result
-  elseif kind == "Inlines" then
-    return pandoc.Blocks({ pandoc.Para(result) })
-  elseif kind == "string" then
-    return pandoc.Blocks({ pandoc.Para({ pandoc.Str(result) }) })
   elseif is_block(result) then
     return pandoc.Blocks({ result })
-  elseif is_inline(result) then
-    return pandoc.Blocks({ pandoc.Para({ result }) })
-  elseif is_array(result) then
-    local items = pandoc.List(result)
-    local blocks = items:filter(is_block)
-    if #blocks > 0 then
-      return pandoc.Blocks(blocks)
-    end
-    return pandoc.Blocks({ pandoc.Para(items:filter(is_inline)) })
+  end
+  local blocks = is_array(result) and pandoc.List(result):filter(is_block) or {}
+  if #blocks > 0 then
+    return pandoc.Blocks(blocks)
+  elseif kind == "Inlines" or kind == "string" or is_inline(result) or is_array(result) then
+    return pandoc.Blocks({ pandoc.Para(result_as_inlines(result, name, raw)) })
   elseif type(result) == "table" then
     return pandoc.Blocks({})
   end
@@ -216,6 +215,8 @@ end
 
 -- shortcodes in text: a scanner for what lpegshortcode's code parser reads --
 
+-- -> the token at i (as written, quotes kept; {name, value} for key=value),
+-- or nil at >}} or the end; then the position after it
 local function next_token(s, i)
   i = s:find("[^%s]", i) or #s + 1
   if s:sub(i, i + 2) == ">}}" or i > #s then
@@ -237,7 +238,7 @@ local function next_token(s, i)
     if s:sub(j, j) == "=" and j > i then
       -- key=value: the value may be quoted and hold spaces
       local value, k = next_token(s, j + 1)
-      return { key = s:sub(i, j - 1), value = value or "" }, k
+      return { name = s:sub(i, j - 1), value = value or "" }, k
     end
     j = j + 1
   end
@@ -273,11 +274,7 @@ local function replace_in_text(text)
         if token == nil then
           break
         end
-        if type(token) == "table" then
-          table.insert(params, { name = token.key, value = token.value })
-        else
-          table.insert(params, { value = token })
-        end
+        table.insert(params, type(token) == "table" and token or { value = token })
       end
       local close = text:find(">}}", i, true)
       if close == nil then
@@ -287,7 +284,7 @@ local function replace_in_text(text)
       local name = table.remove(params, 1)
       local result = name and call_handler(name.value, params, "text")
       if result == nil then
-        io.stderr:write("WARNING: Shortcode '" .. (name and name.value or "") .. "' not found\n")
+        warn_not_found(name and name.value or "")
         table.insert(out, raw)
       else
         table.insert(out, pandoc.utils.stringify(result))

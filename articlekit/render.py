@@ -66,9 +66,9 @@ def project_root(article_dir):
     return next((f for f in [article_dir, *article_dir.parents] if (f / "_quarto.yml").exists()), article_dir)
 
 
-def project_options(article_dir):
+def project_options(project_dir):
     """The html format options of the project's _quarto.yml that Pandoc needs."""
-    path = project_root(article_dir) / "_quarto.yml"
+    path = project_dir / "_quarto.yml"
     if not path.exists():
         return {}
     config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -144,7 +144,8 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     front, body = split_front_matter(article.read_text(encoding="utf-8"))
     source = workdir / "article.md"
     source.write_text(to_quarto_markdown(body), encoding="utf-8")
-    options = project_options(article_dir)
+    project_dir = project_root(article_dir)
+    options = project_options(project_dir)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
     # where -- would become a dash and _x_ emphasis.
@@ -163,7 +164,6 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     if options.get("toc"):
         html.append("--toc")
     css = options.get("css")
-    project_dir = project_root(article_dir)
     for sheet in [css] if isinstance(css, str) else css or []:
         html += ["--css", str((project_dir / sheet).resolve())]
     _run(html, cwd=article_dir)

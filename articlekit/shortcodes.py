@@ -245,8 +245,8 @@ def as_quarto_span(sc):
     holding one param span per argument, values already unquoted."""
     if sc.escaped:
         return "[]{.quarto-shortcode__-escaped data-value=" + _attr(sc.raw[1:-1]) + "}"
-    params = ["[]{.quarto-shortcode__-param data-value=" + _attr(sc.name) + " data-raw=" + _attr(sc.name) + "}"]
-    params += ["[]{.quarto-shortcode__-param data-value=" + _attr(a) + " data-raw=" + _attr(a) + "}" for a in sc.args]
+    params = ["[]{.quarto-shortcode__-param data-value=" + _attr(a) + " data-raw=" + _attr(a) + "}"
+              for a in [sc.name, *sc.args]]
     for key, value in sc.kwargs.items():
         params.append("[]{.quarto-shortcode__-param data-key=" + _attr(key) + " data-value=" + _attr(value) + "}")
     return "[" + "".join(params) + "]{.quarto-shortcode__ data-raw=" + _attr(" ".join(sc.raw.split())) + "}"

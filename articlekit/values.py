@@ -63,7 +63,7 @@ def merge(artifacts):
                 raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
         name = env["experiment"]
         if name in versions:
-            raise ValueError(f"{path}: experiment {name!r} also comes from {sources_of(sources, name)}")
+            raise ValueError(f"{path}: experiment {name!r} also comes from {_artifact_of(sources, name)}")
         versions[name] = env.get("versions", {})
         source = {"artifact": str(path), "script": env["script"], "experiment": name}
         flat = flatten(env["values"], name)
@@ -76,7 +76,7 @@ def merge(artifacts):
     return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions}
 
 
-def sources_of(sources, experiment):
+def _artifact_of(sources, experiment):
     return next((s["artifact"] for s in sources.values() if s["experiment"] == experiment), "?")
 
 
@@ -124,10 +124,6 @@ def closest_keys(values, key, n=3):
     similar keys (a typo)."""
     children = [k for k in values if k.startswith(key + ".")]
     return children[:n] if children else difflib.get_close_matches(key, list(values), n=n, cutoff=0.6)
-
-
-def load(path):
-    return read_json(path)
 
 
 def main(argv):

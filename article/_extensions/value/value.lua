@@ -65,10 +65,12 @@ local function input_dir()
   return pandoc.path.directory(input)
 end
 
+-- a relative path is tried as given, then beside the input document
 local function read_file(path)
   local f = io.open(path, "r")
-  if f == nil and not pandoc.path.is_absolute(path) and input_dir() then
-    f = io.open(pandoc.path.join({ input_dir(), path }), "r")
+  local dir = input_dir()
+  if f == nil and dir and not pandoc.path.is_absolute(path) then
+    f = io.open(pandoc.path.join({ dir, path }), "r")
   end
   if f == nil then
     return nil
