@@ -24,11 +24,11 @@ what moved, and prints a one-line summary to stderr.
 import argparse
 import html
 import sys
-from pathlib import Path
 
 from articlekit.baseline import BaselineError, check_holds, load_baseline, render, same_text, same_value
 from articlekit.fmt import FormatError
 from articlekit.jsonio import read_json, write_json, write_text_atomic
+from articlekit.mdtable import cell, code, table, versions_text
 from articlekit.values import lookup, split_key
 
 REPRODUCED = "reproduced"
@@ -132,34 +132,18 @@ def bound_values(bindings_doc):
     """Every shortcode of the article once, with its claim (or None)."""
     rows = []
     for binding_id, b in bindings_doc.get("bindings", {}).items():
-        claim = b.get("claim")
+        claim = b.get("claim") or {}
         rows.append({
             "binding": binding_id,
             "key": b.get("key", binding_id.split("|", 1)[0]),
             "text": b.get("text"),
-            "expect": (claim or {}).get("expect") or b.get("expect") or None,
-            "holds": None if claim is None else claim.get("holds"),
-            "message": None if claim is None else claim.get("message"),
+            "expect": claim.get("expect") or b.get("expect") or None,
+            "holds": claim.get("holds"),
+            "message": claim.get("message"),
             "locations": b.get("locations", []),
             "source": b.get("source") or {},
         })
     return rows
-
-
-def failed_claims(bindings_doc):
-    """Claims that do not hold, one per place the article makes them."""
-    claims = bindings_doc.get("claims")
-    if claims is None:  # older bindings: read them off each binding
-        return [{"location": ", ".join(r["locations"]), "key": r["key"], "expect": r["expect"],
-                 "message": r["message"]} for r in bound_values(bindings_doc) if r["holds"] is False]
-    return [c for c in claims if not c.get("holds")]
-
-
-def count_claims(bindings_doc):
-    claims = bindings_doc.get("claims")
-    if claims is None:
-        return sum(1 for r in bound_values(bindings_doc) if r["holds"] is not None)
-    return len(claims)
 
 
 # ---- the report ------------------------------------------------------------------
@@ -196,7 +180,9 @@ def audit(baseline, values_doc, bindings_doc):
 
     audited_keys = [e.key for e in baseline.entries if e.key]
     others = [b for b in bound if not any(keys_related(b["key"], k) for k in audited_keys)]
-    failed = failed_claims(bindings_doc)
+    # one per place the article makes a claim (bind's log), not one per binding
+    claims = bindings_doc.get("claims", [])
+    failed = [c for c in claims if not c.get("holds")]
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
     summary = {
         "entries": len(rows),
@@ -206,7 +192,7 @@ def audit(baseline, values_doc, bindings_doc):
         "moved_unexpectedly": counts[UNEXPECTED] + counts[MISSING],
         "key_missing": counts[MISSING],
         "cited": counts[CITED],
-        "claims_checked": count_claims(bindings_doc),
+        "claims_checked": len(claims),
         "claims_failed": len(failed),
     }
     return {
@@ -220,11 +206,15 @@ def audit(baseline, values_doc, bindings_doc):
     }
 
 
+def _missing_note(summary):
+    """' (2 key missing)' after the unexpected count, which includes them."""
+    return f" ({summary['key_missing']} key missing)" if summary["key_missing"] else ""
+
+
 def summary_line(report):
     s = report["summary"]
-    missing = f" ({s['key_missing']} key missing)" if s["key_missing"] else ""
     return (f"audit: {s['reproduced']} reproduced, {s['moved_as_expected']} moved as expected, "
-            f"{s['moved_unexpectedly']} moved unexpectedly{missing}, "
+            f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
             f"{s['claims_failed']} of {s['claims_checked']} claims failed")
 
 
@@ -251,36 +241,18 @@ def _source_text(source):
     return (source or {}).get("script") or ""
 
 
-def _md_cell(text):
-    """One table cell: pipes escaped, line breaks folded."""
-    return " ".join(str("" if text is None else text).split()).replace("|", "\\|")
-
-
-def _md_code(text):
-    if text in (None, ""):
-        return ""
-    cell = _md_cell(text)
-    return f"`` {cell} ``" if "`" in cell else f"`{cell}`"  # a listing may hold backticks
-
-
-def _versions_text(versions):
-    names = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}
-    return ", ".join(f"{names[k]} {versions[k]}" for k in names if versions.get(k))
-
-
 def to_markdown(report):
     s = report["summary"]
     edition = report["edition"]
-    missing = f" ({s['key_missing']} key missing)" if s["key_missing"] else ""
     lines = [
         "# Audit: the published edition vs this build",
         "",
         f"Baseline `{report['baseline']}`: the edition of {edition['date']} "
-        f"({_versions_text(edition['versions'])}). This build: {_versions_text(report['installed'])}.",
+        f"({versions_text(edition['versions'])}). This build: {versions_text(report['installed'])}.",
         "",
         "| reproduced | moved as expected | moved unexpectedly | claims failed |",
         "|---:|---:|---:|---:|",
-        f"| {s['reproduced']} | {s['moved_as_expected']} | {s['moved_unexpectedly']}{missing} "
+        f"| {s['reproduced']} | {s['moved_as_expected']} | {s['moved_unexpectedly']}{_missing_note(s)} "
         f"| {s['claims_failed']} of {s['claims_checked']} |",
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
@@ -296,34 +268,25 @@ def to_markdown(report):
         lines += [f"- {c.get('location', '?')}: `{c.get('key')}` expect `{c.get('expect')}`: {c.get('message')}"
                   for c in report["failed_claims"]]
         lines.append("")
-    lines += [
-        "## Every printed value",
-        "",
-        "| status | id | key | published | regenerated | class | why | claims in the article | script |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in report["entries"]:
-        if r["status"] == CITED:
-            continue
-        lines.append("| " + " | ".join([
-            r["status"], _md_cell(r["id"]), _md_code(r["key"]), _md_code(r["published"]),
-            _md_code(r["regenerated"]), r["class"], _md_cell(r["why"]), _md_cell(_claims_text(r["claims"])),
-            _md_cell(_source_text(r["source"])),
-        ]) + " |")
+    lines += ["## Every printed value", ""]
+    lines += table(
+        ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
+        [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
+          cell(r["why"]), cell(_claims_text(r["claims"])), cell(_source_text(r["source"]))]
+         for r in report["entries"] if r["status"] != CITED])
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
-        lines += ["| key | printed | claim | where | script |", "|---|---|---|---|---|"]
-        for b in report["other_bindings"]:
-            lines.append("| " + " | ".join([
-                _md_code(b["key"]), _md_code(_shorten(b["text"])), _md_cell(_claims_text([b])) or "(none)",
-                _md_cell(", ".join(b["locations"])), _md_cell(_source_text(b["source"])),
-            ]) + " |")
+        lines += table(
+            ["key", "printed", "claim", "where", "script"],
+            [[code(b["key"]), code(_shorten(b["text"])), cell(_claims_text([b])) or "(none)",
+              cell(", ".join(b["locations"])), cell(_source_text(b["source"]))]
+             for b in report["other_bindings"]])
     else:
         lines.append("None: every bound value is in the baseline.")
     cited = [r for r in report["entries"] if r["status"] == CITED]
     if cited:
         lines += ["", "## Cited, not audited", ""]
-        lines += [f"- **{r['id']}** `{_md_cell(r['published'])}`: {r['why']}" for r in cited]
+        lines += [f"- **{r['id']}** `{cell(r['published'])}`: {r['why']}" for r in cited]
     return "\n".join(lines) + "\n"
 
 
@@ -361,7 +324,7 @@ def _claim_badges(claims):
     return "<br>".join(out) or '<span class="muted">none</span>'
 
 
-def _table(head, rows):
+def _html_table(head, rows):
     header = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "\n".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{header}</tr></thead><tbody>\n{body}\n</tbody></table>"
@@ -373,8 +336,7 @@ def to_html(report):
     cards = [
         (s["reproduced"], "reproduced", "reproduced"),
         (s["moved_as_expected"], "moved as expected", "expected"),
-        (s["moved_unexpectedly"], "moved unexpectedly" + (f" ({s['key_missing']} key missing)" if s["key_missing"] else ""),
-         "unexpected"),
+        (s["moved_unexpectedly"], "moved unexpectedly" + _missing_note(s), "unexpected"),
         (f"{s['claims_failed']} / {s['claims_checked']}", "claims failed", "fails" if s["claims_failed"] else "holds"),
     ]
     parts = [
@@ -385,7 +347,7 @@ def to_html(report):
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Audit: the published edition vs this build</h1>",
         f"<p>Baseline <code>{_e(report['baseline'])}</code>: the edition of {_e(edition['date'])} "
-        f"({_e(_versions_text(edition['versions']))}). This build: {_e(_versions_text(report['installed']))}.</p>",
+        f"({_e(versions_text(edition['versions']))}). This build: {_e(versions_text(report['installed']))}.</p>",
         '<div class="cards">' + "".join(
             f'<div class="card">{_badge(label, css)}<b>{_e(n)}</b></div>' for n, label, css in cards) + "</div>",
         f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than measured. '
@@ -393,11 +355,11 @@ def to_html(report):
     ]
     if report["failed_claims"]:
         parts.append("<h2>Claims that fail</h2>")
-        parts.append(_table(["where", "key", "claim", "result"], [
+        parts.append(_html_table(["where", "key", "claim", "result"], [
             [_e(c.get("location")), f"<code>{_e(c.get('key'))}</code>", f"<code>{_e(c.get('expect'))}</code>",
              _e(c.get("message"))] for c in report["failed_claims"]]))
     parts.append("<h2>Every printed value</h2>")
-    parts.append(_table(
+    parts.append(_html_table(
         ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
         [[_badge(r["status"], _BADGE_CLASS[r["status"]]), _e(r["id"]), f"<code>{_e(r['key'])}</code>",
           f"<code>{_e(r['published'])}</code>", f"<code>{_e(r['regenerated'])}</code>" if r["regenerated"] is not None else "",
@@ -406,7 +368,7 @@ def to_html(report):
          for r in report["entries"] if r["status"] != CITED]))
     parts.append("<h2>Other values bound in the article</h2>")
     if report["other_bindings"]:
-        parts.append(_table(["key", "printed", "claim", "script"], [
+        parts.append(_html_table(["key", "printed", "claim", "script"], [
             [f"<code>{_e(b['key'])}</code>", f"<code>{_e(_shorten(b['text']))}</code>", _claim_badges([b])
              if b["holds"] is not None else _badge("no claim", "none") + f' <span class="muted">{_e(", ".join(b["locations"]))}</span>',
              f"<code>{_e(_source_text(b['source']))}</code>"] for b in report["other_bindings"]]))
@@ -415,7 +377,7 @@ def to_html(report):
     cited = [r for r in report["entries"] if r["status"] == CITED]
     if cited:
         parts.append("<h2>Cited, not audited</h2>")
-        parts.append(_table(["id", "printed", "why"], [
+        parts.append(_html_table(["id", "printed", "why"], [
             [_e(r["id"]), f"<code>{_e(r['published'])}</code>", _e(r["why"])] for r in cited]))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -446,5 +408,5 @@ def main(argv):
     for row in report["entries"]:
         if row["status"] in (UNEXPECTED, MISSING):
             print(f"  {row['status']}: {row['id']} ({row['key']}): {row['why']}", file=sys.stderr)
-    print(f"audit: details in {Path(args.md)} and {Path(args.html)}", file=sys.stderr)
+    print(f"audit: details in {args.md} and {args.html}", file=sys.stderr)
     return 0

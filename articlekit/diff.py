@@ -33,6 +33,7 @@ import sys
 from articlekit.baseline import BaselineError, check_holds, load_baseline, same_value
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json, write_text_atomic
+from articlekit.mdtable import cell, code, table, versions_text
 from articlekit.release import SnapshotError, load_snapshot
 
 DEFAULT_TIMING_BAND = (0.5, 2.0)
@@ -66,7 +67,8 @@ def agreement_rule(key, baseline):
 
 
 def _equal(old, new):
-    return same_value(old, new), "equal" if same_value(old, new) else "not equal"
+    same = same_value(old, new)
+    return same, "equal" if same else "not equal"
 
 
 def _within_noise(check, old, new):
@@ -129,11 +131,6 @@ def _is_numbers(items):
 
 # ---- comparing a build with a snapshot ------------------------------------------------
 
-def _show(value, limit=120):
-    text = value if isinstance(value, str) else format_value(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _versions(values):
     return {lib: values.get(f"environment.{lib}") for lib in ("python", "numpy", "torch")}
 
@@ -154,11 +151,12 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None):
         same, why = test(old, new)
         row = {"key": key, "rule": rule, "release": old, "build": new, "why": why,
                "script": (sources.get(key) or {}).get("script")}
-        if same and SPREAD.match(key):
-            if not same_value(old, new):
+        if same:
+            if same_value(old, new):
+                continue
+            if SPREAD.match(key):
                 not_compared.append(key)
-        elif same:
-            if not same_value(old, new):
+            else:
                 within.append(row)
         elif isinstance(old, str) or isinstance(new, str):
             texts.append(row)
@@ -182,15 +180,14 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None):
         if before and after and before.get("text") != after.get("text"):
             printed.append({"binding": binding_id, "key": after.get("key"), "release": before.get("text"),
                             "build": after.get("text"), "locations": after.get("locations", [])})
-        old_claim = (before or {}).get("claim")
-        new_claim = (after or {}).get("claim")
-        old_holds = None if old_claim is None else old_claim.get("holds")
-        new_holds = None if new_claim is None else new_claim.get("holds")
+        old_claim = (before or {}).get("claim") or {}
+        new_claim = (after or {}).get("claim") or {}
+        old_holds, new_holds = old_claim.get("holds"), new_claim.get("holds")
         if old_holds != new_holds:
             claims.append({"binding": binding_id, "key": (after or before).get("key"),
                            "expect": (new_claim or old_claim).get("expect"),
                            "release": _claim_state(old_holds, before), "build": _claim_state(new_holds, after),
-                           "message": (new_claim or {}).get("message"),
+                           "message": new_claim.get("message"),
                            "locations": (after or before).get("locations", [])})
 
     added = sorted(set(new_values) - set(old_values))
@@ -235,18 +232,17 @@ def _claim_state(holds, binding):
 
 # ---- Markdown --------------------------------------------------------------------
 
-def _cell(value):
-    text = value if isinstance(value, str) else ("" if value is None else _show(value))
-    return " ".join(str(text).split()).replace("|", "\\|")
+def _show(value, limit=120):
+    """A value for a table cell: text as it is, anything else printed the
+    way the article would, cut at `limit` characters."""
+    if value is None or isinstance(value, str):
+        return value
+    text = format_value(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _code(value):
-    return f"`{_cell(value)}`" if value not in (None, "") else ""
-
-
-def _versions_text(versions):
-    names = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}
-    return ", ".join(f"{names[k]} {v}" for k, v in versions.items() if v)
+    return code(_show(value))
 
 
 def no_release_markdown():
@@ -262,9 +258,9 @@ def to_markdown(diff):
     lines = [
         f"# What changed since release `{label}`",
         "",
-        f"Release `{label}`, frozen {a['released_at']}: {_versions_text(a['versions'])}.  ",
+        f"Release `{label}`, frozen {a['released_at']}: {versions_text(a['versions'])}.  ",
         f"This build{(' of ' + diff['build']['built_at']) if diff['build']['built_at'] else ''}: "
-        f"{_versions_text(diff['build']['versions'])}.",
+        f"{versions_text(diff['build']['versions'])}.",
         "",
         "| numbers | texts | claims | printed in the article | environment | within their rule |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -276,37 +272,33 @@ def to_markdown(diff):
                               "environment_changed", "keys_added", "keys_removed")):
         lines += ["Nothing changed beyond its agreement rule.", ""]
 
-    def table(title, intro, head, rows):
-        if not rows:
-            return
-        lines.extend([f"## {title}", "", intro, "", "| " + " | ".join(head) + " |",
-                      "|" + "---|" * len(head)])
-        lines.extend("| " + " | ".join(row) + " |" for row in rows)
-        lines.append("")
+    def section(title, intro, head, rows):
+        if rows:
+            lines.extend([f"## {title}", "", intro, "", *table(head, rows), ""])
 
-    table("Environment", "Libraries and machine; an experiment listed here ran with a different library.",
-          ["what", f"release {label}", "this build"],
-          [[_cell(e["what"]), _code(e["release"]), _code(e["build"])] for e in diff["environment"]])
-    table("Claims whose result changed", "What the prose says about a number, checked on both builds.",
-          ["key", "claim", f"release {label}", "this build", "where"],
-          [[_code(c["key"]), _code(c["expect"]), c["release"], c["build"], _cell(", ".join(c["locations"]))]
-           for c in diff["claims"]])
-    table("Numbers that changed beyond their agreement rule",
-          "The rule is the key's baseline class, else exact (a band for timings); see `articlekit/diff.py`.",
-          ["key", "rule", f"release {label}", "this build", "why", "script"],
-          [[_code(r["key"]), _cell(r["rule"]), _code(r["release"]), _code(r["build"]), _cell(r["why"]),
-            _cell(r["script"])] for r in diff["numbers"]])
-    table("Texts that changed", "Error messages and other strings, compared exactly.",
-          ["key", f"release {label}", "this build", "script"],
-          [[_code(r["key"]), _code(r["release"]), _code(r["build"]), _cell(r["script"])] for r in diff["texts"]])
-    table("Printed differently in the article", "The text a shortcode put into the prose.",
-          ["key", f"release {label}", "this build", "where"],
-          [[_code(p["key"]), _code(p["release"]), _code(p["build"]), _cell(", ".join(p["locations"]))]
-           for p in diff["printed"]])
-    table("Moved within their agreement rule (not a change)", "Listed so that nothing moves unseen.",
-          ["key", "rule", f"release {label}", "this build", "why"],
-          [[_code(r["key"]), _cell(r["rule"]), _code(r["release"]), _code(r["build"]), _cell(r["why"])]
-           for r in diff["within_rule"]])
+    section("Environment", "Libraries and machine; an experiment listed here ran with a different library.",
+            ["what", f"release {label}", "this build"],
+            [[cell(e["what"]), _code(e["release"]), _code(e["build"])] for e in diff["environment"]])
+    section("Claims whose result changed", "What the prose says about a number, checked on both builds.",
+            ["key", "claim", f"release {label}", "this build", "where"],
+            [[_code(c["key"]), _code(c["expect"]), c["release"], c["build"], cell(", ".join(c["locations"]))]
+             for c in diff["claims"]])
+    section("Numbers that changed beyond their agreement rule",
+            "The rule is the key's baseline class, else exact (a band for timings); see `articlekit/diff.py`.",
+            ["key", "rule", f"release {label}", "this build", "why", "script"],
+            [[_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"]),
+              cell(r["script"])] for r in diff["numbers"]])
+    section("Texts that changed", "Error messages and other strings, compared exactly.",
+            ["key", f"release {label}", "this build", "script"],
+            [[_code(r["key"]), _code(r["release"]), _code(r["build"]), cell(r["script"])] for r in diff["texts"]])
+    section("Printed differently in the article", "The text a shortcode put into the prose.",
+            ["key", f"release {label}", "this build", "where"],
+            [[_code(p["key"]), _code(p["release"]), _code(p["build"]), cell(", ".join(p["locations"]))]
+             for p in diff["printed"]])
+    section("Moved within their agreement rule (not a change)", "Listed so that nothing moves unseen.",
+            ["key", "rule", f"release {label}", "this build", "why"],
+            [[_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"])]
+             for r in diff["within_rule"]])
     if diff["not_compared"]:
         lines += ["## Reported, not compared", "",
                   "The spread of each timing (samples, min, max, quartiles) describes the noise itself; "

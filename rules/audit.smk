@@ -5,13 +5,17 @@ BASELINE = "baseline/published.yaml"
 BASELINE_SCHEMA = "baseline/schema.yaml"
 # shell rules get no `code` rerun trigger: list the modules so that a fix to
 # how values are judged redoes the audit and the diff.
-AUDIT_CODE = [
-    "articlekit/audit.py",
+# Modules both reports judge values with.
+JUDGING_CODE = [
     "articlekit/baseline.py",
     "articlekit/claims.py",
     "articlekit/fmt.py",
+    "articlekit/jsonio.py",
+    "articlekit/mdtable.py",
+    "articlekit/values.py",
 ]
-DIFF_CODE = ["articlekit/diff.py", "articlekit/release.py", "articlekit/baseline.py"]
+AUDIT_CODE = ["articlekit/audit.py", *JUDGING_CODE]
+DIFF_CODE = ["articlekit/diff.py", "articlekit/release.py", *JUDGING_CODE]
 
 
 rule audit:
