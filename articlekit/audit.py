@@ -5,24 +5,33 @@ this build regenerate it, and if it moved, was that expected?
         --values build/values.json --bindings build/bindings.json \\
         --json build/audit.json --md build/audit.md --html build/audit.html
 
-Statuses, decided by the entry's agreement class (baseline/published.yaml):
+Statuses, decided by the entry's agreement class (baseline/published.yaml),
+in the order a reviewer reads them:
 
-    reproduced          the printed digits (or text) came back
+    erratum             the edition was wrong; its corrected fact (check) holds
+    not reproducible    the edition never gave the inputs; its check holds
+    moved unexpectedly  different beyond its class, or it fails its check
+    key missing         no value under that key any more; counts as unexpected
     moved as expected   different, within what its class allows: noise still
                         under its bound, a timing inside its band, a version,
                         an error text after that library changed version, a
-                        number whose inputs the edition never gave, or an
-                        erratum whose corrected fact still holds
-    moved unexpectedly  different beyond its class, or it fails its check
-    key missing         no value under that key any more; counts as unexpected
+                        deliberate revision with its reason
+    reproduced          the printed digits (or text) came back
     cited               from the paper or the docs: listed, not audited
 
 A move never fails the build: the article's claims do that. The audit says
-what moved, and prints a one-line summary to stderr.
+what moved, and prints a one-line summary to stderr, with every unexpected
+move and missing key on its own line (Snakemake shows stderr in the
+terminal; --log keeps a copy).
+
+One threshold per claim: when the article claims something about a key with
+the same comparison as the entry's check ("> 0.1" in the prose, "> 0.01" in
+the baseline), the two must agree, or the entry moves unexpectedly.
 """
 
 import argparse
 import html
+import re
 import sys
 
 from articlekit.baseline import BaselineError, check_holds, load_baseline, render, same_text, same_value
@@ -31,12 +40,17 @@ from articlekit.jsonio import read_json, write_json, write_text_atomic
 from articlekit.mdtable import cell, code, table, versions_text
 from articlekit.values import lookup, split_key
 
-REPRODUCED = "reproduced"
-EXPECTED = "moved as expected"
+ERRATUM = "erratum"
+NOT_REPRODUCIBLE = "not reproducible"
 UNEXPECTED = "moved unexpectedly"
 MISSING = "key missing"
+EXPECTED = "moved as expected"
+REPRODUCED = "reproduced"
 CITED = "cited"
-STATUSES = (REPRODUCED, EXPECTED, UNEXPECTED, MISSING, CITED)
+# Reading order: what a reviewer wants first.
+STATUSES = (ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED, MISSING, EXPECTED, REPRODUCED, CITED)
+CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
+       EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
 
 
 # ---- versions ------------------------------------------------------------------
@@ -100,10 +114,13 @@ def judge(entry, value, edition_versions, installed):
     if entry.cls == "info":
         return EXPECTED, shown, "reported, expected to differ between machines and builds"
     if entry.cls == "not_reproducible":
-        kept = f" Its claim '{entry.check}' holds." if entry.check else ""
-        return EXPECTED, shown, " ".join(entry.reason.split()) + kept
+        kept = f" Its check '{entry.check}' holds." if entry.check else ""
+        return NOT_REPRODUCIBLE, shown, " ".join(entry.reason.split()) + kept
     if entry.cls == "erratum":
-        return EXPECTED, shown, "Erratum: " + " ".join(entry.reason.split()) + f" ('{entry.check}' holds.)"
+        return ERRATUM, shown, " ".join(entry.reason.split()) + f" ('{entry.check}' holds.)"
+    if entry.cls == "revised":
+        kept = f" Its check '{entry.check}' holds." if entry.check else ""
+        return EXPECTED, shown, "Revised: " + " ".join(entry.reason.split()) + kept
     raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}")
 
 
@@ -142,8 +159,39 @@ def bound_values(bindings_doc):
             "message": claim.get("message"),
             "locations": b.get("locations", []),
             "source": b.get("source") or {},
+            "anchor": b.get("anchor"),
+            "in_prose": b.get("in_prose", False),
         })
     return rows
+
+
+# "> 0.1", "<= 1e-12": the one-comparison checks whose thresholds can be compared.
+_SIMPLE = re.compile(r"^\s*(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def threshold_conflicts(check, claims):
+    """Article claims on the same key that compare the same way as the
+    entry's check with another threshold: one number, two thresholds."""
+    mine = _SIMPLE.match(check or "")
+    if not mine:
+        return []
+    side = mine.group(1)[0]
+    out = []
+    for c in claims:
+        theirs = _SIMPLE.match(c["expect"] or "")
+        if theirs and theirs.group(1)[0] == side and float(theirs.group(2)) != float(mine.group(2)):
+            out.append(c["expect"])
+    return sorted(set(out))
+
+
+def article_link(claims, key):
+    """Where the article prints the key: its first prose occurrence
+    (#at-v-...), else its row in the provenance table (#v-...)."""
+    exact = [c for c in claims if c["key"] == key and c["anchor"]] or [c for c in claims if c["anchor"]]
+    if not exact:
+        return None
+    prose = [c for c in exact if c["in_prose"]]
+    return f"article.html#at-{prose[0]['anchor']}" if prose else f"article.html#{exact[0]['anchor']}"
 
 
 # ---- the report ------------------------------------------------------------------
@@ -160,11 +208,15 @@ def audit(baseline, values_doc, bindings_doc):
             "id": entry.id, "key": entry.key, "class": entry.cls, "published": entry.published,
             "where": entry.where, "line": entry.line, "restates": entry.restates,
             "regenerated": None, "raw": None, "status": None, "why": None,
-            "claims": [], "source": None,
+            "claims": [], "source": None, "article": None, "check": entry.check,
         }
         if entry.cls == CITED:
-            row.update(status=CITED, why=" ".join(entry.reason.split()))
+            why = " ".join(entry.reason.split())
+            if entry.dropped:
+                why += " Not in this article: " + " ".join(entry.dropped.split())
+            row.update(status=CITED, why=why, dropped=entry.dropped)
         else:
+            row["claims"] = [b for b in bound if keys_related(b["key"], entry.key)]
             try:
                 value = lookup(values, entry.key)
             except (KeyError, ValueError) as exc:
@@ -173,9 +225,14 @@ def audit(baseline, values_doc, bindings_doc):
                                                "in the baseline or restore the value")
             else:
                 status, shown, why = judge(entry, value, baseline.edition["versions"], installed)
+                conflicts = threshold_conflicts(entry.check, [c for c in row["claims"] if c["key"] == entry.key])
+                if conflicts:
+                    status = UNEXPECTED
+                    why = (f"one threshold in two places: the article claims {', '.join(map(repr, conflicts))}, "
+                           f"the baseline checks '{entry.check}' (line {entry.line}); make them one. " + why)
                 row.update(status=status, regenerated=shown, raw=value, why=why)
             row["source"] = sources.get(split_key(entry.key)[0])
-            row["claims"] = [b for b in bound if keys_related(b["key"], entry.key)]
+            row["article"] = article_link(row["claims"], entry.key)
         rows.append(row)
 
     audited_keys = [e.key for e in baseline.entries if e.key]
@@ -186,11 +243,13 @@ def audit(baseline, values_doc, bindings_doc):
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
     summary = {
         "entries": len(rows),
-        "reproduced": counts[REPRODUCED],
-        "moved_as_expected": counts[EXPECTED],
+        "erratum": counts[ERRATUM],
+        "not_reproducible": counts[NOT_REPRODUCIBLE],
         # a missing key counts as unexpected: something the edition printed is gone
         "moved_unexpectedly": counts[UNEXPECTED] + counts[MISSING],
         "key_missing": counts[MISSING],
+        "moved_as_expected": counts[EXPECTED],
+        "reproduced": counts[REPRODUCED],
         "cited": counts[CITED],
         "claims_checked": len(claims),
         "claims_failed": len(failed),
@@ -214,8 +273,30 @@ def _missing_note(summary):
 def summary_line(report):
     s = report["summary"]
     return (f"audit: {s['reproduced']} reproduced, {s['moved_as_expected']} moved as expected, "
+            f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
             f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
             f"{s['claims_failed']} of {s['claims_checked']} claims failed")
+
+
+def card_counts(report):
+    """(label, count, css) per status, in reading order; claims last."""
+    s = report["summary"]
+    n = {ERRATUM: s["erratum"], NOT_REPRODUCIBLE: s["not_reproducible"],
+         UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"], MISSING: s["key_missing"],
+         EXPECTED: s["moved_as_expected"], REPRODUCED: s["reproduced"], CITED: s["cited"]}
+    return [(status, n[status], CSS[status]) for status in STATUSES]
+
+
+def groups(report):
+    """The audited rows a reviewer reads: one per key and status, in reading
+    order; every entry of the group keeps its own id (and anchor), so a value
+    the edition printed three times is one row, not three."""
+    out = {}
+    for r in report["entries"]:
+        if r["status"] == CITED:
+            continue
+        out.setdefault((r["status"], r["key"]), []).append(r)
+    return sorted(out.values(), key=lambda rows: STATUSES.index(rows[0]["status"]))
 
 
 # ---- pages: Markdown for diffs and reviews, HTML for reading --------------------------
@@ -244,16 +325,16 @@ def _source_text(source):
 def to_markdown(report):
     s = report["summary"]
     edition = report["edition"]
+    counts = card_counts(report)
     lines = [
         "# Audit: the published edition vs this build",
         "",
-        f"Baseline `{report['baseline']}`: the edition of {edition['date']} "
-        f"({versions_text(edition['versions'])}). This build: {versions_text(report['installed'])}.",
+        f"Baseline `{report['baseline']}`: the edition of {cell(edition['date'])} "
+        f"({cell(versions_text(edition['versions']))}). This build: {cell(versions_text(report['installed']))}.",
         "",
-        "| reproduced | moved as expected | moved unexpectedly | claims failed |",
-        "|---:|---:|---:|---:|",
-        f"| {s['reproduced']} | {s['moved_as_expected']} | {s['moved_unexpectedly']}{_missing_note(s)} "
-        f"| {s['claims_failed']} of {s['claims_checked']} |",
+        "| " + " | ".join(label for label, _, _ in counts) + " | claims failed |",
+        "|" + "---:|" * (len(counts) + 1),
+        "| " + " | ".join(str(n) for _, n, _ in counts) + f" | {s['claims_failed']} of {s['claims_checked']} |",
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
         "",
@@ -261,19 +342,19 @@ def to_markdown(report):
     unexpected = [r for r in report["entries"] if r["status"] in (UNEXPECTED, MISSING)]
     if unexpected:
         lines += ["## Moved unexpectedly", ""]
-        lines += [f"- **{r['id']}** (`{r['key']}`): {r['why']}" for r in unexpected]
+        lines += [f"- **{cell(r['id'])}** ({code(r['key'])}): {cell(r['why'])}" for r in unexpected]
         lines.append("")
     if report["failed_claims"]:
         lines += ["## Claims that fail", ""]
-        lines += [f"- {c.get('location', '?')}: `{c.get('key')}` expect `{c.get('expect')}`: {c.get('message')}"
-                  for c in report["failed_claims"]]
+        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))}: "
+                  f"{cell(c.get('message'))}" for c in report["failed_claims"]]
         lines.append("")
-    lines += ["## Every printed value", ""]
+    lines += ["## Every printed value, by status", ""]
     lines += table(
         ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
         [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
           cell(r["why"]), cell(_claims_text(r["claims"])), cell(_source_text(r["source"]))]
-         for r in report["entries"] if r["status"] != CITED])
+         for group in groups(report) for r in group])
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
         lines += table(
@@ -286,28 +367,65 @@ def to_markdown(report):
     cited = [r for r in report["entries"] if r["status"] == CITED]
     if cited:
         lines += ["", "## Cited, not audited", ""]
-        lines += [f"- **{r['id']}** `{cell(r['published'])}`: {r['why']}" for r in cited]
+        lines += [f"- **{cell(r['id'])}** {code(r['published'])}: {cell(r['why'])}" for r in cited]
     return "\n".join(lines) + "\n"
 
 
+# Fits 1280 px without sideways scrolling (four columns, text wraps between
+# words only); under 48rem each row becomes a card of labelled fields.
 _STYLE = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:1.5rem auto;padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border-bottom:1px solid #e6e8eb;padding:.3rem .45rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa;position:sticky;top:0}code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}td:nth-child(3) code{white-space:nowrap}
+table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.85rem}
+th,td{border-bottom:1px solid #e6e8eb;padding:.35rem .45rem;text-align:left;vertical-align:top;overflow-wrap:normal;word-break:normal}
+th{background:#f6f8fa}
+code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-line}
+.key{white-space:normal}
+col.c-key{width:22%}col.c-printed{width:33%}col.c-why{width:33%}col.c-links{width:12%}
 .badge{display:inline-block;border-radius:1rem;padding:.05rem .55rem;font-size:.75rem;font-weight:600;white-space:nowrap}
-.reproduced{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
-.unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}.holds{background:#dafbe1;color:#116329}
-.cards{display:flex;gap:.8rem;flex-wrap:wrap}.card{border:1px solid #d0d7de;border-radius:.5rem;padding:.6rem 1rem;min-width:9rem}
-.card b{display:block;font-size:1.6rem}.muted{color:#57606a}
+.reproduced,.holds{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
+.erratum{background:#fbefff;color:#6e40c9}.not-reproducible{background:#fff8c5;color:#7d4e00}
+.unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}
+.cards{display:flex;gap:.6rem;flex-wrap:wrap;padding:0;margin:1rem 0}
+.card{display:block;flex:1 1 0;border:1px solid #d0d7de;border-radius:.5rem;padding:.5rem .7rem;color:inherit;text-decoration:none}
+.nb{white-space:nowrap}
+a.card:hover{border-color:#0969da}.card b{display:block;font-size:1.5rem}.card.zero{opacity:.55}
+.muted{color:#57606a}.entry{margin:0 0 .35rem}.entry:last-child{margin:0}
+.entry a.id{font-weight:600;color:inherit}.arrow{color:#57606a;padding:0 .2rem}
+details{margin:1rem 0}summary{cursor:pointer;font-weight:600;padding:.3rem 0}
+:target{background:#fff8c5}
+@media (max-width:48rem){
+  body{margin:.8rem auto;padding:0 .6rem}
+  table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:100%}
+  table.rows thead,table.rows colgroup{display:none}
+  table.rows tr{border:1px solid #d0d7de;border-radius:.4rem;margin:0 0 .7rem;padding:.2rem .3rem}
+  table.rows td{border:0;padding:.25rem .3rem}
+  table.rows td[data-label]::before{content:attr(data-label);display:block;font-size:.7rem;color:#57606a;text-transform:uppercase;letter-spacing:.03em}
+  .card{flex:1 1 40%}
+}
 """
-
-_BADGE_CLASS = {REPRODUCED: "reproduced", EXPECTED: "expected", UNEXPECTED: "unexpected",
-                MISSING: "missing", CITED: "cited"}
 
 
 def _e(text):
     return html.escape("" if text is None else str(text))
+
+
+# A number, version or flag inside running text ("-1e9", "2.14.1+cpu",
+# "'> 0.1'") is one word: browsers would otherwise break it after its hyphen.
+_TOKEN = re.compile(r"[-+−]?[\w.]*\d[\w.+−-]*")
+
+
+def _words(text):
+    """Escaped running text whose numbers never wrap inside."""
+    return _TOKEN.sub(lambda m: f'<span class="nb">{m.group(0)}</span>' if "-" in m.group(0) or "+" in m.group(0)
+                      else m.group(0), _e(text))
+
+
+def _key_html(key):
+    """A dotted key (or a path) that may wrap after its dots, underscores and
+    slashes, never inside a word."""
+    return "<code class=key>" + "<wbr>".join(re.split(r"(?<=[._/])", _e(key))) + "</code>"
 
 
 def _badge(label, css):
@@ -321,24 +439,48 @@ def _claim_badges(claims):
             continue
         css, mark = ("holds", "✓") if c["holds"] else ("fails", "✗")
         out.append(f'{_badge(mark + " " + c["expect"], css)} <span class="muted">{_e(", ".join(c["locations"]))}</span>')
-    return "<br>".join(out) or '<span class="muted">none</span>'
+    return "<br>".join(out)
 
 
-def _html_table(head, rows):
+def _cols(*names):
+    return "<colgroup>" + "".join(f'<col class="c-{n}">' for n in names) + "</colgroup>"
+
+
+def _html_table(head, rows, cols="", css="rows"):
     header = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "\n".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{header}</tr></thead><tbody>\n{body}\n</tbody></table>"
+    body = "\n".join("<tr>" + "".join(f'<td data-label="{_e(h)}">{c}</td>' for h, c in zip(head, row)) + "</tr>"
+                     for row in rows)
+    return f'<table class="{css}">{cols}<thead><tr>{header}</tr></thead><tbody>\n{body}\n</tbody></table>'
+
+
+def _group_cells(group):
+    """One row of the table: every entry of a key and status together."""
+    first = group[0]
+    key = (_key_html(first["key"]) + f'<br><span class="muted">{_e(first["class"])}'
+           + (f' · {_e(_source_text(first["source"]))}' if first["source"] else "") + "</span>")
+    printed = []
+    for r in group:
+        shown = "" if r["regenerated"] is None else (
+            f' <span class="arrow">→</span> <code>{_e(_shorten(r["regenerated"], 160))}</code>')
+        printed.append(f'<div class="entry" id="{_e(r["id"])}"><a class="id" href="#{_e(r["id"])}">{_e(r["id"])}</a>'
+                       f'<br><code>{_e(r["published"])}</code>{shown}'
+                       f'<br><span class="muted">{_e(r["where"]["section"])}: “{_words(r["where"]["quote"])}”</span></div>')
+    whys = list(dict.fromkeys(r["why"] for r in group))
+    why = "<br>".join(_words(w) for w in whys)
+    badges = _claim_badges(first["claims"])
+    links = []
+    if first["article"]:
+        links.append(f'<a href="{_e(first["article"])}">in the article</a>')
+    return [key, "".join(printed), why + (f"<br>{badges}" if badges else ""),
+            "<br>".join(links) or '<span class="muted">not printed</span>']
 
 
 def to_html(report):
     s = report["summary"]
     edition = report["edition"]
-    cards = [
-        (s["reproduced"], "reproduced", "reproduced"),
-        (s["moved_as_expected"], "moved as expected", "expected"),
-        (s["moved_unexpectedly"], "moved unexpectedly" + _missing_note(s), "unexpected"),
-        (f"{s['claims_failed']} / {s['claims_checked']}", "claims failed", "fails" if s["claims_failed"] else "holds"),
-    ]
+    all_groups = groups(report)
+    cards = [(label, n, css) for label, n, css in card_counts(report)]
+    claims_css = "fails" if s["claims_failed"] else "holds"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -347,38 +489,53 @@ def to_html(report):
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Audit: the published edition vs this build</h1>",
         f"<p>Baseline <code>{_e(report['baseline'])}</code>: the edition of {_e(edition['date'])} "
-        f"({_e(versions_text(edition['versions']))}). This build: {_e(versions_text(report['installed']))}.</p>",
-        '<div class="cards">' + "".join(
-            f'<div class="card">{_badge(label, css)}<b>{_e(n)}</b></div>' for n, label, css in cards) + "</div>",
-        f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than measured. '
-        "A move never fails the build; a failed claim does.</p>",
+        f"({_e(versions_text(edition['versions']))}). This build: {_e(versions_text(report['installed']))}. "
+        '<a href="article.html">The article</a>.</p>',
+        '<nav class="cards">' + "".join(
+            f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{_badge(label, css)}<b>{n}</b></a>'
+            for label, n, css in cards)
+        + f'<a class="card" href="#claims">{_badge("claims failed", claims_css)}'
+          f'<b>{s["claims_failed"]} / {s["claims_checked"]}</b></a></nav>',
+        f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
+        "measured. A move never fails the build; a failed claim does. Each status below folds; each entry's id is "
+        "its anchor (audit.html#ID).</p>",
     ]
+    parts.append('<h2 id="claims">Claims that fail</h2>')
     if report["failed_claims"]:
-        parts.append("<h2>Claims that fail</h2>")
         parts.append(_html_table(["where", "key", "claim", "result"], [
-            [_e(c.get("location")), f"<code>{_e(c.get('key'))}</code>", f"<code>{_e(c.get('expect'))}</code>",
+            [_e(c.get("location")), _key_html(c.get("key")), f"<code>{_e(c.get('expect'))}</code>",
              _e(c.get("message"))] for c in report["failed_claims"]]))
-    parts.append("<h2>Every printed value</h2>")
-    parts.append(_html_table(
-        ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
-        [[_badge(r["status"], _BADGE_CLASS[r["status"]]), _e(r["id"]), f"<code>{_e(r['key'])}</code>",
-          f"<code>{_e(r['published'])}</code>", f"<code>{_e(r['regenerated'])}</code>" if r["regenerated"] is not None else "",
-          _e(r["class"]), _e(r["why"]) + f'<br><span class="muted">{_e(r["where"]["section"])}: “{_e(r["where"]["quote"])}”</span>',
-          _claim_badges(r["claims"]), f"<code>{_e(_source_text(r['source']))}</code>"]
-         for r in report["entries"] if r["status"] != CITED]))
+    else:
+        parts.append(f"<p>None: all {s['claims_checked']} claims of the article hold.</p>")
+    parts.append("<h2>Every printed value, by status</h2>")
+    head = ["key", "published → this build", "why", "article"]
+    for label, n, css in cards:
+        if label == CITED:
+            continue
+        rows = [_group_cells(g) for g in all_groups if g[0]["status"] == label]
+        parts.append(f'<details id="status-{css}" open><summary>{_badge(label, css)} {n} '
+                     f'{"entry" if n == 1 else "entries"}</summary>')
+        parts.append(_html_table(head, rows, _cols("key", "printed", "why", "links")) if rows
+                     else '<p class="muted">None.</p>')
+        parts.append("</details>")
     parts.append("<h2>Other values bound in the article</h2>")
     if report["other_bindings"]:
         parts.append(_html_table(["key", "printed", "claim", "script"], [
-            [f"<code>{_e(b['key'])}</code>", f"<code>{_e(_shorten(b['text']))}</code>", _claim_badges([b])
-             if b["holds"] is not None else _badge("no claim", "none") + f' <span class="muted">{_e(", ".join(b["locations"]))}</span>',
-             f"<code>{_e(_source_text(b['source']))}</code>"] for b in report["other_bindings"]]))
+            [_key_html(b["key"]), f"<code>{_e(_shorten(b['text']))}</code>", _claim_badges([b])
+             or _badge("no claim", "none") + f' <span class="muted">{_e(", ".join(b["locations"]))}</span>',
+             _key_html(_source_text(b["source"]))] for b in report["other_bindings"]],
+            _cols("key", "printed", "why", "links")))
     else:
         parts.append("<p>None: every bound value is in the baseline.</p>")
     cited = [r for r in report["entries"] if r["status"] == CITED]
+    parts.append(f'<details id="status-cited" open><summary>{_badge(CITED, "cited")} {len(cited)} '
+                 "cited, not audited</summary>")
     if cited:
-        parts.append("<h2>Cited, not audited</h2>")
         parts.append(_html_table(["id", "printed", "why"], [
-            [_e(r["id"]), f"<code>{_e(r['published'])}</code>", _e(r["why"])] for r in cited]))
+            [f'<a class="id" id="{_e(r["id"])}" href="#{_e(r["id"])}">{_e(r["id"])}</a>',
+             f"<code>{_e(r['published'])}</code>", _words(r["why"])] for r in cited],
+            _cols("key", "printed", "why")))
+    parts.append("</details>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -391,22 +548,37 @@ def main(argv):
     parser.add_argument("--json", required=True, help="where to write the audit as data")
     parser.add_argument("--md", required=True, help="where to write the audit as Markdown")
     parser.add_argument("--html", required=True, help="where to write the audit as a self-contained page")
+    parser.add_argument("--log", help="also write the messages to this file (stderr still gets them)")
     args = parser.parse_args(argv)
+    messages = []
+
+    def say(line):
+        messages.append(line)
+        print(line, file=sys.stderr)
+
     try:
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
         bindings_doc = read_json(args.bindings)
     except (BaselineError, OSError, ValueError) as exc:
-        print(f"audit: {exc}", file=sys.stderr)
+        say(f"audit: {exc}")
+        _write_log(args.log, messages)
         return 1
     report = audit(baseline, values_doc, bindings_doc)
     report["inputs"] = {"values": args.values, "bindings": args.bindings}
     write_json(args.json, report)
     write_text_atomic(args.md, to_markdown(report))
     write_text_atomic(args.html, to_html(report))
-    print(summary_line(report), file=sys.stderr)
+    say(summary_line(report))
     for row in report["entries"]:
         if row["status"] in (UNEXPECTED, MISSING):
-            print(f"  {row['status']}: {row['id']} ({row['key']}): {row['why']}", file=sys.stderr)
-    print(f"audit: details in {args.md} and {args.html}", file=sys.stderr)
+            where = f"{baseline.path}:{row['line']}: " if row["line"] else ""
+            say(f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']}")
+    say(f"audit: details in {args.md} and {args.html}")
+    _write_log(args.log, messages)
     return 0
+
+
+def _write_log(path, messages):
+    if path:
+        write_text_atomic(path, "\n".join(messages) + "\n")

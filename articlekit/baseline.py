@@ -10,6 +10,7 @@ and what would fix it.
 """
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class Entry:
     library: str = None
     reason: str = None
     restates: str = None
+    dropped: str = None  # why this article no longer prints it
     line: int = None  # 1-based line of the entry in the YAML file
 
 
@@ -213,7 +215,7 @@ def load_baseline(path=DEFAULT_BASELINE):
             id=item["id"], cls=item["class"], published=item["published"], where=item["where"],
             value=item.get("value"), key=item.get("key"), fmt=item.get("fmt"), check=item.get("check"),
             band=tuple(item["band"]) if "band" in item else None, library=item.get("library"),
-            reason=item.get("reason"), restates=item.get("restates"),
+            reason=item.get("reason"), restates=item.get("restates"), dropped=item.get("dropped"),
             line=lines[i] if i < len(lines) else None,
         )
         for i, item in enumerate(data["entries"])
@@ -223,3 +225,94 @@ def load_baseline(path=DEFAULT_BASELINE):
     if problems:
         raise BaselineError("inconsistent baseline:\n  " + "\n  ".join(problems))
     return baseline
+
+
+# ---- agreement between two builds of the same value -----------------------------
+# Used by articlekit.diff (this build vs a release). A float computed on
+# another CPU (AVX-512 vs AVX2 kernels, another BLAS) may round its last bits
+# differently: summation order changes with the vector width. Such results
+# agree when they are within FLOAT_ULPS units in the last place; what is
+# exact (integers, shapes, texts, booleans, and the seeded table at the
+# printed precision) must be equal.
+
+FLOAT_ULPS = 16
+# A measured error (a max |diff| between two computations, a deviation from
+# 1) is a difference of values of order one: its last bits are those of the
+# values it compares, so it is judged in ULPs of 1.0, not of itself.
+ERROR_MEASURE = re.compile(r"(max_abs_diff|_deviation|output_diff)(\b|_|$)")
+
+
+def float_width(key):
+    """'float32' for keys computed in single precision, else 'float64'."""
+    return "float32" if "float32" in key else "float64"
+
+
+def _ulp(x, width):
+    if width == "float32":
+        return 2.0 ** (math.frexp(x)[1] - 24) if x else 2.0 ** -149
+    return math.ulp(x)
+
+
+def ulps_apart(a, b, width="float64", scale=None):
+    """|a - b| in units in the last place of max(|a|, |b|) (or of `scale`)."""
+    if a == b or (math.isnan(a) and math.isnan(b)):
+        return 0.0
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.inf
+    return abs(a - b) / _ulp(scale if scale is not None else max(abs(a), abs(b)), width)
+
+
+def _float_leaves(value):
+    """The numbers of a value (nested lists flattened), or None when it holds
+    anything else (text, booleans, nulls): those are compared exactly."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return None
+    if isinstance(value, (int, float)):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        out = []
+        for item in value:
+            leaves = _float_leaves(item)
+            if leaves is None:
+                return None
+            out.extend(leaves)
+        return out
+    return None
+
+
+def _shape(value):
+    return [len(value), *(_shape(value[0]) if value and isinstance(value[0], list) else [])] \
+        if isinstance(value, list) else []
+
+
+def within_ulps(key, old, new, ulps=FLOAT_ULPS):
+    """(same, why) for two builds of a floating-point result: equal shapes and
+    integers, and floats within `ulps` units in the last place."""
+    if same_value(old, new):
+        return True, "equal"
+    olds, news = _float_leaves(old), _float_leaves(new)
+    if olds is None or news is None or _shape(old) != _shape(new) or len(olds) != len(news):
+        return False, "not equal"
+    if any(isinstance(o, int) != isinstance(n, int) or (isinstance(o, int) and o != n) for o, n in zip(olds, news)):
+        return False, "not equal (integers are exact)"
+    width = float_width(key)
+    scale = 1.0 if ERROR_MEASURE.search(key) else None
+    worst = max(ulps_apart(float(o), float(n), width, scale) for o, n in zip(olds, news))
+    unit = f"ULPs of 1.0 ({width}; an error measure)" if scale else f"ULPs ({width})"
+    if worst <= ulps:
+        return True, f"within {worst:.2g} {unit}, tolerance {ulps}"
+    shown = "inf" if math.isinf(worst) else f"{worst:.3g}"
+    return False, f"{shown} {unit} apart, beyond the tolerance of {ulps}"
+
+
+def same_when_printed(fmt, old, new):
+    """(same, why) for an exact value: equal as the edition printed it."""
+    if same_value(old, new):
+        return True, "equal"
+    try:
+        a, b = render(old, fmt), render(new, fmt)
+    except FormatError:
+        return False, "not equal"
+    if a == b:
+        return True, f"equal at the printed precision ({fmt}: {a})"
+    return False, f"printed {a} then, {b} now"

@@ -19,9 +19,13 @@ bindings.json:
          "source": {"artifact", "script", "experiment"},
          "anchor": "v-<slug of key>", the provenance row it links to,
          "locations": ["article/index.qmd:42", ...],
-         "printed": false when only {{< claim >}} uses it}},
+         "printed": false when only {{< claim >}} uses it,
+         "in_prose": true when printed in prose (the first such place
+                     carries the id "at-<anchor>")}},
      "claims": [{"location", "key", "expect", "value", "holds", "message"}],
-     "provenance_md": markdown table, one row per key, each row anchored}
+     "provenance_md": markdown table, one row per key, each row anchored,
+     "departures_md": the {{< departures >}} section (articlekit.departures),
+                      made from --baseline; each value in it is a binding}
 
 Every problem is reported at once, each as `file:line: ...`, and then the
 command fails without writing anything: unknown keys (with the closest
@@ -44,7 +48,8 @@ from articlekit.values import UnknownKey, lookup
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
 # built-in; it is resolved by the renderer, not here.
-SHORTCODES = {"value": {"fmt", "expect"}, "claim": {"expect"}, "provenance": set(), "meta": set()}
+SHORTCODES = {"value": {"fmt", "expect"}, "claim": {"expect"}, "provenance": set(), "departures": set(),
+              "meta": set()}
 _SHOWN = 60  # characters of a value shown in tooltips and the provenance table
 
 
@@ -66,8 +71,9 @@ def short_text(value):
     return one if len(one) <= _SHOWN else one[: _SHOWN - 1] + "…"
 
 
-def bind(article, text, values_doc, strict):
-    """-> the bindings document, or raises BindError listing every problem."""
+def bind(article, text, values_doc, strict, baseline=None):
+    """-> the bindings document, or raises BindError listing every problem.
+    `baseline` (articlekit.baseline.Baseline) feeds {{< departures >}}."""
     values, sources = values_doc["values"], values_doc["sources"]
     problems, bindings, claim_log = [], {}, []
     provenance_count, anchors = 0, {}
@@ -75,6 +81,8 @@ def bind(article, text, values_doc, strict):
         occurrences = scan(text)
     except ShortcodeSyntaxError as exc:
         raise BindError([f"{article}:{exc}"]) from None
+    departure_list, departure_codes = departures_of(article, occurrences, values_doc, baseline, problems)
+    occurrences += departure_codes
 
     for sc in occurrences:
         where = sc.where(article)
@@ -92,7 +100,7 @@ def bind(article, text, values_doc, strict):
         if sc.name == "provenance":
             provenance_count += 1
             continue
-        if sc.name == "meta":
+        if sc.name in ("meta", "departures"):
             continue
         if len(sc.args) != 1:
             problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
@@ -107,6 +115,7 @@ def bind(article, text, values_doc, strict):
         if ident in bindings:
             bindings[ident]["locations"].append(where)
             bindings[ident]["printed"] |= sc.name == "value"
+            bindings[ident]["in_prose"] |= sc.name == "value" and sc.context == "prose"
             _log_claim(claim_log, bindings[ident], where)
             continue
         try:
@@ -133,6 +142,7 @@ def bind(article, text, values_doc, strict):
             "anchor": slug,
             "locations": [where],
             "printed": sc.name == "value",
+            "in_prose": sc.name == "value" and sc.context == "prose",
         }
         _log_claim(claim_log, bindings[ident], where)
 
@@ -152,7 +162,54 @@ def bind(article, text, values_doc, strict):
         "bindings": bindings,
         "claims": claim_log,
         "provenance_md": provenance_table(bindings),
+        "departures_md": departures_section(departure_list, bindings),
     }
+
+
+# --- the departures section ({{< departures >}}) -----------------------------
+
+def departures_of(article, occurrences, values_doc, baseline, problems):
+    """(departures, value shortcodes standing in for them): each departure's
+    value goes through the same lookup, formatting and claim check as a
+    {{< value >}} written at the line of {{< departures >}}."""
+    from articlekit.departures import departures
+    from articlekit.shortcodes import Shortcode
+
+    places = [sc for sc in occurrences if sc.name == "departures" and not sc.escaped]
+    if not places:
+        return [], []
+    if baseline is None:
+        problems.append(f"{places[0].where(article)}: {{{{< departures >}}}} needs the baseline: "
+                        "run bind with --baseline baseline/published.yaml")
+        return [], []
+    try:
+        listed = departures(baseline, values_doc)
+    except (KeyError, ValueError) as exc:
+        problems.append(f"{places[0].where(article)}: departures: {baseline.path}: {exc}")
+        return [], []
+    at = places[0]
+    codes = [Shortcode("value", [d["entry"].key], {"fmt": d["fmt"], "expect": d["expect"]},
+                       f"{{{{< departures: {d['entry'].id} >}}}}", at.line, "departures", at.start, at.start)
+             for d in listed]
+    return listed, codes
+
+
+def departures_section(listed, bindings):
+    """Markdown: one item per departure, its value a bound value linking to
+    its provenance row, its last word a link to its audit row."""
+    if not listed:
+        return "This build departs from the published edition nowhere.\n"
+    titles = {"correction": "Correction", "change": "Change"}
+    items = []
+    for d in listed:
+        entry = d["entry"]
+        b = bindings[lookup_id(entry.key, d["fmt"], d["expect"])]
+        title = b["title"].replace("\\", "\\\\").replace('"', '\\"')
+        number = f'[{md_text(b["text"])}](#{b["anchor"]} "{title}"){{.bound-value}}'
+        items.append(f"- **{titles[d['kind']]}** ({md_text(entry.where['section'])}): the edition printed "
+                     f"“{md_text(entry.published)}”; this build: {number}. {md_text(d['reason'])} "
+                     f"[Audit row {md_text(entry.id)}](audit.html#{entry.id})")
+    return "\n".join(items) + "\n"
 
 
 def _unique(slug, taken):
@@ -216,6 +273,12 @@ def provenance_table(bindings):
     return header + "\n".join(lines) + "\n"
 
 
+def _load_baseline(path):
+    from articlekit.baseline import load_baseline
+
+    return load_baseline(path)  # BaselineError is a ValueError: reported by main
+
+
 def parse_bool(text):
     lowered = str(text).strip().lower()
     if lowered in ("true", "1", "yes"):
@@ -232,10 +295,12 @@ def main(argv):
     parser.add_argument("--strict", type=parse_bool, default=True,
                         help="true: a failed claim fails the build; false: it renders a warning")
     parser.add_argument("--out", required=True, help="where to write build/bindings.json")
+    parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
     args = parser.parse_args(argv)
     try:
         text = Path(args.article).read_text(encoding="utf-8")
-        document = bind(args.article, text, read_json(args.values), args.strict)
+        baseline = _load_baseline(args.baseline) if args.baseline else None
+        document = bind(args.article, text, read_json(args.values), args.strict, baseline)
     except BindError as exc:
         print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
         for problem in exc.problems:

@@ -5,20 +5,28 @@
 
 Without SNAPSHOT (no release yet) it says so and compares nothing.
 
-What counts as a change (the agreement rule of each key):
+What counts as a change (the agreement rule of each key; the classes are
+defined once, in articlekit/baseline.py):
 
 - a key in the baseline uses its entry's class: `noise` changes only when
   either side breaks the entry's bound; `timing` only when this build's
   figure leaves the entry's band around the release's (or fails its check,
-  e.g. speedup > 1); every other class (exact, text, info,
-  not_reproducible) is compared exactly: the pipeline regenerates them from
-  the same inputs, so any change is real;
+  e.g. speedup > 1); `exact` with a fmt must print the same at the
+  edition's precision (the seeded table); `text` and `info` must be equal;
+  other numbers (not_reproducible, erratum, revised) follow the float rule;
 - a key not in the baseline: numbers under `timing.` may move within
   DEFAULT_TIMING_BAND of the release's (machines and load differ), item by
   item for a list (null only where the release had null); the spread of a
   timing (its samples, min, max and quartiles, SPREAD) describes the noise
-  itself and is reported, not compared; anything else must be equal (NaN
-  equals NaN).
+  itself and is reported, not compared;
+- the float rule: floating-point results may differ by FLOAT_ULPS units in
+  the last place (a measured error, such as a max |diff|, in ULPs of 1.0,
+  the scale of the values it compares): another CPU or BLAS rounds the last
+  bits differently. Integers, shapes, booleans and texts must be equal.
+
+The diff says when the machine changed (CPU, PyTorch's CPU capability,
+BLAS): last-bit moves are then machine noise, listed as moves within the
+rule, not as changes.
 
 Reported separately: texts (error messages and other strings), the text each
 shortcode printed in the article, claims whose result changed, and the
@@ -30,7 +38,8 @@ import argparse
 import re
 import sys
 
-from articlekit.baseline import BaselineError, check_holds, load_baseline, same_value
+from articlekit.baseline import (FLOAT_ULPS, BaselineError, check_holds, load_baseline, same_value, same_when_printed,
+                                 within_ulps)
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json, write_text_atomic
 from articlekit.mdtable import cell, code, table, versions_text
@@ -57,13 +66,15 @@ def agreement_rule(key, baseline):
         if entry.band:
             return f"timing band {list(entry.band)}", lambda old, new: _within_band(entry.band, old, new)
         return f"timing {entry.check}", lambda old, new: _still_holds(entry.check, old, new)
-    if entry:
+    if entry and entry.cls == "exact" and entry.fmt and entry.key == key:
+        return f"exact at the printed precision ({entry.fmt})", lambda old, new: same_when_printed(entry.fmt, old, new)
+    if entry and entry.cls in ("text", "info"):
         return f"{entry.cls}: equal", _equal
     if SPREAD.match(key):
         return "timing spread: not compared", lambda old, new: (True, "the spread of a timing is reported, not compared")
     if key.startswith("timing."):
         return f"timing band {list(DEFAULT_TIMING_BAND)}", _timing_default
-    return "equal", _equal
+    return f"floats within {FLOAT_ULPS} ULPs, the rest equal", lambda old, new: within_ulps(key, old, new)
 
 
 def _equal(old, new):
@@ -117,6 +128,21 @@ def _timing_default(old, new):
     if _is_numbers(measured) and any(isinstance(v, float) for v in measured):
         return _within_band(DEFAULT_TIMING_BAND, old, new)
     return _equal(old, new)  # parameters and sizes under timing. are exact
+
+
+# What a machine is, for floating-point purposes: a change here explains
+# last-bit differences (vector width, BLAS kernels, summation order).
+MACHINE_KEYS = ("cpu_model", "torch_cpu_capability", "blas")
+
+
+def machine_change(old_values, new_values):
+    """[(what, release, build)] for each machine property that differs."""
+    out = []
+    for what in MACHINE_KEYS:
+        before, after = old_values.get(f"environment.{what}"), new_values.get(f"environment.{what}")
+        if before != after:
+            out.append({"what": what, "release": before, "build": after})
+    return out
 
 
 def _leaves_of(value):
@@ -190,6 +216,13 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None):
                            "message": new_claim.get("message"),
                            "locations": (after or before).get("locations", [])})
 
+    machine = machine_change(old_values, new_values)
+    cause = ("machine noise: " + ", ".join(f"{m['what']} {m['release']} → {m['build']}" for m in machine)
+             if machine else "same machine")
+    for row in within:
+        if "ULPs" in row["why"]:
+            row["why"] += f" ({cause})"
+
     added = sorted(set(new_values) - set(old_values))
     removed = sorted(set(old_values) - set(new_values))
     return {
@@ -201,6 +234,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None):
             "claims_changed": len(claims), "environment_changed": len(environment),
             "keys_added": len(added), "keys_removed": len(removed), "moved_within_rule": len(within),
         },
+        "machine": machine,
         "environment": environment,
         "numbers": numbers,
         "texts": texts,
@@ -258,9 +292,9 @@ def to_markdown(diff):
     lines = [
         f"# What changed since release `{label}`",
         "",
-        f"Release `{label}`, frozen {a['released_at']}: {versions_text(a['versions'])}.  ",
-        f"This build{(' of ' + diff['build']['built_at']) if diff['build']['built_at'] else ''}: "
-        f"{versions_text(diff['build']['versions'])}.",
+        f"Release `{label}`, frozen {a['released_at']}: {cell(versions_text(a['versions']))}.  ",
+        f"This build{(' of ' + cell(diff['build']['built_at'])) if diff['build']['built_at'] else ''}: "
+        f"{cell(versions_text(diff['build']['versions']))}.",
         "",
         "| numbers | texts | claims | printed in the article | environment | within their rule |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -268,6 +302,16 @@ def to_markdown(diff):
         f"| {s['environment_changed']} | {s['moved_within_rule']} |",
         "",
     ]
+    machine = diff.get("machine") or []
+    if machine:
+        changed = "; ".join(f"{cell(m['what'])} {_code(m['release'])} → {_code(m['build'])}" for m in machine)
+        lines += [f"**The machine changed** ({changed}). Floating-point results are judged within "
+                  f"{FLOAT_ULPS} units in the last place: last-bit differences are machine noise (another "
+                  "vector width or BLAS kernel sums in another order), listed under \"Moved within their "
+                  "agreement rule\", not as changes.", ""]
+    else:
+        lines += ["Same machine as the release (CPU, PyTorch's CPU capability, BLAS): a number that moved "
+                  "was moved by the code or a library, not by rounding on another CPU.", ""]
     if not any(s[k] for k in ("numbers_changed", "texts_changed", "claims_changed", "printed_changed",
                               "environment_changed", "keys_added", "keys_removed")):
         lines += ["Nothing changed beyond its agreement rule.", ""]
@@ -284,7 +328,8 @@ def to_markdown(diff):
             [[_code(c["key"]), _code(c["expect"]), c["release"], c["build"], cell(", ".join(c["locations"]))]
              for c in diff["claims"]])
     section("Numbers that changed beyond their agreement rule",
-            "The rule is the key's baseline class, else exact (a band for timings); see `articlekit/diff.py`.",
+            "The rule is the key's baseline class, else floats within the ULP tolerance and the rest exact "
+            "(a band for timings); see `articlekit/diff.py`.",
             ["key", "rule", f"release {label}", "this build", "why", "script"],
             [[_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"]),
               cell(r["script"])] for r in diff["numbers"]])
@@ -302,11 +347,11 @@ def to_markdown(diff):
     if diff["not_compared"]:
         lines += ["## Reported, not compared", "",
                   "The spread of each timing (samples, min, max, quartiles) describes the noise itself; "
-                  "these moved: " + ", ".join(f"`{k}`" for k in diff["not_compared"]) + ".", ""]
+                  "these moved: " + ", ".join(code(k) for k in diff["not_compared"]) + ".", ""]
     if diff["keys_added"] or diff["keys_removed"]:
         lines += ["## Keys added or removed", ""]
-        lines += [f"- added `{k}`" for k in diff["keys_added"]]
-        lines += [f"- removed `{k}`" for k in diff["keys_removed"]]
+        lines += [f"- added {code(k)}" for k in diff["keys_added"]]
+        lines += [f"- removed {code(k)}" for k in diff["keys_removed"]]
         lines.append("")
     return "\n".join(lines)
 

@@ -2,22 +2,32 @@
 
 A cell may hold anything the build produced (an error message, a code
 listing), so every cell is folded onto one line with its pipes escaped:
-otherwise one value would break the table's row.
+otherwise one value would break the table's row. Plain text also has its
+HTML escaped (`<b>` in an error message must show as text, not as markup,
+wherever the Markdown is rendered); inline code needs no escaping, since
+Markdown shows a code span literally.
 """
+
+import html
 
 LIBRARIES = {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"}
 
 
-def cell(text):
-    """One table cell: line breaks folded, pipes escaped."""
+def _fold(text):
+    """Line breaks folded, pipes escaped: one table cell's worth of text."""
     return " ".join(str("" if text is None else text).split()).replace("|", "\\|")
+
+
+def cell(text):
+    """Plain text for a table cell or a list item: folded, HTML escaped."""
+    return html.escape(_fold(text), quote=False)
 
 
 def code(text):
     """One cell as inline code; '' for no text."""
     if text in (None, ""):
         return ""
-    inner = cell(text)
+    inner = _fold(text)
     return f"`` {inner} ``" if "`" in inner else f"`{inner}`"  # a listing may hold backticks
 
 

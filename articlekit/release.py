@@ -108,11 +108,21 @@ def latest_snapshot(releases_dir):
     """Path of the newest releases/*/snapshot.json by its released_at, or None.
 
     By the snapshot's own timestamp, not the file's, so a fresh clone orders
-    releases the same way."""
+    releases the same way. Two snapshots sharing the newest released_at
+    cannot be ordered, and picking one by name would diff against the wrong
+    release: SnapshotError naming both."""
     snapshots = sorted(Path(releases_dir).glob("*/snapshot.json"))
     if not snapshots:
         return None
-    return max(snapshots, key=lambda p: read_json(p).get("released_at", ""))
+    stamps = {p: str(read_json(p).get("released_at", "")) for p in snapshots}
+    newest = max(stamps.values())
+    tied = [p for p, stamp in stamps.items() if stamp == newest]
+    if len(tied) > 1:
+        raise SnapshotError(
+            f"{len(tied)} release snapshots share the newest released_at {newest!r}: "
+            + ", ".join(map(str, tied)) + "; the diff cannot tell which is the last release. "
+            "Remove the one that is not (git rm -r releases/<label>), or release again under a new label.")
+    return tied[0]
 
 
 def environment_of(values):
@@ -182,8 +192,12 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
     target = folder / "snapshot.json"
     if target.exists() and not force:
         previous = read_json(target).get("released_at", "?")
-        raise FileExistsError(f"{target} already exists (released {previous}); choose another --label, "
-                              "or pass --force to replace it")
+        raise FileExistsError(
+            f"{target} already exists (released {previous}); a published snapshot is never overwritten. "
+            f"To release under another label: snakemake release --config release_label=NEW_LABEL "
+            f"(by hand: python -m articlekit release --label NEW_LABEL ...). To replace it: "
+            f"git rm -r {folder} (or rm -r {folder}), then snakemake release again "
+            f"(by hand: python -m articlekit release --force ...).")
     now = now or datetime.now(timezone.utc)
     snapshot = snapshot_of(label, values_doc, bindings_doc, audit_doc, now.isoformat(timespec="seconds"))
     write_json(target, snapshot)

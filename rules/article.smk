@@ -7,8 +7,11 @@ EXTENSION = [
 ]
 # The articlekit modules each step runs: editing one reruns the step.
 BIND_CODE = [
+    "articlekit/audit.py",
+    "articlekit/baseline.py",
     "articlekit/bind.py",
     "articlekit/claims.py",
+    "articlekit/departures.py",
     "articlekit/fmt.py",
     "articlekit/shortcodes.py",
     "articlekit/values.py",
@@ -85,6 +88,8 @@ rule bind:
     input:
         article=ARTICLE,
         values="build/values.json",
+        # {{< departures >}}: where this build departs from the edition
+        baseline="baseline/published.yaml",
         code=BIND_CODE,
     output:
         json="build/bindings.json",
@@ -102,7 +107,7 @@ rule bind:
         strict=config["strict"],
     shell:
         "python -m articlekit bind {input.article} --values {input.values} "
-        "--strict {params.strict} --out {output.json} 2> {log}"
+        "--strict {params.strict} --baseline {input.baseline} --out {output.json} 2> {log}"
 
 
 rule render:

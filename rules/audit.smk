@@ -18,6 +18,8 @@ AUDIT_CODE = ["articlekit/audit.py", *JUDGING_CODE]
 DIFF_CODE = ["articlekit/diff.py", "articlekit/release.py", *JUDGING_CODE]
 
 
+# Its summary, and every missing key or unexpected move, go to the terminal
+# as well as to the log: a renamed key must not pass unseen.
 rule audit:
     input:
         baseline=BASELINE,
@@ -41,7 +43,7 @@ rule audit:
         runtime=2,
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
-        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} 2> {log}"
+        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} --log {log}"
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release

@@ -36,11 +36,15 @@ EXPECTED_STATUS = {
     "text.moved-with-its-library": "moved as expected",  # torch 2.13 here, 2.14.1 then
     "text.changed-with-its-library-unchanged": "moved unexpectedly",  # numpy 2.5.4 both
     "info.moved-as-expected": "moved as expected",
-    "not-reproducible.check-holds": "moved as expected",
+    "not-reproducible.check-holds": "not reproducible",
     "not-reproducible.check-fails": "moved unexpectedly",
-    "erratum.corrected-fact-holds": "moved as expected",  # the edition was wrong; 0.0 now
+    # the article claims "> 0.9" where the baseline checks "> 0.5": one number, two thresholds
+    "not-reproducible.threshold-in-two-places": "moved unexpectedly",
+    "revised.with-its-reason": "moved as expected",
+    "erratum.corrected-fact-holds": "erratum",  # the edition was wrong; 0.0 now
     "key.missing": "key missing",
     "cited.dropout": "cited",
+    "cited.dropped": "cited",
 }
 
 
@@ -87,17 +91,92 @@ def test_a_missing_key_is_reported_not_dropped_and_counts_as_unexpected(report):
     assert missing["key"] == "multihead.weights_shape"
     assert "multihead.weights_shape" in missing["why"]
     assert report["summary"]["key_missing"] == 1
-    # 6 moved unexpectedly + the missing key
-    assert report["summary"]["moved_unexpectedly"] == 7
+    # 7 moved unexpectedly + the missing key
+    assert report["summary"]["moved_unexpectedly"] == 8
     assert "key missing" in to_markdown(report)
 
 
-def test_the_summary_counts_every_entry_once(report):
+def test_the_summary_counts_every_entry_once_each_status_its_own_count(report):
     s = report["summary"]
     assert s["entries"] == len(EXPECTED_STATUS)
-    assert s["reproduced"] + s["moved_as_expected"] + s["moved_unexpectedly"] + s["cited"] == s["entries"]
-    assert (s["reproduced"], s["moved_as_expected"], s["cited"]) == (7, 6, 1)
+    counted = ("reproduced", "moved_as_expected", "erratum", "not_reproducible", "moved_unexpectedly", "cited")
+    assert sum(s[k] for k in counted) == s["entries"]
+    assert [s[k] for k in counted] == [7, 5, 1, 1, 8, 2]
     assert (s["claims_checked"], s["claims_failed"]) == (3, 1)
+
+
+def test_a_threshold_lives_in_one_place(report):
+    """The baseline's check and the article's claim about the same key may
+    not disagree: the row says so instead of showing two thresholds."""
+    why = row(report, "not-reproducible.threshold-in-two-places")["why"]
+    assert "'> 0.9'" in why and "'> 0.5'" in why and "one threshold in two places" in why
+    # a check the article does not contradict is not flagged
+    assert "two places" not in row(report, "not-reproducible.check-holds")["why"]
+
+
+def test_errata_and_not_reproducible_rows_come_first_with_their_own_badges(report):
+    page = to_html(report)
+    order = [page.index(f'id="status-{css}"') for css in
+             ("erratum", "not-reproducible", "unexpected", "missing", "expected", "reproduced", "cited")]
+    assert order == sorted(order)
+    for css in ("erratum", "not-reproducible", "expected", "reproduced", "unexpected", "missing", "cited"):
+        assert f'class="badge {css}"' in page
+    # each status is a card that links to its section, with its count
+    assert '<a class="card" href="#status-erratum"><span class="badge erratum">erratum</span><b>1</b></a>' in page
+    assert "| erratum | not reproducible | moved unexpectedly |" in to_markdown(report)
+
+
+def test_every_row_has_an_anchor_and_a_link_to_where_the_article_prints_it(report):
+    page = to_html(report)
+    for entry_id in EXPECTED_STATUS:
+        assert f'id="{entry_id}"' in page, entry_id
+    # the fixture binds scaling.dk64.unscaled.max_weight in prose: its first place
+    assert row(report, "exact.reproduced")["article"] == "article.html#at-v-scaling-dk64-unscaled-max_weight"
+    assert 'href="article.html#at-v-scaling-dk64-unscaled-max_weight"' in page
+    # printed only outside the prose (or by an older bind): its provenance row
+    assert row(report, "noise.moved-unexpectedly")["article"] == "article.html#v-parity-mha-max_abs_diff"
+    # a key the article does not print has no link, and the page says so
+    assert row(report, "key.missing")["article"] is None
+
+
+def test_one_key_printed_several_times_is_one_row(report):
+    """92.19% and 0.921946 are the same key with the same status: one row
+    holding both entries, each with its own anchor."""
+    page = to_html(report)
+    start = page.index('id="exact.reproduced"')
+    row_html = page[page.rindex("<tr>", 0, start):page.index("</tr>", start)]
+    assert 'id="exact.reproduced-as-percent"' in row_html
+
+
+def test_the_html_page_has_no_mid_word_breaks_and_a_status_filter():
+    """overflow-wrap:anywhere split 'ValueError' as 'ValueErro r'; numbers
+    with a hyphen are kept whole; each status folds (<details>)."""
+    from articlekit.audit import _STYLE, _words
+
+    assert "anywhere" not in _STYLE and "break-all" not in _STYLE
+    assert _words("a -1e9 mask") == 'a <span class="nb">-1e9</span> mask'
+    assert "<details" in to_html(audit(load_baseline(FIXTURES / "baseline.yaml"),
+                                       read_json(FIXTURES / "values.json"), read_json(FIXTURES / "bindings.json")))
+
+
+def test_a_dropped_cited_fact_says_why(report):
+    assert "Not in this article: The rewritten article cites the paper without its dates." in \
+        row(report, "cited.dropped")["why"]
+
+
+def test_markdown_escapes_html_in_plain_text(report):
+    """Error messages and reasons may hold markup: in audit.md they read as
+    text; inside code spans Markdown shows them literally already."""
+    import copy
+
+    md = to_markdown(report)
+    assert "`mat1 and mat2 shapes cannot be multiplied (5x4 and 5x4) <in 2.13>`" in md
+    hostile = copy.deepcopy(report)
+    hostile["entries"][0]["why"] = "<script>alert(1)</script> & more"
+    hostile["failed_claims"][0]["message"] = "<img src=x onerror=alert(1)>"
+    md = to_markdown(hostile)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in md and "<script>" not in md
+    assert "&lt;img src=x onerror=alert(1)&gt;" in md and "<img" not in md
 
 
 def test_claims_bound_to_a_key_are_shown_with_their_result(report):
@@ -151,8 +230,10 @@ def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     )
     # moves do not fail the build: the article's claims do
     assert proc.returncode == 0, proc.stderr
-    assert "7 reproduced, 6 moved as expected, 7 moved unexpectedly (1 key missing)" in proc.stderr
-    assert "key.missing" in proc.stderr
+    assert ("7 reproduced, 5 moved as expected, 1 erratum, 1 not reproducible, "
+            "8 moved unexpectedly (1 key missing)") in proc.stderr
+    # a missing key is loud in the terminal (stderr), with the baseline's file and line
+    assert "WARNING key missing" in proc.stderr and "baseline.yaml:" in proc.stderr and "key.missing" in proc.stderr
     assert json.loads(out["json"].read_text())["summary"]["key_missing"] == 1
     assert out["md"].read_text().startswith("# Audit")
     assert out["html"].stat().st_size > 0

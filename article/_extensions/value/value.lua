@@ -6,6 +6,7 @@ Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
   {{< value KEY [fmt="SPEC"] [expect="CLAIM"] >}}  a value, as formatted by Python
   {{< claim KEY expect="CLAIM" >}}                 a checked claim; prints nothing
   {{< provenance >}}                               the table every number links to
+  {{< departures >}}                               where this build departs from the edition
 
 `python -m articlekit bind` has already resolved each occurrence into the
 bindings file (metadata `value-bindings`): formatted text, raw value, claim
@@ -19,6 +20,7 @@ code (context "text") they keep their quote characters, so strip them here.
 ]]
 
 local bindings_doc = nil -- read once per render
+local placed = {} -- anchors whose first place in the prose has its id (at-<anchor>)
 
 local function as_string(x)
   if x == nil then
@@ -139,7 +141,13 @@ local function value(args, kwargs, meta, raw_args, context)
   end
   local number
   if is_html() then
-    number = pandoc.Link({ pandoc.Str(b.text) }, "#" .. b.anchor, b.title, pandoc.Attr("", { "bound-value" }))
+    -- the first place the prose prints a key is where the audit links to
+    local id = ""
+    if not placed[b.anchor] then
+      placed[b.anchor] = true
+      id = "at-" .. b.anchor
+    end
+    number = pandoc.Link({ pandoc.Str(b.text) }, "#" .. b.anchor, b.title, pandoc.Attr(id, { "bound-value" }))
   else
     number = pandoc.Str(b.text)
   end
@@ -167,21 +175,36 @@ local function claim(args, kwargs, meta, raw_args, context)
     { ["data-claim"] = b.key .. " " .. b.expect })) })
 end
 
-local function provenance(args, kwargs, meta, raw_args, context)
-  local table_md = load_bindings(meta).provenance_md
-  if context == "text" then
-    return table_md
+-- A block of markdown that bind wrote into the bindings file.
+local function block_from(field)
+  return function(args, kwargs, meta, raw_args, context)
+    local md = load_bindings(meta)[field]
+    if md == nil then
+      error(field .. " missing from the bindings file: rerun python -m articlekit bind")
+    end
+    if context == "text" then
+      return md
+    end
+    local blocks = pandoc.read(md, "markdown").blocks
+    if not is_html() then
+      -- markdown output is for diffs: keep the anchors' text, drop the spans
+      -- and the bound values' links, as value() prints them there
+      blocks = blocks:walk({
+        Span = function(span) return span.content end,
+        Link = function(link)
+          if link.classes:includes("bound-value") then
+            return link.content
+          end
+        end,
+      })
+    end
+    return blocks
   end
-  local blocks = pandoc.read(table_md, "markdown").blocks
-  if not is_html() then
-    -- markdown output is for diffs: keep the anchors' text, drop the spans
-    blocks = blocks:walk({ Span = function(span) return span.content end })
-  end
-  return blocks
 end
 
 return {
   ["value"] = value,
   ["claim"] = claim,
-  ["provenance"] = provenance,
+  ["provenance"] = block_from("provenance_md"),
+  ["departures"] = block_from("departures_md"),
 }
