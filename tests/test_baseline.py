@@ -7,6 +7,7 @@ the build with the file, the line, the entry id and what to fix.
 import re
 import textwrap
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +57,55 @@ def test_the_published_baseline_loads_and_covers_the_edition(published):
     audited = [e for e in published.entries if e.cls != "cited"]
     assert len(audited) >= 60
     assert set(Counter(e.cls for e in published.entries)) == {
-        "exact", "noise", "timing", "text", "info", "not_reproducible", "erratum", "cited"}
+        "exact", "noise", "timing", "text", "info", "not_reproducible", "erratum", "revised", "cited"}
+
+
+# ---- the baseline and the article agree on what the article prints ----------------
+
+ARTICLE = Path(__file__).resolve().parent.parent / "article" / "index.qmd"
+CITED_SPAN = re.compile(r"\[([^\]]*)\]\{\.cited\}")
+
+
+def article_keys():
+    from articlekit.shortcodes import scan
+
+    return {" ".join(sc.args[0].split()) for sc in scan(ARTICLE.read_text(encoding="utf-8"))
+            if sc.name in ("value", "claim") and sc.args}
+
+
+@pytest.mark.parametrize("entry", [e for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries if e.cls == "cited"],
+                         ids=lambda e: e.id)
+def test_every_cited_entry_is_cited_in_the_article_or_dropped_with_a_reason(entry):
+    """The audit's "cited, not audited" list must not name facts the
+    article no longer prints (the arXiv dates, N = 6, dropout 0.1)."""
+    spans = CITED_SPAN.findall(ARTICLE.read_text(encoding="utf-8"))
+    found = any(re.search(rf"(?<![\w.]){re.escape(entry.published)}(?![\w])", span) for span in spans)
+    if entry.dropped:
+        assert not found, f"{entry.id} is marked dropped but the article cites {entry.published!r}; remove `dropped`"
+    else:
+        assert found, (f"{entry.id}: {entry.published!r} is in no [...]{{.cited}} span of {ARTICLE.name}; "
+                       "cite it there, or mark the entry `dropped:` with the reason")
+
+
+def test_every_measured_entry_is_printed_by_the_article():
+    from articlekit.audit import keys_related
+
+    keys = article_keys()
+    missing = [f"{e.id} ({e.key})" for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries
+               if e.key and not e.dropped and not any(keys_related(k, e.key) for k in keys)]
+    assert missing == [], "baseline entries whose key the article never binds"
+
+
+def test_the_article_places_the_departures_section():
+    from articlekit.shortcodes import scan
+
+    assert [sc.name for sc in scan(ARTICLE.read_text(encoding="utf-8"))].count("departures") == 1
+
+
+def test_the_line_count_the_edition_printed_is_tracked(published):
+    """'About 40 lines' became the count of the lines the listings show."""
+    counts = [e for e in published.entries if e.key == "listings.attention.core_lines"]
+    assert {e.cls for e in counts} == {"revised"} and any(e.published == "about 40" for e in counts)
 
 
 def test_the_seeded_scaling_table_is_exact_to_every_printed_digit(published):

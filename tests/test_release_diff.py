@@ -64,8 +64,11 @@ def test_a_release_freezes_values_bound_texts_claims_and_versions(build, tmp_pat
 
 def test_a_release_label_is_never_overwritten_without_force(build, tmp_path):
     first = released(build, tmp_path)
-    with pytest.raises(FileExistsError, match="--force"):
+    with pytest.raises(FileExistsError) as refused:
         released(build, tmp_path)
+    # `snakemake release` cannot pass --label or --force: say what works through it
+    assert "snakemake release --config release_label=NEW_LABEL" in str(refused.value)
+    assert "git rm -r" in str(refused.value) and "--force" in str(refused.value)
     later = datetime(2099, 1, 1, tzinfo=timezone.utc)
     again = released(build, tmp_path, force=True, now=later)
     assert again["released_at"] != first["released_at"]
@@ -85,6 +88,21 @@ def test_the_latest_snapshot_is_chosen_by_released_at_not_by_name(build, tmp_pat
     assert latest_snapshot(tmp_path / "none-yet") is None
 
 
+def test_two_snapshots_released_at_the_same_time_are_an_error_naming_both(build, tmp_path):
+    """Picking one by name would diff against the wrong release, silently."""
+    same = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    for label in ("first", "second"):
+        release(label, build["values"], build["bindings"], build["audit"], tmp_path, now=same)
+    with pytest.raises(SnapshotError) as caught:
+        latest_snapshot(tmp_path)
+    assert "first/snapshot.json" in str(caught.value) and "second/snapshot.json" in str(caught.value)
+    assert "2026-06-01T00:00:00+00:00" in str(caught.value)
+    # an older tie does not matter: the newest release is unambiguous
+    release("newest", build["values"], build["bindings"], build["audit"], tmp_path,
+            now=datetime(2026, 7, 1, tzinfo=timezone.utc))
+    assert latest_snapshot(tmp_path) == tmp_path / "newest/snapshot.json"
+
+
 # ---- diff --------------------------------------------------------------------------
 
 def test_the_same_build_against_its_own_release_changes_nothing(build, baseline, tmp_path):
@@ -101,7 +119,87 @@ def test_a_changed_exact_value_shows_old_beside_new(build, baseline, tmp_path):
     assert changes(diff) == {"numbers_changed": 1}
     (row,) = diff["numbers"]
     assert (row["key"], row["release"], row["build"]) == ("scaling.dk64.dot_std", 7.4, 7.5)
-    assert "| `scaling.dk64.dot_std` | exact: equal | `7.4` | `7.5` |" in to_markdown(diff)
+    assert ("| `scaling.dk64.dot_std` | exact at the printed precision (.2f) | `7.4` | `7.5` | "
+            "printed 7.40 then, 7.50 now |") in to_markdown(diff)
+
+
+def test_an_exact_value_is_judged_at_the_precision_the_edition_printed(build, baseline, tmp_path):
+    """The seeded table: a last-bit move that prints the same digits is not a change."""
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["scaling.dk64.dot_std"] = 7.4 + 2e-15
+    diff = compare(snapshot, build["values"], build["bindings"], baseline)
+    assert changes(diff) == {}
+    (row,) = diff["within_rule"]
+    assert row["why"] == "equal at the printed precision (.2f: 7.40)"
+
+
+def on_another_cpu(values, capability="AVX2"):
+    values["environment.torch_cpu_capability"] = capability
+
+
+def test_last_bit_differences_on_another_cpu_are_machine_noise(build, tmp_path):
+    """A release made with AVX-512 kernels, rebuilt with AVX2: the weights
+    differ in their last bits. Not a change; the diff says why."""
+    values = build["values"]["values"]
+    on_another_cpu(values, "AVX512")
+    values["example.weights"] = [[0.3538258083350559, 0.0538802652029713]]
+    values["parity.cross.sdpa_max_abs_diff"] = 3.3306690738754696e-16
+    snapshot = released(build, tmp_path)
+    on_another_cpu(values, "AVX2")
+    values["example.weights"] = [[0.3538258083350559, 0.05388026520297132]]
+    # an error measure (a max |diff| of values near 1) moves by a few ULPs of 1.0
+    values["parity.cross.sdpa_max_abs_diff"] = 4.440892098500626e-16
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert diff["numbers"] == []
+    assert diff["machine"] == [{"what": "torch_cpu_capability", "release": "AVX512", "build": "AVX2"}]
+    within = {r["key"]: r["why"] for r in diff["within_rule"]}
+    assert within["example.weights"].startswith("within ") and "ULPs (float64)" in within["example.weights"]
+    assert "ULPs of 1.0" in within["parity.cross.sdpa_max_abs_diff"]
+    assert "machine noise: torch_cpu_capability AVX512 → AVX2" in within["example.weights"]
+    md = to_markdown(diff)
+    assert "**The machine changed** (torch_cpu_capability `AVX512` → `AVX2`)" in md
+
+
+def test_beyond_the_ulp_tolerance_is_a_change_even_on_another_cpu(build, tmp_path):
+    values = build["values"]["values"]
+    values["example.weights"] = [[0.2, 0.2]]
+    snapshot = released(build, tmp_path)
+    on_another_cpu(values)
+    values["example.weights"] = [[0.2, 0.2 + 1e-12]]  # thousands of ULPs: the code or a library moved it
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    (row,) = diff["numbers"]
+    assert row["key"] == "example.weights" and "beyond the tolerance of 16" in row["why"]
+
+
+def test_on_the_same_machine_the_diff_says_so(build, baseline, tmp_path):
+    diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
+    assert diff["machine"] == []
+    assert "Same machine as the release" in to_markdown(diff)
+
+
+@pytest.mark.parametrize("old, new", [
+    (5, 6),  # a count
+    ([5, 16], [5, 17]),  # a shape
+    ([1, 2], [1, 2, 3]),  # a length
+    (True, False),
+    ("ValueError", "TypeError"),
+    (3, 3.0000000000000004),  # an integer is exact, never "within ULPs"
+])
+def test_what_is_exact_stays_exact(build, tmp_path, old, new):
+    build["values"]["values"]["multihead.some_exact_value"] = old
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["multihead.some_exact_value"] = new
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert "multihead.some_exact_value" in [r["key"] for r in diff["numbers"] + diff["texts"]]
+
+
+def test_diff_markdown_escapes_html_in_plain_text(build, baseline, tmp_path):
+    snapshot = released(build, tmp_path)
+    build["values"]["values"]["environment.build_time_utc"] = "<script>alert(1)</script>"
+    build["values"]["values"]["errors.torch_no_transpose.message"] = "<b>new</b>"
+    md = to_markdown(compare(snapshot, build["values"], build["bindings"], baseline))
+    assert "&lt;script&gt;" in md and "<script>" not in md
+    assert "`<b>new</b>`" in md  # in a code span Markdown shows it as text
 
 
 def test_a_noise_value_moving_within_its_bound_is_not_a_change(build, baseline, tmp_path):
@@ -133,7 +231,7 @@ def test_without_a_baseline_entry_timings_move_within_a_band_and_the_rest_must_b
     values["example.weights"] = [[0.2, 0.2, 0.2, 0.2, 0.2]]
     snapshot = released(build, tmp_path)
     values["timing.sweep.loop.median_ms"] = [1.5, 3.0, None]  # within [0.5, 2]
-    values["example.weights"] = [[0.2, 0.2, 0.2, 0.2, 0.2000000000000001]]
+    values["example.weights"] = [[0.2, 0.2, 0.2, 0.2, 0.21]]
     diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
     assert [r["key"] for r in diff["numbers"]] == ["example.weights"]
     assert [r["key"] for r in diff["within_rule"]] == ["timing.sweep.loop.median_ms"]

@@ -92,8 +92,10 @@ def test_each_bound_number_is_format_of_its_json_value(rendered):
 
 def test_bound_numbers_link_to_their_provenance_row_with_a_tooltip(rendered):
     _, page, _, _ = rendered
-    assert ('<a href="#v-demo-dk64-unscaled-max-weight" class="bound-value" '
+    # the first place the prose prints a key carries the id the audit links to (at-...)
+    assert ('<a href="#v-demo-dk64-unscaled-max-weight" id="at-v-demo-dk64-unscaled-max-weight" class="bound-value" '
             'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)">0.921946</a>') in page
+    assert page.count('id="at-v-demo-dk64-unscaled-max-weight"') == 1
     assert '<span id="v-demo-dk64-unscaled-max-weight"><code>demo.dk64.unscaled.max_weight</code></span>' in page
 
 
