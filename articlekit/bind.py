@@ -208,7 +208,7 @@ def departures_section(listed, bindings):
         number = f'[{md_text(b["text"])}](#{b["anchor"]} "{title}"){{.bound-value}}'
         items.append(f"- **{titles[d['kind']]}** ({md_text(entry.where['section'])}): the edition printed "
                      f"“{md_text(entry.published)}”; this build: {number}. {md_text(d['reason'])} "
-                     f"[Audit row {md_text(entry.id)}](audit.html#{entry.id})")
+                     f'[audit row](audit.html#{entry.id} "{entry.id} in the audit")')
     return "\n".join(items) + "\n"
 
 

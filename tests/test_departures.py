@@ -73,7 +73,7 @@ def test_each_departure_is_a_binding_with_its_tooltip_and_provenance_row(baselin
     first = md.splitlines()[0]
     assert first.startswith("- **Correction** (FAQ): the edition printed “a tiny non\\-zero value in float32”")
     assert f'[0\\.0](#{erratum["anchor"]} "{erratum["title"]}"){{.bound-value}}' in first
-    assert first.endswith("(audit.html#erratum.corrected-fact-holds)")
+    assert first.endswith('[audit row](audit.html#erratum.corrected-fact-holds "erratum.corrected-fact-holds in the audit")')
     assert len(md.splitlines()) == len(departures(baseline, values))
 
 
@@ -110,7 +110,7 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
                            "--html", html, "--md", md], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     page = html.read_text()
-    assert '<a href="audit.html#erratum.corrected-fact-holds">' in page
+    assert '<a href="audit.html#erratum.corrected-fact-holds" title="erratum.corrected-fact-holds in the audit">audit row</a>' in page
     assert 'class="bound-value" title="example.fill_minus_1e9.max_masked_weight_float32 = 0.0' in page
     # the Markdown copy prints the values plainly, as value() does there
     assert "bound-value" not in md.read_text()
