@@ -298,7 +298,8 @@ def within_ulps(key, old, new, ulps=FLOAT_ULPS):
     width = float_width(key)
     scale = 1.0 if ERROR_MEASURE.search(key) else None
     worst = max(ulps_apart(float(o), float(n), width, scale) for o, n in zip(olds, news))
-    unit = f"ULPs of 1.0 ({width}; an error measure)" if scale else f"ULPs ({width})"
+    plural = "ULP" if worst <= 1 else "ULPs"
+    unit = f"{plural} of 1.0 ({width}; an error measure)" if scale else f"{plural} ({width})"
     if worst <= ulps:
         return True, f"within {worst:.2g} {unit}, tolerance {ulps}"
     shown = "inf" if math.isinf(worst) else f"{worst:.3g}"

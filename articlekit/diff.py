@@ -220,7 +220,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None):
     cause = ("machine noise: " + ", ".join(f"{m['what']} {m['release']} → {m['build']}" for m in machine)
              if machine else "same machine")
     for row in within:
-        if "ULPs" in row["why"]:
+        if " ULP" in row["why"]:
             row["why"] += f" ({cause})"
 
     added = sorted(set(new_values) - set(old_values))

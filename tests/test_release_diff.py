@@ -153,8 +153,8 @@ def test_last_bit_differences_on_another_cpu_are_machine_noise(build, tmp_path):
     assert diff["numbers"] == []
     assert diff["machine"] == [{"what": "torch_cpu_capability", "release": "AVX512", "build": "AVX2"}]
     within = {r["key"]: r["why"] for r in diff["within_rule"]}
-    assert within["example.weights"].startswith("within ") and "ULPs (float64)" in within["example.weights"]
-    assert "ULPs of 1.0" in within["parity.cross.sdpa_max_abs_diff"]
+    assert within["example.weights"].startswith("within ") and "(float64), tolerance 16" in within["example.weights"]
+    assert "ULP of 1.0 (float64; an error measure)" in within["parity.cross.sdpa_max_abs_diff"]
     assert "machine noise: torch_cpu_capability AVX512 → AVX2" in within["example.weights"]
     md = to_markdown(diff)
     assert "**The machine changed** (torch_cpu_capability `AVX512` → `AVX2`)" in md
