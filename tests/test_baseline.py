@@ -192,6 +192,30 @@ def test_an_erratum_says_what_was_wrong_and_checks_the_correction(tmp_path):
     assert "'reason' is a required property" in message and "'check' is a required property" in message
 
 
+def test_a_revision_says_why(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: tldr.line-count
+          class: revised
+          published: "about 40"
+          value: 40
+          key: listings.attention.core_lines
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'tldr.line-count'" in message and "'reason' is a required property" in message
+
+
+def test_a_dropped_entry_says_why(tmp_path):
+    _, message = load_error(tmp_path, """\
+        - id: cited.dropout
+          class: cited
+          published: "0.1"
+          reason: The paper's base configuration.
+          dropped: ""
+          where: {section: s, quote: q}
+        """)
+    assert "entry 'cited.dropout'" in message and "dropped" in message
+
+
 def test_a_measured_entry_needs_its_key(tmp_path):
     _, message = load_error(tmp_path, """\
         - id: timing.speedup
