@@ -173,8 +173,10 @@ def readme_of(snapshot):
         f"{len(claims)} claims ({failed} failing)",
     ]
     if s:
+        errata = f", {s['erratum']} errata, {s['not_reproducible']} not reproducible" if "erratum" in s else ""
         lines.append(f"- Audit against the published edition: {s.get('reproduced')} reproduced, "
-                     f"{s.get('moved_as_expected')} moved as expected, {s.get('moved_unexpectedly')} moved unexpectedly")
+                     f"{s.get('moved_as_expected')} moved as expected{errata}, "
+                     f"{s.get('moved_unexpectedly')} moved unexpectedly")
     lines += [
         "",
         "`snapshot.json` is what the next build's `build/diff.md` compares against: values, the text each",
