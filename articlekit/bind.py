@@ -41,6 +41,8 @@ import sys
 from pathlib import Path
 
 from articlekit import claims as claimlib
+from articlekit.baseline import load_baseline
+from articlekit.departures import departures_of, departures_section
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, to_jsonable, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, lookup_id, normalize_space, scan
@@ -166,52 +168,6 @@ def bind(article, text, values_doc, strict, baseline=None):
     }
 
 
-# --- the departures section ({{< departures >}}) -----------------------------
-
-def departures_of(article, occurrences, values_doc, baseline, problems):
-    """(departures, value shortcodes standing in for them): each departure's
-    value goes through the same lookup, formatting and claim check as a
-    {{< value >}} written at the line of {{< departures >}}."""
-    from articlekit.departures import departures
-    from articlekit.shortcodes import Shortcode
-
-    places = [sc for sc in occurrences if sc.name == "departures" and not sc.escaped]
-    if not places:
-        return [], []
-    if baseline is None:
-        problems.append(f"{places[0].where(article)}: {{{{< departures >}}}} needs the baseline: "
-                        "run bind with --baseline baseline/published.yaml")
-        return [], []
-    try:
-        listed = departures(baseline, values_doc)
-    except (KeyError, ValueError) as exc:
-        problems.append(f"{places[0].where(article)}: departures: {baseline.path}: {exc}")
-        return [], []
-    at = places[0]
-    codes = [Shortcode("value", [d["entry"].key], {"fmt": d["fmt"], "expect": d["expect"]},
-                       f"{{{{< departures: {d['entry'].id} >}}}}", at.line, "departures", at.start, at.start)
-             for d in listed]
-    return listed, codes
-
-
-def departures_section(listed, bindings):
-    """Markdown: one item per departure, its value a bound value linking to
-    its provenance row, its last word a link to its audit row."""
-    if not listed:
-        return "This build departs from the published edition nowhere.\n"
-    titles = {"correction": "Correction", "change": "Change"}
-    items = []
-    for d in listed:
-        entry = d["entry"]
-        b = bindings[lookup_id(entry.key, d["fmt"], d["expect"])]
-        title = b["title"].replace("\\", "\\\\").replace('"', '\\"')
-        number = f'[{md_text(b["text"])}](#{b["anchor"]} "{title}"){{.bound-value}}'
-        items.append(f"- **{titles[d['kind']]}** ({md_text(entry.where['section'])}): the edition printed "
-                     f"“{md_text(entry.published)}”; this build: {number}. {md_text(d['reason'])} "
-                     f'[audit row](audit.html#{entry.id} "{entry.id} in the audit")')
-    return "\n".join(items) + "\n"
-
-
 def _unique(slug, taken):
     taken = set(taken)
     candidate, n = slug, 2
@@ -273,12 +229,6 @@ def provenance_table(bindings):
     return header + "\n".join(lines) + "\n"
 
 
-def _load_baseline(path):
-    from articlekit.baseline import load_baseline
-
-    return load_baseline(path)  # BaselineError is a ValueError: reported by main
-
-
 def parse_bool(text):
     lowered = str(text).strip().lower()
     if lowered in ("true", "1", "yes"):
@@ -299,7 +249,7 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         text = Path(args.article).read_text(encoding="utf-8")
-        baseline = _load_baseline(args.baseline) if args.baseline else None
+        baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
         document = bind(args.article, text, read_json(args.values), args.strict, baseline)
     except BindError as exc:
         print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)

@@ -23,6 +23,7 @@ its audit row, audit.html#<entry id>.
 from articlekit.audit import ERRATUM, REPRODUCED, installed_versions, judge
 from articlekit.baseline import render
 from articlekit.fmt import FormatError
+from articlekit.shortcodes import Shortcode, lookup_id
 from articlekit.values import lookup
 
 CORRECTION, CHANGE = "correction", "change"
@@ -67,3 +68,48 @@ def _printable_fmt(entry, value):
     except FormatError:
         return ""
     return fmt
+
+
+# ---- the shortcode, for articlekit.bind -------------------------------------------
+
+def departures_of(article, occurrences, values_doc, baseline, problems):
+    """(departures, value shortcodes standing in for them): each departure's
+    value goes through the same lookup, formatting and claim check as a
+    {{< value >}} written at the line of {{< departures >}}."""
+    places = [sc for sc in occurrences if sc.name == "departures" and not sc.escaped]
+    if not places:
+        return [], []
+    if baseline is None:
+        problems.append(f"{places[0].where(article)}: {{{{< departures >}}}} needs the baseline: "
+                        "run bind with --baseline baseline/published.yaml")
+        return [], []
+    try:
+        listed = departures(baseline, values_doc)
+    except (KeyError, ValueError) as exc:
+        problems.append(f"{places[0].where(article)}: departures: {baseline.path}: {exc}")
+        return [], []
+    at = places[0]
+    codes = [Shortcode("value", [d["entry"].key], {"fmt": d["fmt"], "expect": d["expect"]},
+                       f"{{{{< departures: {d['entry'].id} >}}}}", at.line, "departures", at.start, at.start)
+             for d in listed]
+    return listed, codes
+
+
+def departures_section(listed, bindings):
+    """Markdown: one item per departure, its value a bound value linking to
+    its provenance row, its last word a link to its audit row."""
+    from articlekit.bind import md_text  # bind imports this module
+
+    if not listed:
+        return "This build departs from the published edition nowhere.\n"
+    titles = {"correction": "Correction", "change": "Change"}
+    items = []
+    for d in listed:
+        entry = d["entry"]
+        b = bindings[lookup_id(entry.key, d["fmt"], d["expect"])]
+        title = b["title"].replace("\\", "\\\\").replace('"', '\\"')
+        number = f'[{md_text(b["text"])}](#{b["anchor"]} "{title}"){{.bound-value}}'
+        items.append(f"- **{titles[d['kind']]}** ({md_text(entry.where['section'])}): the edition printed "
+                     f"“{md_text(entry.published)}”; this build: {number}. {md_text(d['reason'])} "
+                     f'[audit row](audit.html#{entry.id} "{entry.id} in the audit")')
+    return "\n".join(items) + "\n"
