@@ -532,7 +532,8 @@ def to_html(report):
                  "cited, not audited</summary>")
     if cited:
         parts.append(_html_table(["id", "printed", "why"], [
-            [f'<a class="id" id="{_e(r["id"])}" href="#{_e(r["id"])}">{_e(r["id"])}</a>',
+            [f'<a class="id" id="{_e(r["id"])}" href="#{_e(r["id"])}">{_e(r["id"])}</a>'
+             + (f'<br>{_badge("dropped", "none")}' if r.get("dropped") else ""),
              f"<code>{_e(r['published'])}</code>", _words(r["why"])] for r in cited],
             _cols("key", "printed", "why")))
     parts.append("</details>")
