@@ -488,7 +488,7 @@ def to_html(report):
         "<title>Audit: published edition vs this build</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Audit: the published edition vs this build</h1>",
-        f"<p>Baseline <code>{_e(report['baseline'])}</code>: the edition of {_e(edition['date'])} "
+        f"<p>Baseline {_key_html(report['baseline'])}: the edition of {_e(edition['date'])} "
         f"({_e(versions_text(edition['versions']))}). This build: {_e(versions_text(report['installed']))}. "
         '<a href="article.html">The article</a>.</p>',
         '<nav class="cards">' + "".join(

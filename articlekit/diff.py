@@ -136,11 +136,12 @@ MACHINE_KEYS = ("cpu_model", "torch_cpu_capability", "blas")
 
 
 def machine_change(old_values, new_values):
-    """[(what, release, build)] for each machine property that differs."""
+    """[(what, release, build)] for each machine property that differs
+    (one that a side did not record is unknown, not a change)."""
     out = []
     for what in MACHINE_KEYS:
         before, after = old_values.get(f"environment.{what}"), new_values.get(f"environment.{what}")
-        if before != after:
+        if before is not None and after is not None and before != after:
             out.append({"what": what, "release": before, "build": after})
     return out
 

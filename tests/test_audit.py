@@ -353,3 +353,39 @@ def test_every_baseline_key_exists_in_a_real_build(built_copy):
     missing = [f"{r['id']} ({r['key']})" for r in report["entries"] if r["status"] == "key missing"]
     assert missing == []
     assert (built_copy / "build/diff.md").read_text().startswith("# What changed since")
+
+
+# ---- the page in a real browser ------------------------------------------------------
+
+def _browser():
+    """Headless Chromium through Debian's chromedriver, or a skip saying what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    if not shutil.which("chromedriver") or not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        pytest.skip("chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, width):
+    """Long error messages, listings and keys wrap between words (1770 px
+    wide in a 1280 px window before); at 390 px each row is a card."""
+    page = tmp_path / "audit.html"
+    page.write_text(to_html(report), encoding="utf-8")
+    browser = _browser()
+    try:
+        browser.set_window_size(width, 1000)
+        browser.get(page.as_uri())
+        viewport = browser.execute_script("return document.documentElement.clientWidth")
+        too_wide = browser.execute_script(
+            "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
+            "arguments[0] + 1).map(e => e.tagName + ' ' + e.textContent.slice(0, 60))", viewport)
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, too_wide
+        for entry_id in ("erratum.corrected-fact-holds", "key.missing"):
+            assert browser.execute_script("return !!document.getElementById(arguments[0])", entry_id)
+    finally:
+        browser.quit()
