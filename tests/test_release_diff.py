@@ -370,3 +370,37 @@ def test_where_a_timing_ran_is_an_environment_change_not_a_text(build, baseline,
     diff = compare(snapshot, build["values"], build["bindings"], baseline)
     assert changes(diff) == {"environment_changed": 1}
     assert diff["environment"] == [{"what": "timing.hostname", "release": "laptop", "build": "node-7"}]
+
+
+def test_the_committed_release_against_the_same_results_from_an_avx2_cpu():
+    """The committed snapshot was made where PyTorch ran AVX-512 kernels.
+    The same results with their last bits rounded differently, as an AVX2
+    CPU gives them, are machine noise: nothing changed beyond its rule."""
+    import math
+
+    from articlekit.baseline import load_baseline as load
+
+    root = Path(__file__).resolve().parent.parent
+    (snapshot_path,) = (root / "releases").glob("numpy-2.4.6_torch-2.13.0+cpu/snapshot.json")
+    snapshot = load_snapshot(snapshot_path)
+    assert snapshot["values"]["environment.torch_cpu_capability"] == "AVX512"
+
+    def nudged(value, ulps=2):
+        if isinstance(value, list):
+            return [nudged(v, ulps) for v in value]
+        if isinstance(value, float) and value:
+            for _ in range(ulps):
+                value = math.nextafter(value, math.inf)
+        return value
+
+    values = dict(snapshot["values"], **{"environment.torch_cpu_capability": "AVX2"})
+    moved = ["example.weights", "multihead.weights", "errors.wrong_axis.axis_last_row_sums",
+             "parity.cross.sdpa_max_abs_diff", "parity.mha.weights_max_abs_diff"]
+    for key in moved:
+        values[key] = nudged(values[key])
+    build_doc = {"values": values, "sources": snapshot["sources"], "versions": snapshot["versions"]}
+    diff = compare(snapshot, build_doc, {"bindings": snapshot["bindings"]}, load(root / "baseline/published.yaml"))
+    assert diff["numbers"] == [] and diff["texts"] == []
+    assert sorted(r["key"] for r in diff["within_rule"]) == sorted(moved)
+    assert all("machine noise" in r["why"] or "printed precision" in r["why"] for r in diff["within_rule"])
+    assert diff["machine"] == [{"what": "torch_cpu_capability", "release": "AVX512", "build": "AVX2"}]
