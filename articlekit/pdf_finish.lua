@@ -14,8 +14,9 @@ pdf_finish.lua: Typst layout for the PDF edition, after the shortcodes ran
 
 local PROVENANCE_WIDTHS = { 0.25, 0.17, 0.18, 0.16, 0.12, 0.12 }
 
--- keys, paths and long numbers may break after . / _ (a zero-width space)
-local BREAKABLE = '#[\n#show regex("[./_]"): m => m.text + sym.zws'
+-- keys, paths and long numbers may break after . / _ (a zero-width space);
+-- the table (which Pandoc puts in a figure) runs on over as many pages as it needs
+local BREAKABLE = '#[\n#show regex("[./_]"): m => m.text + sym.zws\n#show figure: set block(breakable: true)'
 
 -- a line starting with = + - / is Typst markup (a heading, a list item):
 -- Pandoc escapes it in paragraphs, not at the start of a table cell
