@@ -13,8 +13,10 @@ lines of script added to the page as it is served, never written to a file.
 
 - A failed claim, an unknown key or any other problem of the article shows
   as a banner at the top of the page, each line with its file:line; the
-  last good render stays beneath it. Claims are checked as in the strict
-  build (--strict false: the page renders with its claim-failure marks).
+  last good render stays beneath it (when there is none yet, the page as a
+  strict=false build shows it, with its claim-failure marks). Claims are
+  checked as in the strict build (--strict false: the page always renders
+  with its marks, and the banner lists the failed claims).
 - A change to an experiment (experiments/, config.yaml, config/) cannot be
   previewed without rerunning it: the banner says "experiments changed: run
   snakemake", until build/values.json changes (snakemake rewrote it); then
@@ -96,16 +98,12 @@ class Preview:
         """Bind and render; keep the last good page when that fails."""
         problems, page = [], None
         try:
-            text = self.article.read_text(encoding="utf-8")
-            document = bind(str(self.article), text, read_json(self.values), self.strict)
-            bindings = self.out_dir / "bindings.json"
-            write_json(bindings, document)
-            render(self.article, bindings, "pandoc", self.html_path)  # HTML only: no markdown for diffs
-            page = self.html_path.read_bytes()
-            problems = [f"{c['location']}: claim '{c['key']} {c['expect']}' failed: value {short_text(c['value'])}"
-                        for c in document["claims"] if not c["holds"]]
+            page, problems = self.bind_and_render(self.strict)
         except BindError as exc:
             problems = exc.problems
+            if self.page is None and self.strict:
+                # nothing shown yet: a page with its claim-failure marks beats a blank one
+                page = self.try_lenient_render()
         except (RenderError, OSError, ValueError) as exc:
             problems = [f"{type(exc).__name__}: {exc}"]
         with self.lock:
@@ -113,6 +111,23 @@ class Preview:
             self.problems = problems
             self.version += 1
         return not problems
+
+    def bind_and_render(self, strict):
+        """-> (the page's bytes, the failed claims as file:line lines)."""
+        text = self.article.read_text(encoding="utf-8")
+        document = bind(str(self.article), text, read_json(self.values), strict)
+        bindings = self.out_dir / "bindings.json"
+        write_json(bindings, document)
+        render(self.article, bindings, "pandoc", self.html_path)  # HTML only: no markdown for diffs
+        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' failed: value {short_text(c['value'])}"
+                  for c in document["claims"] if not c["holds"]]
+        return self.html_path.read_bytes(), failed
+
+    def try_lenient_render(self):
+        try:
+            return self.bind_and_render(strict=False)[0]
+        except (BindError, RenderError, OSError, ValueError):
+            return None
 
     def set_notice(self, notice):
         with self.lock:
