@@ -22,12 +22,13 @@ SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" viewBo
 
 # a figure, a claim that fails (strict = false), an error message longer
 # than the column and a table as wide as the provenance one
-EXTRA = """
+EXTRA = r"""
 ## Extras
 
 ![A vector figure.](figures/demo.svg)
 
 The weight is {{< value demo.dk64.unscaled.max_weight fmt=".6f" expect="> 0.99" >}} here.
+Scaled by $1/\sqrt{d_k}$, the scores keep a unit spread.
 
 ```text
 ValueError: {{< value demo.arrow >}} matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)
@@ -93,6 +94,13 @@ def test_code_and_error_messages_are_monospace(built):
     mono = typographic_plain("".join(t for name, texts in fonts.items() if "Mono" in name for t in texts))
     assert "withgufuncsignature" in mono
     assert "print(f" in mono
+
+
+def test_tex_math_is_typeset(built):
+    _, _, reader = built
+    text = "".join(page.extract_text() for page in reader.pages)
+    assert "𝑑𝑘" in text and "√" in text  # math italic d, k and a radical: Typst math, not the TeX source
+    assert "sqrt" not in text
 
 
 def test_the_figure_stays_a_vector(built):
