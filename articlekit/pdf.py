@@ -92,13 +92,19 @@ def check_source(typ, article):
 
 
 def compile_pdf(typ):
-    """Typst source -> PDF bytes. Image paths are absolute, so the root is /."""
+    """Typst source -> PDF bytes. Image paths are absolute, so the root is /.
+    SOURCE_DATE_EPOCH, when set, fixes the PDF's creation date (reproducible builds)."""
     import typst
 
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
     try:
-        return typst.compile(str(typ), root="/", ignore_system_fonts=True)
+        pdf, warnings = typst.compile_with_warnings(str(typ), root="/", ignore_system_fonts=True,
+                                                    timestamp=int(epoch) if epoch else None)
     except typst.TypstError as exc:
         raise RenderError(f"typst could not compile {typ.name}: {exc}") from None
+    for warning in warnings:
+        print(f"typst warning: {warning}", file=sys.stderr)
+    return pdf
 
 
 def render_pdf(article, bindings, out):
