@@ -9,7 +9,7 @@ pdf_finish.lua: Typst layout for the PDF edition, after the shortcodes ran
   runs into the next column. A cell may not start with Typst markup.
 - Callouts (::: {.callout-note title="..."}) become tinted boxes with their
   title, as Quarto draws them.
-- Bound values are set without hyphenation.
+- Bound values are set without hyphenation; failed-claim marks in red.
 ]]
 
 local PROVENANCE_WIDTHS = { 0.25, 0.17, 0.18, 0.16, 0.12, 0.12 }
@@ -94,9 +94,19 @@ local function no_hyphens(span)
   return out
 end
 
+-- value.lua's mark outside HTML is a Strong "⚠ claim failed: EXPECT": all of it
+-- red (pdf_style.typ colours the words alone, in code too)
+local function claim_mark(strong)
+  if not pandoc.utils.stringify(strong):match("^⚠ claim failed") then
+    return nil
+  end
+  return pandoc.Inlines({ pandoc.RawInline("typst", '#text(fill: rgb("#9a1c1c"))['), strong,
+    pandoc.RawInline("typst", "]") })
+end
+
 function Pandoc(doc)
   doc = doc:walk({ Table = table_layout })
   doc = doc:walk({ Div = provenance })
   doc = doc:walk({ Div = callout })
-  return doc:walk({ Span = no_hyphens })
+  return doc:walk({ Span = no_hyphens, Strong = claim_mark })
 end

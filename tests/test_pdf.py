@@ -78,6 +78,9 @@ def test_failed_claim_is_marked_in_print(built):
     assert failed  # the fixture's "> 0.99"
     text = "".join(page.extract_text() for page in reader.pages)
     assert "⚠ claim failed: > 0.99" in text
+    # set in the mark's red, #9a1c1c
+    content = b"".join(page.get_contents().get_data() for page in reader.pages)
+    assert b"0.6039216 0.10980392 0.10980392 scn" in content
 
 
 def test_code_and_error_messages_are_monospace(built):
