@@ -61,10 +61,13 @@ NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</
 
 
 class Snapshot:
-    """Modification times of the files under some paths (hidden folders left out)."""
+    """Modification times of the files under some paths; hidden files and
+    folders (Quarto's .quarto/) and the excluded folders (the preview's own
+    output, should the article sit above it) left out."""
 
-    def __init__(self, paths):
+    def __init__(self, paths, exclude=()):
         self.paths = [Path(p) for p in paths]
+        self.exclude = [Path(p).resolve() for p in exclude]
         self.times = self.read()
 
     def read(self):
@@ -72,7 +75,8 @@ class Snapshot:
         for root in self.paths:
             files = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
             for f in files:
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(root.parent).parts):
+                hidden = any(part.startswith(".") for part in f.relative_to(root.parent).parts)
+                if f.is_file() and not hidden and not any(f.resolve().is_relative_to(x) for x in self.exclude):
                     times[f] = f.stat().st_mtime_ns
         return times
 
@@ -188,7 +192,8 @@ def make_handler(preview):
 
 def watch(preview, article_paths, values_path, experiment_paths, interval, stop):
     """Poll until stop is set: re-render on article or values changes, flag experiment changes."""
-    article_files, values_file = Snapshot(article_paths), Snapshot([values_path])
+    article_files = Snapshot(article_paths, exclude=[preview.out_dir, values_path])
+    values_file = Snapshot([values_path])
     experiments = Snapshot(experiment_paths)
     while not stop.wait(interval):
         edited, new_values = article_files.changed(), values_file.changed()
