@@ -12,6 +12,8 @@ COMMANDS = {
     "lint": ("articlekit.lint", "fail on numerals typed into the prose"),
     "bind": ("articlekit.bind", "resolve every shortcode and check its claim"),
     "render": ("articlekit.render", "render the article with Quarto or Pandoc"),
+    "pdf": ("articlekit.pdf", "render the article to PDF through Typst"),
+    "preview": ("articlekit.preview", "serve the article, re-rendering on each save"),
     "audit": ("articlekit.audit", "published edition vs this build"),
     "diff": ("articlekit.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.release", "freeze this build as a release snapshot"),

@@ -167,6 +167,8 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     for sheet in [css] if isinstance(css, str) else css or []:
         html += ["--css", str((project_dir / sheet).resolve())]
     _run(html, cwd=article_dir)
+    if md_out is None:  # the preview: HTML only
+        return metadata["renderer"]
     # No --standalone: the metadata (an absolute bindings path) would make
     # two builds' markdown differ; the title goes on top as a heading.
     _run(common + ["--to", "gfm", "--output", str(md_out)], cwd=article_dir)
@@ -181,7 +183,7 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
         raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back "
                           "to Pandoc)")
     name = f"Quarto {tool_version(quarto)}"
-    for fmt, out in (("html", html_out), ("gfm", md_out)):
+    for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
         # a bare file name: Quarto writes it beside the input
         produced = f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
         _run([quarto, "render", str(article), "--to", fmt, "--output", produced,
@@ -212,22 +214,25 @@ def check_output(path, allowed):
         raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
 
 
-def render(article, bindings, renderer, html_path, md_path):
+def render(article, bindings, renderer, html_path, md_path=None):
+    """md_path None: the HTML only (the preview's quick route)."""
     article, bindings = Path(article), Path(bindings)
-    html_path, md_path = Path(html_path), Path(md_path)
-    for out in (html_path, md_path):
+    html_path, md_path = Path(html_path), md_path and Path(md_path)
+    for out in filter(None, (html_path, md_path)):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose_renderer(renderer)
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=".render-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
-        html_tmp, md_tmp = workdir / "article.html", workdir / "article.gfm.md"
+        html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
         name = run(article, bindings, html_tmp, md_tmp, workdir)
         allowed = expected_literal_shortcodes(article.read_text(encoding="utf-8"))
-        check_output(html_tmp, allowed)
-        check_output(md_tmp, allowed)
-        os.replace(html_tmp, html_path)
-        os.replace(md_tmp, md_path)
+        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
+            if out:
+                check_output(done, allowed)
+        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
+            if out:
+                os.replace(done, out)
     return name
 
 

@@ -21,6 +21,13 @@ RENDER_CODE = [
     "articlekit/shortcodes.py",
     "articlekit/quarto_shortcodes.lua",
 ]
+PDF_CODE = [
+    *RENDER_CODE,
+    "articlekit/pdf.py",
+    "articlekit/pdf_prepare.lua",
+    "articlekit/pdf_finish.lua",
+    "articlekit/pdf_style.typ",
+]
 
 
 rule listings:
@@ -138,3 +145,32 @@ rule render:
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
         "--renderer {params.renderer} --html {output.html} --md {output.md} 2> {log}"
+
+
+rule pdf:
+    input:
+        article=ARTICLE,
+        extension=EXTENSION,
+        bindings="build/bindings.json",
+        lint="build/lint.txt",
+        figures=article_figures,
+        code=PDF_CODE,
+    output:
+        pdf=report(
+            "build/article.pdf",
+            caption="../report/article-pdf.rst",
+            category="Article",
+        ),
+    log:
+        "logs/pdf.log",
+    benchmark:
+        "benchmarks/out/pdf.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "python -m articlekit pdf {input.article} --bindings {input.bindings} "
+        "--out {output.pdf} 2> {log}"

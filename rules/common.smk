@@ -89,7 +89,7 @@ def job_threads(wildcards, threads):
 
 
 # What `rule all` builds besides the experiments.
-ARTICLE_OUTPUTS = ["build/article.html", "build/article.md"]
+ARTICLE_OUTPUTS = ["build/article.html", "build/article.md", "build/article.pdf"]
 AUDIT_OUTPUTS = [
     "build/audit.html",
     "build/audit.md",

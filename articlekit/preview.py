@@ -1,0 +1,254 @@
+"""Serve the article on 127.0.0.1 and re-render it on each save.
+
+    python -m articlekit preview [article/index.qmd] [--values build/values.json] [--port 8000]
+
+Prints the URL and opens nothing. Every few tenths of a second it looks at
+the modification times of the article's folder (the .qmd, the extension,
+the style, _quarto.yml) and of the values file; when one changed, it binds
+the article to the current values in-process (articlekit.bind) and renders
+it with articlekit.render, always through Pandoc (the fast route, whichever
+renderer the build uses), into build/preview/. The open page asks the
+server for the render's version and reloads itself when it changes: a few
+lines of script added to the page as it is served, never written to a file.
+
+- A failed claim, an unknown key or any other problem of the article shows
+  as a banner at the top of the page, each line with its file:line; the
+  last good render stays beneath it (when there is none yet, the page as a
+  strict=false build shows it, with its claim-failure marks). Claims are
+  checked as in the strict build (--strict false: the page always renders
+  with its marks, and the banner lists the failed claims).
+- A change to an experiment (experiments/, config.yaml, config/) cannot be
+  previewed without rerunning it: the banner says "experiments changed: run
+  snakemake", until build/values.json changes (snakemake rewrote it); then
+  the page re-binds to the new values. The preview never runs the DAG.
+- Ctrl-C stops the server and the watcher.
+
+build/article.html is never touched: the preview writes build/preview/
+only, and Snakemake's outputs are the same with or without this module.
+"""
+
+import argparse
+import html
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from articlekit.bind import BindError, bind, short_text
+from articlekit.jsonio import read_json, write_json
+from articlekit.render import RenderError, render
+
+STATE_PATH = "/__preview__/state"
+EXPERIMENT_PATHS = ("experiments", "config.yaml", "config")
+
+# Served, never written: poll the version, reload when a new render (or a
+# new problem) exists. Polling keeps it to plain http.server.
+RELOAD_SCRIPT = """<script>/* articlekit preview: reload on a new render */
+(function () {{
+  var seen = {version};
+  setInterval(function () {{
+    fetch("{state}", {{cache: "no-store"}}).then(function (r) {{ return r.json(); }})
+      .then(function (s) {{ if (s.version !== seen) location.reload(); }}, function () {{}});
+  }}, 250);
+}})();</script>
+"""
+BANNER = ('<div id="preview-banner" role="alert" style="position:sticky;top:0;z-index:1000;margin:0 0 1rem;'
+          'padding:.6rem 1rem;background:#fde8e8;color:#7a1414;border:2px solid #d33;border-radius:4px;'
+          'font:14px/1.45 system-ui,sans-serif;white-space:pre-wrap">{}</div>')
+NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</title></head><body></body></html>"
+
+
+class Snapshot:
+    """Modification times of the files under some paths; hidden files and
+    folders (Quarto's .quarto/) and the excluded folders (the preview's own
+    output, should the article sit above it) left out."""
+
+    def __init__(self, paths, exclude=()):
+        self.paths = [Path(p) for p in paths]
+        self.exclude = [Path(p).resolve() for p in exclude]
+        self.times = self.read()
+
+    def read(self):
+        times = {}
+        for root in self.paths:
+            files = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
+            for f in files:
+                hidden = any(part.startswith(".") for part in f.relative_to(root.parent).parts)
+                if f.is_file() and not hidden and not any(f.resolve().is_relative_to(x) for x in self.exclude):
+                    times[f] = f.stat().st_mtime_ns
+        return times
+
+    def changed(self):
+        """-> the files added, removed or modified since the last call."""
+        now = self.read()
+        changed = sorted(str(f) for f in set(now) | set(self.times) if now.get(f) != self.times.get(f))
+        self.times = now
+        return changed
+
+
+class Preview:
+    """The last good render, the problems of the latest attempt, and a version
+    that changes whenever either does."""
+
+    def __init__(self, article, values, out_dir, strict=True):
+        self.article, self.values, self.out_dir, self.strict = Path(article), Path(values), Path(out_dir), strict
+        self.html_path = self.out_dir / "article.html"
+        self.page, self.problems, self.notice, self.version = None, [], None, 0
+        self.lock = threading.Lock()
+
+    def rebuild(self):
+        """Bind and render; keep the last good page when that fails."""
+        problems, page = [], None
+        try:
+            page, problems = self.bind_and_render(self.strict)
+        except BindError as exc:
+            problems = exc.problems
+            if self.page is None and self.strict:
+                # nothing shown yet: a page with its claim-failure marks beats a blank one
+                page = self.try_lenient_render()
+        except (RenderError, OSError, ValueError) as exc:
+            problems = [f"{type(exc).__name__}: {exc}"]
+        with self.lock:
+            self.page = page or self.page
+            self.problems = problems
+            self.version += 1
+        return not problems
+
+    def bind_and_render(self, strict):
+        """-> (the page's bytes, the failed claims as file:line lines)."""
+        text = self.article.read_text(encoding="utf-8")
+        document = bind(str(self.article), text, read_json(self.values), strict)
+        bindings = self.out_dir / "bindings.json"
+        write_json(bindings, document)
+        render(self.article, bindings, "pandoc", self.html_path)  # HTML only: no markdown for diffs
+        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' failed: value {short_text(c['value'])}"
+                  for c in document["claims"] if not c["holds"]]
+        return self.html_path.read_bytes(), failed
+
+    def try_lenient_render(self):
+        try:
+            return self.bind_and_render(strict=False)[0]
+        except (BindError, RenderError, OSError, ValueError):
+            return None
+
+    def set_notice(self, notice):
+        with self.lock:
+            if notice != self.notice:
+                self.notice, self.version = notice, self.version + 1
+
+    def served_page(self):
+        """The page as served: banner and reload script added to the last good render."""
+        with self.lock:
+            page, lines, version = self.page, list(self.problems), self.version
+            if self.notice:
+                lines.insert(0, self.notice)
+        text = (page or NO_RENDER.encode()).decode("utf-8")
+        if page is None and not lines:
+            lines = ["no render yet"]
+        banner = BANNER.format(html.escape("\n".join(["⚠ " + line for line in lines]))) if lines else ""
+        script = RELOAD_SCRIPT.format(version=version, state=STATE_PATH)
+        text = insert_after_body_tag(text, banner)
+        at = text.rfind("</body>")
+        at = len(text) if at < 0 else at
+        return (text[:at] + script + text[at:]).encode("utf-8")
+
+    def state(self):
+        with self.lock:
+            return {"version": self.version, "problems": list(self.problems), "notice": self.notice}
+
+
+def insert_after_body_tag(text, snippet):
+    start = text.find("<body")
+    end = text.find(">", start) + 1 if start >= 0 else 0
+    return text[:end] + snippet + text[end:]
+
+
+def make_handler(preview):
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == STATE_PATH:
+                self.send(200, "application/json", json.dumps(preview.state()).encode())
+            elif path in ("/", "/index.html", "/article.html"):
+                self.send(200, "text/html; charset=utf-8", preview.served_page())
+            else:
+                self.send(404, "text/plain", b"not found: the preview serves / only (figures are embedded)\n")
+
+        def send(self, status, kind, body):
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):  # quiet: the terminal shows renders, not requests
+            pass
+
+    return Handler
+
+
+def watch(preview, article_paths, values_path, experiment_paths, interval, stop):
+    """Poll until stop is set: re-render on article or values changes, flag experiment changes."""
+    article_files = Snapshot(article_paths, exclude=[preview.out_dir, values_path])
+    values_file = Snapshot([values_path])
+    experiments = Snapshot(experiment_paths)
+    while not stop.wait(interval):
+        edited, new_values = article_files.changed(), values_file.changed()
+        touched = experiments.changed()
+        if touched:
+            preview.set_notice(f"experiments changed: run snakemake ({', '.join(touched)})")
+            print(f"preview: {', '.join(touched)} changed: run snakemake to rerun the experiments", flush=True)
+        if new_values:
+            preview.set_notice(None)
+        if edited or new_values:
+            started = time.perf_counter()
+            ok = preview.rebuild()
+            status = "rendered" if ok else "problems:\n  " + "\n  ".join(preview.state()["problems"])
+            print(f"preview: {status} ({time.perf_counter() - started:.2f} s)", flush=True)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit preview", description=__doc__.splitlines()[0])
+    parser.add_argument("article", nargs="?", default="article/index.qmd")
+    parser.add_argument("--values", default="build/values.json", help="from `snakemake build/values.json`")
+    parser.add_argument("--out", default="build/preview", help="where the preview's render is written")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0: any free port")
+    parser.add_argument("--strict", choices=["true", "false"], default="true",
+                        help="true (as the build): a failed claim is a problem shown in the banner")
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds between looks at the files")
+    args = parser.parse_args(argv)
+
+    article = Path(args.article)
+    if not article.is_file():
+        print(f"preview: no article at {article}", file=sys.stderr)
+        return 1
+    if not Path(args.values).is_file():
+        print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
+        return 1
+    preview = Preview(article, args.values, args.out, strict=args.strict == "true")
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), make_handler(preview))
+    except OSError as exc:
+        print(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0", file=sys.stderr)
+        return 1
+    host, port = server.server_address[:2]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"preview: http://{host}:{port}/ ({article}, Ctrl-C stops)", flush=True)
+    stop = threading.Event()
+    try:
+        ok = preview.rebuild()
+        print("preview: rendered" if ok else "preview: problems:\n  " + "\n  ".join(preview.state()["problems"]),
+              flush=True)
+        watch(preview, [article.parent], args.values, EXPERIMENT_PATHS, args.interval, stop)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+    print("preview: stopped", flush=True)
+    return 0

@@ -1,0 +1,174 @@
+"""preview: `python -m articlekit preview` serves the article on 127.0.0.1,
+re-renders it on each save, shows problems as a banner over the last good
+render, and never writes its reload script into a file."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from articlekit.jsonio import write_json
+from tests.test_render import make_article
+
+ROOT = Path(__file__).resolve().parent.parent
+WAIT = 120  # seconds; generous, the test machine is shared (speed lives in benchmarks/preview.py)
+SCRIPT_MARK = "articlekit preview: reload"
+
+
+def python_env(package_parent=ROOT):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package_parent), env.get("PYTHONPATH")]))
+    return env
+
+
+class Served:
+    """A preview running in a fixture project, and what it serves."""
+
+    def __init__(self, project):
+        self.project = project
+        self.article = project / "article" / "index.qmd"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0",
+             "--interval", "0.05"],
+            cwd=project, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = self.proc.stdout.readline()
+        assert first.startswith("preview: http://127.0.0.1:"), first
+        self.url = first.split()[1]
+
+    def get(self, path=""):
+        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+            return response.read().decode("utf-8")
+
+    def state(self):
+        return json.loads(self.get("__preview__/state"))
+
+    def wait_for(self, condition, what):
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            page = self.get()
+            if condition(page):
+                return page
+            time.sleep(0.1)
+        pytest.fail(f"the served page never showed {what}; state: {self.state()}")
+
+    def edit(self, old, new):
+        text = self.article.read_text(encoding="utf-8")
+        assert old in text
+        self.article.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        out, _ = self.proc.communicate(timeout=30)
+        return self.proc.returncode, out
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    project = tmp_path_factory.mktemp("preview")
+    article, values = make_article(project / "article")
+    write_json(project / "build" / "values.json", values)
+    (project / "experiments").mkdir()
+    (project / "experiments" / "demo.py").write_text("# an experiment\n", encoding="utf-8")
+    preview = Served(project)
+    preview.wait_for(lambda page: "Numbers in prose" in page, "the first render")
+    yield preview
+    if preview.proc.poll() is None:
+        preview.proc.kill()
+
+
+def test_it_listens_on_localhost_only(served):
+    assert served.url.startswith("http://127.0.0.1:")
+
+
+def test_an_edit_is_rendered_and_the_open_page_reloads(served):
+    before = served.state()["version"]
+    served.edit("## Numbers in prose", "## Numbers in prose, edited")
+    page = served.wait_for(lambda page: "Numbers in prose, edited" in page, "the edited heading")
+    assert served.state()["version"] > before
+    # the served page carries the reload script, polling the version
+    assert SCRIPT_MARK in page and "/__preview__/state" in page
+    on_disk = (served.project / "build" / "preview" / "article.html").read_text(encoding="utf-8")
+    assert "Numbers in prose, edited" in on_disk
+
+
+def test_a_failed_claim_shows_a_banner_over_the_last_good_render(served):
+    served.edit('expect="< 1e-12"', 'expect="> 1"')
+    line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if 'expect="> 1"' in text)
+    page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
+    assert f"index.qmd:{line}: claim &#x27;demo.parity.max_abs_diff &gt; 1&#x27; failed" in page
+    assert "Numbers in prose, edited" in page  # the last good render, beneath
+    served.edit('expect="> 1"', 'expect="< 1e-12"')
+    served.wait_for(lambda page: "preview-banner" not in page, "the banner gone once the claim holds")
+
+
+def test_an_unknown_key_shows_a_banner_with_its_line(served):
+    served.edit("demo.params.n_tokens", "demo.params.n_tokenz")
+    line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if "n_tokenz" in text)
+    page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
+    assert f"index.qmd:{line}: unknown key" in page and "n_tokenz" in page
+    served.edit("demo.params.n_tokenz", "demo.params.n_tokens")
+    served.wait_for(lambda page: "preview-banner" not in page, "the banner gone once the key is fixed")
+
+
+def test_a_changed_experiment_asks_for_snakemake(served):
+    (served.project / "experiments" / "demo.py").write_text("# an experiment, edited\n", encoding="utf-8")
+    page = served.wait_for(lambda page: "experiments changed: run snakemake" in page, "the experiments notice")
+    assert "experiments/demo.py" in page
+    # new values (snakemake ran) clear it
+    values = served.project / "build" / "values.json"
+    values.write_text(values.read_text(encoding="utf-8"), encoding="utf-8")
+    served.wait_for(lambda page: "experiments changed" not in page, "the notice cleared by new values")
+
+
+def test_the_reload_script_is_never_written_to_a_file(served):
+    written = [p for p in served.project.rglob("*") if p.is_file() and SCRIPT_MARK in p.read_text(errors="ignore")]
+    assert written == []
+
+
+def test_ctrl_c_stops_it_cleanly(served):
+    code, out = served.stop()
+    assert code == 0
+    assert out.rstrip().endswith("preview: stopped")
+    assert "Traceback" not in out
+
+
+def test_a_claim_failing_from_the_start_shows_the_marked_page_beneath_the_banner(tmp_path):
+    article, values = make_article(tmp_path / "article")
+    article.write_text(article.read_text(encoding="utf-8").replace('expect="< 1e-12"', 'expect="> 1"', 1),
+                       encoding="utf-8")
+    write_json(tmp_path / "build" / "values.json", values)
+    preview = Served(tmp_path)
+    try:
+        page = preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
+        assert "preview-banner" in page and "claim &#x27;demo.parity.max_abs_diff &gt; 1&#x27; failed" in page
+        assert "⚠ claim failed: &gt; 1" in page
+    finally:
+        assert preview.stop()[0] == 0
+
+
+def test_the_built_html_is_the_same_with_or_without_the_preview_code(tmp_path):
+    """`articlekit render` (what Snakemake runs) gives the same bytes from a
+    copy of the package that has no preview module at all."""
+    article, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    without = tmp_path / "without"
+    shutil.copytree(ROOT / "articlekit", without / "articlekit", ignore=shutil.ignore_patterns("__pycache__"))
+    (without / "articlekit" / "preview.py").unlink()
+    pages = []
+    for parent, name in ((ROOT, "with"), (without, "without")):
+        env = python_env(parent)
+        run = lambda *args: subprocess.run([sys.executable, "-m", "articlekit", *args], cwd=tmp_path, env=env,
+                                           check=True, capture_output=True)
+        run("bind", "article/index.qmd", "--values", "build/values.json", "--out", f"build/{name}.json")
+        run("render", "article/index.qmd", "--bindings", f"build/{name}.json", "--renderer", "pandoc",
+            "--html", f"build/{name}.html", "--md", f"build/{name}.md")
+        pages.append((tmp_path / "build" / f"{name}.html").read_bytes())
+    assert pages[0] == pages[1]
+    assert SCRIPT_MARK.encode() not in pages[0]
