@@ -210,3 +210,9 @@ def test_raw_values_read_as_a_reader_knows_them():
     assert bindmod.short_text(float("nan")) == "nan"
     assert bindmod.short_text([1.0, float("-inf")]) == "[1.0, -inf]"
     assert bindmod.short_text({"a": ["x", True]}) == '{a: ["x", true]}'
+
+
+def test_the_provenance_table_and_tooltip_show_nan_not_its_json_tag(values_doc):
+    doc = bind_text("Ratio {{< value demo.underflow >}}." + PROVENANCE, values_doc)
+    assert "| nan | nan |" in doc["provenance_md"] and "$float" not in doc["provenance_md"]
+    assert doc["bindings"][lookup_id("demo.underflow")]["title"].startswith("demo.underflow = nan (")
