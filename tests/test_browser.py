@@ -3,7 +3,9 @@ build/audit.html in headless Chromium (Debian's chromium and chromium-driver,
 driven by Selenium; nothing is downloaded at run time), at a desktop width
 and a phone width.
 
-On each page and width: no console errors; nothing fetched from the network
+The page as built, and the article rendered again by Quarto when `quarto`
+is on PATH (its MathML and its scripts must stay offline too). On each page
+and width: no console errors; nothing fetched from the network
 (the pages are self-contained); no element wider than the viewport unless a
 box that scrolls sideways holds it; every in-page link (and every link into
 the sibling page) has its target; every image loads. On the article, every
@@ -16,6 +18,7 @@ Without Chromium these tests skip, saying why; REQUIRE_BROWSER=1 (set by
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -69,8 +72,31 @@ def browser():
     driver.quit()
 
 
-@pytest.fixture(scope="module")
-def build_dir(built_project):
+def render_with_quarto(project, dest):
+    """The built article rendered again by Quarto (when `quarto` is on PATH),
+    into dest/build beside a copy of the audit: Quarto's page must pass the
+    same checks. Rendered from a copy, since Quarto writes beside its input."""
+    quarto = shutil.which("quarto")
+    if not quarto:
+        pytest.skip("quarto is not on PATH: the Quarto-rendered page is not checked here")
+    shutil.copytree(project / "article", dest / "article")
+    shutil.copytree(project / "figures", dest / "figures")
+    (dest / "build").mkdir()
+    shutil.copy(project / "build" / "audit.html", dest / "build" / "audit.html")
+    done = subprocess.run([quarto, "render", "index.qmd", "--to", "html", "--output", "article.html",
+                           "-M", f"value-bindings:{project / 'build' / 'bindings.json'}", "-M", "renderer:Quarto"],
+                          cwd=dest / "article", capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"quarto render failed:\n{done.stderr[-3000:]}"
+    assert "WARN" not in done.stderr, f"quarto warned:\n{done.stderr[-3000:]}"
+    shutil.move(dest / "article" / "article.html", dest / "build" / "article.html")
+    (dest / "build" / ".quarto-render").touch()  # marks this folder for `loaded`
+    return dest / "build"
+
+
+@pytest.fixture(scope="module", params=["as-built", "quarto"])
+def build_dir(request, built_project, tmp_path_factory):
+    if request.param == "quarto":
+        return render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
     return built_project / "build"
 
 
@@ -95,6 +121,8 @@ CASES = [(page, width) for page in PAGES for width in WIDTHS]
 @pytest.fixture(params=CASES, ids=[f"{page}-{width}" for page, width in CASES])
 def loaded(request, browser, build_dir):
     page, width = request.param
+    if page != "article.html" and (build_dir / ".quarto-render").exists():
+        pytest.skip(f"{page} does not depend on the renderer: checked as built")
     path = build_dir / page
     assert path.exists(), f"{path} was not built"
     log = open_page(browser, path, WIDTHS[width])
