@@ -202,7 +202,7 @@ def unsourced_code_values(article, text, occurrences):
             continue
         block = next(s for s in spans if s[0] <= sc.start < s[1])
         blocks.setdefault(block, []).append(key)
-    for (start, end, _), keys in blocks.items():
+    for (_, end, _), keys in blocks.items():
         after = _paragraph_after(text, spans, end)
         sourced = {normalize_space(sc.args[0]) for sc in occurrences
                    if sc.name == "source" and sc.args and after[0] <= sc.start < after[1]}

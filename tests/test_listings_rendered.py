@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow  # reads the article the built_project fixture bui
 
 # What a reader would type after pasting the listings: draw the experiments'
 # inputs as their docstrings specify (experiments/example.py, multihead.py)
-# and call the functions the listings defined. Only NumPy is imported here;
-# every attention function comes from the listings.
+# and call the functions the listings defined. It imports nothing but json
+# and sys: NumPy and every attention function come from the listings.
 READER = textwrap.dedent("""
     import json as _json
     import sys as _sys
