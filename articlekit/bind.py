@@ -27,6 +27,12 @@ bindings.json:
      "departures_md": the {{< departures >}} section (articlekit.departures),
                       made from --baseline; each value in it is a binding}
 
+Values printed inside code carry no tooltip or link, so each needs a way
+back: a code block is followed, in its next paragraph, by
+{{< source KEY >}} for every key it prints (the key, linked to its
+provenance row); inline code does not bind values: {{< value KEY code=true >}}
+in prose prints the same code, linked. Bind fails otherwise, naming the fix.
+
 Every problem is reported at once, each as `file:line: ...`, and then the
 command fails without writing anything: unknown keys (with the closest
 existing ones), bad format specs, malformed claims, and, in strict mode,
@@ -44,13 +50,14 @@ from articlekit import claims as claimlib
 from articlekit.baseline import load_baseline
 from articlekit.departures import departures_of, departures_section
 from articlekit.fmt import format_value
-from articlekit.jsonio import read_json, to_jsonable, write_json
-from articlekit.shortcodes import ShortcodeSyntaxError, lookup_id, normalize_space, scan
+from articlekit.jsonio import read_json, write_json
+from articlekit.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
 from articlekit.values import UnknownKey, lookup
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
 # built-in; it is resolved by the renderer, not here.
-SHORTCODES = {"value": {"fmt", "expect"}, "claim": {"expect"}, "provenance": set(), "departures": set(),
+SHORTCODES = {"value": {"fmt", "expect", "code"}, "claim": {"expect"}, "source": set(), "provenance": set(),
+              "departures": set(),
               "meta": set()}
 _SHOWN = 60  # characters of a value shown in tooltips and the provenance table
 
@@ -65,9 +72,22 @@ def anchor(key):
     return "v-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
 
 
+def reader_text(value):
+    """A raw value as a reader knows it: numbers at full precision with NaN
+    and infinities spelled nan, inf, -inf (never the JSON tag
+    {"$float": "nan"}), lists and maps in Python's brackets."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(reader_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {reader_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # quoted inside a list or map
+    return format_value(value)
+
+
 def short_text(value):
     """A one-line, bounded rendering of a raw value for tooltips and tables."""
-    text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
+    text = value if isinstance(value, str) else reader_text(value)
     lines = text.splitlines() or [""]
     one = lines[0] + (" …" if len(lines) > 1 else "")
     return one if len(one) <= _SHOWN else one[: _SHOWN - 1] + "…"
@@ -107,11 +127,18 @@ def bind(article, text, values_doc, strict, baseline=None):
         if len(sc.args) != 1:
             problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
             continue
+        if sc.name == "source" and sc.context != "prose":
+            problems.append(f"{where}: source links to a value's provenance row and belongs in prose, "
+                            f"after the code block that binds the value: {sc.raw}")
+            continue
         if sc.name == "claim" and not sc.kwargs.get("expect"):
             problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
             continue
         key = normalize_space(sc.args[0])
         fmt = normalize_space(sc.kwargs.get("fmt", ""))
+        if sc.kwargs.get("code", "true") not in ("true", "false"):
+            problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
+            continue
         expect = normalize_space(sc.kwargs.get("expect", ""))
         ident = lookup_id(key, fmt, expect)
         if ident in bindings:
@@ -148,6 +175,7 @@ def bind(article, text, values_doc, strict, baseline=None):
         }
         _log_claim(claim_log, bindings[ident], where)
 
+    problems += unsourced_code_values(article, text, occurrences)
     if strict:
         for c in claim_log:
             if not c["holds"]:
@@ -166,6 +194,49 @@ def bind(article, text, values_doc, strict, baseline=None):
         "provenance_md": provenance_table(bindings),
         "departures_md": departures_section(departure_list, bindings),
     }
+
+
+def unsourced_code_values(article, text, occurrences):
+    """Values printed inside code cannot carry a tooltip or a link, so each
+    needs a way back to its source (the README's promise, every bound number):
+    a code block is followed, in the next paragraph, by {{< source KEY >}}
+    for each key it binds; inline code is not used for values at all, since
+    {{< value KEY code=true >}} in prose prints the same code with its link."""
+    spans = regions(text)
+    problems, blocks = [], {}
+    for sc in occurrences:
+        if sc.escaped or sc.name != "value" or sc.context != "code" or len(sc.args) != 1:
+            continue
+        key = normalize_space(sc.args[0])
+        if kind_at(spans, sc.start) == "inline_code":
+            problems.append(f"{sc.where(article)}: {sc.raw} inside inline code has no tooltip or link to its "
+                            f"source; write it in prose as {{{{< value {key} code=true >}}}} (printed as code, "
+                            "linked)")
+            continue
+        block = next(s for s in spans if s[0] <= sc.start < s[1])
+        blocks.setdefault(block, []).append(key)
+    for (_, end, _), keys in blocks.items():
+        after = _paragraph_after(text, spans, end)
+        sourced = {normalize_space(sc.args[0]) for sc in occurrences
+                   if sc.name == "source" and sc.args and after[0] <= sc.start < after[1]}
+        missing = [k for k in dict.fromkeys(keys) if k not in sourced]
+        if missing:
+            line = text.count("\n", 0, end) + 1
+            problems.append(f"{article}:{line}: the code block ending here prints {', '.join(missing)} with no way "
+                            "back to the source; add after it a line such as: Source: "
+                            + ", ".join(f"{{{{< source {k} >}}}}" for k in missing))
+    return problems
+
+
+def _paragraph_after(text, spans, code_end):
+    """(start, end) of the first paragraph after the closing fence of the code
+    region ending at code_end."""
+    fence_end = next((e for s, e, kind in spans if s == code_end and kind == "fence"), code_end)
+    start = fence_end
+    while start < len(text) and text[start] in " \t\n":
+        start += 1
+    blank = re.search(r"\n[ \t]*\n", text[start:])
+    return start, start + blank.start() if blank else len(text)
 
 
 def _unique(slug, taken):

@@ -15,6 +15,8 @@ Marker for numbers that are not computed by the pipeline: a bracketed span
 with class `cited` (a fact quoted from a source: `[section 3.2.1]{.cited}`,
 `[d_model = 512]{.cited}`) or `label` (a name that happens to hold a digit:
 `[Error 1]{.label}`). Both render as plain text in Quarto and Pandoc.
+TeX math (`$1 / \\sum_i w_i^2$`, `$$...$$`) counts as marked too: its
+numerals are the formula's own.
 
 Rules (each finding is reported as `file:line: numeral '...' ...`):
 
@@ -64,6 +66,10 @@ _MASKS = [
     re.compile(r"^\s*:{3,}.*$", re.M),  # fenced div lines
 ]
 _MARKED = re.compile(r"\[([^\[\]\n]*)\]\{[^}\n]*\.(?:cited|label)\b[^}\n]*\}")
+# TeX math as Pandoc reads it ($...$: no space inside either dollar, the
+# closing one not followed by a digit; $$...$$): a formula's constants are
+# part of the formula, like a cited fact.
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?![\s$])(?:\\.|[^$\\\n])+?(?<![\s\\])\$(?!\d)", re.S)
 _NUMERAL = re.compile(
     r"(?<![\w.^/\\])(?<!\w-)(?P<sign>[-−](?=\d))?"
     r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)+|\d+)"
@@ -108,6 +114,7 @@ def numerals(text):
     prose = prose_mask(text)
     masked = mask_markup(prose)
     marked = [(m.start(1), m.end(1)) for m in _MARKED.finditer(prose)]
+    marked += [(m.start(), m.end()) for m in _MATH.finditer(prose)]
     found = []
     for m in _NUMERAL.finditer(masked):
         suffix = m.group("suffix") or ""

@@ -10,6 +10,7 @@ inside a fenced block). The artifact has the experiments' envelope:
      "params": {"source": PATH}, "versions": {"python": ...}, "values": {
        "attention": {
          "source":     the whole file,
+         "imports":    its top-level import statements, as written,
          "lines":      its line count,
          "functions":  {name: source of each top-level function, decorators included},
          "bare":       {name: the same without its docstring},
@@ -60,6 +61,19 @@ def _code_lines(text):
     return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
 
 
+def _imports(tree, lines):
+    """The top-level imports as written, a blank line between groups: the
+    article's first listing starts with them, so what a reader pastes runs."""
+    out, previous_end = [], None
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if previous_end is not None and node.lineno > previous_end + 1:
+                out.append("\n")
+            out.append("".join(lines[node.lineno - 1:node.end_lineno]))
+            previous_end = node.end_lineno
+    return "".join(out)
+
+
 def listing_values(source, core=CORE):
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
@@ -69,10 +83,10 @@ def listing_values(source, core=CORE):
         raise ValueError(f"core function(s) {', '.join(missing)} not defined at the top level; "
                          f"defined: {', '.join(found) or 'none'}")
     bare = {name: _source_of(lines, node, _docstring_lines(node)) for name, node in found.items()}
-    imports = "".join("".join(lines[n.lineno - 1:n.end_lineno]) for n in tree.body
-                      if isinstance(n, (ast.Import, ast.ImportFrom)))
+    imports = _imports(tree, lines)
     return {
         "source": source,
+        "imports": imports,
         "lines": len(lines),
         "functions": {name: _source_of(lines, node) for name, node in found.items()},
         "bare": bare,

@@ -7,6 +7,9 @@ The article's shortcodes (extension article/_extensions/value):
     {{< value KEY fmt="r" expect="< 1e-12" >}}   ... and check a claim about it
     {{< claim KEY expect="== 0.0" >}}      check a claim the text makes about a
                                            value it does not print; prints nothing
+    {{< value KEY code=true >}}            ... printed as inline code, still linked
+    {{< source KEY >}}                     the key, linked to its provenance row: the way
+                                           back for values printed in a code block
     {{< provenance >}}                     the "where every number comes from" table
     {{< meta NAME >}}                      Quarto's built-in: document metadata
 

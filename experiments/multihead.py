@@ -62,19 +62,36 @@ def run(params):
 
 
 def plot(values, params, figures):
+    """One heatmap per head, two per row, each cell labelled with its weight:
+    drawn at the article's column width (about 7 inches), the text stays
+    as large as the prose (four heads in one row came out too small to read)."""
     plt = pyplot()
     w = np.asarray(values["weights"])  # (h, T, T)
     h, T, _ = w.shape
-    fig, axes = plt.subplots(1, h, figsize=(2.3 * h + 1, 2.9), layout="constrained", squeeze=False)
-    for i, ax in enumerate(axes[0]):
+    cols = min(h, 2)
+    rows = -(-h // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.8, 3.2 * rows), layout="constrained",
+                             squeeze=False, sharex=True, sharey=True)
+    for i, ax in enumerate(axes.flat):
+        if i >= h:
+            ax.set_visible(False)
+            continue
         image = ax.imshow(w[i], cmap="Blues", vmin=0, vmax=1)
-        ax.set(title=f"head {i}", xlabel="key j", xticks=range(T), yticks=range(T))
+        if T <= 8:  # past that the labels would overlap
+            for q in range(T):
+                for k in range(T):
+                    # Dark cells get white text so every number stays legible.
+                    color = "white" if w[i, q, k] > 0.6 else "black"
+                    ax.text(k, q, f"{w[i, q, k]:.2f}", ha="center", va="center", fontsize=8, color=color)
+        ax.set(title=f"head {i}", xticks=range(T), yticks=range(T))
         ax.grid(False)
-    axes[0, 0].set_ylabel("query i")
-    fig.colorbar(image, ax=axes[0], shrink=0.8, label="weight")
+    for ax in axes[-1]:
+        ax.set_xlabel("key position j")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("query position i")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
     save_figure(fig, figures["heads"])
     plt.close(fig)
-
 
 if __name__ == "__main__":
     run_experiment("multihead", run, plot)

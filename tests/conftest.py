@@ -1,5 +1,8 @@
-"""Shared fixtures: where the project is and its fast test configuration."""
+"""Shared fixtures: where the project is, its fast test configuration, and
+the article built from it."""
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +36,25 @@ def params(test_config):
         return p
 
     return section
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory):
+    """A fresh copy of the project built end to end on config/test.yaml, for
+    the tests that read the rendered pages (build/article.{md,html},
+    build/audit.html). strict=false: those tests are about the page, and a
+    timing claim failing on a busy machine must not hide it (the strict
+    build is tested in test_workflow.py). BUILT_PROJECT=folder reuses a
+    project built there, to iterate on these tests without rebuilding."""
+    from articlekit.workspace import copy_environment, copy_project
+
+    if os.environ.get("BUILT_PROJECT"):
+        return Path(os.environ["BUILT_PROJECT"]).resolve()
+    work = copy_project(tmp_path_factory.mktemp("built") / "project")
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--config", "strict=false"],
+        cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"building the article failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return work

@@ -169,3 +169,50 @@ def test_the_extension_example_uses_only_known_shortcodes():
     example = Path(__file__).parent.parent / "article" / "_extensions" / "value" / "example.qmd"
     names = {sc.name for sc in scan(example.read_text(encoding="utf-8"))}
     assert names <= set(bindmod.SHORTCODES) and {"value", "claim", "provenance", "meta"} <= names
+
+
+# --- a way back to the source for values printed in code -----------------------
+
+CODE_BLOCK = '```python\nx = {{< value demo.arrow >}}\n```\n'
+PROVENANCE = "\n{{< provenance >}}\n"
+
+
+def test_a_code_block_without_a_source_line_fails_naming_the_keys_and_the_fix(values_doc):
+    with pytest.raises(BindError) as err:
+        bind_text(CODE_BLOCK + "\nNo source here.\n" + PROVENANCE, values_doc)
+    (problem,) = err.value.problems
+    assert problem.startswith("article/index.qmd:3: the code block ending here prints demo.arrow")
+    assert "Source: {{< source demo.arrow >}}" in problem
+
+
+def test_a_source_line_in_the_next_paragraph_gives_the_way_back(values_doc):
+    doc = bind_text(CODE_BLOCK + "\nSource: {{< source demo.arrow >}}.\n" + PROVENANCE, values_doc)
+    binding = doc["bindings"][lookup_id("demo.arrow")]
+    assert binding["locations"] == ["article/index.qmd:2", "article/index.qmd:5"]
+    assert binding["anchor"] == "v-demo-arrow"
+
+
+def test_a_source_line_further_down_does_not_count(values_doc):
+    text = CODE_BLOCK + "\nA paragraph between.\n\nSource: {{< source demo.arrow >}}.\n" + PROVENANCE
+    with pytest.raises(BindError, match="no way back to the source"):
+        bind_text(text, values_doc)
+
+
+def test_a_value_in_inline_code_fails_and_points_to_code_true(values_doc):
+    with pytest.raises(BindError) as err:
+        bind_text("Shape `{{< value demo.arrow >}}`." + PROVENANCE, values_doc)
+    assert "write it in prose as {{< value demo.arrow code=true >}}" in str(err.value)
+    doc = bind_text("Shape {{< value demo.arrow code=true >}}." + PROVENANCE, values_doc)
+    assert lookup_id("demo.arrow") in doc["bindings"]  # code= is how it prints, not what it looks up
+
+
+def test_raw_values_read_as_a_reader_knows_them():
+    assert bindmod.short_text(float("nan")) == "nan"
+    assert bindmod.short_text([1.0, float("-inf")]) == "[1.0, -inf]"
+    assert bindmod.short_text({"a": ["x", True]}) == '{a: ["x", true]}'
+
+
+def test_the_provenance_table_and_tooltip_show_nan_not_its_json_tag(values_doc):
+    doc = bind_text("Ratio {{< value demo.underflow >}}." + PROVENANCE, values_doc)
+    assert "| nan | nan |" in doc["provenance_md"] and "$float" not in doc["provenance_md"]
+    assert doc["bindings"][lookup_id("demo.underflow")]["title"].startswith("demo.underflow = nan (")

@@ -90,3 +90,14 @@ def test_the_command_fails_and_writes_nothing_on_findings(tmp_path, capsys):
     assert lintmod.main([str(article), "--values", str(values), "--out", str(out)]) == 1
     assert not out.exists()
     assert f"{article}:1: numeral '5.669'" in capsys.readouterr().err
+
+
+def test_tex_math_holds_the_formula_s_own_numerals_but_no_computed_value():
+    text = "Effective keys $1 / \\sum_i w_i^2$; the paper's $$d_\\text{model} = 512$$ and $h = 8$.\n"
+    assert findings(text) == []
+    assert findings("Unscaled, the weight is $w = 0.921946$.")[0].startswith(
+        "a.qmd:1: numeral '0.921946' equals the computed value scaling.dk64.unscaled.max_weight")
+
+
+def test_dollar_amounts_are_not_math():
+    assert found("It costs $5 and then $6 more.") == ["5", "6"]

@@ -59,3 +59,9 @@ def test_the_real_implementation_has_every_core_function(repo_root, tmp_path):
     namespace = {}
     exec(attention["core_source"], namespace)  # the listing runs as printed
     assert callable(namespace["multi_head_attention"])
+
+
+def test_the_imports_are_listed_as_written_groups_apart():
+    source = "import math\nimport os\n\nimport numpy as np\n\nX = 1\n\n\ndef softmax(x):\n    return x\n"
+    assert listings.listing_values(source, core=["softmax"])["imports"] == (
+        "import math\nimport os\n\nimport numpy as np\n")

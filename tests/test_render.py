@@ -283,3 +283,17 @@ def test_the_quarto_path_runs_standard_quarto_render_commands(tmp_path, monkeypa
     assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.6.40" in html_call
     assert (tmp_path / "out" / "a.html").read_text() == "rendered html\n"
     assert not list(article.parent.glob("render-*"))  # moved, not copied
+
+
+def test_a_value_printed_as_code_keeps_its_link_and_tooltip(rendered):
+    _, page, _, _ = rendered
+    assert re.search(r'<a href="#v-demo-timing-speedup" class="bound-value" title="demo\.timing\.speedup = '
+                     r'[^"]*"><code>5\.4</code></a>', page)
+
+
+def test_values_in_a_code_block_link_back_through_a_source_line(rendered):
+    _, page, md, _ = rendered
+    # the key, breakable after each dot on a phone, linked to its provenance row
+    assert ('<a href="#v-demo-arrow" class="bound-source" title="demo.arrow = a -&gt; b &lt;c&gt; &amp; *d* '
+            '(experiments/demo.py)">demo.<wbr>arrow</a>') in page
+    assert "Source: `listings.attention.functions.softmax`." in md

@@ -4,6 +4,9 @@ value.lua: the article's numbers, looked up, never computed here.
 Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
 
   {{< value KEY [fmt="SPEC"] [expect="CLAIM"] >}}  a value, as formatted by Python
+  {{< value KEY code=true >}}                      ... printed as inline code
+  {{< source KEY >}}                               the key, linked to its provenance row:
+                                                   the way back for values printed in code blocks
   {{< claim KEY expect="CLAIM" >}}                 a checked claim; prints nothing
   {{< provenance >}}                               the table every number links to
   {{< departures >}}                               where this build departs from the edition
@@ -139,7 +142,11 @@ local function value(args, kwargs, meta, raw_args, context)
     end
     return b.text
   end
-  local number
+  local shown = pandoc.Str(b.text)
+  if clean(kwargs["code"], context) == "true" then
+    shown = pandoc.Code(b.text)
+  end
+  local number = shown
   if is_html() then
     -- the first place the prose prints a key is where the audit links to
     local id = ""
@@ -147,9 +154,7 @@ local function value(args, kwargs, meta, raw_args, context)
       placed[b.anchor] = true
       id = "at-" .. b.anchor
     end
-    number = pandoc.Link({ pandoc.Str(b.text) }, "#" .. b.anchor, b.title, pandoc.Attr(id, { "bound-value" }))
-  else
-    number = pandoc.Str(b.text)
+    number = pandoc.Link({ shown }, "#" .. b.anchor, b.title, pandoc.Attr(id, { "bound-value" }))
   end
   local out = pandoc.Inlines({ number })
   if claim_failed(b) then
@@ -173,6 +178,28 @@ local function claim(args, kwargs, meta, raw_args, context)
   -- an empty marker, so the HTML shows which claims were checked where
   return pandoc.Inlines({ pandoc.Span({}, pandoc.Attr("", { "claim-checked" },
     { ["data-claim"] = b.key .. " " .. b.expect })) })
+end
+
+-- A key split after each dot with <wbr>: a long key may wrap on a phone,
+-- and copying it still gives the key.
+local function breakable_key(key)
+  local parts = pandoc.Inlines({})
+  for piece in key:gmatch("[^.]+%.?") do
+    if #parts > 0 then
+      parts:insert(pandoc.RawInline("html", "<wbr>"))
+    end
+    parts:insert(pandoc.Str(piece))
+  end
+  return parts
+end
+
+local function source(args, kwargs, meta, raw_args, context)
+  local b = binding_for(args, kwargs, meta, context, "source")
+  if not is_html() then
+    return pandoc.Inlines({ pandoc.Code(b.key) })
+  end
+  return pandoc.Inlines({ pandoc.Link(breakable_key(b.key), "#" .. b.anchor, b.title,
+    pandoc.Attr("", { "bound-source" })) })
 end
 
 -- A block of markdown that bind wrote into the bindings file.
@@ -205,6 +232,7 @@ end
 return {
   ["value"] = value,
   ["claim"] = claim,
+  ["source"] = source,
   ["provenance"] = block_from("provenance_md"),
   ["departures"] = block_from("departures_md"),
 }

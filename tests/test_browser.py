@@ -1,0 +1,244 @@
+"""The built pages, as a reader's browser shows them: build/article.html and
+build/audit.html in headless Chromium (Debian's chromium and chromium-driver,
+driven by Selenium; nothing is downloaded at run time), at a desktop width
+and a phone width.
+
+The page as built, and the article rendered again by Quarto when `quarto`
+is on PATH (its MathML and its scripts must stay offline too). On each page
+and width: no console errors; nothing fetched from the network
+(the pages are self-contained); no element wider than the viewport unless a
+box that scrolls sideways holds it; every in-page link (and every link into
+the sibling page) has its target; every image loads. On the article, every
+bound number has its tooltip and its link to the provenance row.
+
+Without Chromium these tests skip, saying why; REQUIRE_BROWSER=1 (set by
+.ci/run, which installs it) turns that skip into a failure.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from articlekit.shortcodes import scan
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # slow: reads the built_project fixture's build
+
+PAGES = ["article.html", "audit.html"]
+WIDTHS = {"desktop": 1280, "phone": 390}
+HEIGHT = 900
+
+
+def _find(*names):
+    return next((path for name in names if (path := shutil.which(name))), None)
+
+
+def _unavailable():
+    """Why the browser cannot run here, or None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -r requirements-dev.txt)"
+    if not _find("chromium", "chromium-browser", "google-chrome"):
+        return "no chromium on PATH (Debian: apt-get install chromium chromium-driver)"
+    if not _find("chromedriver"):
+        return "no chromedriver on PATH (Debian: apt-get install chromium-driver)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    reason = _unavailable()
+    if reason:
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but the browser tests cannot run: {reason}")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = _find("chromium", "chromium-browser", "google-chrome")
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                f"--window-size={WIDTHS['desktop']},{HEIGHT}"]:
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # the driver given explicitly: Selenium Manager never downloads one
+    driver = webdriver.Chrome(service=Service(executable_path=_find("chromedriver")), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def render_with_quarto(project, dest):
+    """The built article rendered again by Quarto (when `quarto` is on PATH),
+    into dest/build beside a copy of the audit: Quarto's page must pass the
+    same checks. Rendered from a copy, since Quarto writes beside its input."""
+    quarto = shutil.which("quarto")
+    if not quarto:
+        pytest.skip("quarto is not on PATH: the Quarto-rendered page is not checked here")
+    shutil.copytree(project / "article", dest / "article")
+    shutil.copytree(project / "figures", dest / "figures")
+    (dest / "build").mkdir()
+    shutil.copy(project / "build" / "audit.html", dest / "build" / "audit.html")
+    done = subprocess.run([quarto, "render", "index.qmd", "--to", "html", "--output", "article.html",
+                           "-M", f"value-bindings:{project / 'build' / 'bindings.json'}", "-M", "renderer:Quarto"],
+                          cwd=dest / "article", capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"quarto render failed:\n{done.stderr[-3000:]}"
+    assert "WARN" not in done.stderr, f"quarto warned:\n{done.stderr[-3000:]}"
+    shutil.move(dest / "article" / "article.html", dest / "build" / "article.html")
+    (dest / "build" / ".quarto-render").touch()  # marks this folder for `loaded`
+    return dest / "build"
+
+
+@pytest.fixture(scope="module", params=["as-built", "quarto"])
+def build_dir(request, built_project, tmp_path_factory):
+    if request.param == "quarto":
+        return render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
+    return built_project / "build"
+
+
+def open_page(driver, path, width):
+    """Load `path` in a viewport `width` px wide (a phone is emulated as a
+    mobile device, so the page's viewport meta tag applies), wait for its
+    images; -> the console messages logged while loading."""
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": width < 600})
+    driver.get(Path(path).resolve().as_uri())
+    driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        Promise.all([...document.images].map(img => img.decode().catch(() => null))).then(() => done());
+    """)
+    return driver.get_log("browser")
+
+
+CASES = [(page, width) for page in PAGES for width in WIDTHS]
+
+
+@pytest.fixture(params=CASES, ids=[f"{page}-{width}" for page, width in CASES])
+def loaded(request, browser, build_dir):
+    page, width = request.param
+    if page != "article.html" and (build_dir / ".quarto-render").exists():
+        pytest.skip(f"{page} does not depend on the renderer: checked as built")
+    path = build_dir / page
+    assert path.exists(), f"{path} was not built"
+    log = open_page(browser, path, WIDTHS[width])
+    return browser, path, log, WIDTHS[width]
+
+
+def test_no_console_errors(loaded):
+    _, path, log, width = loaded
+    errors = [f"{entry['level']}: {entry['message']}" for entry in log if entry["level"] == "SEVERE"]
+    assert not errors, f"{path.name} at {width} px logged:\n" + "\n".join(errors)
+
+
+def test_nothing_is_fetched_from_the_network(loaded):
+    driver, path, _, _ = loaded
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name)"
+        ".filter(n => !n.startsWith('data:') && !n.startsWith('file:'))")
+    assert not fetched, f"{path.name} is not self-contained; it fetched: {fetched}"
+
+
+OVERFLOW = r"""
+const vw = document.documentElement.clientWidth;
+const scrollsSideways = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+const fits = r => r.left >= -1 && r.right <= vw + 1;
+const describe = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+    (el.classList.length ? '.' + [...el.classList].join('.') : '') +
+    ' "' + (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 40) + '"';
+const wide = [];
+for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if ((r.width === 0 && r.height === 0) || fits(r)) continue;
+    if (getComputedStyle(el).visibility === 'hidden') continue;
+    let held = false;  // by a box that scrolls sideways and itself fits
+    for (let a = el.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+        if (scrollsSideways(a)) { held = fits(a.getBoundingClientRect()); break; }
+    }
+    if (held) continue;
+    // report the outermost offender only, not each of its descendants
+    if (el.parentElement && wide.some(w => w.el.contains(el))) continue;
+    wide.push({el, text: describe(el) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right) + ' px'});
+}
+return {vw, page: document.documentElement.scrollWidth, wide: wide.map(w => w.text)};
+"""
+
+
+def test_nothing_is_wider_than_the_viewport_unless_it_scrolls_in_its_own_box(loaded):
+    driver, path, _, width = loaded
+    found = driver.execute_script(OVERFLOW)
+    assert not found["wide"], (f"{path.name} at {width} px (viewport {found['vw']} px, page "
+                               f"{found['page']} px wide):\n" + "\n".join(found["wide"][:20]))
+    assert found["page"] <= found["vw"], f"{path.name} scrolls sideways at {width} px"
+
+
+LINKS = """
+return [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'));
+"""
+
+
+def _ids(path):
+    return set(re.findall(r"""\s(?:id|name)=["']([^"']+)["']""", path.read_text(encoding="utf-8")))
+
+
+def test_every_in_page_link_has_its_target(loaded, build_dir):
+    driver, path, _, _ = loaded
+    broken = []
+    for href in driver.execute_script(LINKS):
+        page, _, fragment = href.partition("#")
+        if not fragment:
+            continue
+        if page == "":
+            exists = driver.execute_script(
+                "const id = decodeURIComponent(arguments[0]);"
+                "return !!(document.getElementById(id) || document.getElementsByName(id).length)", fragment)
+        elif "/" not in page and page.endswith(".html") and (build_dir / page).exists():
+            exists = fragment in _ids(build_dir / page)  # a link into the sibling page
+        else:
+            continue  # leaves the build: not this page's to check
+        if not exists:
+            broken.append(href)
+    assert not broken, f"{path.name}: links without a target: {broken[:20]}"
+
+
+def test_every_image_loads(loaded):
+    driver, path, _, _ = loaded
+    images = driver.execute_script(
+        "return [...document.images].map(i => [i.getAttribute('src').slice(0, 60), i.complete && i.naturalWidth > 0])")
+    assert images or path.name != "article.html", "the article shows its figures"
+    broken = [src for src, ok in images if not ok]
+    assert not broken, f"{path.name}: images that did not load: {broken}"
+
+
+BOUND = """
+return [...document.querySelectorAll('a.bound-value, a.bound-source')].map(a => ({
+    cls: a.className, text: a.textContent, title: a.getAttribute('title') || '',
+    href: a.getAttribute('href') || ''}));
+"""
+
+
+def test_every_bound_number_has_its_tooltip_and_its_link(loaded, build_dir):
+    driver, path, _, width = loaded
+    lacking = []
+    for b in driver.execute_script(BOUND):
+        page, _, fragment = b["href"].partition("#")
+        if page == "":
+            target = driver.execute_script("return !!document.getElementById(decodeURIComponent(arguments[0]))",
+                                           fragment)
+        else:
+            target = (build_dir / page).exists() and fragment in _ids(build_dir / page)
+        if not b["title"] or not target:
+            lacking.append(f"{b['text']!r} (title {b['title']!r}, link {b['href']!r})")
+    assert not lacking, f"{path.name} at {width} px: bound values without a tooltip or link: {lacking[:20]}"
+
+
+def test_every_value_the_article_prints_in_prose_is_a_bound_link(browser, build_dir, built_project):
+    open_page(browser, build_dir / "article.html", WIDTHS["desktop"])
+    numbers = [b for b in browser.execute_script(BOUND) if "bound-value" in b["cls"]]
+    printed = [sc for sc in scan((built_project / "article" / "index.qmd").read_text(encoding="utf-8"))
+               if sc.name == "value" and sc.context == "prose" and not sc.escaped]
+    assert len(numbers) == len(printed) > 0
