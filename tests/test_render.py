@@ -287,7 +287,7 @@ def test_the_quarto_path_runs_standard_quarto_render_commands(tmp_path, monkeypa
 
 def test_a_value_printed_as_code_keeps_its_link_and_tooltip(rendered):
     _, page, _, _ = rendered
-    assert re.search(r'<a href="#v-demo-timing-speedup" class="bound-value" title="demo\.timing\.speedup = '
+    assert re.search(r'<a href="#v-demo-timing-speedup"(?: id="[^"]*")? class="bound-value" title="demo\.timing\.speedup = '
                      r'[^"]*"><code>5\.4</code></a>', page)
 
 
