@@ -191,8 +191,8 @@ def inconclusive_message(claim, sources):
     source = sources.get(claim["key"].split("[")[0], {})
     rule = source.get("experiment", "the experiment")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{claim['location']}: claim '{claim['key']} {claim['expect']}' is inconclusive, not failed: "
-            f"{claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
+    return (f"{claim['location']}: claim '{claim['key']} {claim['expect']}' is inconclusive "
+            f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
             f"The measurement was too noisy to decide: rerun it on a quieter machine with "
             f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
             f"to publish the value marked inconclusive.")
