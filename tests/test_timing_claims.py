@@ -136,3 +136,14 @@ def test_the_audit_reports_an_inconclusive_timing_check_as_expected_not_as_faili
     assert (status, shown) == (EXPECTED, "1.1") and "inconclusive" in why
     status, _, why = judge(entry, 0.5, {}, {}, checked=Interval(0.5, 0.4, 0.6))
     assert status == UNEXPECTED and "fails its check" in why
+
+
+def test_a_cited_integer_never_collides_with_a_noisy_measurement():
+    """d_k = 64 cited, while a timing happened to come out at 64.2 ms."""
+    from articlekit.lint import lint
+
+    values = {"timing.all.median_ms.estimate": 40.0, "timing.all.median_ms.low": 64.2,
+              "timing.all.median_ms.high": 80.0, "scaling.max_ms": 64.2}
+    findings, _ = lint("article/index.qmd", "The paper's [d_k = 64]{.cited}.\n", values)
+    assert [f for f in findings if "median_ms" in f] == []
+    assert any("scaling.max_ms" in f for f in findings)  # a plain measurement is still compared
