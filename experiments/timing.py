@@ -153,15 +153,18 @@ def pools():
 # ---- the protocol ---------------------------------------------------------------
 
 
-def calls_per_sample(fn, warmup, sample_ms, clock):
+def calls_per_sample(fn, warmup, sample_ms, clock, resolution=1e-9):
     """Run fn `warmup` times (at least once), timing each; enough calls to fill
-    about sample_ms, from the fastest of them."""
+    about sample_ms, from the fastest of them, and never less than a hundred
+    ticks of the clock (its `resolution` in seconds; 15.6 ms for
+    thread_time on some Windows versions)."""
     fastest = math.inf
     for _ in range(max(warmup, 1)):
         start = clock()
         fn()
         fastest = min(fastest, clock() - start)
-    return max(1, round(sample_ms / 1e3 / max(fastest, 1e-7)))
+    target = max(sample_ms / 1e3, 100 * resolution)
+    return max(1, round(target / max(fastest, resolution, 1e-7)))
 
 
 def interleaved(calls, rounds, warmup, sample_ms, clock):
@@ -171,7 +174,8 @@ def interleaved(calls, rounds, warmup, sample_ms, clock):
     sample per round, the mean time per call by `clock` and by the wall clock.
     """
     names = list(calls)
-    sizes = {name: calls_per_sample(calls[name], warmup, sample_ms, clock) for name in names}
+    resolution = _resolution(clock)
+    sizes = {name: calls_per_sample(calls[name], warmup, sample_ms, clock, resolution) for name in names}
     out = {name: {"calls_per_sample": sizes[name], "samples_ms": [], "wall_samples_ms": []} for name in names}
     for r in range(rounds):
         shift = r % len(names)  # rotate the order: no contender always follows the same one
@@ -183,6 +187,13 @@ def interleaved(calls, rounds, warmup, sample_ms, clock):
             out[name]["samples_ms"].append((clock() - start) / n * 1e3)
             out[name]["wall_samples_ms"].append((time.perf_counter() - wall) / n * 1e3)
     return out
+
+
+def _resolution(clock):
+    for name in ("thread_time", "perf_counter"):
+        if clock is getattr(time, name):
+            return time.get_clock_info(name).resolution
+    return 1e-9  # a stand-in clock (tests)
 
 
 def inputs(T, d, seed):
@@ -287,6 +298,7 @@ def run(params):
         "protocol": {
             "threads": 1,
             "clock": "time.thread_time",
+            "clock_resolution_s": time.get_clock_info("thread_time").resolution,
             "confidence": CONFIDENCE,
             "interval": "order statistics of the median",
             "order": "interleaved rounds, order rotated each round",
