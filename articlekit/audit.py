@@ -38,7 +38,8 @@ from articlekit.baseline import BaselineError, check_holds, load_baseline, rende
 from articlekit.fmt import FormatError
 from articlekit.jsonio import read_json, write_json, write_text_atomic
 from articlekit.mdtable import cell, code, table, versions_text
-from articlekit.values import lookup, split_key
+from articlekit.claims import INCONCLUSIVE, ClaimError, evaluate
+from articlekit.values import lookup, measured, split_key
 
 ERRATUM = "erratum"
 NOT_REPRODUCIBLE = "not reproducible"
@@ -79,8 +80,9 @@ def same_release(published, installed):
 
 # ---- one entry -------------------------------------------------------------------
 
-def judge(entry, value, edition_versions, installed):
-    """(status, regenerated text, why) for one baseline entry whose key exists."""
+def judge(entry, value, edition_versions, installed, checked=None):
+    """(status, regenerated text, why) for one baseline entry whose key exists.
+    `checked`: the value as its check sees it, an Interval for a measured value."""
     if entry.cls == "text":
         shown = str(value)
         same = isinstance(value, str) and same_text(value, entry.value)
@@ -92,7 +94,9 @@ def judge(entry, value, edition_versions, installed):
         same = shown == entry.published if entry.fmt else same_value(value, entry.value)
 
     if entry.check:
-        holds, message = check_holds(entry.check, value)
+        holds, message = check_holds(entry.check, value if checked is None else checked)
+        if _inconclusive(entry.check, checked):
+            return EXPECTED, shown, f"machines differ; {message}: the measurement cannot decide"
         if not holds:
             return UNEXPECTED, shown, f"fails its check '{entry.check}' ({message})"
 
@@ -122,6 +126,14 @@ def judge(entry, value, edition_versions, installed):
         kept = f" Its check '{entry.check}' holds." if entry.check else ""
         return EXPECTED, shown, "Revised: " + " ".join(entry.reason.split()) + kept
     raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}")
+
+
+def _inconclusive(check, checked):
+    """A measured value whose interval straddles the check's bound."""
+    try:
+        return checked is not None and evaluate(check, checked).status == INCONCLUSIVE
+    except ClaimError:
+        return False
 
 
 def _judge_timing(entry, value, shown):
@@ -156,6 +168,7 @@ def bound_values(bindings_doc):
             "text": b.get("text"),
             "expect": claim.get("expect") or b.get("expect") or None,
             "holds": claim.get("holds"),
+            "status": claim.get("status"),
             "message": claim.get("message"),
             "locations": b.get("locations", []),
             "source": b.get("source") or {},
@@ -224,7 +237,8 @@ def audit(baseline, values_doc, bindings_doc):
                 row.update(status=MISSING, why=f"{exc}; rename the entry's key "
                                                "in the baseline or restore the value")
             else:
-                status, shown, why = judge(entry, value, baseline.edition["versions"], installed)
+                status, shown, why = judge(entry, value, baseline.edition["versions"], installed,
+                                           checked=measured(values, entry.key))
                 conflicts = threshold_conflicts(entry.check, [c for c in row["claims"] if c["key"] == entry.key])
                 if conflicts:
                     status = UNEXPECTED
@@ -307,7 +321,7 @@ def _claims_text(claims):
     for c in claims:
         if c["holds"] is None:  # printed, no claim made about it
             continue
-        mark = "✓" if c["holds"] else "✗ FAILS"
+        mark = "✓" if c["holds"] else ("? INCONCLUSIVE" if c.get("status") == INCONCLUSIVE else "✗ FAILS")
         parts.append(f"{mark} {c['expect']}")
     return "; ".join(parts)
 
@@ -437,7 +451,7 @@ def _claim_badges(claims):
     for c in claims:
         if c["holds"] is None:
             continue
-        css, mark = ("holds", "✓") if c["holds"] else ("fails", "✗")
+        css, mark = ("holds", "✓") if c["holds"] else ("fails", "?" if c.get("status") == INCONCLUSIVE else "✗")
         out.append(f'{_badge(mark + " " + c["expect"], css)} <span class="muted">{_e(", ".join(c["locations"]))}</span>')
     return "<br>".join(out)
 

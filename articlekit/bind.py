@@ -15,14 +15,14 @@ bindings.json:
          "text":   the formatted value, exactly what the article prints,
          "raw":    the JSON value,
          "title":  tooltip "KEY = raw (experiments/x.py)",
-         "claim":  null | {"expect", "holds", "message"},
+         "claim":  null | {"expect", "holds", "status", "message"},
          "source": {"artifact", "script", "experiment"},
          "anchor": "v-<slug of key>", the provenance row it links to,
          "locations": ["article/index.qmd:42", ...],
          "printed": false when only {{< claim >}} uses it,
          "in_prose": true when printed in prose (the first such place
                      carries the id "at-<anchor>")}},
-     "claims": [{"location", "key", "expect", "value", "holds", "message"}],
+     "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
      "provenance_md": markdown table, one row per key, each row anchored,
      "departures_md": the {{< departures >}} section (articlekit.departures),
                       made from --baseline; each value in it is a binding}
@@ -38,10 +38,18 @@ command fails without writing anything: unknown keys (with the closest
 existing ones), bad format specs, malformed claims, and, in strict mode,
 claims the values no longer support. With --strict false a failed claim is
 kept (holds=false) and the article shows a visible warning beside it.
+
+A claim about a measured value (values.measured: an estimate with its
+interval) can also be inconclusive: the interval straddles the bound, so the
+measurement cannot tell. It is never reported as failed. A strict build
+stops on it all the same, since the prose is not supported, with a message
+that says so, gives the interval and the machine's load, and says what to
+do; with --strict false it renders "⚠ claim inconclusive" beside the number.
 """
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -52,7 +60,7 @@ from articlekit.departures import departures_of, departures_section
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
-from articlekit.values import UnknownKey, lookup
+from articlekit.values import UnknownKey, lookup, measured
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
 # built-in; it is resolved by the renderer, not here.
@@ -150,7 +158,7 @@ def bind(article, text, values_doc, strict, baseline=None):
         try:
             value = lookup(values, key)
             text_out = format_value(value, fmt)
-            claim = _check_claim(expect, value, values) if expect else None
+            claim = _check_claim(expect, key, values) if expect else None
         except UnknownKey as exc:
             problems.append(f"{where}: {exc}")
             continue
@@ -178,7 +186,9 @@ def bind(article, text, values_doc, strict, baseline=None):
     problems += unsourced_code_values(article, text, occurrences)
     if strict:
         for c in claim_log:
-            if not c["holds"]:
+            if c["status"] == claimlib.INCONCLUSIVE:
+                problems.append(inconclusive_message(c, sources))
+            elif not c["holds"]:
                 problems.append(f"{c['location']}: claim '{c['key']} {c['expect']}' failed: "
                                 f"value {short_text(c['value'])}")
     if bindings and not provenance_count:
@@ -247,16 +257,29 @@ def _unique(slug, taken):
     return candidate
 
 
-def _check_claim(expect, value, values):
-    result = claimlib.evaluate(expect, value, resolve=lambda k: lookup(values, k))
-    return {"expect": expect, "holds": result.holds, "message": result.message}
+def _check_claim(expect, key, values):
+    result = claimlib.evaluate(expect, measured(values, key), resolve=lambda k: measured(values, k))
+    return {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
 
 
 def _log_claim(log, binding, where):
     if binding["claim"] is not None:
         log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
                     "value": binding["raw"], "holds": binding["claim"]["holds"],
-                    "message": binding["claim"]["message"]})
+                    "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
+
+
+def inconclusive_message(claim, sources):
+    """Why a strict build stopped on a claim its measurement cannot decide,
+    and what to do about it."""
+    source = sources.get(claim["key"].split("[")[0], {})
+    rule = source.get("experiment", "the experiment")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{claim['location']}: claim '{claim['key']} {claim['expect']}' is inconclusive "
+            f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
+            f"The measurement was too noisy to decide: rerun it on a quieter machine with "
+            f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
+            f"to publish the value marked inconclusive.")
 
 
 # --- the provenance table ---------------------------------------------------
@@ -280,7 +303,8 @@ def provenance_table(bindings):
         if b["printed"] and b["text"] not in row["quoted"]:
             row["quoted"].append(b["text"])
         if b["claim"]:
-            mark = "✓" if b["claim"]["holds"] else "✗ FAILED"
+            status = b["claim"].get("status")
+            mark = "✓" if b["claim"]["holds"] else ("? inconclusive" if status == claimlib.INCONCLUSIVE else "✗ FAILED")
             row["claims"].append(f"{b['expect']} {mark}")
     header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script |\n"
               "|:------------|:--------|:--------|:--------|:--------|:--------|\n")
@@ -321,7 +345,8 @@ def main(argv):
     try:
         text = Path(args.article).read_text(encoding="utf-8")
         baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
-        document = bind(args.article, text, read_json(args.values), args.strict, baseline)
+        values_doc = read_json(args.values)
+        document = bind(args.article, text, values_doc, args.strict, baseline)
     except BindError as exc:
         print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
         for problem in exc.problems:
@@ -331,8 +356,12 @@ def main(argv):
         print(f"bind: {exc}", file=sys.stderr)
         return 1
     write_json(args.out, document)
-    failed = sum(not c["holds"] for c in document["claims"])
+    failed = sum(c["status"] == claimlib.FAILS for c in document["claims"])
+    undecided = [c for c in document["claims"] if c["status"] == claimlib.INCONCLUSIVE]
+    for c in undecided:
+        print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
     print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
           + (f", {failed} FAILED (shown as warnings: strict=false)" if failed else "")
+          + (f", {len(undecided)} inconclusive (shown as warnings: strict=false)" if undecided else "")
           + f" -> {args.out}", file=sys.stderr)
     return 0

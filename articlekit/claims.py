@@ -23,6 +23,16 @@ Comparisons are exact (== 0.0 means exactly zero). Numbers compare with
 numbers, booleans only with true/false (True is not 1 here), text only with
 text; any other pairing is a ClaimError: the claim itself is wrong, which
 fails the build even when strict=false.
+
+Measured values. A value (or a key operand) may be an Interval: an estimate
+with the interval its measurement supports (a timing ratio and its 95 %
+interval). A claim about it holds only when it holds for every value in the
+interval, fails only when it fails for every value in it, and is otherwise
+*inconclusive*: the measurement cannot decide, which is never reported as
+"does not hold". Result.status is "holds", "fails" or "inconclusive";
+Result.holds is True only for "holds". Tests joined by "and" combine as
+three-valued logic: any failing test fails the claim, else any inconclusive
+one makes it inconclusive.
 """
 
 import math
@@ -56,10 +66,33 @@ class ClaimError(ValueError):
     """The claim cannot be parsed or cannot apply to this value."""
 
 
+@dataclass(frozen=True)
+class Interval:
+    """A measured number: its estimate and the interval [low, high] around it."""
+
+    estimate: float
+    low: float
+    high: float
+
+    def __post_init__(self):
+        numbers = (self.estimate, self.low, self.high)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+            raise ClaimError(f"an interval needs three numbers, got {numbers!r}")
+        if not self.low <= self.high:
+            raise ClaimError(f"interval [{self.low!r}, {self.high!r}]: low is above high")
+
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+
+
 @dataclass
 class Result:
     holds: bool
     message: str
+    status: str = ""
+
+    def __post_init__(self):
+        self.status = self.status or (HOLDS if self.holds else FAILS)
 
 
 def tokenize(expect):
@@ -135,8 +168,9 @@ def keys_referenced(expect):
 
 
 def evaluate(expect, value, resolve=None):
-    """Check `value` against the claim. `resolve(key)` returns another
-    value for claims like "> timing.matrix.median_ms"."""
+    """Check `value` (a plain value or an Interval) against the claim.
+    `resolve(key)` returns another value, or Interval, for claims like
+    "> timing.matrix.median_ms"."""
     results = []
     for quantifier, check, operands in parse(expect):
         bound = [_resolve(op, resolve, expect) for op in operands]
@@ -146,12 +180,59 @@ def evaluate(expect, value, resolve=None):
             items = _leaves(value)
             outcomes = [_check(check, item, bound, expect) for item in items]
             holds = all(outcomes) if quantifier == "all" else any(outcomes)
+        elif isinstance(value, Interval) or any(isinstance(b, Interval) for b in bound):
+            holds = _check_interval(check, value, bound, expect)
         else:
             holds = _check(check, value, bound, expect)
         results.append(holds)
-    holds = all(results)
-    verdict = "holds" if holds else "does not hold"
-    return Result(holds, f"value {_show(value)}: claim '{expect}' {verdict}")
+    if False in results:
+        status = FAILS
+    elif None in results:
+        status = INCONCLUSIVE
+    else:
+        status = HOLDS
+    verdict = {HOLDS: "holds", FAILS: "does not hold",
+               INCONCLUSIVE: "is inconclusive: the interval straddles its bound"}[status]
+    return Result(status == HOLDS, f"value {_show(value)}: claim '{expect}' {verdict}", status)
+
+
+def _check_interval(check, value, operands, expect):
+    """True when the check holds for every value of the intervals, False when
+    it fails for every value, None (inconclusive) otherwise. A plain number
+    is the interval [v, v], so this agrees with _check on plain numbers."""
+    for operand in (value, *operands):
+        if _kind(operand) != "number":
+            raise ClaimError(f"claim {expect!r}: a measured value compares only with numbers, "
+                             f"got the {_kind(operand)} {_show(operand)}")
+    if check == "contains":
+        raise ClaimError(f"claim {expect!r}: 'contains' needs text, the value is {_show(value)}")
+    a = _span(value)
+    if check == "between":
+        return _and3(_compare(">=", a, _span(operands[0])), _compare("<=", a, _span(operands[1])))
+    return _compare(check, a, _span(operands[0]))
+
+
+def _compare(check, a, b):
+    (a_low, a_high), (b_low, b_high) = a, b
+    if check in ("<", "<="):
+        every, some = _OPS[check](a_high, b_low), _OPS[check](a_low, b_high)
+    elif check in (">", ">="):
+        every, some = _OPS[check](a_low, b_high), _OPS[check](a_high, b_low)
+    else:
+        equal_everywhere = a_low == a_high == b_low == b_high
+        overlap = a_low <= b_high and b_low <= a_high
+        every, some = (equal_everywhere, overlap) if check == "==" else (not overlap, not equal_everywhere)
+    return True if every else (False if not some else None)
+
+
+def _and3(*outcomes):
+    if False in outcomes:
+        return False
+    return None if None in outcomes else True
+
+
+def _span(v):
+    return (v.low, v.high) if isinstance(v, Interval) else (v, v)
 
 
 def _resolve(operand, resolve, expect):
@@ -176,7 +257,7 @@ def _kind(v):
         return "boolean"
     if v is None:
         return "null"
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float, Interval)):
         return "number"
     if isinstance(v, str):
         return "text"
@@ -209,5 +290,7 @@ def _check(check, value, operands, expect):
 
 
 def _show(value):
+    if isinstance(value, Interval):
+        return f"{_show(value.estimate)} (interval {_show(value.low)} to {_show(value.high)})"
     text = format_value(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

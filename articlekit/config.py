@@ -4,7 +4,7 @@ Snakemake's own validate() stops at the first error and prints the schema
 around it. This lists every error, one line each, with the file and line it
 came from:
 
-    config.yaml:57: timing.repeats: 1 is less than the minimum of 3
+    config.yaml:50: timing.rounds: 1 is less than the minimum of 6
     config.yaml:12: bogus: Additional properties are not allowed ('bogus' was unexpected)
 
 A value given with --config has no file line; it is named as "--config".
@@ -21,7 +21,7 @@ class ConfigError(ValueError):
 
 
 def _line_index(path):
-    """{("timing", "repeats"): line} for every key of a YAML file (1-based)."""
+    """{("timing", "rounds"): line} for every key of a YAML file (1-based)."""
     try:
         root = yaml.compose(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):

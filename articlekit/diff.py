@@ -17,7 +17,8 @@ defined once, in articlekit/baseline.py):
 - a key not in the baseline: numbers under `timing.` may move within
   DEFAULT_TIMING_BAND of the release's (machines and load differ), item by
   item for a list (null only where the release had null); the spread of a
-  timing (its samples, min, max and quartiles, SPREAD) describes the noise
+  timing (its samples, min, max, quartiles, interval, per-round ratios,
+  calls per sample and load: SPREAD) describes the noise
   itself and is reported, not compared;
 - the float rule: floating-point results may differ by FLOAT_ULPS units in
   the last place (a measured error, such as a max |diff|, in ULPs of 1.0,
@@ -46,7 +47,10 @@ from articlekit.mdtable import cell, code, table, versions_text
 from articlekit.release import SnapshotError, load_snapshot
 
 DEFAULT_TIMING_BAND = (0.5, 2.0)
-SPREAD = re.compile(r"^timing\..*\.(samples|min|max|q1|q3)_ms$")
+# ... and of a measured value: its interval, per-round ratios, the calls that
+# filled a sample, the load it ran under.
+SPREAD = re.compile(r"^timing\..*\.((samples|wall_samples|min|max|q1|q3|low|high)_ms|low|high|coverage|ratios"
+                    r"|calls_per_sample)$|^timing\.load\.")
 # Where and on what a build ran: the Environment section, not the numbers.
 ENVIRONMENT = re.compile(r"^environment\.|\.(hostname|executor)$")
 # Differ on every build by design; shown in the header, not as changes.

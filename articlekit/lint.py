@@ -37,8 +37,10 @@ B. Laundered: a numeral anywhere in prose, inside cited/label spans too,
    sweep's d_k = 512 coincides with cited facts like the paper's
    d_model = 512, while a typed copy of a measurement (1342 for 1341.59)
    is still caught. Plain integers are also not compared with list items
-   (sweeps, timing samples): hundreds of noisy values would match any
-   integer sooner or later.
+   (sweeps, timing samples) or with the parts of a measured value
+   (`X.estimate`, `X.low`, `X.high`, see articlekit.values.measured): noisy
+   values would match any integer sooner or later, and a cited fact such
+   as d_k = 64 must not fail the build because a timing came out at 64 ms.
 
 On success the report (counts) is written to --out; on failure nothing is
 written, the findings go to stderr and the exit status is 1.
@@ -178,12 +180,15 @@ def parse_literal(text):
     return float(body), spec, pct
 
 
+_MEASURED_PARTS = (".estimate", ".low", ".high")
+
+
 def matches(parsed, key, number):
     """Does the computed `number` (at `key`) print as the literal parse_literal
     read? A plain integer literal is compared with neither integer values nor
     list items: both coincide with cited facts too easily (see rule B)."""
     value, spec, pct = parsed
-    if spec == ".0f" and not pct and (isinstance(number, int) or "[" in key):
+    if spec == ".0f" and not pct and (isinstance(number, int) or "[" in key or key.endswith(_MEASURED_PARTS)):
         return False
     candidate = number * 100 if pct else number  # values are stored as fractions
     return float(format(candidate, spec)) == value

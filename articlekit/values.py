@@ -8,10 +8,19 @@ Each results/<name>.json envelope ({"experiment", "script", "params",
 - `<experiment>.<path>` for every leaf of its nested `values` dict;
 - `<experiment>.params.<path>` for every leaf of its `params`.
 
+With --baseline, the published edition's numbers join them as
+`published.<entry id>` (source: the baseline file), so the article can set
+a regenerated value beside the published one without typing it.
+
 Lists stay whole (one key, one list); the article indexes them with
 `lookup`: `example.weights[0]`, `example.weights[0][2]`, and a dict inside a
 list with `[1].name`. Every key keeps its source (artifact file, script,
 experiment) so any number in the article can be traced back.
+
+A measured value carries its interval as three sibling leaves: `X.estimate`,
+`X.low` and `X.high` (an experiment writes {"estimate", "low", "high"}).
+`measured(values, "X.estimate")` returns it as a claims.Interval, so a claim
+about it is judged on the whole interval (articlekit.claims).
 
 build/values.json: {"values": {key: value}, "sources": {key: {"artifact",
 "script", "experiment"}}, "versions": {experiment: versions}}.
@@ -22,6 +31,7 @@ import difflib
 import re
 import sys
 
+from articlekit.claims import Interval
 from articlekit.jsonio import read_json, write_json
 
 # `name`, `name[3]`, `name[3][-1].field`: the dotted key, then the path into
@@ -76,6 +86,15 @@ def merge(artifacts):
     return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions}
 
 
+def published_envelope(path):
+    """The baseline's entries as an artifact: published.<id> = its value."""
+    from articlekit.baseline import load_baseline  # baseline imports this module
+
+    baseline = load_baseline(path)
+    values = {entry.id: entry.value for entry in baseline.entries if entry.value is not None}
+    return {"experiment": "published", "script": str(path), "values": values}
+
+
 def _artifact_of(sources, experiment):
     return next((s["artifact"] for s in sources.values() if s["experiment"] == experiment), "?")
 
@@ -119,6 +138,18 @@ def lookup(values, ref):
     return value
 
 
+def measured(values, ref):
+    """lookup(), except that a measured value's `X.estimate` comes back as an
+    Interval(estimate, low, high) when its siblings X.low and X.high exist."""
+    value = lookup(values, ref)
+    base, dot, field = ref.rpartition(".")
+    if dot and field == "estimate" and "[" not in ref:
+        low, high = values.get(f"{base}.low"), values.get(f"{base}.high")
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, low, high)):
+            return Interval(value, low, high)
+    return value
+
+
 def closest_keys(values, key, n=3):
     """Keys under `key` when it names a group (scaling.dk64), else the most
     similar keys (a typo)."""
@@ -129,10 +160,14 @@ def closest_keys(values, key, n=3):
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit values", description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results/<name>.json artifacts")
+    parser.add_argument("--baseline", help="baseline/published.yaml: add its values as published.<id>")
     parser.add_argument("--out", required=True, help="where to write build/values.json")
     args = parser.parse_args(argv)
     try:
-        document = merge((path, read_json(path)) for path in args.results)
+        artifacts = [(path, read_json(path)) for path in args.results]
+        if args.baseline:
+            artifacts.append((args.baseline, published_envelope(args.baseline)))
+        document = merge(artifacts)
     except (OSError, ValueError) as exc:
         print(f"values: {exc}", file=sys.stderr)
         return 1

@@ -1,22 +1,46 @@
 """How much the matrix form buys: one query at a time vs one matrix product.
 
 Times three ways of computing the same attention output for Q, K, V of
-shape (T, d): experiments.attention.attention_row_by_row (a Python loop over
-the T queries), experiments.attention.scaled_dot_product_attention (2-D
-NumPy), and torch.nn.functional.scaled_dot_product_attention. All in
-float64, so that the three do the same arithmetic.
+shape (T, d), all in float64 so that they do the same arithmetic:
+experiments.attention.attention_row_by_row (a Python loop over the T
+queries), experiments.attention.scaled_dot_product_attention (2-D NumPy) and
+torch.nn.functional.scaled_dot_product_attention.
 
-Every measurement is `warmup` untimed calls, then `repeats` calls timed one
-by one with time.perf_counter; we report the median and the quartiles,
-never a single sample. The rule gives this job every core, so nothing else
-runs beside it; PyTorch gets that many threads, and NumPy's BLAS uses its
-default, which is every core too.
+The protocol, and why (the headline ratio is loop / matrix at T, d):
+
+- One thread. The loop is single-threaded, so the fair question is what
+  vectorisation buys at one thread. NumPy's BLAS and PyTorch are held to one
+  thread in-process with threadpoolctl and torch.set_num_threads, whatever
+  OPENBLAS_NUM_THREADS or OMP_NUM_THREADS say (Snakemake sets them to the
+  job's cores), and the pools are recorded as threadpoolctl reports them.
+  An all-cores figure (wall clock, at most the CPUs this process may use)
+  stands beside it, informational only.
+- CPU time of this thread (time.thread_time), not wall time. At one thread
+  all the work runs on the calling thread, and its CPU time does not count
+  the time other processes held the core, which is what made the old
+  wall-clock ratio swing from 0.1x to 12x on a busy machine.
+- Samples of many calls. Each sample times back-to-back calls adding up to
+  about `sample_ms` (calibrated per contender after `warmup` calls), far
+  above the clock's resolution; the sample is the mean time per call.
+- Interleaved rounds. Each round takes one sample of every contender, in an
+  order that rotates from round to round, so slow drift (frequency, cache,
+  load) hits all of them alike; with one thread there are no idle pool
+  threads left spinning to slow the next contender.
+- Per-round ratios. The ratio of a round is loop / matrix within that
+  round; the headline is the median of the `rounds` ratios.
+- A 95 % interval from order statistics: for the median of n independent
+  samples, [x(k), x(n+1-k)] covers it with probability 1 - 2 P(B < k),
+  B ~ Binomial(n, 1/2); k is the largest with coverage >= 95 %. It needs
+  no model of the noise and no random resampling, so the same samples
+  always give the same interval. Every sample is stored.
 
 Inputs, per T: numpy.random.default_rng(seed) draws Q, K, V in that order,
 each (T, d) standard normal.
 """
 
+import contextlib
 import logging
+import math
 import os
 import socket
 import time
@@ -24,6 +48,7 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from experiments.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
@@ -31,37 +56,144 @@ from experiments.attention import attention_row_by_row, scaled_dot_product_atten
 log = logging.getLogger("experiment")
 
 METHODS = ("loop", "matrix", "torch")
+CONFIDENCE = 0.95
+LABELS = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
 
 
-def stats(samples):
-    """Milliseconds per call: median, quartiles, extremes and every sample."""
-    q1, median, q3 = np.percentile(samples, [25, 50, 75])
+# ---- statistics -----------------------------------------------------------------
+
+
+def median_interval(samples, confidence=CONFIDENCE):
+    """The median with a distribution-free interval from order statistics.
+
+    -> {"estimate", "low", "high", "coverage"}: coverage is the exact
+    probability (>= confidence) that [low, high] holds the true median.
+    Needs enough samples for such an interval to exist (6 for 95 %).
+    """
+    x = sorted(samples)
+    n = len(x)
+    if any(math.isnan(v) for v in x):
+        raise ValueError("median_interval: a sample is NaN")
+    k, coverage = _order_statistic_rank(n, confidence)
     return {
-        "median_ms": float(median),
-        "q1_ms": float(q1),
-        "q3_ms": float(q3),
-        "min_ms": min(samples),
-        "max_ms": max(samples),
-        "samples_ms": samples,
+        "estimate": float(np.median(x)),
+        "low": float(x[k - 1]),
+        "high": float(x[n - k]),
+        "coverage": coverage,
     }
 
 
-def measure(calls, warmup, repeats):
-    """Time each zero-argument call: `warmup` untimed calls, then `repeats`
-    timed ones. One implementation at a time, not in turns: each thread pool
-    (BLAS, PyTorch's OpenMP) spins for a while after its work, and taking
-    turns would time one library against the other's spinning threads."""
-    result = {}
-    for name, fn in calls.items():
-        for _ in range(warmup):
-            fn()
-        samples = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - start) * 1e3)
-        result[name] = stats(samples)
-    return result
+def _order_statistic_rank(n, confidence):
+    """The largest k with P(k <= B <= n-k) >= confidence, B ~ Bin(n, 1/2)."""
+    best = None
+    for k in range(1, n // 2 + 1):
+        tail = sum(math.comb(n, i) for i in range(k)) / 2**n  # P(B < k)
+        coverage = 1 - 2 * tail
+        if coverage < confidence:
+            break
+        best = (k, coverage)
+    if best is None:
+        raise ValueError(f"{n} samples cannot give a {confidence:.0%} interval for the median; "
+                         f"take at least {minimum_rounds(confidence)}")
+    return best
+
+
+def minimum_rounds(confidence=CONFIDENCE):
+    """The fewest samples whose extremes already cover the median often enough."""
+    return next(n for n in range(1, 64) if 1 - 2 / 2**n >= confidence)
+
+
+def summary(samples_ms):
+    """One contender's samples (ms per call): median with interval, quartiles, extremes."""
+    q1, q3 = np.percentile(samples_ms, [25, 75])
+    return {
+        "median_ms": median_interval(samples_ms),
+        "q1_ms": float(q1),
+        "q3_ms": float(q3),
+        "min_ms": min(samples_ms),
+        "max_ms": max(samples_ms),
+    }
+
+
+def ratio(numerator_ms, denominator_ms):
+    """Per-round ratios numerator / denominator, their median and interval."""
+    ratios = [a / b for a, b in zip(numerator_ms, denominator_ms, strict=True)]
+    return median_interval(ratios) | {"ratios": ratios}
+
+
+# ---- thread control -------------------------------------------------------------
+
+
+def cpus_available():
+    """CPUs this process may run on (its affinity mask, not the machine's count)."""
+    return len(os.sched_getaffinity(0))
+
+
+@contextlib.contextmanager
+def limited_threads(n):
+    """BLAS, OpenMP and PyTorch's intra-op pool held to n threads inside the block."""
+    previous = torch.get_num_threads()
+    with threadpool_limits(limits=n):
+        torch.set_num_threads(n)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(previous)
+
+
+def pools():
+    """The native thread pools as they are now: library, API, version, threads."""
+    found = [{"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"),
+              "threads": p["num_threads"]} for p in threadpool_info()]
+    found.append({"library": "torch", "api": "intra-op", "version": torch.__version__,
+                  "threads": torch.get_num_threads()})
+    return found
+
+
+# ---- the protocol ---------------------------------------------------------------
+
+
+def calls_per_sample(fn, warmup, sample_ms, clock, resolution=1e-9):
+    """Run fn `warmup` times (at least once), timing each; enough calls to fill
+    about sample_ms, from the fastest of them, and never less than a hundred
+    ticks of the clock (its `resolution` in seconds; 15.6 ms for
+    thread_time on some Windows versions)."""
+    fastest = math.inf
+    for _ in range(max(warmup, 1)):
+        start = clock()
+        fn()
+        fastest = min(fastest, clock() - start)
+    target = max(sample_ms / 1e3, 100 * resolution)
+    return max(1, round(target / max(fastest, resolution, 1e-7)))
+
+
+def interleaved(calls, rounds, warmup, sample_ms, clock):
+    """Time the zero-argument calls in `rounds` interleaved rounds.
+
+    -> {name: {"calls_per_sample", "samples_ms", "wall_samples_ms"}}: one
+    sample per round, the mean time per call by `clock` and by the wall clock.
+    """
+    names = list(calls)
+    resolution = _resolution(clock)
+    sizes = {name: calls_per_sample(calls[name], warmup, sample_ms, clock, resolution) for name in names}
+    out = {name: {"calls_per_sample": sizes[name], "samples_ms": [], "wall_samples_ms": []} for name in names}
+    for r in range(rounds):
+        shift = r % len(names)  # rotate the order: no contender always follows the same one
+        for name in names[shift:] + names[:shift]:
+            fn, n = calls[name], sizes[name]
+            wall, start = time.perf_counter(), clock()
+            for _ in range(n):
+                fn()
+            out[name]["samples_ms"].append((clock() - start) / n * 1e3)
+            out[name]["wall_samples_ms"].append((time.perf_counter() - wall) / n * 1e3)
+    return out
+
+
+def _resolution(clock):
+    for name in ("thread_time", "perf_counter"):
+        if clock is getattr(time, name):
+            return time.get_clock_info(name).resolution
+    return 1e-9  # a stand-in clock (tests)
 
 
 def inputs(T, d, seed):
@@ -79,55 +211,110 @@ def contenders(Q, K, V):
     }
 
 
+def headline(Q, K, V, p):
+    """The T, d point at one thread, CPU time: every contender, both ratios."""
+    raw = interleaved(contenders(Q, K, V), p["rounds"], p["warmup"], p["sample_ms"], time.thread_time)
+    main = {name: summary(m["samples_ms"]) | m for name, m in raw.items()}
+    main["speedup"] = ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"])
+    main["torch_speedup"] = ratio(raw["loop"]["samples_ms"], raw["torch"]["samples_ms"])
+    return main
+
+
+def all_cores(Q, K, V, p, threads):
+    """The same point with the pools at `threads`, by the wall clock (CPU time
+    of one thread would miss the others' work). Informational: the loop still
+    runs on one thread, so this ratio also measures the spare cores."""
+    calls = contenders(Q, K, V)
+    # sweep_rounds, not rounds: an informational figure, not worth the time
+    raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.perf_counter)
+    return {
+        "threads": threads,
+        **{name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
+           for name, m in raw.items() if name != "loop"},
+        "speedup": ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]),
+    }
+
+
+def sweep(p):
+    """Per-call time against T at one thread, CPU time, interleaved rounds."""
+    out = {"T": list(p["sweep_T"]), "d": p["d"]}
+    out.update({name: {"median_ms": [], "low_ms": [], "high_ms": [], "calls_per_sample": []}
+                for name in METHODS})
+    for T in p["sweep_T"]:
+        calls = contenders(*inputs(T, p["d"], p["seed"]))
+        if T > p["loop_max_T"]:
+            del calls["loop"]  # the Python loop would dominate the run and show nothing new
+        raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.thread_time)
+        for name in METHODS:
+            m = median_interval(raw[name]["samples_ms"]) if name in raw else None
+            out[name]["median_ms"].append(m and m["estimate"])
+            out[name]["low_ms"].append(m and m["low"])
+            out[name]["high_ms"].append(m and m["high"])
+            out[name]["calls_per_sample"].append(raw[name]["calls_per_sample"] if name in raw else None)
+        log.info("sweep T=%d: %s", T, {n: out[n]["median_ms"][-1] for n in METHODS})
+    return out
+
+
 def run(params):
     """params: T, d (the headline point), sweep_T, loop_max_T (the loop is
-    skipped for longer sequences), warmup, repeats, seed, threads."""
+    skipped for longer sequences), warmup, rounds, sweep_rounds, sample_ms,
+    seed, threads (the cores the rule gave the job)."""
+    for key in ("rounds", "sweep_rounds"):
+        if params[key] < minimum_rounds():
+            raise ValueError(f"timing: {key}={params[key]} cannot give a {CONFIDENCE:.0%} interval; "
+                             f"set it to at least {minimum_rounds()}")
+    available = cpus_available()
     # Never more threads than CPUs this process may run on: oversubscribed
-    # thread pools time the scheduler, not the code.
-    available = len(os.sched_getaffinity(0))
-    threads = min(params.get("threads") or available, available)
-    torch.set_num_threads(threads)
-    warmup, repeats, seed = params["warmup"], params["repeats"], params["seed"]
+    # pools time the scheduler, not the code.
+    cores = min(params.get("threads") or available, available)
+    load_before = os.getloadavg()
 
     T, d = params["T"], params["d"]
-    Q, K, V = inputs(T, d, seed)
+    Q, K, V = inputs(T, d, params["seed"])
     with torch.no_grad():
-        main = measure(contenders(Q, K, V), warmup, repeats)
+        with limited_threads(1):
+            one_thread_pools = pools()
+            main = headline(Q, K, V, params)
+            swept = sweep(params)
+        with limited_threads(cores):
+            many_thread_pools = pools()
+            main["all_cores"] = all_cores(Q, K, V, params, cores)
     main.update(
         T=T,
         d=d,
         dtype="float64",
-        speedup=main["loop"]["median_ms"] / main["matrix"]["median_ms"],
-        torch_speedup=main["loop"]["median_ms"] / main["torch"]["median_ms"],
         max_abs_diff=float(np.max(np.abs(attention_row_by_row(Q, K, V) - scaled_dot_product_attention(Q, K, V)[0]))),
     )
-    log.info("T=%d d=%d: loop %.3f ms, matrix %.3f ms, torch %.3f ms, speedup %.2fx", T, d,
-             main["loop"]["median_ms"], main["matrix"]["median_ms"], main["torch"]["median_ms"], main["speedup"])
-
-    sweep = {"T": list(params["sweep_T"]), "d": d}
-    sweep.update({name: {"median_ms": [], "q1_ms": [], "q3_ms": []} for name in METHODS})
-    for T_i in params["sweep_T"]:
-        calls = contenders(*inputs(T_i, d, seed))
-        if T_i > params["loop_max_T"]:
-            del calls["loop"]  # the Python loop would dominate the run and show nothing new
-        with torch.no_grad():
-            measured = measure(calls, warmup, repeats)
-        for name in METHODS:
-            for key in ("median_ms", "q1_ms", "q3_ms"):
-                sweep[name][key].append(measured[name][key] if name in measured else None)
-        log.info("sweep T=%d: %s", T_i, {n: sweep[n]["median_ms"][-1] for n in METHODS})
+    s = main["speedup"]
+    log.info("T=%d d=%d, one thread, CPU time: loop %.3f ms, matrix %.3f ms, torch %.3f ms; "
+             "speedup %.2fx [%.2f, %.2f]; all %d cores: %.2fx", T, d,
+             main["loop"]["median_ms"]["estimate"], main["matrix"]["median_ms"]["estimate"],
+             main["torch"]["median_ms"]["estimate"], s["estimate"], s["low"], s["high"],
+             cores, main["all_cores"]["speedup"]["estimate"])
 
     return {
         "main": main,
-        "sweep": sweep,
+        "sweep": swept,
+        "protocol": {
+            "threads": 1,
+            "clock": "time.thread_time",
+            "clock_resolution_s": time.get_clock_info("thread_time").resolution,
+            "confidence": CONFIDENCE,
+            "interval": "order statistics of the median",
+            "order": "interleaved rounds, order rotated each round",
+        },
         "threads": {
-            "torch": torch.get_num_threads(),
-            "requested": threads,
-            # NumPy's BLAS pool is sized by these at import (Snakemake sets
-            # them to the job's threads); null when unset = every core.
+            "requested": params.get("threads"),
+            "available": available,
+            "all_cores": cores,
+            "pools_one_thread": one_thread_pools,
+            "widest_pool_one_thread": max(pool["threads"] for pool in one_thread_pools),
+            "pools_all_cores": many_thread_pools,
+            # What Snakemake exported; the pools above override it in-process.
             "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
             "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
         },
+        "load": {"before": list(load_before), "after": list(os.getloadavg())},
         "executor": "slurm" if os.environ.get("SLURM_JOB_ID") else "local",
         "hostname": socket.gethostname(),
     }
@@ -136,23 +323,25 @@ def run(params):
 def plot(values, params, figures):
     plt = pyplot()
     sweep = values["sweep"]
-    labels = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form",
-              "torch": "PyTorch sdpa"}
     fig, ax = plt.subplots(layout="constrained")
     for name, marker in zip(METHODS, "os^"):
         points = [(T, m, lo, hi) for T, m, lo, hi in zip(
-            sweep["T"], sweep[name]["median_ms"], sweep[name]["q1_ms"], sweep[name]["q3_ms"]) if m is not None]
+            sweep["T"], sweep[name]["median_ms"], sweep[name]["low_ms"], sweep[name]["high_ms"]) if m is not None]
         if not points:  # e.g. the loop skipped at every swept length
             continue
-        T, median, q1, q3 = map(np.array, zip(*points))
-        # Error bars span the interquartile range around the median.
-        ax.errorbar(T, median, yerr=[median - q1, q3 - median], fmt=marker + "-", capsize=3,
-                    label=labels[name])
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T",
-           ylabel="median time per call (ms)", title=f"Attention, d = {sweep['d']}, float64")
+        T, median, low, high = map(np.array, zip(*points))
+        # Error bars: the 95 % interval of the median (order statistics).
+        ax.errorbar(T, median, yerr=[median - low, high - median], fmt=marker + "-", capsize=3,
+                    label=LABELS[name])
+    threads = {p["library"]: p["threads"] for p in values["threads"]["pools_one_thread"]}
+    pool_text = ", ".join(f"{lib} {n}" for lib, n in threads.items())
+    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="CPU time per call (ms)",
+           title=f"Attention, d = {sweep['d']}, float64, one thread")
+    ax.text(0.01, 0.99, f"median of {params['sweep_rounds']} interleaved rounds, bars: 95 % interval\n"
+            f"threads: {pool_text}", transform=ax.transAxes, va="top", fontsize=8, color="0.3")
     ax.set_xticks(sweep["T"], [str(T) for T in sweep["T"]])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.legend()
+    ax.legend(loc="lower right")
     save_figure(fig, figures["sweep"])
     plt.close(fig)
 

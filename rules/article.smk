@@ -53,7 +53,8 @@ rule listings:
 rule values:
     input:
         results=RESULTS,
-        code="articlekit/values.py",
+        baseline="baseline/published.yaml",
+        code=["articlekit/values.py", "articlekit/baseline.py"],
     output:
         json="build/values.json",
     log:
@@ -67,7 +68,8 @@ rule values:
         mem_mb=400,
         runtime=2,
     shell:
-        "python -m articlekit values {input.results} --out {output.json} 2> {log}"
+        "python -m articlekit values {input.results} --baseline {input.baseline} "
+        "--out {output.json} 2> {log}"
 
 
 rule lint_article:

@@ -163,7 +163,10 @@ rule mask_convention:
         "../experiments/mask_convention.py"
 
 
-# Takes every core so that nothing runs beside it while it measures.
+# Takes every core so that nothing else in the DAG runs beside it. The script
+# holds BLAS, OpenMP and PyTorch to one thread in-process (threadpoolctl) for
+# the headline and the sweep, and to at most the CPUs it may use for the
+# all-cores figure, whatever OMP/OPENBLAS_NUM_THREADS Snakemake exports.
 rule timing:
     input:
         script="experiments/timing.py",

@@ -32,12 +32,12 @@ def test_the_shipped_configurations_are_valid():
 
 def test_every_error_is_listed_with_its_file_line_and_key(config_file):
     path, _ = config_file
-    spoiled = path.read_text().replace("repeats: 15", "repeats: 1").replace("  seed: 7 ", "  seed: seven ")
+    spoiled = path.read_text().replace("rounds: 41", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
     path.write_text(spoiled + "bogus: 1\n")
     with pytest.raises(ConfigError) as caught:
         check_config(yaml.safe_load(spoiled + "bogus: 1\n"), SCHEMA, [path])
     message = str(caught.value)
-    assert f"{path}:{line_of(path, 'repeats: 1')}: timing.repeats: 1 is less than the minimum of 3" in message
+    assert f"{path}:{line_of(path, 'rounds: 1 ')}: timing.rounds: 1 is less than the minimum of 6" in message
     assert f"{path}:{line_of(path, 'seed: seven')}: scaling.seed: 'seven' is not of type 'integer'" in message
     assert f"{path}:{line_of(path, 'bogus')}: bogus: Additional properties are not allowed" in message
 
@@ -45,6 +45,6 @@ def test_every_error_is_listed_with_its_file_line_and_key(config_file):
 def test_a_value_from_the_command_line_is_named_as_such(config_file):
     path, config = config_file
     config = copy.deepcopy(config)
-    config["timing"]["repeats"] = "2"  # what `--config` can hand over
-    with pytest.raises(ConfigError, match=r"--config \(overriding .*config.yaml:\d+\): timing.repeats"):
+    config["timing"]["rounds"] = "2"  # what `--config` can hand over
+    with pytest.raises(ConfigError, match=r"--config \(overriding .*config.yaml:\d+\): timing.rounds"):
         check_config(config, SCHEMA, [path])

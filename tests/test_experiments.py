@@ -92,10 +92,16 @@ def documented_keys(repo_root):
     return {k: re.compile(re.sub(r"\\\{\w+\\\}", r"[A-Za-z0-9_]+", re.escape(k)) + "$") for k in keys}
 
 
+# Measured, so different on every run: times, their ratios, the calls that
+# fill a sample (calibrated on the clock) and the load they ran under.
+MEASURED = {"calls_per_sample", "load"}
+
+
 def without_timings(tree):
     """The tree with every measured time (and ratio of times) blanked."""
     if isinstance(tree, dict):
-        return {k: None if k.endswith("_ms") or "speedup" in k else without_timings(v) for k, v in tree.items()}
+        return {k: None if k.endswith("_ms") or "speedup" in k or k in MEASURED else without_timings(v)
+                for k, v in tree.items()}
     return tree
 
 
@@ -215,9 +221,12 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
         v = timing.run(p)
     for impl in ("loop", "matrix", "torch"):
         stats = v["main"][impl]
-        assert len(stats["samples_ms"]) == p["repeats"]
-        assert 0 < stats["min_ms"] <= stats["q1_ms"] <= stats["median_ms"] <= stats["q3_ms"] <= stats["max_ms"]
+        median = stats["median_ms"]
+        assert len(stats["samples_ms"]) == len(stats["wall_samples_ms"]) == p["rounds"]
+        assert 0 < stats["min_ms"] <= median["low"] <= median["estimate"] <= median["high"] <= stats["max_ms"]
+        assert stats["calls_per_sample"] >= 1
         assert len(v["sweep"][impl]["median_ms"]) == len(p["sweep_T"])
+    assert len(v["main"]["speedup"]["ratios"]) == p["rounds"]
     loop = v["sweep"]["loop"]["median_ms"]
     assert [m is None for m in loop] == [T > p["loop_max_T"] for T in p["sweep_T"]]
     assert v["main"]["max_abs_diff"] < 1e-12 and v["threads"]["requested"] == 1

@@ -87,14 +87,14 @@ def test_a_torch_upgrade_reruns_exactly_the_experiments_that_import_torch(built)
 def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
     config = (built / "config/test.yaml").read_text()
     bad = tmp_path / "bad.yaml"
-    bad.write_text(config.replace("repeats: 3", "repeats: 1"))
+    bad.write_text(config.replace("  rounds: 6", "  rounds: 1"))
     proc = subprocess.run(
         ["snakemake", "--cores", "2", "--dry-run", "--configfile", str(bad)],
         cwd=built, env=copy_environment(built), capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
-    assert "repeats" in message and "minimum of 3" in message
+    assert "timing.rounds" in message and "minimum of 6" in message
 
 
 def test_a_figure_the_article_names_but_no_rule_builds_stops_the_plan(built):

@@ -125,8 +125,13 @@ local function claim_failed(b)
   return type(b.claim) == "table" and b.claim.holds == false
 end
 
+-- "failed", or "inconclusive" when a measurement's interval straddles the bound
+local function verdict(b)
+  return b.claim.status == "inconclusive" and "inconclusive" or "failed"
+end
+
 local function warning(b)
-  local text = "⚠ claim failed: " .. b.expect
+  local text = "⚠ claim " .. verdict(b) .. ": " .. b.expect
   if is_html() then
     return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { "claim-failed" }, { title = b.claim.message }))
   end
@@ -138,7 +143,7 @@ local function value(args, kwargs, meta, raw_args, context)
   if context == "text" then
     -- inside code: the plain string, nothing that could become markup
     if claim_failed(b) then
-      return b.text .. "  ⚠ claim failed: " .. b.expect
+      return b.text .. "  ⚠ claim " .. verdict(b) .. ": " .. b.expect
     end
     return b.text
   end
@@ -168,7 +173,7 @@ local function claim(args, kwargs, meta, raw_args, context)
   local b = binding_for(args, kwargs, meta, context, "claim")
   if claim_failed(b) then
     if context == "text" then
-      return "⚠ claim failed: " .. b.key .. " " .. b.expect
+      return "⚠ claim " .. verdict(b) .. ": " .. b.key .. " " .. b.expect
     end
     return pandoc.Inlines({ warning(b) })
   end
