@@ -33,6 +33,8 @@ Scaled by $1/\sqrt{d_k}$, the scores keep a unit spread.
 ```text
 ValueError: {{< value demo.arrow >}} matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)
 ```
+
+Source: {{< source demo.arrow >}}.
 """
 
 
