@@ -125,13 +125,24 @@ def choose_renderer(renderer):
 # --- the two renderers --------------------------------------------------------
 
 
-def _run(cmd, cwd=None):
+# A Lua filter's error, as Pandoc and Quarto both print it: the message sits
+# between "Error running filter FILE:" and the traceback.
+FILTER_ERROR = re.compile(r"Error running filter [^\n]*:\n(?:[^\n]*?\.lua:\d+: )?(.*?)\n(?:stack traceback:|$)", re.S)
+
+
+def tool_error(stderr):
+    """The one message that says what went wrong: a Lua filter's own message
+    when there is one (not the traceback under it), else the whole output."""
+    found = FILTER_ERROR.search(stderr)
+    return found.group(1).strip() if found else stderr.strip()
+
+
+def _run(cmd, article, cwd=None):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
     if done.stderr.strip():
         print(done.stderr.rstrip(), file=sys.stderr)
-    if done.returncode != 0:
-        raise RenderError(f"{cmd[0]} failed (exit {done.returncode}): {' '.join(map(str, cmd[1:]))}\n"
-                          f"{done.stderr.strip()}")
     # Pandoc only warns when a figure is missing; the article must not ship without it.
     missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
     if missing:
@@ -156,9 +167,9 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     })
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    filter_file = resources.files("articlekit") / "quarto_shortcodes.lua"
+    filters = [resources.files("articlekit") / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
     common = [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
-              "--lua-filter", str(filter_file), "--resource-path", str(article_dir)]
+              *(arg for path in filters for arg in ("--lua-filter", str(path))), "--resource-path", str(article_dir)]
     html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
                      "--output", str(html_out)]
     if options.get("toc"):
@@ -166,10 +177,10 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     css = options.get("css")
     for sheet in [css] if isinstance(css, str) else css or []:
         html += ["--css", str((project_dir / sheet).resolve())]
-    _run(html, cwd=article_dir)
+    _run(html, article, cwd=article_dir)
     # No --standalone: the metadata (an absolute bindings path) would make
     # two builds' markdown differ; the title goes on top as a heading.
-    _run(common + ["--to", "gfm", "--output", str(md_out)], cwd=article_dir)
+    _run(common + ["--to", "gfm", "--output", str(md_out)], article, cwd=article_dir)
     if metadata.get("title"):
         md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
     return metadata["renderer"]
@@ -181,12 +192,25 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
         raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back "
                           "to Pandoc)")
     name = f"Quarto {tool_version(quarto)}"
-    for fmt, out in (("html", html_out), ("gfm", md_out)):
-        # a bare file name: Quarto writes it beside the input
-        produced = f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
-        _run([quarto, "render", str(article), "--to", fmt, "--output", produced,
-              "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"])
-        shutil.move(str(article.parent / produced), out)
+    article_dir = article.parent.resolve()
+    # Quarto resolves a bare --output name against its working directory
+    # (quarto-cli src/command/render/output.ts) and refuses one with a path,
+    # so it runs in the article's folder and the output lands there.
+    leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
+    leftovers = [path for path in leftovers if not path.exists()]
+    try:
+        for fmt, out in (("html", html_out), ("gfm", md_out)):
+            produced = article_dir / f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+            leftovers.append(produced)
+            _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
+                  "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"], article, cwd=article_dir)
+            shutil.move(str(produced), out)
+    finally:
+        for path in leftovers:
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    # Quarto's gfm template leaves two blank lines under the title; the
+    # Pandoc route one. article.md is diffed between builds: one form.
+    md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")), encoding="utf-8")
     return name
 
 

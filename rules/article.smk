@@ -17,6 +17,7 @@ RENDER_CODE = [
     "articlekit/render.py",
     "articlekit/shortcodes.py",
     "articlekit/quarto_shortcodes.lua",
+    "articlekit/quarto_layout.lua",
 ]
 
 

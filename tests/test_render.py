@@ -28,7 +28,7 @@ def make_article(folder, text=None):
     and stylesheet beside it."""
     shutil.copytree(FIXTURE, folder)
     shutil.copytree(ROOT / "article" / "_extensions", folder / "_extensions")
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", ".gitignore"):
         shutil.copy(ROOT / "article" / name, folder / name)
     if text is not None:
         (folder / "index.qmd").write_text(text, encoding="utf-8")
@@ -258,26 +258,47 @@ def test_a_missing_figure_fails_the_render(tmp_path):
         bind_and_render(tmp_path / "article", text)
 
 
-def test_the_quarto_path_runs_standard_quarto_render_commands(tmp_path, monkeypatch):
-    """No Quarto here: a stand-in records its arguments and writes the file
-    Quarto would, beside the input."""
+STANDIN = Path(__file__).parent / "standin"  # a `quarto` that writes files where Quarto does
+
+
+def quarto_standin(tmp_path, monkeypatch, **env):
+    """The fixture article bound, and the stand-in quarto first on PATH."""
     article, values = make_article(tmp_path / "article")
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, True))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "quarto"
-    fake.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo 1.6.40; exit 0; fi\n'
-                    f'echo "$@" >> {tmp_path}/calls\n'
-                    'out=$(echo "$@" | sed "s/.*--output \\([^ ]*\\).*/\\1/")\n'
-                    f'echo "rendered $4" > {article.parent}/$out\n')
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{STANDIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("QUARTO_STANDIN_LOG", str(tmp_path / "calls"))
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return article, bindings
+
+
+def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatch):
+    """Quarto writes a bare --output name into its working directory, not
+    beside the input: run from anywhere else, the render would not find it."""
+    article, bindings = quarto_standin(tmp_path, monkeypatch, QUARTO_STANDIN_VERSION="1.9.38")
+    before = set(os.listdir(article.parent))
+    monkeypatch.chdir(tmp_path)
     name = rendermod.render(article, bindings, "auto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
-    assert name == "Quarto 1.6.40"
-    html_call, md_call = (tmp_path / "calls").read_text().splitlines()
-    assert html_call.startswith(f"render {article} --to html --output render-")
-    assert md_call.startswith(f"render {article} --to gfm --output render-")
-    assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.6.40" in html_call
-    assert (tmp_path / "out" / "a.html").read_text() == "rendered html\n"
-    assert not list(article.parent.glob("render-*"))  # moved, not copied
+    assert name == "Quarto 1.9.38"
+    html_call, md_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
+    assert html_call.startswith("render index.qmd --to html --output render-")
+    assert md_call.startswith("render index.qmd --to gfm --output render-")
+    assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
+    assert (tmp_path / "out" / "a.html").read_text() == "rendered html of index.qmd\n"
+    assert (tmp_path / "out" / "a.md").read_text() == "rendered gfm of index.qmd\n"
+    # nothing left in the article's folder but Quarto's scratch folder, which
+    # the article's own .gitignore (committed, as Quarto would write it) names
+    assert set(os.listdir(article.parent)) - before == {".quarto"}
+    assert "/.quarto/" in (article.parent / ".gitignore").read_text().splitlines()
+
+
+def test_a_quarto_failure_gives_its_one_message_and_leaves_nothing(tmp_path, monkeypatch):
+    message = "value shortcode: no binding for key 'demo.nope'"
+    article, bindings = quarto_standin(tmp_path, monkeypatch, QUARTO_STANDIN_FAIL=message)
+    before = set(os.listdir(article.parent))
+    with pytest.raises(rendermod.RenderError) as failed:
+        rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
+    assert str(failed.value) == f"{article}: quarto failed (exit 1): {message}"  # no traceback, said once
+    assert set(os.listdir(article.parent)) - before == {".quarto"}  # index_files/ removed
+    assert not (tmp_path / "out" / "a.html").exists()

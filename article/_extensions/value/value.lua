@@ -20,6 +20,14 @@ code (context "text") they keep their quote characters, so strip them here.
 
 local bindings_doc = nil -- read once per render
 
+-- Stop the render with one message. Not error(): Quarto replaces the global
+-- error with a function that only logs and returns (quarto-cli
+-- src/resources/filters/common/log.lua), so the handler would carry on and
+-- fail a second time, misleadingly. assert raises under Pandoc and Quarto.
+local function fail(message)
+  assert(false, message)
+end
+
 local function as_string(x)
   if x == nil then
     return ""
@@ -86,12 +94,12 @@ local function load_bindings(meta)
   end
   local path = as_string(meta["value-bindings"])
   if path == "" then
-    error("value shortcode: document metadata 'value-bindings' is not set; "
+    fail("value shortcode: document metadata 'value-bindings' is not set; "
       .. "render with -M value-bindings:build/bindings.json (made by python -m articlekit bind)")
   end
   local text = read_file(path)
   if text == nil then
-    error("value shortcode: cannot read the bindings file " .. path
+    fail("value shortcode: cannot read the bindings file " .. path
       .. "; run python -m articlekit bind first")
   end
   if pandoc.json ~= nil then
@@ -99,18 +107,23 @@ local function load_bindings(meta)
   else -- Pandoc < 3.1.1 (old Quarto): Quarto's own JSON module
     bindings_doc = quarto.json.decode(text)
   end
+  if type(bindings_doc) ~= "table" or type(bindings_doc.bindings) ~= "table" then
+    bindings_doc = nil
+    fail("value shortcode: " .. path .. " is not a bindings file (no 'bindings' table); "
+      .. "make it with python -m articlekit bind")
+  end
   return bindings_doc
 end
 
 local function binding_for(args, kwargs, meta, context, name)
   local key = clean(args[1], context)
   if key == "" then
-    error(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
+    fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
   end
   local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
   local b = load_bindings(meta).bindings[id]
   if b == nil then
-    error(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
+    fail(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
       .. "the bindings file is older than the article or the key is misspelled: rerun python -m articlekit bind")
   end
   return b
