@@ -22,6 +22,7 @@ render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -236,6 +237,14 @@ def check_output(path, allowed):
         raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
 
 
+def failed_claim_warnings(bindings):
+    """One line per claim a strict=false build kept although it fails."""
+    document = json.loads(Path(bindings).read_text(encoding="utf-8"))
+    return [f"WARNING: {c['location']}: claim '{c['key']} {c['expect']}' failed: {c['message']} "
+            "(strict=false: the article shows it beside the number)"
+            for c in document.get("claims", []) if not c["holds"]]
+
+
 def render(article, bindings, renderer, html_path, md_path):
     article, bindings = Path(article), Path(bindings)
     html_path, md_path = Path(html_path), Path(md_path)
@@ -269,4 +278,8 @@ def main(argv):
         print(f"render: {exc}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
+    # on stdout too: a rule sends stderr to its log, stdout to the terminal
+    for line in failed_claim_warnings(args.bindings):
+        print(line, file=sys.stderr)
+        print(line)
     return 0

@@ -302,3 +302,34 @@ def test_a_quarto_failure_gives_its_one_message_and_leaves_nothing(tmp_path, mon
     assert str(failed.value) == f"{article}: quarto failed (exit 1): {message}"  # no traceback, said once
     assert set(os.listdir(article.parent)) - before == {".quarto"}  # index_files/ removed
     assert not (tmp_path / "out" / "a.html").exists()
+
+
+def test_a_failed_claim_in_non_strict_mode_is_also_printed_on_the_terminal(tmp_path, capsys):
+    """A rule sends stderr to its log; the warning goes to stdout too, which
+    Snakemake leaves on the terminal."""
+    text = 'Reversed: {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
+    article, values = make_article(tmp_path / "article", text)
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), text, values, False))
+    assert rendermod.main([str(article), "--bindings", str(bindings), "--renderer", "pandoc",
+                           "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"WARNING: {article}:1: claim 'demo.parity.reversed_diff < 1e-12' failed: ")
+    assert out.rstrip().endswith("(strict=false: the article shows it beside the number)")
+
+
+def test_pandoc_writes_callouts_and_figures_as_quarto_does(tmp_path):
+    """build/article.md is diffed between builds, so both renderers write it
+    in one form: Quarto's (GitHub alert callouts, numbered figure captions)."""
+    text = ('::: {.callout-note title="In short"}\nA note.\n:::\n\n'
+            '![A plot.](plot.svg){#fig-plot}\n\n{{< provenance >}}\n')
+    article, values = make_article(tmp_path / "article", text)
+    (article.parent / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), text, values, True))
+    rendermod.render(article, bindings, "pandoc", tmp_path / "a.html", tmp_path / "a.md")
+    md, page = (tmp_path / "a.md").read_text(), (tmp_path / "a.html").read_text()
+    assert "> [!NOTE]\n>\n> ### In short\n>\n> A note.\n" in md
+    assert '<div id="fig-plot">\n\n![](plot.svg)\n\nFigure\u00a01: A plot.\n\n</div>' in md
+    assert re.search(r'<div class="callout-title-container">\s*In short\s*</div>', page)  # text, not CSS
+    assert re.search(r"<figcaption>Figure\u00a01: A plot.</figcaption>", page)
