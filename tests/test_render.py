@@ -94,7 +94,10 @@ def test_bound_numbers_link_to_their_provenance_row_with_a_tooltip(rendered):
     _, page, _, _ = rendered
     assert ('<a href="#v-demo-dk64-unscaled-max-weight" class="bound-value" '
             'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)">0.921946</a>') in page
-    assert '<span id="v-demo-dk64-unscaled-max-weight"><code>demo.dk64.unscaled.max_weight</code></span>' in page
+    # the key may wrap after a dot, never inside a name
+    assert ('<span id="v-demo-dk64-unscaled-max-weight"><code>demo.<wbr>dk64.<wbr>unscaled.<wbr>max_weight</code>'
+            '</span>') in page
+    assert "<code>experiments/<wbr>demo.py</code>" in page  # a path after a slash only
 
 
 def test_code_block_shortcodes_are_resolved_with_quotes_stripped(rendered):

@@ -180,6 +180,14 @@ local function claim(args, kwargs, meta, raw_args, context)
     { ["data-claim"] = b.key .. " " .. b.expect })) })
 end
 
+-- A path in the provenance table may wrap after a slash, a key after a dot,
+-- never inside a name: the table stays narrow enough to read on a phone.
+local function breakable_code(code)
+  local text = code.text:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;")
+  text = text:gsub(text:find("/", 1, true) and "(/)" or "(%.)", "%1<wbr>")
+  return pandoc.RawInline("html", "<code>" .. text .. "</code>")
+end
+
 local function provenance(args, kwargs, meta, raw_args, context)
   local table_md = load_bindings(meta).provenance_md
   if context == "text" then
@@ -189,8 +197,12 @@ local function provenance(args, kwargs, meta, raw_args, context)
   if not is_html() then
     -- markdown output is for diffs: keep the anchors' text, drop the spans
     blocks = blocks:walk({ Span = function(span) return span.content end })
+    return blocks
   end
-  return blocks
+  blocks = blocks:walk({ Code = breakable_code })
+  -- a class for the stylesheet; column-screen-inset lets Quarto's grid give the
+  -- wide table the page's width, not the text's
+  return pandoc.Blocks({ pandoc.Div(blocks, pandoc.Attr("", { "provenance", "column-screen-inset" })) })
 end
 
 return {
