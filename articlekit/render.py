@@ -200,7 +200,7 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
     leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
     leftovers = [path for path in leftovers if not path.exists()]
     try:
-        for fmt, out in (("html", html_out), ("gfm", md_out)):
+        for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
             produced = article_dir / f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
@@ -211,7 +211,9 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     # Quarto's gfm template leaves two blank lines under the title; the
     # Pandoc route one. article.md is diffed between builds: one form.
-    md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")), encoding="utf-8")
+    if md_out:
+        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")),
+                          encoding="utf-8")
     return name
 
 

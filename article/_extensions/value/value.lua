@@ -197,16 +197,26 @@ local function provenance(args, kwargs, meta, raw_args, context)
   if not is_html() then
     -- markdown output is for diffs: keep the anchors' text, drop the spans
     blocks = blocks:walk({ Span = function(span) return span.content end })
-    return blocks
   end
-  blocks = blocks:walk({ Code = breakable_code })
-  -- a class for the stylesheet; column-screen-inset lets Quarto's grid give the
-  -- wide table the page's width, not the text's
-  return pandoc.Blocks({ pandoc.Div(blocks, pandoc.Attr("", { "provenance", "column-screen-inset" })) })
+  return blocks
+end
+
+-- The provenance table on the page: keys and paths breakable only after a
+-- dot or slash, in a div the stylesheet knows (class provenance) and that
+-- Quarto's grid lets span the page, not only the text (column-screen-inset).
+local function page_wide(handler)
+  return function(args, kwargs, meta, raw_args, context)
+    local blocks = handler(args, kwargs, meta, raw_args, context)
+    if context == "text" or not is_html() then
+      return blocks
+    end
+    blocks = blocks:walk({ Code = breakable_code })
+    return pandoc.Blocks({ pandoc.Div(blocks, pandoc.Attr("", { "provenance", "column-screen-inset" })) })
+  end
 end
 
 return {
   ["value"] = value,
   ["claim"] = claim,
-  ["provenance"] = provenance,
+  ["provenance"] = page_wide(provenance),
 }
