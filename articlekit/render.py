@@ -8,13 +8,20 @@ build/article.md (GitHub markdown, for diffs between builds).
 (the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
 shortcode file, article/_extensions/value/value.lua:
 
-- quarto: `quarto render` with the bindings path and renderer name passed as
-  metadata (-M); formats and options come from article/_quarto.yml.
+- quarto: `quarto render` in the article's folder (where a bare --output
+  lands), with the bindings path and renderer name passed as metadata (-M);
+  formats and options come from article/_quarto.yml. Its leftovers are
+  removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.shortcodes.to_quarto_markdown),
   Quarto-only front matter is dropped, and Pandoc runs
   articlekit/quarto_shortcodes.lua, which calls the extension's handlers
-  the way Quarto does. toc and css are read from _quarto.yml's html format.
+  the way Quarto does, then articlekit/quarto_layout.lua, which writes
+  callouts and figures as Quarto does. toc and css are read from
+  _quarto.yml's html format.
+
+Both write build/article.md in the same form. A Lua filter's error is
+reported once, as its own message, without the traceback.
 
 The article can name its renderer with Quarto's built-in {{< meta renderer >}}
 ("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
