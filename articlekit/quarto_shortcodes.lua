@@ -319,6 +319,10 @@ end
 
 local function inline_handler(span)
   if span.classes:includes("quarto-shortcode__-escaped") then
+    if FORMAT:match("gfm") or FORMAT:match("markdown") then
+      -- as Quarto writes it: {{< x >}}, not the escaped {{\< x \>}}
+      return pandoc.RawInline("markdown", span.attributes["data-value"])
+    end
     return pandoc.Str(span.attributes["data-value"])
   end
   if not is_shortcode_span(span) then

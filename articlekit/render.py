@@ -8,13 +8,20 @@ build/article.md (GitHub markdown, for diffs between builds).
 (the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
 shortcode file, article/_extensions/value/value.lua:
 
-- quarto: `quarto render` with the bindings path and renderer name passed as
-  metadata (-M); formats and options come from article/_quarto.yml.
+- quarto: `quarto render` in the article's folder (where a bare --output
+  lands), with the bindings path and renderer name passed as metadata (-M);
+  formats and options come from article/_quarto.yml. Its leftovers are
+  removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.shortcodes.to_quarto_markdown),
   Quarto-only front matter is dropped, and Pandoc runs
   articlekit/quarto_shortcodes.lua, which calls the extension's handlers
-  the way Quarto does. toc and css are read from _quarto.yml's html format.
+  the way Quarto does, then articlekit/quarto_layout.lua, which writes
+  callouts and figures as Quarto does. toc and css are read from
+  _quarto.yml's html format.
+
+Both write build/article.md in the same form. A Lua filter's error is
+reported once, as its own message, without the traceback.
 
 The article can name its renderer with Quarto's built-in {{< meta renderer >}}
 ("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
@@ -22,6 +29,7 @@ render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -125,13 +133,24 @@ def choose_renderer(renderer):
 # --- the two renderers --------------------------------------------------------
 
 
-def _run(cmd, cwd=None):
+# A Lua filter's error, as Pandoc and Quarto both print it: the message sits
+# between "Error running filter FILE:" and the traceback.
+FILTER_ERROR = re.compile(r"Error running filter [^\n]*:\n(?:[^\n]*?\.lua:\d+: )?(.*?)\n(?:stack traceback:|$)", re.S)
+
+
+def tool_error(stderr):
+    """The one message that says what went wrong: a Lua filter's own message
+    when there is one (not the traceback under it), else the whole output."""
+    found = FILTER_ERROR.search(stderr)
+    return found.group(1).strip() if found else stderr.strip()
+
+
+def _run(cmd, article, cwd=None):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
     if done.stderr.strip():
         print(done.stderr.rstrip(), file=sys.stderr)
-    if done.returncode != 0:
-        raise RenderError(f"{cmd[0]} failed (exit {done.returncode}): {' '.join(map(str, cmd[1:]))}\n"
-                          f"{done.stderr.strip()}")
     # Pandoc only warns when a figure is missing; the article must not ship without it.
     missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
     if missing:
@@ -156,9 +175,9 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     })
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    filter_file = resources.files("articlekit") / "quarto_shortcodes.lua"
+    filters = [resources.files("articlekit") / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
     common = [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
-              "--lua-filter", str(filter_file), "--resource-path", str(article_dir)]
+              *(arg for path in filters for arg in ("--lua-filter", str(path))), "--resource-path", str(article_dir)]
     html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
                      "--output", str(html_out)]
     if options.get("toc"):
@@ -166,12 +185,12 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     css = options.get("css")
     for sheet in [css] if isinstance(css, str) else css or []:
         html += ["--css", str((project_dir / sheet).resolve())]
-    _run(html, cwd=article_dir)
+    _run(html, article, cwd=article_dir)
     if md_out is None:  # the preview: HTML only
         return metadata["renderer"]
     # No --standalone: the metadata (an absolute bindings path) would make
     # two builds' markdown differ; the title goes on top as a heading.
-    _run(common + ["--to", "gfm", "--output", str(md_out)], cwd=article_dir)
+    _run(common + ["--to", "gfm", "--output", str(md_out)], article, cwd=article_dir)
     if metadata.get("title"):
         md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
     return metadata["renderer"]
@@ -183,12 +202,27 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
         raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back "
                           "to Pandoc)")
     name = f"Quarto {tool_version(quarto)}"
-    for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
-        # a bare file name: Quarto writes it beside the input
-        produced = f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
-        _run([quarto, "render", str(article), "--to", fmt, "--output", produced,
-              "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"])
-        shutil.move(str(article.parent / produced), out)
+    article_dir = article.parent.resolve()
+    # Quarto resolves a bare --output name against its working directory
+    # (quarto-cli src/command/render/output.ts) and refuses one with a path,
+    # so it runs in the article's folder and the output lands there.
+    leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
+    leftovers = [path for path in leftovers if not path.exists()]
+    try:
+        for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
+            produced = article_dir / f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+            leftovers.append(produced)
+            _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
+                  "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"], article, cwd=article_dir)
+            shutil.move(str(produced), out)
+    finally:
+        for path in leftovers:
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    # Quarto's gfm template leaves two blank lines under the title; the
+    # Pandoc route one. article.md is diffed between builds: one form.
+    if md_out:
+        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")),
+                          encoding="utf-8")
     return name
 
 
@@ -212,6 +246,16 @@ def check_output(path, allowed):
     if "?meta:" in text:
         at = text.find("?meta:")
         raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
+
+
+def failed_claim_warnings(bindings):
+    """One line per claim a strict=false build kept although it fails, or
+    although its measured interval cannot decide it (inconclusive)."""
+    document = json.loads(Path(bindings).read_text(encoding="utf-8"))
+    return [f"WARNING: {c['location']}: claim '{c['key']} {c['expect']}' "
+            f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']} "
+            "(strict=false: the article shows it beside the number)"
+            for c in document.get("claims", []) if not c["holds"]]
 
 
 def render(article, bindings, renderer, html_path, md_path=None):
@@ -250,4 +294,8 @@ def main(argv):
         print(f"render: {exc}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
+    # on stdout too: a rule sends stderr to its log, stdout to the terminal
+    for line in failed_claim_warnings(args.bindings):
+        print(line, file=sys.stderr)
+        print(line)
     return 0

@@ -20,6 +20,7 @@ RENDER_CODE = [
     "articlekit/render.py",
     "articlekit/shortcodes.py",
     "articlekit/quarto_shortcodes.lua",
+    "articlekit/quarto_layout.lua",
 ]
 PDF_CODE = [
     *RENDER_CODE,

@@ -166,7 +166,7 @@ def test_the_command_writes_nothing_when_binding_fails(tmp_path, values_doc):
 
 
 def test_the_extension_example_uses_only_known_shortcodes():
-    example = Path(__file__).parent.parent / "article" / "_extensions" / "value" / "example.qmd"
+    example = Path(__file__).parent.parent / "article" / "example.qmd"
     names = {sc.name for sc in scan(example.read_text(encoding="utf-8"))}
     assert names <= set(bindmod.SHORTCODES) and {"value", "claim", "provenance", "meta"} <= names
 

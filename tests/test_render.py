@@ -28,7 +28,7 @@ def make_article(folder, text=None):
     and stylesheet beside it."""
     shutil.copytree(FIXTURE, folder)
     shutil.copytree(ROOT / "article" / "_extensions", folder / "_extensions")
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", ".gitignore"):
         shutil.copy(ROOT / "article" / name, folder / name)
     if text is not None:
         (folder / "index.qmd").write_text(text, encoding="utf-8")
@@ -96,7 +96,10 @@ def test_bound_numbers_link_to_their_provenance_row_with_a_tooltip(rendered):
     assert ('<a href="#v-demo-dk64-unscaled-max-weight" id="at-v-demo-dk64-unscaled-max-weight" class="bound-value" '
             'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)">0.921946</a>') in page
     assert page.count('id="at-v-demo-dk64-unscaled-max-weight"') == 1
-    assert '<span id="v-demo-dk64-unscaled-max-weight"><code>demo.dk64.unscaled.max_weight</code></span>' in page
+    # the key may wrap after a dot, never inside a name
+    assert ('<span id="v-demo-dk64-unscaled-max-weight"><code>demo.<wbr>dk64.<wbr>unscaled.<wbr>max_weight</code>'
+            '</span>') in page
+    assert "<code>experiments/<wbr>demo.py</code>" in page  # a path after a slash only
 
 
 def test_code_block_shortcodes_are_resolved_with_quotes_stripped(rendered):
@@ -260,29 +263,81 @@ def test_a_missing_figure_fails_the_render(tmp_path):
         bind_and_render(tmp_path / "article", text)
 
 
-def test_the_quarto_path_runs_standard_quarto_render_commands(tmp_path, monkeypatch):
-    """No Quarto here: a stand-in records its arguments and writes the file
-    Quarto would, beside the input."""
+STANDIN = Path(__file__).parent / "standin"  # a `quarto` that writes files where Quarto does
+
+
+def quarto_standin(tmp_path, monkeypatch, **env):
+    """The fixture article bound, and the stand-in quarto first on PATH."""
     article, values = make_article(tmp_path / "article")
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, True))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "quarto"
-    fake.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo 1.6.40; exit 0; fi\n'
-                    f'echo "$@" >> {tmp_path}/calls\n'
-                    'out=$(echo "$@" | sed "s/.*--output \\([^ ]*\\).*/\\1/")\n'
-                    f'echo "rendered $4" > {article.parent}/$out\n')
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{STANDIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("QUARTO_STANDIN_LOG", str(tmp_path / "calls"))
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return article, bindings
+
+
+def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatch):
+    """Quarto writes a bare --output name into its working directory, not
+    beside the input: run from anywhere else, the render would not find it."""
+    article, bindings = quarto_standin(tmp_path, monkeypatch, QUARTO_STANDIN_VERSION="1.9.38")
+    before = set(os.listdir(article.parent))
+    monkeypatch.chdir(tmp_path)
     name = rendermod.render(article, bindings, "auto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
-    assert name == "Quarto 1.6.40"
-    html_call, md_call = (tmp_path / "calls").read_text().splitlines()
-    assert html_call.startswith(f"render {article} --to html --output render-")
-    assert md_call.startswith(f"render {article} --to gfm --output render-")
-    assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.6.40" in html_call
-    assert (tmp_path / "out" / "a.html").read_text() == "rendered html\n"
-    assert not list(article.parent.glob("render-*"))  # moved, not copied
+    assert name == "Quarto 1.9.38"
+    html_call, md_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
+    assert html_call.startswith("render index.qmd --to html --output render-")
+    assert md_call.startswith("render index.qmd --to gfm --output render-")
+    assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
+    assert (tmp_path / "out" / "a.html").read_text() == "rendered html of index.qmd\n"
+    assert (tmp_path / "out" / "a.md").read_text() == "rendered gfm of index.qmd\n"
+    # nothing left in the article's folder but Quarto's scratch folder, which
+    # the article's own .gitignore (committed, as Quarto would write it) names
+    assert set(os.listdir(article.parent)) - before == {".quarto"}
+    assert "/.quarto/" in (article.parent / ".gitignore").read_text().splitlines()
+
+
+def test_a_quarto_failure_gives_its_one_message_and_leaves_nothing(tmp_path, monkeypatch):
+    message = "value shortcode: no binding for key 'demo.nope'"
+    article, bindings = quarto_standin(tmp_path, monkeypatch, QUARTO_STANDIN_FAIL=message)
+    before = set(os.listdir(article.parent))
+    with pytest.raises(rendermod.RenderError) as failed:
+        rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
+    assert str(failed.value) == f"{article}: quarto failed (exit 1): {message}"  # no traceback, said once
+    assert set(os.listdir(article.parent)) - before == {".quarto"}  # index_files/ removed
+    assert not (tmp_path / "out" / "a.html").exists()
+
+
+def test_a_failed_claim_in_non_strict_mode_is_also_printed_on_the_terminal(tmp_path, capsys):
+    """A rule sends stderr to its log; the warning goes to stdout too, which
+    Snakemake leaves on the terminal."""
+    text = 'Reversed: {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
+    article, values = make_article(tmp_path / "article", text)
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), text, values, False))
+    assert rendermod.main([str(article), "--bindings", str(bindings), "--renderer", "pandoc",
+                           "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"WARNING: {article}:1: claim 'demo.parity.reversed_diff < 1e-12' failed: ")
+    assert out.rstrip().endswith("(strict=false: the article shows it beside the number)")
+
+
+def test_pandoc_writes_callouts_and_figures_as_quarto_does(tmp_path):
+    """build/article.md is diffed between builds, so both renderers write it
+    in one form: Quarto's (GitHub alert callouts, numbered figure captions)."""
+    text = ('::: {.callout-note title="In short"}\nA note.\n:::\n\n'
+            '![A plot.](plot.svg){#fig-plot}\n\n{{< provenance >}}\n')
+    article, values = make_article(tmp_path / "article", text)
+    (article.parent / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), text, values, True))
+    rendermod.render(article, bindings, "pandoc", tmp_path / "a.html", tmp_path / "a.md")
+    md, page = (tmp_path / "a.md").read_text(), (tmp_path / "a.html").read_text()
+    assert "> [!NOTE]\n>\n> ### In short\n>\n> A note.\n" in md
+    assert '<div id="fig-plot">\n\n![](plot.svg)\n\nFigure\u00a01: A plot.\n\n</div>' in md
+    assert re.search(r'<div class="callout-title-container">\s*In short\s*</div>', page)  # text, not CSS
+    assert re.search(r"<figcaption>Figure\u00a01: A plot.</figcaption>", page)
 
 
 def test_a_value_printed_as_code_keeps_its_link_and_tooltip(rendered):

@@ -25,6 +25,14 @@ code (context "text") they keep their quote characters, so strip them here.
 local bindings_doc = nil -- read once per render
 local placed = {} -- anchors whose first place in the prose has its id (at-<anchor>)
 
+-- Stop the render with one message. Not error(): Quarto replaces the global
+-- error with a function that only logs and returns (quarto-cli
+-- src/resources/filters/common/log.lua), so the handler would carry on and
+-- fail a second time, misleadingly. assert raises under Pandoc and Quarto.
+local function fail(message)
+  assert(false, message)
+end
+
 local function as_string(x)
   if x == nil then
     return ""
@@ -91,12 +99,12 @@ local function load_bindings(meta)
   end
   local path = as_string(meta["value-bindings"])
   if path == "" then
-    error("value shortcode: document metadata 'value-bindings' is not set; "
+    fail("value shortcode: document metadata 'value-bindings' is not set; "
       .. "render with -M value-bindings:build/bindings.json (made by python -m articlekit bind)")
   end
   local text = read_file(path)
   if text == nil then
-    error("value shortcode: cannot read the bindings file " .. path
+    fail("value shortcode: cannot read the bindings file " .. path
       .. "; run python -m articlekit bind first")
   end
   if pandoc.json ~= nil then
@@ -104,18 +112,23 @@ local function load_bindings(meta)
   else -- Pandoc < 3.1.1 (old Quarto): Quarto's own JSON module
     bindings_doc = quarto.json.decode(text)
   end
+  if type(bindings_doc) ~= "table" or type(bindings_doc.bindings) ~= "table" then
+    bindings_doc = nil
+    fail("value shortcode: " .. path .. " is not a bindings file (no 'bindings' table); "
+      .. "make it with python -m articlekit bind")
+  end
   return bindings_doc
 end
 
 local function binding_for(args, kwargs, meta, context, name)
   local key = clean(args[1], context)
   if key == "" then
-    error(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
+    fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
   end
   local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
   local b = load_bindings(meta).bindings[id]
   if b == nil then
-    error(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
+    fail(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
       .. "the bindings file is older than the article or the key is misspelled: rerun python -m articlekit bind")
   end
   return b
@@ -185,6 +198,14 @@ local function claim(args, kwargs, meta, raw_args, context)
     { ["data-claim"] = b.key .. " " .. b.expect })) })
 end
 
+-- A path in the provenance table may wrap after a slash, a key after a dot,
+-- never inside a name: the table stays narrow enough to read on a phone.
+local function breakable_code(code)
+  local text = code.text:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;")
+  text = text:gsub(text:find("/", 1, true) and "(/)" or "(%.)", "%1<wbr>")
+  return pandoc.RawInline("html", "<code>" .. text .. "</code>")
+end
+
 -- A key split after each dot with <wbr>: a long key may wrap on a phone,
 -- and copying it still gives the key.
 local function breakable_key(key)
@@ -212,7 +233,7 @@ local function block_from(field)
   return function(args, kwargs, meta, raw_args, context)
     local md = load_bindings(meta)[field]
     if md == nil then
-      error(field .. " missing from the bindings file: rerun python -m articlekit bind")
+      fail(field .. " missing from the bindings file: rerun python -m articlekit bind")
     end
     if context == "text" then
       return md
@@ -234,10 +255,24 @@ local function block_from(field)
   end
 end
 
+-- The provenance table on the page: keys and paths breakable only after a
+-- dot or slash, in a div the stylesheet knows (class provenance) and that
+-- Quarto's grid lets span the page, not only the text (column-screen-inset).
+local function page_wide(handler)
+  return function(args, kwargs, meta, raw_args, context)
+    local blocks = handler(args, kwargs, meta, raw_args, context)
+    if context == "text" or not is_html() then
+      return blocks
+    end
+    blocks = blocks:walk({ Code = breakable_code })
+    return pandoc.Blocks({ pandoc.Div(blocks, pandoc.Attr("", { "provenance", "column-screen-inset" })) })
+  end
+end
+
 return {
   ["value"] = value,
   ["claim"] = claim,
   ["source"] = source,
-  ["provenance"] = block_from("provenance_md"),
+  ["provenance"] = page_wide(block_from("provenance_md")),
   ["departures"] = block_from("departures_md"),
 }

@@ -1,0 +1,73 @@
+--[[
+quarto_layout.lua: callouts and figures as Quarto writes them, for the
+Pandoc route, so both renderers give the same page and the same
+build/article.md (checked against Quarto 1.9's output):
+
+- A callout (::: {.callout-note title="..."}) becomes, in HTML, Quarto's
+  structure with the title as real text: div.callout.callout-note >
+  div.callout-header > div.callout-title-container, then
+  div.callout-body-container; in markdown, a GitHub alert:
+  "> [!NOTE]", then the title as a level-3 heading, then the body.
+- A figure with an id fig-* is numbered: its caption starts "Figure N: ".
+  In markdown it is Quarto's div holding the image (empty alt) and the
+  caption as a paragraph; in HTML it stays a <figure>, whose image keeps
+  the caption as alt text (Quarto's instead points at the caption with
+  aria-describedby).
+]]
+
+local markdown = FORMAT:match("markdown") or FORMAT:match("gfm") or FORMAT:match("commonmark")
+local ALERTS = { note = "NOTE", tip = "TIP", warning = "WARNING", important = "IMPORTANT", caution = "CAUTION" }
+
+local function callout_kind(div)
+  for _, class in ipairs(div.classes) do
+    local kind = class:match("^callout%-(%a+)$")
+    if kind and ALERTS[kind] then
+      return kind
+    end
+  end
+end
+
+local function callout(div)
+  local kind = callout_kind(div)
+  if kind == nil then
+    return nil
+  end
+  local title = div.attributes["title"]
+  if markdown then
+    local blocks = pandoc.Blocks({ pandoc.RawBlock("markdown", "[!" .. ALERTS[kind] .. "]") })
+    if title then
+      blocks:insert(pandoc.Header(3, pandoc.Inlines(title)))
+    end
+    blocks:extend(div.content)
+    return pandoc.BlockQuote(blocks)
+  end
+  -- Quarto's default title is the kind, capitalised
+  title = title or (kind:sub(1, 1):upper() .. kind:sub(2))
+  local header = pandoc.Div({ pandoc.Div({ pandoc.Plain(pandoc.Inlines(title)) },
+    pandoc.Attr("", { "callout-title-container" })) }, pandoc.Attr("", { "callout-header" }))
+  local body = pandoc.Div(div.content, pandoc.Attr("", { "callout-body-container", "callout-body" }))
+  return pandoc.Div({ header, body }, pandoc.Attr(div.identifier, { "callout", "callout-" .. kind }))
+end
+
+local figures = 0
+
+local function figure(fig)
+  if not fig.identifier:match("^fig%-") then
+    return nil
+  end
+  figures = figures + 1
+  local caption = pandoc.utils.blocks_to_inlines(fig.caption.long)
+  caption:insert(1, pandoc.Str("Figure\u{00A0}" .. figures .. ":")) -- a no-break space, as Quarto
+  caption:insert(2, pandoc.Space())
+  if not markdown then
+    fig.caption.long = pandoc.Blocks({ pandoc.Plain(caption) })
+    return fig
+  end
+  local images = pandoc.Inlines({})
+  fig.content:walk({ Image = function(img)
+    images:insert(pandoc.Image({}, img.src, img.title))
+  end })
+  return pandoc.Div({ pandoc.Para(images), pandoc.Para(caption) }, pandoc.Attr(fig.identifier))
+end
+
+return { { Div = callout, Figure = figure } }

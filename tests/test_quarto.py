@@ -1,0 +1,267 @@
+"""The real Quarto: the article and the extension's example, built with it.
+
+A fresh copy of the project, committed to its own git repository, is built
+on config/test.yaml with `renderer=quarto`; then: every bound text is on
+the page, no shortcode is left, no local link is broken, both renderers
+write the same build/article.md, the work tree is clean, and a missing key,
+an unknown format spec and a failed claim each stop with one clear message.
+
+Quarto is found on PATH, else at ../shared/quarto/bin (Quarto run from
+source, for machines where its installer cannot download; see its README).
+Without one these tests skip, saying so; with REQUIRE_QUARTO=1 (CI) that
+skip is a failure.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from articlekit.jsonio import read_json
+from articlekit.render import expected_literal_shortcodes
+from articlekit.shortcodes import lookup_id, scan
+from articlekit.workspace import copy_environment, copy_project
+
+pytestmark = [pytest.mark.quarto, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_QUARTO = ROOT.parent / "shared" / "quarto" / "bin"
+FAST = ["--configfile", "config/test.yaml"]
+
+
+def quarto_folder():
+    """The folder holding the `quarto` to use, or None."""
+    on_path = shutil.which("quarto")
+    if on_path:
+        return Path(on_path).parent
+    return SHARED_QUARTO if (SHARED_QUARTO / "quarto").exists() else None
+
+
+@pytest.fixture(scope="module")
+def quarto_env():
+    folder = quarto_folder()
+    if folder is None:
+        reason = f"no Quarto: `quarto` is not on PATH and {SHARED_QUARTO} does not exist"
+        if os.environ.get("REQUIRE_QUARTO"):
+            pytest.fail(f"REQUIRE_QUARTO is set, but {reason}")
+        pytest.skip(reason)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def run(cmd, cwd, env, check=True, timeout=900):
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+    return done
+
+
+def git_status(work):
+    return subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, quarto_env):
+    """(folder, env, quarto version, build seconds): the project built with Quarto."""
+    work = copy_project(tmp_path_factory.mktemp("quarto") / "project")
+    env = {**copy_environment(work), **quarto_env}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"]):
+        run(cmd, work, env)
+    version = run(["quarto", "--version"], work, env).stdout.strip()
+    start = time.perf_counter()
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    seconds = time.perf_counter() - start
+    print(f"\nbuild with Quarto {version} on config/test.yaml: {seconds:.0f} s")
+    return work, env, version, seconds
+
+
+class Anchors(HTMLParser):
+    """Every <a>: (href, class, title, text), and every id on the page."""
+
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids, self._open = [], set(), None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a":
+            self._open = [attrs.get("href") or "", attrs.get("class") or "", attrs.get("title") or "", ""]
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._open:
+            self.links.append(tuple(self._open))
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self._open[3] += data
+
+
+def page_anchors(path):
+    parser = Anchors()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_the_article_builds_with_quarto_and_says_so(project):
+    work, _, version, _ = project
+    assert f"Quarto {version}" in (work / "build/article.md").read_text(encoding="utf-8")
+
+
+def test_every_bound_text_is_on_the_page_with_its_tooltip_and_link(project):
+    work = project[0]
+    source = (work / "article/index.qmd").read_text(encoding="utf-8")
+    bindings = read_json(work / "build/bindings.json")["bindings"]
+    links = {(href, title, " ".join(text.split())) for href, cls, title, text in
+             page_anchors(work / "build/article.html").links if "bound-value" in cls}
+    md = (work / "build/article.md").read_text(encoding="utf-8")
+    checked = 0
+    for sc in scan(source):
+        if sc.name != "value" or sc.escaped:
+            continue
+        b = bindings[lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))]
+        if sc.context == "prose":
+            assert ("#" + b["anchor"], b["title"], " ".join(b["text"].split())) in links, sc.where("index.qmd")
+        else:  # inside code: verbatim in the markdown
+            assert b["text"] in md, sc.where("index.qmd")
+        checked += 1
+    assert checked > 50
+
+
+def test_no_shortcode_is_left(project):
+    work = project[0]
+    allowed = expected_literal_shortcodes((work / "article/index.qmd").read_text(encoding="utf-8"))
+    for name in ("article.html", "article.md"):
+        text = (work / "build" / name).read_text(encoding="utf-8")
+        assert text.count("{{<") + text.count("{{&lt;") <= allowed, name
+
+
+def test_no_local_link_is_broken(project):
+    work = project[0]
+    page = page_anchors(work / "build/article.html")
+    hrefs = [href for href, *_ in page.links]
+    assert [h for h in hrefs if h.startswith("#") and h[1:] not in page.ids] == []
+    local = [h for h in hrefs if h and not re.match(r"#|[a-z]+:", h)]
+    assert [h for h in local if not (work / "build" / h.split("#")[0]).exists()] == []
+    # nothing points at a file the build renamed (Quarto's "Other Formats" links)
+    assert "render-" not in " ".join(hrefs)
+    md = (work / "build/article.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)", md) + re.findall(r'src="([^"]+)"', md)
+    assert targets and [t for t in targets if not re.match(r"[a-z]+:", t) and not (work / "build" / t).exists()] == []
+
+
+def test_both_renderers_write_the_same_markdown(project, tmp_path):
+    """build/article.md exists to be diffed between builds: the renderer's
+    name is its only difference."""
+    work, env, version, _ = project
+    run(["python", "-m", "articlekit", "render", "article/index.qmd", "--bindings", "build/bindings.json",
+         "--renderer", "pandoc", "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")], work, env)
+    by_quarto = (work / "build/article.md").read_text(encoding="utf-8")
+    by_pandoc = (tmp_path / "a.md").read_text(encoding="utf-8")
+    assert re.sub(r"Pandoc \d[\d.]*", f"Quarto {version}", by_pandoc) == by_quarto
+    # the same numbers, tooltips and links on both pages
+    def bound(path):
+        return [a for a in page_anchors(path).links if "bound-value" in a[1]]
+    assert bound(tmp_path / "a.html") == bound(work / "build/article.html")
+
+
+def test_the_work_tree_is_clean_after_the_build(project):
+    assert git_status(project[0]) == ""
+
+
+def test_the_extension_example_renders_as_its_header_says(project):
+    work, env, version, _ = project
+    header = (work / "article/example.qmd").read_text(encoding="utf-8")
+    commands = re.search(r"```sh\n(.*?)```", header, re.S).group(1).strip().splitlines()
+    assert [c.split()[:4] for c in commands] == [["python", "-m", "articlekit", "bind"],
+                                                 ["python", "-m", "articlekit", "render"]]
+    for command in commands:  # from the repository root; render picks Quarto, which is on PATH
+        run(command.split(), work, env)
+    by_hand = run(["quarto", "render", "example.qmd"], work / "article", env)  # as the header says too
+    allowed = expected_literal_shortcodes(header)
+    # by hand, the renderer's name is _quarto.yml's default, without a version
+    for path, name in ((work / "build/example.html", f"Quarto {version}"), (work / "article/example.html", "Quarto")):
+        page = path.read_text(encoding="utf-8")
+        assert page.count("{{<") + page.count("{{&lt;") <= allowed, path
+        assert f"Rendered by {name}." in page
+        assert 'class="bound-value"' in page
+    assert "not found" not in by_hand.stderr and "WARN" not in by_hand.stderr
+    assert git_status(work) == ""  # its output is git-ignored
+
+
+# --- failures: one clear message, nothing left behind ------------------------------
+
+
+@pytest.fixture
+def edited(project):
+    """Append to the article; undo (and check nothing stray is left) after."""
+    work = project[0]
+    article = work / "article/index.qmd"
+    original = article.read_text(encoding="utf-8")
+
+    def edit(extra):
+        article.write_text(original + "\n" + extra + "\n", encoding="utf-8")
+        return original.count("\n") + 2  # the line the addition lands on
+
+    yield edit
+    article.write_text(original, encoding="utf-8")
+    assert git_status(work) == "", "a failed build left files behind"
+
+
+BROKEN = {
+    "missing key": ("{{< value scaling.dk64.unscaled.no_such_key >}}",
+                    "unknown key 'scaling.dk64.unscaled.no_such_key'"),
+    "unknown format spec": ('{{< value scaling.dk64.unscaled.max_weight fmt=".3q" >}}', "'.3q'"),
+    "failed claim": ('{{< value scaling.dk64.unscaled.max_weight fmt=".2f" expect="> 2" >}}',
+                     "claim 'scaling.dk64.unscaled.max_weight > 2' failed"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_broken_article_stops_the_quarto_build_with_one_clear_message(project, edited, case):
+    work, env, _, _ = project
+    shortcode, message = BROKEN[case]
+    line = edited(shortcode)
+    done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert re.search(rf"article/index\.qmd:{line}: .*{re.escape(message)}", out), out[-3000:]
+    assert "stack traceback" not in out and "attempt to index" not in out
+
+
+@pytest.mark.parametrize("case", ["missing key", "unknown format spec"])
+def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(project, edited, case, tmp_path):
+    """The bindings file older than the article: value.lua itself must stop
+    Quarto (whose error() only logs) and say why, once."""
+    work, env, _, _ = project
+    bindings = tmp_path / "bindings.json"  # of the article as committed
+    run(["python", "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
+         "--out", str(bindings)], work, env)
+    edited(BROKEN[case][0])
+    done = run(["python", "-m", "articlekit", "render", "article/index.qmd", "--bindings", str(bindings),
+                "--renderer", "quarto", "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")],
+               work, env, check=False)
+    assert done.returncode == 1 and not (tmp_path / "a.html").exists()
+    sc = scan(BROKEN[case][0])[0]
+    ident = lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))
+    assert done.stderr.strip().splitlines() == [
+        f"render: article/index.qmd: quarto failed (exit 1): value shortcode: no binding for key '{sc.args[0]}' "
+        f"(lookup id '{ident}'); the bindings file is older than the article or the key is misspelled: "
+        "rerun python -m articlekit bind"]
+
+
+def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(project, edited):
+    work, env, _, _ = project
+    line = edited(BROKEN["failed claim"][0])
+    done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "strict=false"], work, env)
+    assert re.search(rf"WARNING: article/index\.qmd:{line}: claim 'scaling\.dk64\.unscaled\.max_weight > 2' "
+                     r"failed: .*\(strict=false", done.stdout + done.stderr)
+    assert "⚠ claim failed: &gt; 2" in (work / "build/article.html").read_text(encoding="utf-8")
