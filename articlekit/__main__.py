@@ -7,6 +7,7 @@ import importlib
 import sys
 
 COMMANDS = {
+    "config": ("articlekit.config", "check config files: YAML syntax, schema, cross-key rules"),
     "listings": ("articlekit.listings", "extract code listings from a source file"),
     "values": ("articlekit.values", "merge experiment results into build/values.json"),
     "lint": ("articlekit.lint", "fail on numerals typed into the prose"),

@@ -4,6 +4,7 @@
 import importlib.metadata
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from articlekit.config import ConfigError, check_config
@@ -28,7 +29,30 @@ validate(config, "../config/schema.yaml")
 # The installed versions enter the rules as params: upgrading NumPy or
 # PyTorch reruns exactly the experiments that import it.
 NUMPY_VERSION = importlib.metadata.version("numpy")
-TORCH_VERSION = importlib.metadata.version("torch")
+TORCH_MISSING = (
+    "PyTorch is not installed, and the experiments environment, parity, "
+    "mask_convention, timing and errors import it. Install it with "
+    "`pip install -r requirements.txt` (CPU build: `pip install torch "
+    "--index-url https://download.pytorch.org/whl/cpu`), or use environment.yml. "
+    "The NumPy-only experiments run without it, e.g. "
+    "`snakemake --cores 2 results/scaling.json`."
+)
+
+
+def torch_missing(wildcards):
+    """Stands in for the version when PyTorch is not installed: a rule that
+    imports it stops before any job starts, saying what to install; a dry
+    run still shows the plan, and NumPy-only targets still build."""
+    if not workflow.dryrun:
+        raise WorkflowError(TORCH_MISSING)
+    return "not installed"
+
+
+try:
+    TORCH_VERSION = importlib.metadata.version("torch")
+except importlib.metadata.PackageNotFoundError:
+    logger.warning(TORCH_MISSING)
+    TORCH_VERSION = torch_missing
 
 # Code every experiment runs; editing it reruns them.
 SHARED_CODE = ["experiments/artifacts.py", "articlekit/jsonio.py"]
@@ -88,21 +112,23 @@ def job_threads(wildcards, threads):
     return threads
 
 
-# What `rule all` builds besides the experiments.
-ARTICLE_OUTPUTS = ["build/article.html", "build/article.md"]
-AUDIT_OUTPUTS = [
-    "build/audit.html",
-    "build/audit.md",
-    "build/audit.json",
-    "build/diff.md",
-    "build/diff.json",
-]
+def every_output(wildcards):
+    """Every file the rules build, the default target.
+
+    Not only the article: Snakemake 9 does not rebuild a missing
+    intermediate (results/*.json after a failed job or an `rm`) while the
+    files made from it exist, so asking for the article alone would exit 0
+    over a stale one. With every output a target, the next build after a
+    failure or a deletion rebuilds what is missing, or fails again. Read
+    from the rules themselves, so a new rule cannot be left out.
+    """
+    return [str(path) for rule in workflow.rules for path in rule.output]
 
 
 # Snapshots frozen by `snakemake release`, one folder per label.
 RELEASES = "releases"
 RELEASE_LABEL = (
-    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION}"
+    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION if isinstance(TORCH_VERSION, str) else 'none'}"
     if config["release_label"] == "auto"
     else config["release_label"]
 )
