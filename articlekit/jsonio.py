@@ -94,11 +94,17 @@ def read_json(path):
 class DiskFull(OSError):
     """No space left to write an output: which file, how much it needs."""
 
-    def __init__(self, path, needed):
-        free = shutil.disk_usage(Path(path).parent).free
-        super().__init__(errno.ENOSPC, f"no space left on the device to write {path}: it needs "
-                         f"{_size(needed)}, {_size(free)} is free there; free some space and run the "
-                         "build again")
+    def __init__(self, path, needed=None):
+        """needed: the bytes the write needs, or None when unknown (a tool
+        wrote it): then the size of the file it replaces, if any, is named."""
+        folder = Path(path).parent
+        free = shutil.disk_usage(folder if folder.exists() else ".").free
+        if needed is None and Path(path).exists():
+            needs = f"about {_size(Path(path).stat().st_size)} (its last version's size)"
+        else:
+            needs = _size(needed) if needed is not None else "more than that"
+        super().__init__(errno.ENOSPC, f"no space left on the device to write {path}: it needs {needs}, "
+                         f"{_size(free)} is free there; free some space and run the build again")
 
 
 def _size(n):

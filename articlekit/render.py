@@ -22,18 +22,21 @@ render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
 """
 
 import argparse
+import errno
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from articlekit.bind import md_text
+from articlekit.jsonio import DiskFull, process_alive, read_json
 from articlekit.shortcodes import regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -127,11 +130,13 @@ def choose_renderer(renderer):
 
 def _run(cmd, cwd=None):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if done.stderr.strip():
-        print(done.stderr.rstrip(), file=sys.stderr)
-    if done.returncode != 0:
+    if done.returncode != 0 and "No space left on device" in done.stderr:
+        raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
+    if done.returncode != 0:  # its message goes in the error, not printed before it too
         raise RenderError(f"{cmd[0]} failed (exit {done.returncode}): {' '.join(map(str, cmd[1:]))}\n"
                           f"{done.stderr.strip()}")
+    if done.stderr.strip():
+        print(done.stderr.rstrip(), file=sys.stderr)
     # Pandoc only warns when a figure is missing; the article must not ship without it.
     missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
     if missing:
@@ -212,13 +217,69 @@ def check_output(path, allowed):
         raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
 
 
+def remove_stale_render_folders(folder):
+    """Remove the .render-PID-* work folders of renders that were killed (their
+    process is gone); a live render's folder is left alone."""
+    for stale in Path(folder).glob(".render-*"):
+        pid = stale.name.split("-")[1]
+        if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid))):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+class _Anchors(HTMLParser):
+    """Ids starting with v- (the provenance table's rows), and whether each
+    sits inside a table cell."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.in_cell, self.outside = 0, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("td", "th"):
+            self.in_cell += 1
+        anchor = dict(attrs).get("id") or ""
+        if anchor.startswith("v-"):
+            if self.in_cell:
+                self.cells += 1
+            else:
+                self.outside.append(anchor)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.in_cell:
+            self.in_cell -= 1
+
+
+_TABLE_RULE = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$", re.M)
+
+
+def check_structure(text, bindings, html_path, md_path):
+    """The provenance table came out as a table, in both outputs: written
+    inside a paragraph, Pandoc would flatten it into text, and no shortcode
+    would be left over to tell."""
+    placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
+    if not placed:
+        return
+    table = read_json(bindings).get("provenance_md", "")
+    rows = sum(1 for line in table.splitlines() if line.startswith("|")) - 2
+    parser = _Anchors()
+    parser.feed(Path(html_path).read_text(encoding="utf-8"))
+    if parser.outside or parser.cells < rows:
+        raise RenderError(f"{html_path}: the provenance table is not a table ({parser.cells} of {rows} rows in "
+                          f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
+                          "put {{< provenance >}} alone in its paragraph, with blank lines around it")
+    if len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
+        raise RenderError(f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
+                          "in its paragraph, with blank lines around it")
+
+
 def render(article, bindings, renderer, html_path, md_path):
     article, bindings = Path(article), Path(bindings)
     html_path, md_path = Path(html_path), Path(md_path)
     for out in (html_path, md_path):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose_renderer(renderer)
-    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=".render-") as tmp:
+    remove_stale_render_folders(html_path.parent)
+    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{os.getpid()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
@@ -226,6 +287,7 @@ def render(article, bindings, renderer, html_path, md_path):
         allowed = expected_literal_shortcodes(article.read_text(encoding="utf-8"))
         check_output(html_tmp, allowed)
         check_output(md_tmp, allowed)
+        check_structure(article.read_text(encoding="utf-8"), bindings, html_tmp, md_tmp)
         os.replace(html_tmp, html_path)
         os.replace(md_tmp, md_path)
     return name
@@ -242,6 +304,8 @@ def main(argv):
     try:
         name = render(args.article, args.bindings, args.renderer, args.html, args.md)
     except (RenderError, OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
