@@ -2,6 +2,7 @@
 # lists of what the experiments produce.
 
 import importlib.metadata
+import os
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
@@ -25,6 +26,28 @@ try:
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "../config/schema.yaml")
+
+def check_writable(folder):
+    """Stop with a sentence, not Snakemake's traceback about
+    .snakemake/locks, when the checkout cannot be written."""
+    import tempfile
+
+    for where in [folder, f"{folder}/.snakemake"]:
+        if not os.path.isdir(where):
+            continue
+        try:
+            with tempfile.TemporaryFile(dir=where):
+                pass
+        except OSError as error:
+            raise WorkflowError(
+                f"{os.path.abspath(where)} is not writable ({error.strerror}): the build writes "
+                "results/, figures/, build/ and logs/ there, and Snakemake its lock in .snakemake/. "
+                "Make the folder writable, or build in a writable copy: "
+                "cp -r . /some/writable/folder && cd /some/writable/folder"
+            ) from None
+
+
+check_writable(".")
 
 # The installed versions enter the rules as params: upgrading NumPy or
 # PyTorch reruns exactly the experiments that import it.
