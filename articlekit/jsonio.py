@@ -106,6 +106,9 @@ class DiskFull(OSError):
         super().__init__(errno.ENOSPC, f"no space left on the device to write {path}: it needs {needs}, "
                          f"{_size(free)} is free there; free some space and run the build again")
 
+    def __str__(self):
+        return self.strerror  # a sentence, without "[Errno 28]" in front
+
 
 def _size(n):
     for unit in ("bytes", "KB", "MB", "GB"):
