@@ -41,7 +41,10 @@ B. Laundered: a numeral anywhere in prose, inside cited/label spans too,
    d_model = 512, while a typed copy of a measurement (1342 for 1341.59)
    is still caught. Plain integers are also not compared with list items
    (sweeps, timing samples): hundreds of noisy values would match any
-   integer sooner or later.
+   integer sooner or later. Inside a cited/label span, a plain integer of
+   up to three digits is a quoted parameter (h = 8, d_k = 64) and is not
+   compared at all: a noisy timing of 63.8 ms must not fail the build over
+   the paper's d_k = 64.
 
 On success the report (counts) is written to --out; on failure nothing is
 written, the findings go to stderr and the exit status is 1.
@@ -215,6 +218,11 @@ def matches(parsed, key, number):
     return float(format(candidate, spec)) == value
 
 
+def _short_plain_integer(text):
+    """64, 512: a plain integer of at most three digits."""
+    return re.fullmatch(r"-?\d{1,3}", text.replace("−", "-")) is not None
+
+
 def suggested_fmt(parsed):
     """The fmt="..." that prints a value the way the parsed literal is written."""
     _, spec, pct = parsed
@@ -233,6 +241,8 @@ def lint(path, text, values):
     found = numerals(text)
     for n in found:
         parsed = parse_literal(n.text)
+        if n.marked and parsed and _short_plain_integer(n.text):
+            parsed = None  # a quoted parameter (h = 8, d_k = 64), not a laundered measurement
         hits = [key for key, number in computed if parsed and matches(parsed, key, number)]
         where = f"{path}:{n.line}: numeral '{n.text}'"
         if hits:

@@ -116,3 +116,10 @@ def test_a_malformed_shortcode_is_reported_with_the_file_and_line(tmp_path, caps
     values.write_text(json.dumps({"values": VALUES}))
     assert lintmod.main([str(article), "--values", str(values), "--out", str(tmp_path / "lint.txt")]) == 1
     assert f"lint: {article}:3: shortcode '{{{{< value a" in capsys.readouterr().err
+
+
+def test_a_quoted_small_integer_is_not_laundering_when_a_noisy_timing_rounds_to_it():
+    values = {**VALUES, "timing.main.torch.min_ms": 63.8, "timing.loop.median_ms": 1341.59}
+    assert lint("a.qmd", "[d_model = 512, h = 8, d_k = 64]{.cited}", values)[0] == []
+    (finding,) = lint("a.qmd", "[it took 1342 ms]{.cited}", values)[0]
+    assert "equals the computed value timing.loop.median_ms but is cited" in finding
