@@ -19,6 +19,7 @@ runs all three on files by hand (Snakemake reads `--configfile` files itself,
 before the workflow starts, and its message names neither file nor line).
 """
 
+import os
 from pathlib import Path
 
 import jsonschema
@@ -157,6 +158,13 @@ def _cross_key_errors(config, schema, prefix=()):
     return found
 
 
+def _shown(path):
+    """A config file as the user would write it: relative when it is under
+    the working folder (Snakemake hands --configfile over as absolute)."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
 def check_config(config, schema_path, config_files=()):
     """Raise ConfigError listing every violation of the schema, or return."""
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
@@ -175,7 +183,7 @@ def check_config(config, schema_path, config_files=()):
         found = _cross_key_errors(config, schema)
     if not found:
         return
-    by_precedence = list(dict.fromkeys(map(str, reversed(list(config_files)))))
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
     indexed = [(f, _line_index(f)) for f in by_precedence]
     problems = []
     for path, value, message in found:
