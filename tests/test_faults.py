@@ -156,6 +156,14 @@ def edit(path, old, new):
     Path(path).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def change(path):
+    """An edit Snakemake sees (it compares content, not only mtimes)."""
+    if path.suffix == ".py":
+        path.write_text(path.read_text() + "\n# edited\n")
+    else:
+        path.write_text(path.read_text() + "\nA sentence added at the end.\n")
+
+
 def restore(work, template, rel):
     shutil.copy2(template / rel, work / rel)
     os.utime(work / rel)  # as an editor would: a fresh mtime
@@ -166,10 +174,17 @@ def restore(work, template, rel):
 
 @pytest.mark.slow
 def test_deleted_results_and_figures_are_rebuilt(case, template):
+    """The issue's first reproduction. What the rebuild then runs is a cold
+    build, which the template has just made; so the plan is checked here (every
+    job) and the content of a rebuild by the cases below."""
     shutil.rmtree(case / "results")
     shutil.rmtree(case / "figures")
-    assert "Nothing to be done" not in snakemake(case, "--dry-run").output
-    assert_recovered(case, template, then_nothing_to_do=True)
+    plan = snakemake(case, "--dry-run")
+    assert plan.returncode == 0 and "Nothing to be done" not in plan.output, plan.output[-2000:]
+    table = plan.output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+    assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
+                       "errors", "listings", "values", "lint_article", "bind", "render", "audit", "diff", "all"}
 
 
 @pytest.mark.slow
@@ -184,20 +199,15 @@ def test_a_failed_experiment_fails_every_build_until_it_is_fixed(case, template)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", ["truncated", "bare NaN"])
-def test_a_corrupt_result_fails_every_build_until_it_is_rebuilt(case, template, fault):
+def test_a_corrupt_result_fails_every_build_until_it_is_rebuilt(case, template):
+    """A bare NaN (json.loads would take it); a truncated file gets the same
+    message from the same reader (test_an_unreadable_artifact_says_how_to_rebuild_it)."""
     parity = case / "results/parity.json"
-    text = parity.read_text()
-    if fault == "truncated":
-        parity.write_text(text[: len(text) // 2])
-    else:
-        parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", text))
+    parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", parity.read_text()))
+    line = line_of(parity, "NaN")
     for attempt in range(2):
         run = snakemake(case)
-        assert_fails(run, "re:results/parity.json:\\d+:\\d+: not valid JSON",
-                     "delete it and run snakemake again")
-        if fault == "bare NaN":
-            assert "bare NaN is not JSON" in run.output
+        assert_fails(run, f"results/parity.json:{line}:", "bare NaN is not JSON", "delete it and run snakemake again")
     parity.unlink()  # what the message says to do
     assert_recovered(case, template, then_nothing_to_do=True)
 
@@ -321,7 +331,7 @@ def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
     (ARTICLE, "rule render:", 1.0),
 ])
 def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_path, touched, job, delay):
-    os.utime(case / touched)
+    change(case / touched)
     log = tmp_path / "build.log"
     proc = start_snakemake(case, log)
     wait_for(log, job, proc)
@@ -329,6 +339,7 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert_whole(case, leftovers_allowed=True)
+    restore(case, template, touched)
     unlocked = snakemake(case, "--unlock")
     assert unlocked.returncode == 0, unlocked.output[-2000:]
     assert_recovered(case, template)
@@ -336,13 +347,14 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
 
 @pytest.mark.slow
 def test_two_builds_at_once_one_waits_its_turn(case, template, tmp_path):
-    os.utime(case / ARTICLE)
+    change(case / ARTICLE)
     procs = [start_snakemake(case, tmp_path / f"build{i}.log") for i in range(2)]
     codes = [p.wait(timeout=600) for p in procs]
     logs = [(tmp_path / f"build{i}.log").read_text() for i in range(2)]
     assert 0 in codes, logs
     for code, text in zip(codes, logs):
         assert code == 0 or "cannot be locked" in text, text[-2000:]
+    restore(case, template, ARTICLE)
     assert_recovered(case, template)
 
 
@@ -443,7 +455,7 @@ def test_a_render_folder_left_by_a_kill_is_removed_by_the_next_render(case, temp
     stale = case / "build/.render-999999999-x"
     stale.mkdir()
     (stale / "article.html").write_text("<html>half")
-    os.utime(case / ARTICLE)
+    (case / "build/article.html").unlink()  # so that the render runs
     assert_recovered(case, template)
     assert not stale.exists()
 
@@ -509,3 +521,13 @@ def test_temporaries_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
     live.write_text("in progress")
     write_json(tmp_path / "values.json", {"a": 1})
     assert not dead.exists() and live.exists()
+
+
+def test_an_unreadable_artifact_says_how_to_rebuild_it(tmp_path):
+    from articlekit.values import read_artifact
+
+    artifact = tmp_path / "parity.json"
+    artifact.write_text('{\n  "values": {\n    "a": 1,\n')
+    with pytest.raises(ValueError, match=rf"{re.escape(str(artifact))}:4:1: not valid JSON .*\n.*"
+                                         "delete it and run snakemake again to rebuild it"):
+        read_artifact(artifact)
