@@ -6,6 +6,13 @@
 #   snakemake release        freeze this build as a snapshot under releases/
 
 
+from articlekit.config import check_syntax_for_snakemake
+
+# A YAML slip in config.yaml is named with its line (Snakemake's own
+# message names neither file nor line).
+check_syntax_for_snakemake("config.yaml")
+
+
 configfile: "config.yaml"
 
 
@@ -21,5 +28,4 @@ include: "rules/audit.smk"
 rule all:
     default_target: True
     input:
-        ARTICLE_OUTPUTS,
-        AUDIT_OUTPUTS,
+        every_output,

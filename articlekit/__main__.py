@@ -3,10 +3,14 @@
 Each command lives in its own module with a `main(argv) -> int`.
 """
 
+import errno
 import importlib
 import sys
 
+from articlekit.jsonio import DiskFull
+
 COMMANDS = {
+    "config": ("articlekit.config", "check config files: YAML syntax, schema, cross-key rules"),
     "listings": ("articlekit.listings", "extract code listings from a source file"),
     "values": ("articlekit.values", "merge experiment results into build/values.json"),
     "lint": ("articlekit.lint", "fail on numerals typed into the prose"),
@@ -27,7 +31,14 @@ def main(argv=None):
         print("usage: python -m articlekit COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines), file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
-    return module.main(argv[1:])
+    try:
+        return module.main(argv[1:])
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        # a full disk is the machine's state, not a bug: the file and the space, no traceback
+        print(f"{argv[0]}: {exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or '.')}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ three-valued logic: any failing test fails the claim, else any inconclusive
 one makes it inconclusive.
 """
 
+import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -241,7 +242,13 @@ def _resolve(operand, resolve, expect):
         return text
     if resolve is None:
         raise ClaimError(f"claim {expect!r}: compares with key {text!r} but no values were given")
-    return resolve(text)
+    try:
+        return resolve(text)
+    except KeyError as exc:  # not a key: say what an operand can be
+        near = difflib.get_close_matches(text, [*_CONSTANTS, "inf"], n=1) + list(getattr(exc, "closest", []))
+        raise ClaimError(f"claim {expect!r}: {text!r} is neither a constant nor a key of the values; an operand "
+                         "is a number (1e-12, -3, inf), true, false, null, a quoted \"text\" or a value key"
+                         + (f"; did you mean {' or '.join(near)}?" if near else "")) from None
 
 
 def _leaves(items):

@@ -8,8 +8,18 @@ came from:
     config.yaml:12: bogus: Additional properties are not allowed ('bogus' was unexpected)
 
 A value given with --config has no file line; it is named as "--config".
+
+Before that, `check_syntax` reads each file and names the line of a YAML
+syntax error, or says that a file is empty; after it, the cross-key rules the
+schema marks with `x-divides` (heads must divide d_model) name both keys.
+
+    python -m articlekit config config.yaml [more.yaml ...]
+
+runs all three on files by hand (Snakemake reads `--configfile` files itself,
+before the workflow starts, and its message names neither file nor line).
 """
 
+import os
 from pathlib import Path
 
 import jsonschema
@@ -18,6 +28,43 @@ import yaml
 
 class ConfigError(ValueError):
     pass
+
+
+def check_syntax(path):
+    """Raise ConfigError naming the file and line when `path` is not a YAML
+    mapping: a syntax error, an empty file, or a list or scalar on top."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        opened = exc.context_mark
+        since = (f" ({exc.context} opened at line {opened.line + 1})"
+                 if exc.context and opened and opened.line != mark.line else "")
+        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{since}; fix it there (a missing quote, "
+                          "bracket or colon, or a tab used to indent: use spaces)") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        raise ConfigError(f"{path}: the file is empty; a config file holds the keys of config/schema.yaml "
+                          "(start from a copy of config.yaml)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: the top level must be keys (strict: ..., scaling: ...), "
+                          f"not a {type(data).__name__}")
+    return data
+
+
+def check_syntax_for_snakemake(path):
+    """check_syntax, raised as the WorkflowError Snakemake prints without a
+    traceback. A missing file is left to Snakemake, which says so."""
+    from snakemake.exceptions import WorkflowError
+
+    if Path(path).exists():
+        try:
+            check_syntax(path)
+        except ConfigError as exc:
+            raise WorkflowError(str(exc)) from None
 
 
 def _line_index(path):
@@ -43,26 +90,79 @@ def _line_index(path):
     return lines
 
 
+_MISSING = object()
+
+
 def _value_at(path, file):
     data = yaml.safe_load(Path(file).read_text(encoding="utf-8"))
     for part in path:
-        data = data[part]
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
     return data
 
 
+def _same(a, b):
+    """Equal and of the same JSON type: True is not 1 here, as in the schema."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return (isinstance(a, bool), isinstance(a, (int, float)), isinstance(a, str)) == (
+        isinstance(b, bool), isinstance(b, (int, float)), isinstance(b, str)) and a == b
+
+
 def _where(path, value, indexed):
-    """'file:line' of the key (or its closest enclosing key) in the file of
-    highest precedence that sets it; "--config" when the value came from the
-    command line instead. indexed: (file, _line_index(file)), highest
-    precedence first."""
-    for depth in range(len(path), -1, -1):
-        for config_file, lines in indexed:
-            if path[:depth] in lines:
-                where = f"{config_file}:{lines[path[:depth]]}"
-                if depth == len(path) and _value_at(path, config_file) != value:
-                    return f"--config (overriding {where})"
-                return where
+    """'file:line' of the key in the file of highest precedence that sets it
+    to this value; "--config" when the value came from the command line
+    instead ("--config (overriding file:line)" when a file sets it too).
+    An error about a key's content (a missing required key) points at the
+    key itself. indexed: (file, _line_index(file)), highest precedence first."""
+    for config_file, lines in indexed:
+        if path in lines:
+            where = f"{config_file}:{lines[path]}"
+            if not _same(_value_at(path, config_file), value):
+                return f"--config (overriding {where})"
+            return where
     return "--config"
+
+
+def _hint(error):
+    """What would fix it, where the schema's own message does not say."""
+    if error.validator == "type" and error.validator_value == "boolean":
+        return "; write true or false"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        return f"; allowed here: {', '.join(allowed)}" if allowed else ""
+    return ""
+
+
+def _cross_key_errors(config, schema, prefix=()):
+    """(path, message) for each `x-divides: OTHER` rule the config breaks:
+    the key's value must divide its sibling OTHER's (heads | d_model)."""
+    found = []
+    for name, rule in (schema.get("properties") or {}).items():
+        value = config.get(name) if isinstance(config, dict) else None
+        if isinstance(value, dict):
+            found += _cross_key_errors(value, rule, prefix + (name,))
+        other = rule.get("x-divides")
+        if other and isinstance(value, int) and isinstance(config.get(other), int) and value > 0:
+            total = config[other]
+            if total % value:
+                divisors = [str(d) for d in range(1, total + 1) if total % d == 0]
+                dotted = ".".join(prefix + (other,))
+                found.append((prefix + (name,), value, f"{value} does not divide {dotted} = {total} (each of the "
+                              f"{value} parts would get {total / value:g} columns); "
+                              f"choose one of {', '.join(divisors)}, or change {dotted}"))
+    return found
+
+
+def _shown(path):
+    """A config file as the user would write it: relative when it is under
+    the working folder (Snakemake hands --configfile over as absolute)."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def check_config(config, schema_path, config_files=()):
@@ -70,11 +170,7 @@ def check_config(config, schema_path, config_files=()):
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
-        return
-    by_precedence = list(dict.fromkeys(map(str, reversed(list(config_files)))))
-    indexed = [(f, _line_index(f)) for f in by_precedence]
-    problems = []
+    found = []
     for error in errors:
         path, value = tuple(error.absolute_path), error.instance
         if error.validator == "additionalProperties":
@@ -82,8 +178,49 @@ def check_config(config, schema_path, config_files=()):
             extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             if extra:
                 path, value = path + (extra[0],), error.instance[extra[0]]
+        found.append((path, value, error.message + _hint(error)))
+    if not found:  # cross-key rules only make sense once every key has its type
+        found = _cross_key_errors(config, schema)
+    if not found:
+        return
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    indexed = [(f, _line_index(f)) for f in by_precedence]
+    problems = []
+    for path, value, message in found:
         dotted = ".".join(str(p) for p in path) or "(top level)"
-        problems.append(f"{_where(path, value, indexed)}: {dotted}: {error.message}")
+        where = _where(path, value, indexed) if path else (by_precedence[0] if by_precedence else "--config")
+        problems.append(f"{where}: {dotted}: {message}")
     raise ConfigError(
         f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
     )
+
+
+def main(argv):
+    """python -m articlekit config FILE...: the checks a build makes, by hand.
+    Later files override earlier ones, as with several --configfile."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m articlekit config", description=main.__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", help="config files, e.g. config.yaml config/test.yaml")
+    parser.add_argument("--schema", default="config/schema.yaml")
+    args = parser.parse_args(argv)
+    merged = {}
+    try:
+        for path in args.files:
+            _update(merged, check_syntax(path))
+        check_config(merged, args.schema, args.files)
+    except (OSError, ConfigError) as exc:
+        print(f"config: {exc}", file=sys.stderr)
+        return 1
+    print(f"config: {', '.join(args.files)} match {args.schema}", file=sys.stderr)
+    return 0
+
+
+def _update(base, new):
+    """Snakemake's merge of config files: nested keys override one by one."""
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _update(base[key], value)
+        else:
+            base[key] = value

@@ -3,12 +3,22 @@
 JSON has no NaN or infinity, so they are written as tagged objects
 {"$float": "nan" | "inf" | "-inf"} and turned back into floats on reading.
 Python's float repr is the shortest string that round-trips, so json's
-default float formatting already keeps every bit.
+default float formatting already keeps every bit. Reading is as strict as
+writing: a bare NaN or Infinity (which Python's json accepts by default) is
+refused with its file and line, so a hand-edited artifact cannot print
+"nan" in the article.
+
+Writes name the file and the space it needs when the disk is full, and
+leave no temporary file behind; one left by a killed writer is removed by
+the next write of the same file.
 """
 
+import errno
 import json
 import math
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -49,8 +59,27 @@ def dumps(obj):
     return json.dumps(to_jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+class NonStandardJSON(ValueError):
+    pass
+
+
+def _refuse_constant(name):
+    raise NonStandardJSON(name)
+
+
+# A JSON string, or a bare constant outside one: finds where NaN stands.
+_BARE_CONSTANT = re.compile(r'"(?:\\.|[^"\\])*"|(-?Infinity|NaN)')
+
+
 def loads(text):
-    return json.loads(text, object_hook=_decode_tagged)
+    """Parse standard JSON (no bare NaN/Infinity) and decode tagged floats."""
+    try:
+        return json.loads(text, object_hook=_decode_tagged, parse_constant=_refuse_constant)
+    except NonStandardJSON as exc:
+        at = next((m.start(1) for m in _BARE_CONSTANT.finditer(text) if m.group(1)), 0)
+        tag = "-inf" if str(exc).startswith("-") else "inf" if "Infinity" in str(exc) else "nan"
+        raise json.JSONDecodeError(f"bare {exc} is not JSON; an artifact writes it as "
+                                   f'{{"{FLOAT_TAG}": "{tag}"}}', text, at) from None
 
 
 def read_json(path):
@@ -62,22 +91,75 @@ def read_json(path):
         raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
 
 
+class DiskFull(OSError):
+    """No space left to write an output: which file, how much it needs."""
+
+    def __init__(self, path, needed=None):
+        """needed: the bytes the write needs, or None when unknown (a tool
+        wrote it): then the size of the file it replaces, if any, is named."""
+        folder = Path(path).parent
+        free = shutil.disk_usage(folder if folder.exists() else ".").free
+        if needed is None and Path(path).exists():
+            needs = f"about {_size(Path(path).stat().st_size)} (its last version's size)"
+        else:
+            needs = _size(needed) if needed is not None else "more than that"
+        super().__init__(errno.ENOSPC, f"no space left on the device to write {path}: it needs {needs}, "
+                         f"{_size(free)} is free there; free some space and run the build again")
+
+    def __str__(self):
+        return self.strerror  # a sentence, without "[Errno 28]" in front
+
+
+def _size(n):
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
 def write_text_atomic(path, text):
     """Write via a temporary file in the same folder and rename it into place,
     so a killed run leaves either the old file or the new one, never half."""
     path = Path(path)
+    data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; give it a normal file's mode
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise DiskFull(path, len(data)) from None
         raise
+
+
+def remove_stale_temporaries(path):
+    """Remove .NAME.PID.*.tmp files beside path that a killed writer left
+    (its process is gone); a live writer's file is kept."""
+    for tmp in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
+        pid = tmp.name[len(Path(path).name) + 2:].split(".", 1)[0]
+        if not (pid.isdigit() and process_alive(int(pid))):
+            tmp.unlink(missing_ok=True)
+
+
+def glob_escape(name):
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _umask():

@@ -2,9 +2,14 @@
 
     python -m articlekit lint article/index.qmd --values build/values.json --out build/lint.txt
 
-What counts as prose: the article's text outside YAML front matter, fenced
-code blocks, inline code, shortcodes, HTML comments and tags, URLs, link and
-image targets, {attribute} blocks and footnote labels.
+What counts as prose: whatever the reader sees. That is the article's text
+outside fenced code blocks, inline code, shortcodes, HTML comments, URLs,
+link and image targets and footnote labels; and, inside the markup that is
+otherwise skipped, the text a reader still sees: footnote definitions, the
+title, subtitle, abstract and description in the front matter, and the
+values of text attributes (title="...", fig-cap, fig-alt, tbl-cap, alt, ...)
+in {attribute} blocks, fenced div lines (a callout's title), HTML tags and
+link titles. Ids, classes and other attributes are not prose.
 
 What counts as a numeral: a run of digits that stands on its own: 5, 2,000,
 0.921946, 92.19%, 2.22e-16, 5.4x, 3.2.1, -1802.824. Digits that are part of a
@@ -39,8 +44,10 @@ B. Laundered: a numeral anywhere in prose, inside cited/label spans too,
    is still caught. Plain integers are also not compared with list items
    (sweeps, timing samples) or with the parts of a measured value
    (`X.estimate`, `X.low`, `X.high`, see articlekit.values.measured): noisy
-   values would match any integer sooner or later, and a cited fact such
-   as d_k = 64 must not fail the build because a timing came out at 64 ms.
+   values would match any integer sooner or later. Inside a cited/label
+   span, a plain integer of up to three digits is a quoted parameter
+   (h = 8, d_k = 64) and is not compared at all: a noisy timing of 63.8 ms
+   must not fail the build over the paper's d_k = 64.
 
 On success the report (counts) is written to --out; on failure nothing is
 written, the findings go to stderr and the exit status is 1.
@@ -54,19 +61,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from articlekit.jsonio import read_json, write_text_atomic
-from articlekit.shortcodes import regions, scan
+from articlekit.shortcodes import ShortcodeSyntaxError, regions, scan
 
-_MASKS = [
-    re.compile(r"<?(?:https?|ftp)://[^\s)>\]]+>?"),  # URLs
-    re.compile(r"\bwww\.[^\s)>\]]+"),
-    re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)"),  # link and image targets
-    re.compile(r"^\s*\[[^\]]+\]:\s.*$", re.M),  # reference definitions
-    re.compile(r"\[\^[^\]]+\]"),  # footnote labels
-    re.compile(r"\{[#.][^}\n]*\}|\{[^}\n]*=[^}\n]*\}"),  # {#id .class key=value}
-    re.compile(r"</?[A-Za-z][^>\n]*>"),  # HTML tags
-    re.compile(r"^\s*(?:>\s*)*\d+[.)](?=\s)", re.M),  # ordered list numbers
+# Markup a reader does not see. Each is blanked out except the parts in the
+# named groups `seen` (a link's title, an attribute's visible value).
+_VISIBLE_ATTRIBUTES = r"(?:title|subtitle|fig-cap|fig-alt|fig-scap|tbl-cap|lst-cap|alt|caption|summary|aria-label)"
+_SEEN_VALUE = re.compile(rf"""(?<![\w-]){_VISIBLE_ATTRIBUTES}\s*=\s*(?:"(?P<double>[^"]*)"|'(?P<single>[^']*)')""")
+_MASKS = [  # markup holding text attributes first: their values must be seen
     re.compile(r"^\s*:{3,}.*$", re.M),  # fenced div lines
+    re.compile(r"</?[A-Za-z][^>\n]*>"),  # HTML tags
+    re.compile(r"\{[#.][^}\n]*\}|\{[^}\n]*=[^}\n]*\}"),  # {#id .class key=value}
+    re.compile(r"<?(?:https?|ftp)://[^\s)>\]\"]+>?"),  # URLs
+    re.compile(r"\bwww\.[^\s)>\]\"]+"),
+    re.compile(r"\]\([^)\s]*(?:\s+\"(?P<seen>[^\"]*)\")?\)"),  # link and image targets; titles are seen
+    re.compile(r"^\s*\[(?!\^)[^\]]+\]:\s+\S+", re.M),  # reference definitions (their titles are seen)
+    re.compile(r"\[\^[^\]]+\]:?"),  # footnote labels; a footnote's text is seen
+    re.compile(r"^\s*(?:>\s*)*\d+[.)](?=\s)", re.M),  # ordered list numbers
 ]
+# Front matter keys whose values the reader sees (the page's title block).
+_SEEN_METADATA = re.compile(r"^(?:title|subtitle|abstract|description):[ \t]*(?P<seen>.*)$", re.M)
 _MARKED = re.compile(r"\[([^\[\]\n]*)\]\{[^}\n]*\.(?:cited|label)\b[^}\n]*\}")
 # TeX math as Pandoc reads it ($...$: no space inside either dollar, the
 # closing one not followed by a digit; $$...$$): a formula's constants are
@@ -96,6 +109,8 @@ def prose_mask(text):
     for start, end, kind in regions(text):
         if kind == "prose":
             keep[start:end] = b"\x01" * (end - start)
+    for start, end in seen_front_matter(text):
+        keep[start:end] = b"\x01" * (end - start)
     for sc in scan(text):
         keep[sc.start:sc.end] = bytes(sc.end - sc.start)
     for m in re.finditer(r"\{\{\{<.*?>\}\}\}", text, re.S):  # escaped shortcodes are code-like too
@@ -104,10 +119,30 @@ def prose_mask(text):
 
 
 def mask_markup(masked):
-    """Blank out URLs, link targets, attributes, tags and the like (_MASKS)."""
+    """Blank out URLs, link targets, attributes, tags and the like (_MASKS),
+    keeping what a reader sees inside them: link titles and the values of
+    text attributes such as a callout's title="..."."""
     for pattern in _MASKS:
-        masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
+        masked = pattern.sub(_blank_unseen, masked)
     return masked
+
+
+def _blank_unseen(match):
+    chunk, start = match.group(0), match.start()
+    keep = [(m.start(g), m.end(g)) for m in _SEEN_VALUE.finditer(chunk) for g in ("double", "single")
+            if m.group(g) is not None]
+    if "seen" in match.re.groupindex and match.group("seen") is not None:
+        keep.append((match.start("seen") - start, match.end("seen") - start))
+    return "".join(c if c == "\n" or any(a <= i < b for a, b in keep) else " " for i, c in enumerate(chunk))
+
+
+def seen_front_matter(text):
+    """(start, end) of the front matter values a reader sees (title, ...)."""
+    spans = []
+    for start, end, kind in regions(text):
+        if kind == "frontmatter":
+            spans += [(m.start("seen"), m.end("seen")) for m in _SEEN_METADATA.finditer(text, start, end)]
+    return spans
 
 
 def numerals(text):
@@ -194,6 +229,11 @@ def matches(parsed, key, number):
     return float(format(candidate, spec)) == value
 
 
+def _short_plain_integer(text):
+    """64, 512: a plain integer of at most three digits."""
+    return re.fullmatch(r"-?\d{1,3}", text.replace("−", "-")) is not None
+
+
 def suggested_fmt(parsed):
     """The fmt="..." that prints a value the way the parsed literal is written."""
     _, spec, pct = parsed
@@ -212,6 +252,8 @@ def lint(path, text, values):
     found = numerals(text)
     for n in found:
         parsed = parse_literal(n.text)
+        if n.marked and parsed and _short_plain_integer(n.text):
+            parsed = None  # a quoted parameter (h = 8, d_k = 64), not a laundered measurement
         hits = [key for key, number in computed if parsed and matches(parsed, key, number)]
         where = f"{path}:{n.line}: numeral '{n.text}'"
         if hits:
@@ -236,6 +278,9 @@ def main(argv):
         values = read_json(args.values)["values"]
         findings, found = lint(args.article, text, values)
         shortcodes = [sc for sc in scan(text) if not sc.escaped]
+    except ShortcodeSyntaxError as exc:
+        print(f"lint: {args.article}:{exc}", file=sys.stderr)
+        return 1
     except (OSError, ValueError) as exc:
         print(f"lint: {exc}", file=sys.stderr)
         return 1

@@ -29,6 +29,7 @@ render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
 """
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -36,12 +37,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from articlekit.bind import md_text
+from articlekit.jsonio import DiskFull, process_alive, read_json
 from articlekit.shortcodes import regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -147,6 +150,8 @@ def tool_error(stderr):
 
 def _run(cmd, article, cwd=None):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0 and "No space left on device" in done.stderr:
+        raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
     if done.returncode != 0:
         raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
     if done.stderr.strip():
@@ -258,6 +263,61 @@ def failed_claim_warnings(bindings):
             for c in document.get("claims", []) if not c["holds"]]
 
 
+def remove_stale_render_folders(folder):
+    """Remove the .render-PID-* work folders of renders that were killed (their
+    process is gone); a live render's folder is left alone."""
+    for stale in Path(folder).glob(".render-*"):
+        pid = stale.name.split("-")[1]
+        if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid))):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+class _Anchors(HTMLParser):
+    """Ids starting with v- (the provenance table's rows), and whether each
+    sits inside a table cell."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.in_cell, self.outside = 0, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("td", "th"):
+            self.in_cell += 1
+        anchor = dict(attrs).get("id") or ""
+        if anchor.startswith("v-"):
+            if self.in_cell:
+                self.cells += 1
+            else:
+                self.outside.append(anchor)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.in_cell:
+            self.in_cell -= 1
+
+
+_TABLE_RULE = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$", re.M)
+
+
+def check_structure(text, bindings, html_path, md_path):
+    """The provenance table came out as a table, in both outputs: written
+    inside a paragraph, Pandoc would flatten it into text, and no shortcode
+    would be left over to tell."""
+    placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
+    if not placed:
+        return
+    table = read_json(bindings).get("provenance_md", "")
+    rows = sum(1 for line in table.splitlines() if line.startswith("|")) - 2
+    parser = _Anchors()
+    parser.feed(Path(html_path).read_text(encoding="utf-8"))
+    if parser.outside or parser.cells < rows:
+        raise RenderError(f"{html_path}: the provenance table is not a table ({parser.cells} of {rows} rows in "
+                          f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
+                          "put {{< provenance >}} alone in its paragraph, with blank lines around it")
+    if md_path and len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
+        raise RenderError(f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
+                          "in its paragraph, with blank lines around it")
+
+
 def render(article, bindings, renderer, html_path, md_path=None):
     """md_path None: the HTML only (the preview's quick route)."""
     article, bindings = Path(article), Path(bindings)
@@ -265,7 +325,8 @@ def render(article, bindings, renderer, html_path, md_path=None):
     for out in filter(None, (html_path, md_path)):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose_renderer(renderer)
-    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=".render-") as tmp:
+    remove_stale_render_folders(html_path.parent)
+    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{os.getpid()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
@@ -274,6 +335,7 @@ def render(article, bindings, renderer, html_path, md_path=None):
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 check_output(done, allowed)
+        check_structure(article.read_text(encoding="utf-8"), bindings, html_tmp, md_tmp)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 os.replace(done, out)
@@ -291,6 +353,8 @@ def main(argv):
     try:
         name = render(args.article, args.bindings, args.renderer, args.html, args.md)
     except (RenderError, OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)

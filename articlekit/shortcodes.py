@@ -58,7 +58,17 @@ class Shortcode:
 
 
 class ShortcodeSyntaxError(ValueError):
-    pass
+    """A malformed shortcode; str() is "LINE: what is wrong and what to do",
+    so that a caller prefixing the file gets "article/index.qmd:LINE: ..."."""
+
+    def __init__(self, line, message):
+        self.line = line
+        super().__init__(f"{line}: {message}")
+
+
+# Shortcodes that make blocks (a table): written inside a paragraph, Pandoc
+# would flatten them into its text.
+BLOCK_SHORTCODES = {"provenance"}
 
 
 def lookup_id(key, fmt="", expect=""):
@@ -169,7 +179,7 @@ def parse_inner(inner):
             break
         m = _TOKEN.match(inner, pos)
         if not m or m.end() == pos:
-            raise ShortcodeSyntaxError(f"cannot parse shortcode arguments at {inner[pos:]!r}")
+            raise ValueError(f"cannot parse shortcode arguments at {inner[pos:]!r}")
         if m.group("key") is not None:
             kwargs[m.group("key")] = strip_quotes(m.group("value"))
             raw.append(m.group("value"))
@@ -178,17 +188,21 @@ def parse_inner(inner):
             raw.append(m.group("arg"))
         pos = m.end()
     if not args:
-        raise ShortcodeSyntaxError("shortcode has no name")
+        raise ValueError("shortcode has no name")
     return args[0], args[1:], kwargs, raw[1:]
 
 
 def _find_close(text, pos):
     """Offset of the >}} that closes a shortcode whose arguments start at pos,
-    skipping quoted strings (an expect may contain '>}}' in quotes)."""
+    skipping quoted strings (an expect may contain '>}}' in quotes); -1 when
+    the paragraph ends (a blank line) or another {{< opens first: a
+    shortcode never spans paragraphs, so the next one's >}} is not its."""
     quote = None
     i = pos
     while i < len(text):
         c = text[i]
+        if c == "\n" and text[i + 1:].lstrip(" \t").startswith("\n"):
+            return -1
         if quote:
             if c == "\\":
                 i += 2
@@ -199,8 +213,24 @@ def _find_close(text, pos):
             quote = c
         elif text.startswith(CLOSE, i):
             return i
+        elif text.startswith(OPEN, i):
+            return -1
         i += 1
     return -1
+
+
+def _stands_alone(text, start, end):
+    """Is text[start:end] a paragraph of its own: nothing else on its lines,
+    and the lines around it blank, a div fence (:::), a heading or the
+    document's edge?"""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:start].strip() or text[end:line_end].strip():
+        return False
+    before = text[:max(line_start - 1, 0)].rsplit("\n", 1)[-1] if line_start else ""
+    after = text[line_end + 1:].split("\n", 1)[0]
+    return all(not line.strip() or line.lstrip().startswith((":::", "#")) for line in (before, after))
 
 
 def scan(text):
@@ -218,7 +248,9 @@ def scan(text):
         close = _find_close(text, at + len(OPEN))
         line = text.count("\n", 0, at) + 1
         if close < 0:
-            raise ShortcodeSyntaxError(f"line {line}: shortcode opened with {{{{< is never closed with >}}}}")
+            opening = text[at:].split("\n", 1)[0][:60]
+            raise ShortcodeSyntaxError(line, f"shortcode {opening!r} is never closed: end it with >}}}} "
+                                             "before the paragraph ends or the next {{< opens")
         end = close + len(CLOSE)
         if escaped and text.startswith("}", end):
             end += 1
@@ -230,8 +262,11 @@ def scan(text):
         inner = text[at + len(OPEN):close]
         try:
             name, args, kwargs, raw_args = parse_inner(inner)
-        except ShortcodeSyntaxError as exc:
-            raise ShortcodeSyntaxError(f"line {line}: {exc}") from None
+        except ValueError as exc:
+            raise ShortcodeSyntaxError(line, str(exc)) from None
+        if name in BLOCK_SHORTCODES and context == "prose" and not escaped and not _stands_alone(text, start, end):
+            raise ShortcodeSyntaxError(line, f"{{{{< {name} >}}}} makes a block (a table) and must stand alone "
+                                             "in its paragraph: put a blank line before and after it")
         found.append(Shortcode(name, args, kwargs, text[start:end], line, context, start, end, escaped, raw_args))
 
 

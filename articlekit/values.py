@@ -157,6 +157,16 @@ def closest_keys(values, key, n=3):
     return children[:n] if children else difflib.get_close_matches(key, list(values), n=n, cutoff=0.6)
 
 
+def read_artifact(path):
+    """An experiment's output, or a ValueError that says how to get a good
+    one back: the file is built, so rebuilding it is the fix."""
+    try:
+        return read_json(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
+                         "snakemake again to rebuild it") from None
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit values", description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results/<name>.json artifacts")
@@ -164,14 +174,14 @@ def main(argv):
     parser.add_argument("--out", required=True, help="where to write build/values.json")
     args = parser.parse_args(argv)
     try:
-        artifacts = [(path, read_json(path)) for path in args.results]
+        artifacts = [(path, read_artifact(path)) for path in args.results]
         if args.baseline:
             artifacts.append((args.baseline, published_envelope(args.baseline)))
         document = merge(artifacts)
+        write_json(args.out, document)
     except (OSError, ValueError) as exc:
         print(f"values: {exc}", file=sys.stderr)
         return 1
-    write_json(args.out, document)
     print(f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
           file=sys.stderr)
     return 0

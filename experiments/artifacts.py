@@ -8,6 +8,7 @@ taken from the rule, never rebuilt by hand) or from the command line.
 """
 
 import argparse
+import errno
 import importlib.metadata
 import logging
 import platform
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.jsonio import write_json
+from articlekit.jsonio import DiskFull, write_json
 
 log = logging.getLogger("experiment")
 
@@ -130,8 +131,15 @@ def run_experiment(name, run, plot=None, argv=None):
     _configure_logging(log_file)
     log.info("%s: running with %s", name, params)
     values = run(params)
-    if plot is not None and figures:
-        plot(values, params, figures)
-        log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
-    write_json(json_path, envelope(name, params, values))
+    try:
+        if plot is not None and figures:
+            plot(values, params, figures)
+            log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
+        write_json(json_path, envelope(name, params, values))
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        # a full disk is the machine's state, not a bug: the file and the space, no traceback
+        full = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or json_path)
+        sys.exit(f"{name}: {full.strerror}")
     log.info("%s: wrote %s", name, json_path)

@@ -2,8 +2,10 @@
 # lists of what the experiments produce.
 
 import importlib.metadata
+import os
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from articlekit.config import ConfigError, check_config
@@ -25,10 +27,55 @@ except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "../config/schema.yaml")
 
+def check_writable(folder):
+    """Stop with a sentence, not Snakemake's traceback about
+    .snakemake/locks, when the checkout cannot be written."""
+    import tempfile
+
+    for where in [folder, f"{folder}/.snakemake"]:
+        if not os.path.isdir(where):
+            continue
+        try:
+            with tempfile.TemporaryFile(dir=where):
+                pass
+        except OSError as error:
+            raise WorkflowError(
+                f"{os.path.abspath(where)} is not writable ({error.strerror}): the build writes "
+                "results/, figures/, build/ and logs/ there, and Snakemake its lock in .snakemake/. "
+                "Make the folder writable, or build in a writable copy: "
+                "cp -r . /some/writable/folder && cd /some/writable/folder"
+            ) from None
+
+
+check_writable(".")
+
 # The installed versions enter the rules as params: upgrading NumPy or
 # PyTorch reruns exactly the experiments that import it.
 NUMPY_VERSION = importlib.metadata.version("numpy")
-TORCH_VERSION = importlib.metadata.version("torch")
+TORCH_MISSING = (
+    "PyTorch is not installed, and the experiments environment, parity, "
+    "mask_convention, timing and errors import it. Install it with "
+    "`pip install -r requirements.txt` (CPU build: `pip install torch "
+    "--index-url https://download.pytorch.org/whl/cpu`), or use environment.yml. "
+    "The NumPy-only experiments run without it, e.g. "
+    "`snakemake --cores 2 results/scaling.json`."
+)
+
+
+def torch_missing(wildcards):
+    """Stands in for the version when PyTorch is not installed: a rule that
+    imports it stops before any job starts, saying what to install; a dry
+    run still shows the plan, and NumPy-only targets still build."""
+    if not workflow.dryrun:
+        raise WorkflowError(TORCH_MISSING)
+    return "not installed"
+
+
+try:
+    TORCH_VERSION = importlib.metadata.version("torch")
+except importlib.metadata.PackageNotFoundError:
+    logger.warning(TORCH_MISSING)
+    TORCH_VERSION = torch_missing
 
 # Code every experiment runs; editing it reruns them.
 SHARED_CODE = ["experiments/artifacts.py", "articlekit/jsonio.py"]
@@ -88,21 +135,23 @@ def job_threads(wildcards, threads):
     return threads
 
 
-# What `rule all` builds besides the experiments.
-ARTICLE_OUTPUTS = ["build/article.html", "build/article.md", "build/article.pdf"]
-AUDIT_OUTPUTS = [
-    "build/audit.html",
-    "build/audit.md",
-    "build/audit.json",
-    "build/diff.md",
-    "build/diff.json",
-]
+def every_output(wildcards):
+    """Every file the rules build, the default target.
+
+    Not only the article: Snakemake 9 does not rebuild a missing
+    intermediate (results/*.json after a failed job or an `rm`) while the
+    files made from it exist, so asking for the article alone would exit 0
+    over a stale one. With every output a target, the next build after a
+    failure or a deletion rebuilds what is missing, or fails again. Read
+    from the rules themselves, so a new rule cannot be left out.
+    """
+    return [str(path) for rule in workflow.rules for path in rule.output]
 
 
 # Snapshots frozen by `snakemake release`, one folder per label.
 RELEASES = "releases"
 RELEASE_LABEL = (
-    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION}"
+    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION if isinstance(TORCH_VERSION, str) else 'none'}"
     if config["release_label"] == "auto"
     else config["release_label"]
 )

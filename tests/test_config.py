@@ -1,11 +1,12 @@
 """Bad configuration is refused before any job runs, naming file, line and key."""
 
 import copy
+import re
 
 import pytest
 import yaml
 
-from articlekit.config import ConfigError, check_config
+from articlekit.config import ConfigError, check_config, check_syntax
 from articlekit.workspace import PROJECT_ROOT
 
 SCHEMA = PROJECT_ROOT / "config/schema.yaml"
@@ -48,3 +49,40 @@ def test_a_value_from_the_command_line_is_named_as_such(config_file):
     config["timing"]["rounds"] = "2"  # what `--config` can hand over
     with pytest.raises(ConfigError, match=r"--config \(overriding .*config.yaml:\d+\): timing.rounds"):
         check_config(config, SCHEMA, [path])
+
+
+def test_a_command_line_value_is_not_blamed_on_a_file_that_sets_another_type(config_file):
+    path, config = config_file
+    config = copy.deepcopy(config)
+    config["strict"] = 1  # --config strict=1: 1 == True in Python, not in the schema
+    config["bogus"] = 1  # --config bogus=1: no file sets it
+    with pytest.raises(ConfigError) as caught:
+        check_config(config, SCHEMA, [path])
+    message = str(caught.value)
+    line = line_of(path, "strict: true")
+    assert f"--config (overriding {path}:{line}): strict: 1 is not of type 'boolean'; write true or false" in message
+    assert "\n  --config: bogus: Additional properties are not allowed" in message
+
+
+def test_heads_must_divide_d_model_and_both_keys_are_named(config_file):
+    path, _ = config_file
+    spoiled = path.read_text().replace("  heads: 4", "  heads: 3")
+    path.write_text(spoiled)
+    with pytest.raises(ConfigError) as caught:
+        check_config(yaml.safe_load(spoiled), SCHEMA, [path])
+    line = line_of(path, "heads: 3")
+    assert (f"{path}:{line}: multihead.heads: 3 does not divide multihead.d_model = 16" in str(caught.value))
+    assert "choose one of 1, 2, 4, 8, 16, or change multihead.d_model" in str(caught.value)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("strict: true\nrenderer: [auto\n", r":3:1: not valid YAML: .* \(while parsing a flow sequence opened at line 2\)"),
+    ("", r": the file is empty"),
+    ("- a\n- b\n", r":1: the top level must be keys"),
+    ("a: 1\n\tb: 2\n", r":2:1: not valid YAML: found character '\\t'.*a tab used to indent"),
+])
+def test_yaml_mistakes_are_named_with_the_file_and_line(tmp_path, text, expected):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(str(path)) + expected):
+        check_syntax(path)

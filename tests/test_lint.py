@@ -101,3 +101,36 @@ def test_tex_math_holds_the_formula_s_own_numerals_but_no_computed_value():
 
 def test_dollar_amounts_are_not_math():
     assert found("It costs $5 and then $6 more.") == ["5", "6"]
+
+
+def test_what_the_reader_sees_is_prose_footnotes_callout_titles_and_text_attributes():
+    text = ("A note.[^w]\n\n"
+            "[^w]: The unscaled weight was 0.921946.\n\n"
+            "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n"
+            "![A figure](f.svg){#fig-a fig-alt=\"weights near 0.027843\" width=\"80%\"}\n\n"
+            "A [link](https://example.org/9 \"took 5.4x as long\") and <abbr title=\"2.22e-16 here\">x</abbr>.\n")
+    lines = {int(f.split(":")[1]) for f in findings(text)}
+    assert lines == {3, 5, 9, 11}
+    assert len(findings(text)) == 5
+
+
+def test_front_matter_title_is_prose_but_its_other_keys_are_not():
+    text = '---\ntitle: "Where 92.19% of the weight goes"\ndate: 2026-10-12\nversion: 3\n---\nBody.\n'
+    (finding,) = findings(text)
+    assert finding.startswith("a.qmd:2: numeral '92.19%' equals the computed value")
+
+
+def test_a_malformed_shortcode_is_reported_with_the_file_and_line(tmp_path, capsys):
+    article = tmp_path / "a.qmd"
+    article.write_text('Intro.\n\nUnclosed {{< value a fmt="r" here.\n\nLater {{< value b >}}.\n')
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps({"values": VALUES}))
+    assert lintmod.main([str(article), "--values", str(values), "--out", str(tmp_path / "lint.txt")]) == 1
+    assert f"lint: {article}:3: shortcode '{{{{< value a" in capsys.readouterr().err
+
+
+def test_a_quoted_small_integer_is_not_laundering_when_a_noisy_timing_rounds_to_it():
+    values = {**VALUES, "timing.main.torch.min_ms": 63.8, "timing.loop.median_ms": 1341.59}
+    assert lint("a.qmd", "[d_model = 512, h = 8, d_k = 64]{.cited}", values)[0] == []
+    (finding,) = lint("a.qmd", "[it took 1342 ms]{.cited}", values)[0]
+    assert "equals the computed value timing.loop.median_ms but is cited" in finding

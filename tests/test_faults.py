@@ -1,0 +1,533 @@
+"""Faults a careless or hostile user causes, and what the build does about them.
+
+One clean build of config/test.yaml is the template; each case copies it
+(mtimes and Snakemake's metadata kept), applies one fault and checks four
+promises:
+
+1. the exit code: a fault never ends in exit 0, nor does the run after it;
+2. the message names the file and line (or the key) and says what to do;
+3. nothing half-written or stale is left: every output is whole, no
+   temporary file or render folder lingers, nothing is older than its inputs;
+4. a fixed rerun comes back to the clean build's content.
+
+The tests that run Snakemake are marked slow; the ones that check a single
+piece directly are not. Runs use strict=false: the timing claim may fail on a busy machine, which is
+not what these tests are about (a claim error such as `== tru` still fails).
+"""
+
+import contextlib
+import errno
+import io
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from articlekit import render as rendermod
+from articlekit.jsonio import DiskFull, loads, write_json
+from articlekit.shortcodes import ShortcodeSyntaxError, scan
+from articlekit.workspace import copy_environment, copy_project
+
+FAST = ["--configfile", "config/test.yaml", "--config", "strict=false"]
+OUTPUT_FOLDERS = ("results", "figures", "build")
+# Artifacts that differ between two clean builds: the timings (they move with
+# the machine's load) and the build's own date and time. Whatever is made from
+# them is compared only when neither reran.
+VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "results/environment.json"}
+VOLATILE_KEYS = re.compile(r"^timing\.|^environment\.build_")
+
+
+# --- running the build ---------------------------------------------------------
+
+
+def snakemake(work, *args, env=None, config=FAST):
+    """snakemake --cores 2 ARGS in work; targets go in ARGS (before --configfile)."""
+    proc = subprocess.run(["snakemake", "--cores", "2", *args, *config], cwd=work,
+                          env=env or copy_environment(work), capture_output=True, text=True, timeout=600)
+    proc.output = proc.stdout + proc.stderr
+    return proc
+
+
+def start_snakemake(work, log):
+    """A build in its own process group (so kill -9 takes its jobs too),
+    its output going to `log`."""
+    out = open(log, "w")
+    return subprocess.Popen(["snakemake", "--cores", "2", *FAST], cwd=work, env=copy_environment(work),
+                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for(log, text, proc, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in Path(log).read_text():
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"the build ended before {text!r}:\n{Path(log).read_text()[-3000:]}")
+        time.sleep(0.05)
+    pytest.fail(f"no {text!r} within {timeout} s")
+
+
+# --- the template and the four promises ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    work = copy_project(tmp_path_factory.mktemp("faults") / "template")
+    built = snakemake(work)
+    assert built.returncode == 0, built.output[-4000:]
+    return work
+
+
+@pytest.fixture
+def case(template, tmp_path):
+    """A fresh copy of the built template for one fault."""
+    work = tmp_path / "case"
+    shutil.copytree(template, work, symlinks=True)
+    return work
+
+
+def outputs(work):
+    return sorted(str(p.relative_to(work)) for folder in OUTPUT_FOLDERS
+                  for p in (work / folder).rglob("*") if p.is_file() or p.name.startswith("."))
+
+
+def assert_whole(work, leftovers_allowed=False):
+    """Every output parses to its end; no hidden temporaries unless allowed
+    (right after a kill, before the next run cleans them)."""
+    for rel in outputs(work):
+        path = work / rel
+        if Path(rel).name.startswith(".") or "/." in rel:
+            assert leftovers_allowed, f"{rel} is left behind"
+            continue
+        text = path.read_text(encoding="utf-8")
+        if rel.endswith(".json"):
+            loads(text)
+        elif rel.endswith(".svg"):
+            assert text.rstrip().endswith("</svg>"), f"{rel} is cut short"
+        elif rel.endswith(".html"):
+            assert text.rstrip().endswith("</html>"), f"{rel} is cut short"
+
+
+def assert_recovered(work, template, env=None, then_nothing_to_do=False):
+    """A fixed rerun succeeds, leaves nothing stale, and gives the clean
+    build's content (files made from timings and build times only when
+    those did not rerun); then_nothing_to_do: a dry run agrees."""
+    rerun = snakemake(work, env=env)
+    assert rerun.returncode == 0, rerun.output[-4000:]
+    assert_whole(work)
+    assert outputs(work) == outputs(template)
+    volatile_reran = any((work / rel).read_bytes() != (template / rel).read_bytes() for rel in VOLATILE)
+    for rel in outputs(template):
+        if rel in VOLATILE or (volatile_reran and rel.startswith("build/")):
+            continue
+        assert (work / rel).read_bytes() == (template / rel).read_bytes(), f"{rel} differs from a clean build"
+    assert stable_values(work) == stable_values(template)
+    if then_nothing_to_do:
+        assert "Nothing to be done" in snakemake(work, "--dry-run").output
+
+
+def stable_values(work):
+    values = loads((work / "build/values.json").read_text())["values"]
+    return {key: value for key, value in values.items() if not VOLATILE_KEYS.search(key)}
+
+
+def assert_fails(proc, *needles):
+    """A non-zero exit with every needle (a regex when it starts with re:) in
+    the output, and no Python traceback in place of a sentence."""
+    assert proc.returncode != 0, proc.output[-3000:]
+    for needle in needles:
+        found = re.search(needle[3:], proc.output) if needle.startswith("re:") else needle in proc.output
+        assert found, f"{needle!r} not in:\n{proc.output[-3000:]}"
+    assert "Traceback (most recent call last)" not in proc.output, proc.output[-3000:]
+
+
+def line_of(path, needle):
+    return next(i for i, line in enumerate(Path(path).read_text().splitlines(), 1) if needle in line)
+
+
+def edit(path, old, new):
+    text = Path(path).read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    Path(path).write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def change(path):
+    """An edit Snakemake sees (it compares content, not only mtimes)."""
+    if path.suffix == ".py":
+        path.write_text(path.read_text() + "\n# edited\n")
+    else:
+        path.write_text(path.read_text() + "\nA sentence added at the end.\n")
+
+
+def restore(work, template, rel):
+    shutil.copy2(template / rel, work / rel)
+    os.utime(work / rel)  # as an editor would: a fresh mtime
+
+
+# --- the worst: a stale article with exit 0 -------------------------------------
+
+
+@pytest.mark.slow
+def test_deleted_results_and_figures_are_rebuilt(case, template):
+    """The issue's first reproduction. What the rebuild then runs is a cold
+    build, which the template has just made; so the plan is checked here (every
+    job) and the content of a rebuild by the cases below."""
+    shutil.rmtree(case / "results")
+    shutil.rmtree(case / "figures")
+    plan = snakemake(case, "--dry-run")
+    assert plan.returncode == 0 and "Nothing to be done" not in plan.output, plan.output[-2000:]
+    table = plan.output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+    assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
+                       "errors", "listings", "values", "lint_article", "bind", "render", "audit", "diff", "all"}
+
+
+@pytest.mark.slow
+def test_a_failed_experiment_fails_every_build_until_it_is_fixed(case, template):
+    edit(case / "experiments/example.py", "def run(params):", "def run(params):\n    raise RuntimeError('injected fault')\n\n\ndef unused(params):")
+    first = snakemake(case)
+    assert first.returncode != 0 and "injected fault" in first.output
+    second = snakemake(case)  # its output was removed; the article must not stand in for it
+    assert second.returncode != 0 and "injected fault" in second.output
+    restore(case, template, "experiments/example.py")
+    assert_recovered(case, template, then_nothing_to_do=True)
+
+
+@pytest.mark.slow
+def test_a_corrupt_result_fails_every_build_until_it_is_rebuilt(case, template):
+    """A bare NaN (json.loads would take it); a truncated file gets the same
+    message from the same reader (test_an_unreadable_artifact_says_how_to_rebuild_it)."""
+    parity = case / "results/parity.json"
+    parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", parity.read_text()))
+    line = line_of(parity, "NaN")
+    for attempt in range(2):
+        run = snakemake(case)
+        assert_fails(run, f"results/parity.json:{line}:", "bare NaN is not JSON", "delete it and run snakemake again")
+    parity.unlink()  # what the message says to do
+    assert_recovered(case, template, then_nothing_to_do=True)
+
+
+# --- configuration ---------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_heads_that_do_not_divide_d_model_are_refused_before_any_job(case, template):
+    edit(case / "config/test.yaml", "  heads: 4\n", "  heads: 3\n")
+    before = {rel: (case / rel).stat().st_mtime for rel in outputs(case)}
+    for attempt in range(2):
+        run = snakemake(case)
+        line = line_of(case / "config/test.yaml", "heads: 3")
+        assert_fails(run, f"config/test.yaml:{line}: multihead.heads: 3 does not divide multihead.d_model = 16",
+                     "choose one of 1, 2, 4, 8, 16")
+    assert {rel: (case / rel).stat().st_mtime for rel in outputs(case)} == before
+    restore(case, template, "config/test.yaml")
+    assert "Nothing to be done" in snakemake(case, "--dry-run").output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault, expected", [
+    ("syntax", r"config.yaml:\d+:\d+: not valid YAML: .*fix it there"),
+    ("empty", r"config.yaml: the file is empty; a config file holds the keys"),
+])
+def test_a_broken_config_yaml_is_named_with_its_line(case, template, fault, expected):
+    if fault == "syntax":
+        edit(case / "config.yaml", "renderer: auto", "renderer: [auto")
+    else:
+        (case / "config.yaml").write_text("")
+    run = snakemake(case, "--dry-run")
+    assert run.returncode != 0 and re.search(expected, run.output), run.output[-2000:]
+    restore(case, template, "config.yaml")
+    assert "Nothing to be done" in snakemake(case, "--dry-run").output
+
+
+@pytest.mark.slow
+def test_a_broken_configfile_is_refused_and_the_config_command_names_its_line(template, tmp_path):
+    """Snakemake reads --configfile files itself, before the workflow starts,
+    and says only "not valid JSON or YAML"; `articlekit config` names the line."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((template / "config/test.yaml").read_text().replace("  heads: 4", "  heads: [4"))
+    run = snakemake(template, "--dry-run", config=["--configfile", str(bad)])
+    assert run.returncode != 0 and "not valid JSON or YAML" in run.output
+    check = subprocess.run(["python", "-m", "articlekit", "config", "config.yaml", str(bad)], cwd=template,
+                           env=copy_environment(template), capture_output=True, text=True)
+    assert check.returncode == 1
+    assert re.search(rf"{re.escape(str(bad))}:\d+:\d+: not valid YAML", check.stderr), check.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("override, expected", [
+    ("strict=1", r"--config \(overriding config/test\.yaml:\d+\): strict: 1 is not of type 'boolean'; "
+                 "write true or false"),
+    ("bogus=1", r"--config: bogus: Additional properties are not allowed .*; allowed here: errors, example"),
+])
+def test_a_bad_command_line_value_is_blamed_on_the_command_line(template, override, expected):
+    run = snakemake(template, "--dry-run", config=["--configfile", "config/test.yaml", "--config", override])
+    assert run.returncode != 0 and re.search(expected, run.output), run.output[-2000:]
+    assert not re.search(r"config/test.yaml:1\b", run.output)
+
+
+# --- the article ------------------------------------------------------------------
+
+
+ARTICLE = "article/index.qmd"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["typed where the reader sees", "unclosed shortcode", "block used inline",
+                                   "claim grammar"])
+def test_a_broken_article_fails_with_its_line_and_the_fix(case, template, fault):
+    article = case / ARTICLE
+    if fault == "typed where the reader sees":
+        edit(article, "::: {.callout-note title=\"In short\"}",
+             "A note.[^w]\n\n[^w]: The unscaled weight was 0.921946, or 92.19%.\n\n"
+             "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n::: {.callout-note title=\"In short\"}")
+        expected = [f"{ARTICLE}:{line_of(article, '[^w]: The')}: numeral '0.921946' equals the computed value",
+                    f"{ARTICLE}:{line_of(article, 'callout-tip')}: numeral '92.19%' equals the computed value",
+                    "bind it: {{< value scaling.dk64.unscaled.max_weight"]
+    elif fault == "unclosed shortcode":
+        edit(article, "::: {.callout-note title=\"In short\"}",
+             'Unclosed {{< value parity.max_abs_diff_overall fmt="r" here.\n\n::: {.callout-note title="In short"}')
+        expected = [f"{ARTICLE}:{line_of(article, 'Unclosed')}: shortcode '{{{{< value parity", "is never closed"]
+    elif fault == "block used inline":
+        edit(article, "{{< provenance >}}\n", "{{< provenance >}}\nText right after the table.\n")
+        expected = [f"{ARTICLE}:{line_of(article, '{{< provenance')}: {{{{< provenance >}}}} makes a block",
+                    "put a blank line before and after it"]
+    else:
+        edit(article, 'expect="== true"', 'expect="== tru"')
+        line = line_of(article, '"== tru"')
+        expected = [f"{ARTICLE}:{line}:", "'tru' is neither a constant nor a key",
+                    "did you mean true?"]
+    assert_fails(snakemake(case), *expected)
+    restore(case, template, ARTICLE)
+    assert_recovered(case, template)
+
+
+def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
+    bindings = tmp_path / "bindings.json"
+    bindings.write_text('{"provenance_md": "| Key |\\n|:--|\\n| [`a`]{#v-a} |\\n"}')
+    flattened, table = tmp_path / "flat.html", tmp_path / "table.html"
+    flattened.write_text('<p>| Key | |:–| | <span id="v-a">a</span> |</p>')
+    table.write_text('<table><tr><th>Key</th></tr><tr><td><span id="v-a">a</span></td></tr></table>')
+    md = tmp_path / "a.md"
+    md.write_text("| Key |\n|:--|\n| `a` |\n")
+    text = "# Where\n\n{{< provenance >}}\n"
+    rendermod.check_structure(text, bindings, table, md)
+    with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
+        rendermod.check_structure(text, bindings, flattened, md)
+
+
+# --- the machine: kills, concurrency, disk, tools, permissions ---------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("touched, job, delay", [
+    ("experiments/scaling.py", "rule scaling:", 0.5),
+    (ARTICLE, "rule bind:", 0.2),
+    (ARTICLE, "rule render:", 1.0),
+])
+def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_path, touched, job, delay):
+    change(case / touched)
+    log = tmp_path / "build.log"
+    proc = start_snakemake(case, log)
+    wait_for(log, job, proc)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert_whole(case, leftovers_allowed=True)
+    restore(case, template, touched)
+    unlocked = snakemake(case, "--unlock")
+    assert unlocked.returncode == 0, unlocked.output[-2000:]
+    assert_recovered(case, template)
+
+
+@pytest.mark.slow
+def test_two_builds_at_once_one_waits_its_turn(case, template, tmp_path):
+    change(case / ARTICLE)
+    procs = [start_snakemake(case, tmp_path / f"build{i}.log") for i in range(2)]
+    codes = [p.wait(timeout=600) for p in procs]
+    logs = [(tmp_path / f"build{i}.log").read_text() for i in range(2)]
+    assert 0 in codes, logs
+    for code, text in zip(codes, logs):
+        assert code == 0 or "cannot be locked" in text, text[-2000:]
+    restore(case, template, ARTICLE)
+    assert_recovered(case, template)
+
+
+@contextlib.contextmanager
+def mounted(*args):
+    target = args[-1]
+    done = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here ({done.stderr.strip() or 'mount failed'}); this case needs mount rights")
+    try:
+        yield Path(target)
+    finally:
+        subprocess.run(["umount", "-l", str(target)], check=True)
+
+
+@pytest.mark.slow
+def test_a_full_disk_names_the_file_and_the_space_it_needs(case, template):
+    shutil.rmtree(case / "build")
+    (case / "build").mkdir()
+    # room for values.json and lint.txt, not for bindings.json
+    with mounted("-t", "tmpfs", "-o", "size=72k", "tmpfs", str(case / "build")):
+        run = snakemake(case)
+        assert_fails(run, "no space left on the device to write build/bindings.json: it needs",
+                     "is free there; free some space and run the build again")
+        assert not [p for p in (case / "build").iterdir() if p.name.startswith(".")]
+    assert_recovered(case, template)
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_pandoc_is_reported_once_and_cleaned_up(template, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    with mounted("-t", "tmpfs", "-o", "size=128k", "tmpfs", str(out)):
+        run = subprocess.run(["python", "-m", "articlekit", "render", ARTICLE, "--bindings", "build/bindings.json",
+                              "--renderer", "pandoc", "--html", str(out / "article.html"), "--md",
+                              str(out / "article.md")], cwd=template, env=copy_environment(template),
+                             capture_output=True, text=True)
+        assert run.returncode == 1
+        assert f"render: no space left on the device to write {out / 'article.html'}" in run.stderr, run.stderr
+        assert "CallStack" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert list(out.iterdir()) == []
+
+
+HIDE_TORCH = '''
+import importlib.abc, importlib.metadata, sys
+
+class NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, NoTorch())
+installed = importlib.metadata.version
+
+def version(name):
+    if name == "torch":
+        raise importlib.metadata.PackageNotFoundError(name)
+    return installed(name)
+
+importlib.metadata.version = version
+'''
+
+
+@pytest.mark.slow
+def test_without_torch_the_build_says_what_to_install(case, template, tmp_path):
+    hide = tmp_path / "no-torch"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE_TORCH)
+    env = copy_environment(case)
+    env["PYTHONPATH"] = f"{hide}{os.pathsep}{env['PYTHONPATH']}"
+    assert subprocess.run(["python", "-c", "import torch"], env=env, capture_output=True).returncode != 0
+    plan = snakemake(case, "--dry-run", env=env)
+    assert plan.returncode == 0 and "PyTorch is not installed" in plan.output, plan.output[-2000:]
+    build = snakemake(case, env=env)
+    assert_fails(build, "PyTorch is not installed", "pip install -r requirements.txt")
+    (case / "results/scaling.json").unlink()
+    numpy_only = snakemake(case, "results/scaling.json", env=env)
+    assert numpy_only.returncode == 0, numpy_only.output[-2000:]
+    assert_recovered(case, template)
+
+
+@pytest.mark.slow
+def test_a_read_only_checkout_says_the_folder_must_be_writable(case, template, tmp_path):
+    view = tmp_path / "read-only"
+    view.mkdir()
+    with mounted("--bind", str(case), str(view)):
+        remount = subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True, text=True)
+        if remount.returncode != 0:
+            pytest.skip(f"cannot make a read-only view here ({remount.stderr.strip()})")
+        run = snakemake(view)
+        assert_fails(run, f"{view} is not writable (Read-only file system)", "cp -r . /some/writable/folder")
+    assert "Nothing to be done" in snakemake(case, "--dry-run").output
+
+
+@pytest.mark.slow
+def test_a_render_folder_left_by_a_kill_is_removed_by_the_next_render(case, template):
+    stale = case / "build/.render-999999999-x"
+    stale.mkdir()
+    (stale / "article.html").write_text("<html>half")
+    (case / "build/article.html").unlink()  # so that the render runs
+    assert_recovered(case, template)
+    assert not stale.exists()
+
+
+# --- the pieces, checked directly (fast) -------------------------------------------
+
+
+@pytest.mark.parametrize("text, line, column, tag", [
+    ('{"a": 1,\n "b": NaN}', 2, 7, "nan"),
+    ('{"s": "NaN is text", "b": [1, -Infinity]}', 1, 31, "-inf"),
+    ("[Infinity]", 1, 2, "inf"),
+])
+def test_bare_non_finite_numbers_are_not_json(text, line, column, tag):
+    with pytest.raises(ValueError) as caught:
+        loads(text)
+    assert (caught.value.lineno, caught.value.colno) == (line, column)
+    assert f'an artifact writes it as {{"$float": "{tag}"}}' in str(caught.value)
+
+
+def test_a_shortcode_never_spans_paragraphs_nor_swallows_the_next_one():
+    for text in ('Intro.\n\nUnclosed {{< value a fmt="r" here.\n\nLater {{< value b d_k=1 >}}.\n',
+                 'x {{< value a fmt="r" and {{< value b >}}\n'):
+        with pytest.raises(ShortcodeSyntaxError, match="is never closed") as caught:
+            scan(text)
+        assert caught.value.line == text[: text.index("{{<")].count("\n") + 1
+    assert [sc.name for sc in scan('a {{< value x\n  fmt="r" >}} b\n')] == ["value"]  # one paragraph, two lines
+
+
+@pytest.mark.parametrize("text, alone", [
+    ("## Where\n\n{{< provenance >}}\n\nAfter.\n", True),
+    ("## Where\n{{< provenance >}}\n", True),
+    ("::: {.wide}\n{{< provenance >}}\n:::\n", True),
+    ("{{< provenance >}}\nText right after.\n", False),
+    ("Text right before\n{{< provenance >}}\n", False),
+    ("See {{< provenance >}} here.\n", False),
+])
+def test_a_block_shortcode_must_stand_alone_in_its_paragraph(text, alone):
+    if alone:
+        assert [sc.name for sc in scan(text)] == ["provenance"]
+    else:
+        with pytest.raises(ShortcodeSyntaxError, match="makes a block"):
+            scan(text)
+
+
+def test_a_write_that_does_not_fit_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    import articlekit.jsonio as jsonio
+
+    class FullDisk(io.FileIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(jsonio.os, "fdopen", lambda fd, mode: FullDisk(fd, "wb"))
+    target = tmp_path / "values.json"
+    with pytest.raises(DiskFull, match=rf"to write {re.escape(str(target))}: it needs 1\d bytes, .* is free there"):
+        write_json(target, {"a": 1})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporaries_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
+    dead = tmp_path / ".values.json.999999999.abc.tmp"
+    live = tmp_path / f".values.json.{os.getpid()}.def.tmp"
+    dead.write_text("half")
+    live.write_text("in progress")
+    write_json(tmp_path / "values.json", {"a": 1})
+    assert not dead.exists() and live.exists()
+
+
+def test_an_unreadable_artifact_says_how_to_rebuild_it(tmp_path):
+    from articlekit.values import read_artifact
+
+    artifact = tmp_path / "parity.json"
+    artifact.write_text('{\n  "values": {\n    "a": 1,\n')
+    with pytest.raises(ValueError, match=rf"{re.escape(str(artifact))}:4:1: not valid JSON .*\n.*"
+                                         "delete it and run snakemake again to rebuild it"):
+        read_artifact(artifact)
