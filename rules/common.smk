@@ -27,6 +27,7 @@ except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "../config/schema.yaml")
 
+
 def check_writable(folder):
     """Stop with a sentence, not Snakemake's traceback about
     .snakemake/locks, when the checkout cannot be written."""
