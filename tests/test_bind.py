@@ -174,7 +174,7 @@ def test_the_extension_example_uses_only_known_shortcodes():
 # --- a way back to the source for values printed in code -----------------------
 
 CODE_BLOCK = '```python\nx = {{< value demo.arrow >}}\n```\n'
-PROVENANCE = "\n{{< provenance >}}\n"
+PROVENANCE = "\n\n{{< provenance >}}\n"  # a block: alone in its paragraph
 
 
 def test_a_code_block_without_a_source_line_fails_naming_the_keys_and_the_fix(values_doc):
