@@ -211,7 +211,8 @@ h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;font-size:.85rem;min-width:100%}
 th,td{border-bottom:1px solid #e6e8eb;padding:.3rem .45rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.key{position:sticky;left:0;background:#fff;max-width:15rem;z-index:1}
-@media (max-width:600px){td.key{max-width:8.5rem}body{margin:1rem auto}}
+.why-inline{display:none}
+@media (max-width:600px){td.key{max-width:9.5rem}body{margin:1rem auto}.why-inline{display:block;min-width:0}td.why,th.why{display:none}}
 tr.differs td{background:#fff8c5}tr.differs td.key{background:#fff8c5;box-shadow:inset 3px 0 #bf8700}
 code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-width:12rem}
@@ -250,7 +251,7 @@ def _card(s):
 
 
 def _html_rows(rows, labels):
-    head = "".join(f"<th>{_e(h)}</th>" for h in ["Key", *labels, "Why it differs"])
+    head = "".join(f"<th>{_e(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
     body = []
     for r in rows:
         first, *more = r["locations"] or [""]
@@ -260,7 +261,9 @@ def _html_rows(rows, labels):
         cells = "".join(_html_cell(r["cells"].get(label)) for label in labels)
         why = "<br>".join([_e(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {_e(w)}</span>'
                                                             for w in r["within"]])
-        body.append(f'<tr class="{"differs" if r["differs"] else ""}"><td class="key">{key}</td>{cells}'
+        # Narrow screens: the reasons under the key, the last column hidden.
+        inline = f'<div class="why why-inline">{why}</div>' if why else ""
+        body.append(f'<tr class="{"differs" if r["differs"] else ""}"><td class="key">{key}{inline}</td>{cells}'
                     f'<td class="why">{why}</td></tr>')
     return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>\n'
             + "\n".join(body) + "\n</tbody></table></div>")

@@ -20,6 +20,8 @@ rule matrix_lock:
         lock="results/matrix/{label}/requirements.lock",
     log:
         "logs/matrix/{label}/lock.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/lock.tsv"
     conda:
         "../environment.yml"
     threads: 1
@@ -42,6 +44,8 @@ rule matrix_env:
         venv=directory(".venv-matrix/{label}"),
     log:
         "logs/matrix/{label}/install.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/install.tsv"
     conda:
         "../environment.yml"
     threads: 1
@@ -65,6 +69,8 @@ rule matrix_experiment:
         json="results/matrix/{label}/{experiment}.json",
     log:
         "logs/matrix/{label}/{experiment}.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/{experiment}.tsv"
     conda:
         "../environment.yml"
     threads: matrix_threads
@@ -92,6 +98,8 @@ rule matrix_column:
         json="build/matrix/{label}.json",
     log:
         "logs/matrix/{label}/column.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/column.tsv"
     conda:
         "../environment.yml"
     threads: 1
@@ -119,6 +127,8 @@ rule matrix_report:
         ),
     log:
         "logs/matrix/report.log",
+    benchmark:
+        "benchmarks/out/matrix/report.tsv"
     conda:
         "../environment.yml"
     threads: 1
