@@ -156,6 +156,10 @@ def _short(text, limit=_SHOWN):
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _differ(n):
+    return f"{n} differs" if n == 1 else f"{n} differ"
+
+
 def _cell_text(c):
     if c is None:
         return "—"
@@ -174,7 +178,7 @@ def to_markdown(matrix):
     envs, rows = matrix["environments"], matrix["rows"]
     lines = ["# Version matrix", "",
              f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
-             f"{matrix['differing']} differ beyond their agreement rule (marked **≠**). "
+             f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
              f"Values are compared with the first built environment, `{matrix['reference']}`; "
              "✓/✗: the row's claim holds/fails there.", ""]
     if matrix["left_out"]:
@@ -282,7 +286,7 @@ def to_html(matrix):
 <title>Version matrix</title><style>{_STYLE}</style></head><body>
 <h1>Version matrix</h1>
 <p>{len(rows)} rows (the article's claims, the error texts it quotes, the values it prints) in {len(envs)}
-environments; <b>{len(differing)}</b> differ beyond their agreement rule (highlighted, with the reason).
+environments; <b>{_differ(len(differing))}</b> beyond their agreement rule (highlighted, with the reason).
 Values are compared with the first built environment, <code>{_e(matrix['reference'])}</code>.</p>
 {left_out}
 <div class="cards">{''.join(_card(s) for s in envs)}</div>
