@@ -61,7 +61,15 @@ def column(label, pins, environment, results, shared, article_path):
     doc["shared"] = sorted(a["experiment"] for _, a in borrowed)
     values = merge(ran + borrowed)
     with open(article_path, encoding="utf-8") as f:
-        doc["bindings"] = bind(article_path, f.read(), values, strict=False)
+        text = f.read()
+    try:
+        doc["bindings"] = bind(article_path, text, values, strict=False)
+    except BindError as exc:
+        # e.g. an experiment that wrote other keys under this version: a
+        # finding about the environment, shown in its column.
+        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+        doc["failed"].append({"experiment": "(bind)", "reason": "; ".join(exc.problems[:3]) + more,
+                              "log": f"build/matrix/{label}.json"})
     return doc
 
 

@@ -252,6 +252,14 @@ def main(argv=None):
     p.add_argument("--out", required=True)
     p.add_argument("--log")
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except FileNotFoundError as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args):
     if args.command == "lock":
         return lock(args.label, args.pin, args.out)
     if args.command == "install":

@@ -240,3 +240,17 @@ def test_snakemake_matrix_builds_each_environment_and_the_page(tmp_path, test_co
     (work / "dup.yaml").write_text(yaml.safe_dump({"matrix": changed}))
     proc = _snakemake(work, "matrix", "--dry-run", also=["dup.yaml"], check=False)
     assert proc.returncode != 0 and "is already the label of entry 0" in proc.stdout + proc.stderr
+
+
+def test_a_column_whose_results_lack_a_key_the_article_binds_records_why(tmp_path):
+    environment = tmp_path / "freeze.json"
+    write_json(environment, {"label": "old", "installed": True, "log": "install.log"})
+    result = tmp_path / "errors.json"
+    write_json(result, {"experiment": "errors", "script": "experiments/errors.py",
+                        "versions": {"numpy": "1.26.4"}, "values": {"msg": "m"}})
+    article = tmp_path / "index.qmd"
+    article.write_text(ARTICLE)
+    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article)
+    assert doc["bindings"] is None and doc["versions"] == {"numpy": "1.26.4"}
+    [failure] = doc["failed"]
+    assert failure["experiment"] == "(bind)" and "unknown key 'parity.diff'" in failure["reason"]
