@@ -4,6 +4,7 @@
 #   snakemake --cores 4      build every artifact, the article, audit and diff
 #   snakemake -n             show the plan
 #   snakemake release        freeze this build as a snapshot under releases/
+#   snakemake matrix         the article across the library versions of config matrix:
 
 
 from articlekit.config import check_syntax_for_snakemake
@@ -23,6 +24,7 @@ include: "rules/common.smk"
 include: "rules/experiments.smk"
 include: "rules/article.smk"
 include: "rules/audit.smk"
+include: "rules/matrix.smk"
 
 
 rule all:

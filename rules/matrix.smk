@@ -1,0 +1,159 @@
+# The version matrix: every experiment (but those config matrix.exclude
+# leaves out) in one isolated environment per `matrix:` entry, then one page
+# comparing the article's claims, texts and values across them.
+#
+#   snakemake matrix --cores 4      -> build/matrix.{html,md,json}
+#
+# lock resolves an entry's pins and installs nothing: a pin the index lacks
+# stops the run before any environment is built (every install waits for
+# every lock; ancient: a new lock of one entry rebuilds only that entry).
+# An environment that does not install, or an experiment that crashes in it,
+# is recorded, not fatal: the others are still built, and the `matrix` rule
+# then fails naming its log.
+
+
+include: "matrix_common.smk"
+
+
+rule matrix_lock:
+    output:
+        lock="results/matrix/{label}/requirements.lock",
+    log:
+        "logs/matrix/{label}/lock.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/lock.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        pins=matrix_pin_args,
+    shell:
+        "python -m articlekit.matrixenv lock --label {wildcards.label} {params.pins} "
+        "--out {output.lock} 2> {log}"
+
+
+rule matrix_env:
+    input:
+        lock="results/matrix/{label}/requirements.lock",
+        every_lock=ancient(MATRIX_LOCKS),
+    output:
+        freeze="results/matrix/{label}/freeze.json",
+        venv=directory(".venv-matrix/{label}"),
+    log:
+        "logs/matrix/{label}/install.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/install.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        pins=matrix_pin_args,
+    shell:
+        "python -m articlekit.matrixenv install --label {wildcards.label} --lock {input.lock} "
+        "--venv {output.venv} --out {output.freeze} --log {log}"
+
+
+rule matrix_experiment:
+    input:
+        environment="results/matrix/{label}/freeze.json",
+        script="experiments/{experiment}.py",
+        attention=ATTENTION_CODE,
+        shared=SHARED_CODE,
+    output:
+        json="results/matrix/{label}/{experiment}.json",
+    log:
+        "logs/matrix/{label}/{experiment}.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/{experiment}.tsv"
+    conda:
+        "../environment.yml"
+    threads: matrix_threads
+    resources:
+        mem_mb=1000,
+        runtime=15,
+    params:
+        config=matrix_params,
+    shell:
+        "python -m articlekit.matrixenv run --environment {input.environment} "
+        "--experiment {wildcards.experiment} --params {params.config:q} "
+        "--out {output.json} --log {log}"
+
+
+rule matrix_column:
+    input:
+        environment="results/matrix/{label}/freeze.json",
+        results=expand(
+            "results/matrix/{{label}}/{experiment}.json", experiment=MATRIX_EXPERIMENTS
+        ),
+        shared=MATRIX_SHARED,
+        article=ARTICLE,
+        code=MATRIX_CODE,
+    output:
+        json="build/matrix/{label}.json",
+    log:
+        "logs/matrix/{label}/column.log",
+    benchmark:
+        "benchmarks/out/matrix/{label}/column.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
+    params:
+        pins=matrix_pin_args,
+    shell:
+        "python -m articlekit.matrix column --label {wildcards.label} {params.pins} "
+        "--environment {input.environment} --results {input.results} "
+        "--shared {input.shared} --article {input.article} --out {output.json} 2> {log}"
+
+
+rule matrix_report:
+    input:
+        columns=expand("build/matrix/{label}.json", label=MATRIX),
+        baseline=BASELINE,
+        code=MATRIX_CODE,
+    output:
+        json="build/matrix.json",
+        md="build/matrix.md",
+        html=report(
+            "build/matrix.html", caption="../report/matrix.rst", category="Audit"
+        ),
+    log:
+        "logs/matrix/report.log",
+    benchmark:
+        "benchmarks/out/matrix/report.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
+    shell:
+        "python -m articlekit.matrix report {input.columns} --baseline {input.baseline} "
+        "--json {output.json} --md {output.md} --html {output.html} 2> {log}"
+
+
+# The one command. Fails, after the page is written, when an environment
+# did not install or an experiment crashed in it, naming the log.
+rule matrix:
+    input:
+        json="build/matrix.json",
+        md="build/matrix.md",
+        html="build/matrix.html",
+    log:
+        "logs/matrix/check.log",
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=400,
+        runtime=2,
+    shell:
+        "python -m articlekit.matrix check {input.json} 2> {log} || (cat {log} >&2; exit 1)"

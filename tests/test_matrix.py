@@ -1,0 +1,269 @@
+"""The version matrix: its config, its environments and its page.
+
+Fast tests pin down each piece (pip's package sources handed to uv, the
+checks on the matrix: section, how rows are judged); the slow one runs
+`snakemake matrix` on config/test.yaml in a fresh copy of the project, which
+builds two real environments with uv.
+"""
+
+import json
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from articlekit import matrix as matrixlib
+from articlekit import matrixenv
+from articlekit.bind import bind
+from articlekit.config import ConfigError, check_config
+from articlekit.jsonio import read_json, write_json
+from articlekit.values import merge
+from articlekit.workspace import copy_environment, copy_project
+
+SCHEMA = "config/schema.yaml"
+
+
+# ---- package sources: what pip uses, uv uses -------------------------------------
+
+def test_uv_gets_pips_indexes_find_links_and_constraints(monkeypatch):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    settings = {"index-url": "https://mirror/simple", "extra-index-url": "file:///a file:///b",
+                "find-links": "/opt/wheels", "constraint": "/etc/c.txt", "cert": "/ca.pem"}
+    flags = matrixenv.uv_source_flags(settings)
+    assert flags[:2] == ["--index-strategy", "unsafe-best-match"]  # pip's choice: best version anywhere
+    pairs = list(zip(flags[2::2], flags[3::2]))
+    assert pairs == [("--default-index", "https://mirror/simple"), ("--extra-index-url", "file:///a"),
+                     ("--extra-index-url", "file:///b"), ("--find-links", "/opt/wheels"),
+                     ("--constraint", "/etc/c.txt")]
+    assert matrixenv.uv_environ(settings)["SSL_CERT_FILE"] == "/ca.pem"
+
+
+def test_pip_settings_read_this_machines_pip(monkeypatch):
+    monkeypatch.setenv("PIP_FIND_LINKS", "/somewhere/wheels")
+    assert matrixenv.pip_settings()["find-links"] == "/somewhere/wheels"  # env over files, as pip does
+
+
+# ---- the matrix: section ----------------------------------------------------------
+
+def _config_with(tmp_path, repo_root, environments):
+    text = (repo_root / "config.yaml").read_text(encoding="utf-8")
+    config = yaml.safe_load(text)
+    config["matrix"]["environments"] = environments
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return config, path
+
+
+def test_both_shipped_configs_have_a_valid_matrix(repo_root):
+    for name in ("config.yaml", "config/test.yaml"):
+        config = yaml.safe_load((repo_root / name).read_text())
+        check_config(config, repo_root / SCHEMA)
+        matrixenv.check_matrix(config)
+        assert len(config["matrix"]["environments"]) >= 2
+    assert len(yaml.safe_load((repo_root / "config.yaml").read_text())["matrix"]["environments"]) >= 3
+
+
+def test_two_entries_with_the_same_label_are_rejected_with_their_lines(tmp_path, repo_root):
+    config, path = _config_with(tmp_path, repo_root, [
+        {"label": "np", "pins": ["numpy==1.26.4", "torch==2.13.0"]},
+        {"label": "np", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+    ])
+    with pytest.raises(matrixenv.MatrixConfigError) as err:
+        matrixenv.check_matrix(config, [path])
+    message = str(err.value)
+    assert re.search(r"config\.yaml:\d+: matrix\.environments\[1\]\.label: 'np' is already the label of entry 0",
+                     message)
+
+
+def test_an_entry_must_pin_numpy_and_torch(tmp_path, repo_root):
+    config, path = _config_with(tmp_path, repo_root, [{"label": "np", "pins": ["numpy==1.26.4"]}])
+    with pytest.raises(matrixenv.MatrixConfigError, match=r"\(np\) pins no torch"):
+        matrixenv.check_matrix(config, [path])
+
+
+@pytest.mark.parametrize("entry", [
+    {"label": "np 1", "pins": ["numpy==1.26.4", "torch==2.13.0"]},   # a label names a folder
+    {"label": "np", "pins": ["numpy", "torch==2.13.0"]},             # a pin needs a version
+    {"label": "np", "pins": []},
+    {"label": "np"},
+])
+def test_the_schema_rejects_malformed_entries(tmp_path, repo_root, entry):
+    config, path = _config_with(tmp_path, repo_root, [entry])
+    with pytest.raises(ConfigError, match=r"config\.yaml:\d+: matrix\.environments"):
+        check_config(config, repo_root / SCHEMA, [path])
+
+
+# ---- lock and install: bad input, clear errors --------------------------------------
+
+def test_a_pin_the_index_does_not_have_fails_before_anything_is_installed(tmp_path, capsys):
+    out = tmp_path / "requirements.lock"
+    assert matrixenv.lock("bad", ["numpy==9.9.9", "torch==2.13.0"], out) == 1
+    message = capsys.readouterr().err
+    assert "matrix environment 'bad'" in message and "numpy==9.9.9" in message
+    assert "nothing was installed" in message
+    assert not out.exists()
+
+
+def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path, capsys):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("attention-no-such-package==0.0.1\n")
+    out, log = tmp_path / "freeze.json", tmp_path / "install.log"
+    assert matrixenv.install("broken", lock, tmp_path / "venv", out, log) == 0  # the others still build
+    record = read_json(out)
+    assert record["installed"] is False and record["log"] == str(log)
+    assert "attention-no-such-package" in log.read_text()
+    assert str(log) in capsys.readouterr().err
+    # ... and every experiment of it is recorded as not run, naming that log
+    result = tmp_path / "scaling.json"
+    assert matrixenv.run_experiment(out, "scaling", {}, result) == 0
+    assert read_json(result) == {"experiment": "scaling", "not_run": True, "log": str(log),
+                                 "reason": "environment broken did not install"}
+
+
+# ---- the page: how rows are judged -----------------------------------------------
+
+ARTICLE = """\
+Matmul says: {{< value errors.msg >}}.
+The largest difference is {{< value parity.diff fmt=".1e" expect="< 1e-12" >}}.
+The weight is {{< value example.w fmt=".2f" >}}.
+Built with NumPy {{< value environment.numpy >}}.
+
+{{< provenance >}}
+"""
+
+
+def _column(label, numpy, msg, diff, w):
+    artifacts = [
+        ("environment.json", {"experiment": "environment", "script": "experiments/environment.py",
+                              "versions": {"numpy": numpy}, "values": {"numpy": numpy}}),
+        ("errors.json", {"experiment": "errors", "script": "experiments/errors.py", "values": {"msg": msg}}),
+        ("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": diff}}),
+        ("example.json", {"experiment": "example", "script": "experiments/example.py", "values": {"w": w}}),
+    ]
+    return {"label": label, "pins": [f"numpy=={numpy}"], "installed": True, "log": "x.log",
+            "versions": {"numpy": numpy}, "failed": [], "shared": [],
+            "bindings": bind("index.qmd", ARTICLE, merge(artifacts), strict=False)}
+
+
+def _rows(matrix):
+    return {r["key"]: r for r in matrix["rows"]}
+
+
+def test_rows_differ_when_a_text_changes_a_claim_fails_or_a_value_moves(tmp_path):
+    baseline = None  # no baseline: strings and numbers must be equal, as in the diff
+    same = _column("a", "1.26.4", "mismatch", 1e-16, 0.25)
+    other = _column("b", "2.4.6", "shapes differ", 1e-10, 0.26)
+    matrix = matrixlib.build([same, other], baseline)
+    rows = _rows(matrix)
+    assert rows["errors.msg"]["kind"] == "text"
+    assert rows["errors.msg"]["reasons"] == ["b: text changed from a"]
+    assert any("b: claim '< 1e-12' fails" in r for r in rows["parity.diff"]["reasons"])
+    assert rows["example.w"]["differs"]
+    assert not rows["environment.numpy"]["differs"]  # versions are what the columns differ in
+    a, b = matrix["environments"]
+    assert (a["claims_held"], a["claims_failed"], b["claims_held"], b["claims_failed"]) == (1, 0, 0, 1)
+    assert (b["texts_changed"], b["moved"]) == (1, 2)
+    assert matrix["differing"] == 3
+
+
+def test_identical_columns_differ_nowhere_and_render_without_highlights(tmp_path):
+    columns = [_column(label, "2.4.6", "m", 1e-16, 0.25) for label in ("a", "b")]
+    matrix = matrixlib.build(columns)
+    assert matrix["differing"] == 0 and matrix["reference"] == "a"
+    page = matrixlib.to_html(matrix)
+    assert 'class="differs"' not in page and "None: every row agrees" in page
+    assert "<style>" in page and "http" not in page.replace("http-equiv", "")  # self-contained
+    assert "| `errors.msg` |" in matrixlib.to_markdown(matrix)
+
+
+def test_a_failed_environment_is_a_column_with_its_log_and_fails_the_check(tmp_path, capsys):
+    built = _column("a", "2.4.6", "m", 1e-16, 0.25)
+    broken = {"label": "b", "pins": ["numpy==2.4.6"], "installed": False, "log": "logs/matrix/b/install.log",
+              "versions": {}, "failed": [{"experiment": "(install)", "reason": "no such wheel",
+                                          "log": "logs/matrix/b/install.log"}], "shared": [], "bindings": None}
+    matrix = matrixlib.build([built, broken])
+    assert "logs/matrix/b/install.log" in matrixlib.to_html(matrix)
+    assert all(r["cells"].get("b") is None for r in matrix["rows"])
+    path = tmp_path / "matrix.json"
+    write_json(path, matrix)
+    assert matrixlib.main(["check", str(path)]) == 1
+    assert "matrix environment 'b': (install): no such wheel (log: logs/matrix/b/install.log)" in capsys.readouterr().err
+
+
+# ---- end to end -----------------------------------------------------------------------
+
+def _snakemake(work, *args, also=(), check=True):
+    """snakemake on config/test.yaml, plus the config files in `also`."""
+    proc = subprocess.run(["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also],
+                          cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=1800)
+    if check and proc.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def _planned(work, *also):
+    """{rule: jobs} a dry run of `snakemake matrix` would execute."""
+    out = _snakemake(work, "matrix", "--dry-run", also=also).stdout
+    table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
+            if m.group(1) != "total"}
+
+
+EXPERIMENTS = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
+
+
+@pytest.mark.slow
+def test_snakemake_matrix_builds_each_environment_and_the_page(tmp_path, test_config):
+    work = copy_project(tmp_path / "project")
+    environments = test_config["matrix"]["environments"]
+    assert len(environments) >= 3  # CI runs the NumPy axis
+
+    _snakemake(work, "matrix")
+
+    matrix = read_json(work / "build/matrix.json")
+    assert [e["label"] for e in matrix["environments"]] == [e["label"] for e in environments]
+    for entry, summary in zip(environments, matrix["environments"]):
+        label = entry["label"]
+        freeze = read_json(work / f"results/matrix/{label}/freeze.json")
+        assert freeze["installed"] and set(entry["pins"]) - {"torch==2.13.0"} <= set(freeze["freeze"])
+        assert "torch==2.13.0+cpu" in freeze["freeze"]  # the CPU build, as requirements.txt gets it
+        numpy = next(p.split("==")[1] for p in entry["pins"] if p.startswith("numpy"))
+        assert summary["versions"]["numpy"] == numpy  # the experiments ran in that environment
+        ran = read_json(work / f"results/matrix/{label}/scaling.json")
+        assert ran["params"] == test_config["scaling"] and ran["versions"]["numpy"] == numpy
+        assert not (work / f"results/matrix/{label}/timing.json").exists()  # excluded by config
+        assert summary["complete"] and summary["claims_held"] > 0
+    assert matrix["rows"] and "timing" in matrix["left_out"]
+    for page in ("build/matrix.html", "build/matrix.md"):
+        assert (work / page).stat().st_size > 0
+
+    # Rebuilt only when pins change: nothing but the check, then one environment.
+    assert _planned(work) == {"matrix": 1}  # the target rule has no output: it always checks
+    changed = json.loads(json.dumps(test_config["matrix"]))
+    changed["environments"][0]["pins"] = ["numpy==2.0.2", "torch==2.13.0"]
+    (work / "changed.yaml").write_text(yaml.safe_dump({"matrix": changed}))
+    plan = _planned(work, "changed.yaml")
+    assert plan["matrix_lock"] == plan["matrix_env"] == plan["matrix_column"] == 1
+    per_environment = [e for e in EXPERIMENTS if e not in test_config["matrix"]["exclude"]]
+    assert plan["matrix_experiment"] == len(per_environment)  # that environment's, no other's
+
+    # Two entries with one label: stopped before any job runs.
+    changed["environments"][1]["label"] = changed["environments"][0]["label"]
+    (work / "dup.yaml").write_text(yaml.safe_dump({"matrix": changed}))
+    proc = _snakemake(work, "matrix", "--dry-run", also=["dup.yaml"], check=False)
+    assert proc.returncode != 0 and "is already the label of entry 0" in proc.stdout + proc.stderr
+
+
+def test_a_column_whose_results_lack_a_key_the_article_binds_records_why(tmp_path):
+    environment = tmp_path / "freeze.json"
+    write_json(environment, {"label": "old", "installed": True, "log": "install.log"})
+    result = tmp_path / "errors.json"
+    write_json(result, {"experiment": "errors", "script": "experiments/errors.py",
+                        "versions": {"numpy": "1.26.4"}, "values": {"msg": "m"}})
+    article = tmp_path / "index.qmd"
+    article.write_text(ARTICLE)
+    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article)
+    assert doc["bindings"] is None and doc["versions"] == {"numpy": "1.26.4"}
+    [failure] = doc["failed"]
+    assert failure["experiment"] == "(bind)" and "unknown key 'parity.diff'" in failure["reason"]
