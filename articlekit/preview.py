@@ -36,6 +36,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from articlekit.baseline import load_baseline
 from articlekit.bind import BindError, bind, short_text
 from articlekit.jsonio import read_json, write_json
 from articlekit.render import RenderError, render
@@ -92,8 +93,9 @@ class Preview:
     """The last good render, the problems of the latest attempt, and a version
     that changes whenever either does."""
 
-    def __init__(self, article, values, out_dir, strict=True):
+    def __init__(self, article, values, out_dir, strict=True, baseline=None):
         self.article, self.values, self.out_dir, self.strict = Path(article), Path(values), Path(out_dir), strict
+        self.baseline = baseline and Path(baseline)  # for {{< departures >}}, as the bind rule passes it
         self.html_path = self.out_dir / "article.html"
         self.page, self.problems, self.notice, self.version = None, [], None, 0
         self.lock = threading.Lock()
@@ -119,11 +121,13 @@ class Preview:
     def bind_and_render(self, strict):
         """-> (the page's bytes, the failed claims as file:line lines)."""
         text = self.article.read_text(encoding="utf-8")
-        document = bind(str(self.article), text, read_json(self.values), strict)
+        baseline = load_baseline(self.baseline) if self.baseline else None
+        document = bind(str(self.article), text, read_json(self.values), strict, baseline)
         bindings = self.out_dir / "bindings.json"
         write_json(bindings, document)
         render(self.article, bindings, "pandoc", self.html_path)  # HTML only: no markdown for diffs
-        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' failed: value {short_text(c['value'])}"
+        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' "
+                  f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: value {short_text(c['value'])}"
                   for c in document["claims"] if not c["holds"]]
         return self.html_path.read_bytes(), failed
 
@@ -214,6 +218,8 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit preview", description=__doc__.splitlines()[0])
     parser.add_argument("article", nargs="?", default="article/index.qmd")
     parser.add_argument("--values", default="build/values.json", help="from `snakemake build/values.json`")
+    parser.add_argument("--baseline", default="baseline/published.yaml",
+                        help="the published edition's baseline, for {{< departures >}} ('' for none)")
     parser.add_argument("--out", default="build/preview", help="where the preview's render is written")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
@@ -229,7 +235,8 @@ def main(argv):
     if not Path(args.values).is_file():
         print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
         return 1
-    preview = Preview(article, args.values, args.out, strict=args.strict == "true")
+    baseline = args.baseline if args.baseline and Path(args.baseline).is_file() else None
+    preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline)
     try:
         server = ThreadingHTTPServer((args.host, args.port), make_handler(preview))
     except OSError as exc:
@@ -243,7 +250,8 @@ def main(argv):
         ok = preview.rebuild()
         print("preview: rendered" if ok else "preview: problems:\n  " + "\n  ".join(preview.state()["problems"]),
               flush=True)
-        watch(preview, [article.parent], args.values, EXPERIMENT_PATHS, args.interval, stop)
+        watched = [article.parent] + ([Path(baseline)] if baseline else [])
+        watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, stop)
     except KeyboardInterrupt:
         pass
     finally:

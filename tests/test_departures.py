@@ -114,3 +114,18 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
     assert 'class="bound-value" title="example.fill_minus_1e9.max_masked_weight_float32 = 0.0' in page
     # the Markdown copy prints the values plainly, as value() does there
     assert "bound-value" not in md.read_text()
+
+
+def test_the_live_preview_renders_the_departures_with_the_baseline(tmp_path):
+    """The preview binds as the bind rule does, baseline included: without it
+    an article with {{< departures >}} would never render."""
+    from articlekit.preview import Preview
+
+    article = tmp_path / "article" / "index.qmd"
+    article.parent.mkdir()
+    article.write_text(ARTICLE, encoding="utf-8")
+    shutil.copytree(ROOT / "article/_extensions", article.parent / "_extensions")
+    preview = Preview(article, FIXTURES / "values.json", tmp_path / "preview", strict=False,
+                      baseline=FIXTURES / "baseline.yaml")
+    assert preview.rebuild(), preview.state()["problems"]
+    assert "audit.html#erratum.corrected-fact-holds" in preview.served_page().decode("utf-8")
