@@ -33,7 +33,7 @@ from articlekit.bind import BindError, bind
 from articlekit.diff import ENVIRONMENT, agreement_rule
 from articlekit.jsonio import read_json, write_json, write_text_atomic
 from articlekit.mdtable import cell, code, table, versions_text
-from articlekit.values import merge
+from articlekit.values import merge, published_envelope
 
 LIBRARIES = ("python", "numpy", "torch")
 _SHOWN = 80  # characters of a printed value shown in a cell
@@ -41,8 +41,10 @@ _SHOWN = 80  # characters of a printed value shown in a cell
 
 # ---- one environment's column ----------------------------------------------------
 
-def column(label, pins, environment, results, shared, article_path):
-    """The column document of one environment: its bindings, or why it has none."""
+def column(label, pins, environment, results, shared, article_path, baseline_path=None):
+    """The column document of one environment: its bindings, or why it has none.
+    `baseline_path` is bound as in the main build: its published.<id> values
+    and the {{< departures >}} section."""
     record = read_json(environment)
     doc = {"label": label, "pins": list(pins), "installed": record["installed"], "log": record["log"],
            "versions": {}, "failed": [], "shared": [], "bindings": None}
@@ -59,11 +61,14 @@ def column(label, pins, environment, results, shared, article_path):
         return doc
     borrowed = [(path, read_json(path)) for path in shared]
     doc["shared"] = sorted(a["experiment"] for _, a in borrowed)
+    if baseline_path:
+        borrowed.append((baseline_path, published_envelope(baseline_path)))
+    baseline = load_baseline(baseline_path) if baseline_path else None
     values = merge(ran + borrowed)
     with open(article_path, encoding="utf-8") as f:
         text = f.read()
     try:
-        doc["bindings"] = bind(article_path, text, values, strict=False)
+        doc["bindings"] = bind(article_path, text, values, strict=False, baseline=baseline)
     except BindError as exc:
         # e.g. an experiment that wrote other keys under this version: a
         # finding about the environment, shown in its column.
@@ -323,6 +328,7 @@ def main(argv=None):
     p.add_argument("--results", nargs="+", required=True)
     p.add_argument("--shared", nargs="*", default=[])
     p.add_argument("--article", required=True)
+    p.add_argument("--baseline", help="baseline/published.yaml, bound as the main build binds it")
     p.add_argument("--out", required=True)
     p = sub.add_parser("report", help="build/matrix.{json,md,html} from the columns")
     p.add_argument("columns", nargs="+")
@@ -336,7 +342,7 @@ def main(argv=None):
     try:
         if args.command == "column":
             write_json(args.out, column(args.label, args.pin, args.environment, args.results, args.shared,
-                                        args.article))
+                                        args.article, args.baseline))
             return 0
         if args.command == "report":
             baseline = load_baseline(args.baseline) if args.baseline else None

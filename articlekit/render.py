@@ -195,7 +195,9 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
         return metadata["renderer"]
     # No --standalone: the metadata (an absolute bindings path) would make
     # two builds' markdown differ; the title goes on top as a heading.
-    _run(common + ["--to", "gfm", "--output", str(md_out)], article, cwd=article_dir)
+    # Math as Quarto's gfm writes it ($...$, $$...$$), not Pandoc's default
+    # (```math blocks): article.md comes out the same from both renderers.
+    _run(common + ["--to", "gfm-tex_math_gfm+tex_math_dollars", "--output", str(md_out)], article, cwd=article_dir)
     if metadata.get("title"):
         md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
     return metadata["renderer"]

@@ -93,6 +93,7 @@ rule matrix_column:
         ),
         shared=MATRIX_SHARED,
         article=ARTICLE,
+        baseline=BASELINE,
         code=MATRIX_CODE,
     output:
         json="build/matrix/{label}.json",
@@ -111,7 +112,8 @@ rule matrix_column:
     shell:
         "python -m articlekit.matrix column --label {wildcards.label} {params.pins} "
         "--environment {input.environment} --results {input.results} "
-        "--shared {input.shared} --article {input.article} --out {output.json} 2> {log}"
+        "--shared {input.shared} --article {input.article} --baseline {input.baseline} "
+        "--out {output.json} 2> {log}"
 
 
 rule matrix_report:

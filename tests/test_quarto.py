@@ -244,6 +244,7 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
     work, env, _, _ = project
     bindings = tmp_path / "bindings.json"  # of the article as committed
     run(["python", "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
+         "--baseline", "baseline/published.yaml",
          "--out", str(bindings)], work, env)
     edited(BROKEN[case][0])
     done = run(["python", "-m", "articlekit", "render", "article/index.qmd", "--bindings", str(bindings),
