@@ -74,27 +74,32 @@ class Layout:
 
 def split_body(body):
     """-> Layout. Splits only where a chunk boundary cannot change the
-    parse: before a heading (levels 1-2) or a table shortcode paragraph
-    after a blank line, outside code fences and fenced divs. None when the
+    parse: before a heading (levels 1-2), a table shortcode paragraph or
+    an unindented code fence after a blank line, outside code fences and
+    fenced divs, and after such a paragraph or fence. (A fence of a language
+    Pandoc's highlighter does not know, such as text, makes it load every
+    syntax: half a second, paid only by the fence's own chunk.) None when the
     body has to be rendered whole: a setext heading (the skeleton would
     miss it) or a document-wide construct (footnotes, link definitions)."""
     if _DOCUMENT_WIDE.search(body):
         return None
     chunks, current, headings = [], [], []
-    fence, depth, blank_before, own_paragraph, previous = None, 0, True, False, ""
+    fence, depth, blank_before, own_paragraph, previous, fence_alone = None, 0, True, False, "", False
     for line in body.splitlines(keepends=True):
         text = line.rstrip("\n")
         if fence:
             current.append(line)
             if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", text):
-                fence = None
+                fence, own_paragraph = None, fence_alone
             blank_before = False
             continue
         if own_paragraph and not text.strip():
             chunks.append("".join(current))
             current, own_paragraph = [], False
         at_top = depth == 0 and blank_before
-        if at_top and (_SPLIT_HEADING.match(text) or _TABLE_SHORTCODE.match(text)):
+        fenced = _FENCE.match(text)
+        fence_alone = bool(at_top and fenced and text[:1] in "`~")
+        if at_top and (_SPLIT_HEADING.match(text) or _TABLE_SHORTCODE.match(text) or fence_alone):
             if current:
                 chunks.append("".join(current))
             current = []
@@ -103,7 +108,6 @@ def split_body(body):
             headings.append(text)
         if not blank_before and _SETEXT.match(text) and not _TOC_HEADING.match(previous):
             return None
-        fenced = _FENCE.match(text)
         if fenced:
             fence = fenced.group(1)
         elif _DIV_OPEN.match(text):

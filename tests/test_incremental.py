@@ -156,7 +156,8 @@ def test_the_body_splits_only_where_the_parse_cannot_change(project):
             "## A heading\n\nText\n## not after a blank line\n\n{{< provenance >}}\n\nAfter.\n")
     layout = split_body(body)
     assert "".join(layout.chunks) == body
-    assert [c.splitlines()[0] for c in layout.chunks] == ["Intro.", "## A heading", "{{< provenance >}}", ""]
+    assert [c.splitlines()[0] for c in layout.chunks] == ["Intro.", "```python", "", "## A heading",
+                                                          "{{< provenance >}}", ""]
     assert layout.headings == ["## A heading"]
 
 
