@@ -5,11 +5,16 @@
 Prints the URL and opens nothing. Every few tenths of a second it looks at
 the modification times of the article's folder (the .qmd, the extension,
 the style, _quarto.yml) and of the values file; when one changed, it binds
-the article to the current values in-process (articlekit.bind) and renders
-it with articlekit.render, always through Pandoc (the fast route, whichever
-renderer the build uses), into build/preview/. The open page asks the
-server for the render's version and reloads itself when it changes: a few
-lines of script added to the page as it is served, never written to a file.
+the article to the current values in-process (articlekit.bind; the baseline
+and the values are parsed again only when their files change) and renders
+it through Pandoc with articlekit.render's options and filters (the fast
+route, whichever renderer the build uses) into build/preview/article.html,
+chunk by chunk (articlekit.incremental): only the sections whose text or
+bound values changed go through Pandoc again, so a prose edit is on disk in
+a fraction of a second. The page is the one `articlekit render` makes of
+the same text (tests/test_incremental.py). The open page asks the server
+for the render's version and reloads itself when it changes: a few lines of
+script added to the page as it is served, never written to a file.
 
 - A failed claim, an unknown key or any other problem of the article shows
   as a banner at the top of the page, each line with its file:line; the
