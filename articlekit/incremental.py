@@ -224,12 +224,17 @@ class IncrementalPage:
         images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(text)]
         return digest("fragment", text, used, shared, images)
 
-    def render_fragment(self, text, used, front, where):
+    def body_template(self):
+        """The template that makes a standalone render (the one
+        --embed-resources embeds figures in) print the body alone."""
         template = self.work_dir / "body-template.html"
         if not template.exists() or template.read_text(encoding="utf-8") != BODY_TEMPLATE:
             self.work_dir.mkdir(parents=True, exist_ok=True)
             template.write_text(BODY_TEMPLATE, encoding="utf-8")
-        html = self.run_pandoc(text, used, front, ["--template", str(template.resolve())], where)
+        return template.resolve()
+
+    def render_fragment(self, text, used, front, template, where):
+        html = self.run_pandoc(text, used, front, ["--template", str(template)], where)
         return html[:-1] if html.endswith("\n") else html
 
     def shell(self, front, headings, document, shared, highlighted):
@@ -289,8 +294,13 @@ class IncrementalPage:
             used = looked_up(text, document)
             keyed.append((self.fragment_key(text, used, shared), text, used, n))
         missing = {key: (text, used, n) for key, text, used, n in keyed if key not in self.fragments}
-        where = lambda n: f"the chunk starting '{chunks[n].strip().splitlines()[0][:60]}'" if chunks[n].strip() else "a chunk"
-        futures = {key: pool.submit(self.render_fragment, text, used, front, where(n))
+
+        def where(n):  # for Pandoc's messages, whose line numbers count from the chunk's start
+            first = (chunks[n].strip().splitlines() or [""])[0]
+            return f"the chunk starting '{first[:60]}'"
+
+        template = self.body_template() if missing else None
+        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n))
                    for key, (text, used, n) in missing.items()}
         fresh = {key: future.result() for key, future in futures.items()}
         self.rendered += len(fresh)

@@ -139,6 +139,7 @@ class Preview:
 
     def bind_and_render(self, strict):
         """-> (the page's bytes, the failed claims as file:line lines)."""
+        self.pages.rendered = 0
         text = self.article.read_text(encoding="utf-8")
         baseline = self.parsed(self.baseline, load_baseline) if self.baseline else None
         document = bind(str(self.article), text, self.parsed(self.values, read_json), strict, baseline)
@@ -244,7 +245,9 @@ def watch(preview, article_paths, values_path, experiment_paths, interval, stop)
             started = time.perf_counter()
             ok = preview.rebuild()
             status = "rendered" if ok else "problems:\n  " + "\n  ".join(preview.state()["problems"])
-            print(f"preview: {status} ({time.perf_counter() - started:.2f} s)", flush=True)
+            pieces = preview.pages.rendered
+            print(f"preview: {status} ({time.perf_counter() - started:.2f} s, {pieces} piece{'s' * (pieces != 1)} "
+                  f"through Pandoc{', the page whole' if preview.pages.fallback else ''})", flush=True)
 
 
 def main(argv):
