@@ -45,7 +45,7 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.jsonio import dumps, to_jsonable
+from articlekit.jsonio import dumps
 from articlekit.render import (RenderError, _run, extension_folders, filter_files, pandoc_common_args,
                                pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
                                split_front_matter)
@@ -158,7 +158,7 @@ def file_stamp(path):
 
 
 def digest(*parts):
-    return hashlib.sha256(json.dumps(to_jsonable(parts), sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()  # NaN hashes too
 
 
 @lru_cache(maxsize=64)
@@ -335,7 +335,7 @@ def renumber_figures(fragments):
         count += 1
         return f"{match.group(1)}{count}:"
 
-    return [_FIGURE_NUMBER.sub(number, fragment) for fragment in fragments]
+    return [_FIGURE_NUMBER.sub(number, fragment) if "<figure" in fragment else fragment for fragment in fragments]
 
 
 _CODE_BLOCK_ID = re.compile(r'((?:id="|href="#)cb)(\d+)(?=[-"])')
@@ -367,7 +367,8 @@ def keep_first_places(fragments):
             holders.setdefault(anchor, []).append(n)
     keep = {}
     for anchor, where in holders.items():
-        keep[anchor] = next((n for n in where if alone_in_paragraph(fragments[n], anchor)), where[0])
+        alone = (n for n in where if len(where) > 1 and alone_in_paragraph(fragments[n], anchor))
+        keep[anchor] = next(alone, where[0])
     return [_PLACED.sub(lambda m: m.group(0) if keep[m.group(1)] == n else "", fragment)
             for n, fragment in enumerate(fragments)]
 

@@ -36,6 +36,7 @@ import argparse
 import html
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -107,6 +108,7 @@ class Preview:
         self.page, self.problems, self.notice, self.version = None, [], None, 0
         self.lock = threading.Lock()
         self.pages = IncrementalPage(self.article, self.out_dir / "pieces")
+        self.structure_checked = None  # what the provenance table's check last passed on
         self.inputs = {}  # path -> (mtime, size, parsed): the baseline and values, parsed once per version
 
     def parsed(self, path, parse):
@@ -149,13 +151,18 @@ class Preview:
         # the provenance table's check reads only the pieces with its anchors
         # (parsing the whole page took a quarter of a second)
         staged, tables = self.out_dir / ".article.checked.html", self.out_dir / ".provenance.checked.html"
-        bindings = self.out_dir / ".provenance.json"
         staged.write_text(page, encoding="utf-8")
-        tables.write_text("\n".join(f for f in self.pages.fragments_now if 'id="v-' in f), encoding="utf-8")
-        write_json(bindings, {"provenance_md": document["provenance_md"]})
+        table_html = "\n".join(f for f in self.pages.fragments_now if 'id="v-' in f)
+        # checked again only when the table or where it is placed may have changed
+        structure = (table_html, document["provenance_md"], len(re.findall(r"provenance\s*>}}", text)))
         try:
             check_output(staged, expected_literal_shortcodes(text))
-            check_structure(text, bindings, tables, None)
+            if structure != self.structure_checked:
+                bindings = self.out_dir / ".provenance.json"
+                tables.write_text(table_html, encoding="utf-8")
+                write_json(bindings, {"provenance_md": document["provenance_md"]})
+                check_structure(text, bindings, tables, None)
+                self.structure_checked = structure
         except RenderError:
             staged.unlink()
             raise
