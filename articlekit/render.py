@@ -162,14 +162,9 @@ def _run(cmd, article, cwd=None):
         raise RenderError("missing resource(s): " + "; ".join(missing))
 
 
-def render_with_pandoc(article, bindings, html_out, md_out, workdir):
-    article_dir = article.parent.resolve()
-    pandoc = pandoc_path()
-    front, body = split_front_matter(article.read_text(encoding="utf-8"))
-    source = workdir / "article.md"
-    source.write_text(to_quarto_markdown(body), encoding="utf-8")
-    project_dir = project_root(article_dir)
-    options = project_options(project_dir)
+def pandoc_metadata(front, article_dir, bindings, pandoc):
+    """The metadata file's contents: Pandoc's share of the front matter, the
+    shortcode files, the bindings path and the renderer's name."""
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
     # where -- would become a dash and _x_ emphasis.
@@ -178,18 +173,45 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
         "value-bindings": md_text(str(bindings.resolve())),
         "renderer": f"Pandoc {tool_version(pandoc)}",
     })
-    meta_file = workdir / "metadata.yaml"
-    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    filters = [resources.files("articlekit") / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
-    common = [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
-              *(arg for path in filters for arg in ("--lua-filter", str(path))), "--resource-path", str(article_dir)]
-    html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
-                     "--output", str(html_out)]
-    if options.get("toc"):
-        html.append("--toc")
+    return metadata
+
+
+def filter_files():
+    """The Lua filters the Pandoc route runs, in order."""
+    return [resources.files("articlekit") / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
+
+
+def pandoc_common_args(pandoc, source, meta_file, article_dir):
+    """Reader, filters and resource path: shared by the HTML, the markdown
+    and the preview's pieces of the page."""
+    return [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
+            *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
+            "--resource-path", str(article_dir)]
+
+
+def pandoc_page_args(project_dir, options):
+    """What makes the HTML a page: the table of contents and the style sheets."""
+    args = ["--toc"] if options.get("toc") else []
     css = options.get("css")
     for sheet in [css] if isinstance(css, str) else css or []:
-        html += ["--css", str((project_dir / sheet).resolve())]
+        args += ["--css", str((project_dir / sheet).resolve())]
+    return args
+
+
+def render_with_pandoc(article, bindings, html_out, md_out, workdir):
+    article_dir = article.parent.resolve()
+    pandoc = pandoc_path()
+    front, body = split_front_matter(article.read_text(encoding="utf-8"))
+    source = workdir / "article.md"
+    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    project_dir = project_root(article_dir)
+    options = project_options(project_dir)
+    metadata = pandoc_metadata(front, article_dir, bindings, pandoc)
+    meta_file = workdir / "metadata.yaml"
+    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+    common = pandoc_common_args(pandoc, source, meta_file, article_dir)
+    html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
+                     "--output", str(html_out)] + pandoc_page_args(project_dir, options)
     _run(html, article, cwd=article_dir)
     if md_out is None:  # the preview: HTML only
         return metadata["renderer"]
