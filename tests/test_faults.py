@@ -76,18 +76,18 @@ def start_snakemake(work, log, *args, env=None, config=FAST):
     return SERVER.start(work, ["--cores", "2", *args, *config], env or environment(work), log)
 
 
+@dataclass
+class Finished:
+    returncode: int
+    output: str
+
+
 def snakemake(work, *args, env=None, config=FAST):
     """snakemake --cores 2 ARGS in work; targets go in ARGS (before --configfile).
     -> .returncode and .output (stdout and stderr together)."""
     log = Path(work).parent / f"snakemake-{next(LOG_NUMBERS)}.log"
     run = start_snakemake(work, log, *args, env=env, config=config)
     return Finished(run.wait(timeout=600), log.read_text())
-
-
-@dataclass
-class Finished:
-    returncode: int
-    output: str
 
 
 def wait_for(log, text, run, timeout=300):
