@@ -432,9 +432,18 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     experiment, during bind, during render (the pdf beside it). After each:
     nothing half-written, then --unlock and build again, which must redo the
     killed job to reach the next one; the last rerun gives a clean build and
-    leaves no render folder behind (issue item 14)."""
+    leaves no render or pdf work folder behind (issue item 14)."""
+    # Work folders of a render and a pdf killed earlier (their process is
+    # gone), there whether or not these kills leave their own: a render or
+    # pdf job removes them as it starts. The build killed during render
+    # starts both jobs; the rerun redoes whichever was killed.
+    stale = [case / "build/.render-999999999-x", case / "build/.pdf-999999999-x"]
     change(case / "experiments/scaling.py")
     for number, (job, delay) in enumerate(KILLS):
+        if job == "rule render:":
+            for folder in stale:
+                folder.mkdir()
+                (folder / "article.html").write_text("<html>half")
         log = tmp_path / f"build{number}.log"
         run = start_snakemake(case, log)
         wait_for(log, job, run)
@@ -446,13 +455,8 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
             restore(case, template, "experiments/scaling.py")
         unlocked = snakemake(case, "--unlock")
         assert unlocked.returncode == 0, unlocked.output[-2000:]
-    # The render folder of a killed render goes at the next one; this one
-    # stands for it whether or not the kill above left its own.
-    stale = case / "build/.render-999999999-x"
-    stale.mkdir()
-    (stale / "article.html").write_text("<html>half")
     assert_recovered(case, template)
-    assert not stale.exists()
+    assert not any(folder.exists() for folder in stale)
 
 
 @pytest.mark.slow
