@@ -255,6 +255,9 @@ def lint(path, text, values):
         if n.marked and parsed and _short_plain_integer(n.text):
             parsed = None  # a quoted parameter (h = 8, d_k = 64), not a laundered measurement
         hits = [key for key, number in computed if parsed and matches(parsed, key, number)]
+        # the regenerated value first: binding the published edition's copy
+        # (published.*) would print the old number, not this build's
+        hits.sort(key=lambda key: key.startswith("published."))
         where = f"{path}:{n.line}: numeral '{n.text}'"
         if hits:
             also = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""

@@ -287,11 +287,11 @@ def failed_claim_warnings(bindings):
             for c in document.get("claims", []) if not c["holds"]]
 
 
-def remove_stale_render_folders(folder):
-    """Remove the .render-PID-* work folders of renders that were killed (their
-    process is gone); a live render's folder is left alone."""
-    for stale in Path(folder).glob(".render-*"):
-        pid = stale.name.split("-")[1]
+def remove_stale_render_folders(folder, prefix=".render-"):
+    """Remove the .render-PID-* (or PREFIX-PID-*) work folders of renders that
+    were killed (their process is gone); a live render's folder is left alone."""
+    for stale in Path(folder).glob(f"{prefix}*"):
+        pid = stale.name[len(prefix):].split("-")[0]
         if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid))):
             shutil.rmtree(stale, ignore_errors=True)
 
