@@ -175,13 +175,14 @@ def test_headings_two_chunks_would_name_alike_render_the_page_whole(tmp_path):
     assert 'id="code-1"' in incremental and incremental == full
 
 
-@pytest.mark.skipif(not (ROOT / "build" / "values.json").exists(), reason="needs build/values.json (snakemake)")
-def test_the_real_article_renders_the_same_in_pieces(tmp_path):
-    article = ROOT / "article" / "index.qmd"
+@pytest.mark.slow  # reads the built_project fixture's values
+def test_the_real_article_renders_the_same_in_pieces(tmp_path, built_project):
+    article = built_project / "article" / "index.qmd"
     from articlekit.baseline import load_baseline
 
-    document = bind(str(article), article.read_text(encoding="utf-8"), read_json(ROOT / "build" / "values.json"),
-                    True, load_baseline(ROOT / "baseline" / "published.yaml"))
+    document = bind(str(article), article.read_text(encoding="utf-8"),
+                    read_json(built_project / "build" / "values.json"),
+                    False, load_baseline(built_project / "baseline" / "published.yaml"))
     page = IncrementalPage(article, tmp_path / "pieces")
     assert page.render(document) == full_render(article, document, tmp_path)
     assert not page.fallback
