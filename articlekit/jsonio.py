@@ -144,7 +144,7 @@ def remove_stale_temporaries(path):
     (its process is gone); a live writer's file is kept."""
     for tmp in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
         pid = tmp.name[len(Path(path).name) + 2:].split(".", 1)[0]
-        if not (pid.isdigit() and process_alive(int(pid))):
+        if not (pid.isdigit() and process_alive(int(pid), owns=tmp)):
             tmp.unlink(missing_ok=True)
 
 
@@ -152,14 +152,33 @@ def glob_escape(name):
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
-def process_alive(pid):
+def process_alive(pid, owns=None):
+    """Whether process `pid` runs, and, given `owns` (a file or folder named
+    after that pid), whether it is the process that made it. PIDs are reused
+    (pid_max is 32768 here, and a test suite goes round it within minutes):
+    a process that started after `owns` was last written is not its owner."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    if owns is not None:
+        started = _process_start(pid)
+        if started is not None and started > os.stat(owns).st_mtime + 1:
+            return False
     return True
+
+
+def _process_start(pid):
+    """The process's start, in seconds since the epoch (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in clock ticks
+    except (OSError, StopIteration, IndexError, ValueError):
+        return None
 
 
 def _umask():

@@ -292,7 +292,7 @@ def remove_stale_render_folders(folder, prefix=".render-"):
     were killed (their process is gone); a live render's folder is left alone."""
     for stale in Path(folder).glob(f"{prefix}*"):
         pid = stale.name[len(prefix):].split("-")[0]
-        if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid))):
+        if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid), owns=stale)):
             shutil.rmtree(stale, ignore_errors=True)
 
 

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
@@ -353,3 +354,17 @@ def test_values_in_a_code_block_link_back_through_a_source_line(rendered):
     assert ('<a href="#v-demo-arrow" class="bound-source" title="demo.arrow = a -&gt; b &lt;c&gt; &amp; *d* '
             '(experiments/demo.py)">demo.<wbr>arrow</a>') in page
     assert "Source: `listings.attention.functions.softmax`." in md
+
+
+def test_a_killed_renders_folder_goes_even_when_its_pid_came_back(tmp_path):
+    """PIDs are reused: a work folder named after a pid that now belongs to a
+    process started after the folder was last written is a dead render's."""
+    live = tmp_path / f".render-{os.getpid()}-live"
+    reused = tmp_path / f".render-{os.getpid()}-old"
+    gone = tmp_path / ".render-999999999-gone"
+    for folder in (live, reused, gone):
+        folder.mkdir()
+    hour_ago = time.time() - 3600  # long before this test's process started
+    os.utime(reused, (hour_ago, hour_ago))
+    rendermod.remove_stale_render_folders(tmp_path)
+    assert live.exists() and not reused.exists() and not gone.exists()
