@@ -22,6 +22,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from articlekit.workfiles import owner_tag, remove_stale
+
 FLOAT_TAG = "$float"
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -124,7 +126,7 @@ def write_text_atomic(path, text):
     data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{owner_tag()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -140,45 +142,9 @@ def write_text_atomic(path, text):
 
 
 def remove_stale_temporaries(path):
-    """Remove .NAME.PID.*.tmp files beside path that a killed writer left
+    """Remove the .NAME.TAG.*.tmp files beside path that a killed writer left
     (its process is gone); a live writer's file is kept."""
-    for tmp in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
-        pid = tmp.name[len(Path(path).name) + 2:].split(".", 1)[0]
-        if not (pid.isdigit() and process_alive(int(pid), owns=tmp)):
-            tmp.unlink(missing_ok=True)
-
-
-def glob_escape(name):
-    return re.sub(r"([*?\[])", r"[\1]", name)
-
-
-def process_alive(pid, owns=None):
-    """Whether process `pid` runs, and, given `owns` (a file or folder named
-    after that pid), whether it is the process that made it. PIDs are reused
-    (pid_max is 32768 here, and a test suite goes round it within minutes):
-    a process that started after `owns` was last written is not its owner."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if owns is not None:
-        started = _process_start(pid)
-        if started is not None and started > os.stat(owns).st_mtime + 1:
-            return False
-    return True
-
-
-def _process_start(pid):
-    """The process's start, in seconds since the epoch (Linux /proc), or None."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in clock ticks
-    except (OSError, StopIteration, IndexError, ValueError):
-        return None
+    remove_stale(Path(path).parent, f".{Path(path).name}.", ".")
 
 
 def _umask():

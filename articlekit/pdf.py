@@ -30,6 +30,7 @@ from articlekit.bind import md_text
 from articlekit.render import (PANDOC_METADATA, RenderError, expected_literal_shortcodes, pandoc_path,
                                remove_stale_render_folders, shortcode_files, split_front_matter, tool_version)
 from articlekit.shortcodes import to_quarto_markdown
+from articlekit.workfiles import owner_tag
 
 # Pandoc's Typst template variables: an A4 paper, numbered sections.
 PAGE = {
@@ -111,7 +112,7 @@ def render_pdf(article, bindings, out):
     article, bindings, out = Path(article), Path(bindings), Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_render_folders(out.parent, ".pdf-")  # left by a killed run
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{os.getpid()}-") as tmp:
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()
         typ = typst_source(article, bindings, workdir)
         check_source(typ, article)

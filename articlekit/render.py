@@ -44,7 +44,8 @@ from pathlib import Path
 import yaml
 
 from articlekit.bind import md_text
-from articlekit.jsonio import DiskFull, process_alive, read_json
+from articlekit.jsonio import DiskFull, read_json
+from articlekit.workfiles import owner_tag, remove_stale
 from articlekit.shortcodes import regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -237,9 +238,10 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
     # so it runs in the article's folder and the output lands there.
     leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
     leftovers = [path for path in leftovers if not path.exists()]
+    remove_stale(article_dir, "render-", "-")  # outputs of a Quarto render killed before its move
     try:
         for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
-            produced = article_dir / f"render-{os.getpid()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+            produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
                   "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"], article, cwd=article_dir)
@@ -288,12 +290,9 @@ def failed_claim_warnings(bindings):
 
 
 def remove_stale_render_folders(folder, prefix=".render-"):
-    """Remove the .render-PID-* (or PREFIX-PID-*) work folders of renders that
-    were killed (their process is gone); a live render's folder is left alone."""
-    for stale in Path(folder).glob(f"{prefix}*"):
-        pid = stale.name[len(prefix):].split("-")[0]
-        if stale.is_dir() and not (pid.isdigit() and process_alive(int(pid), owns=stale)):
-            shutil.rmtree(stale, ignore_errors=True)
+    """Remove the .render-TAG-* (or PREFIX-TAG-*) work folders of renders
+    that were killed (their process is gone); a live render's is left alone."""
+    remove_stale(folder, prefix, "-")
 
 
 class _Anchors(HTMLParser):
@@ -350,7 +349,7 @@ def render(article, bindings, renderer, html_path, md_path=None):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose_renderer(renderer)
     remove_stale_render_folders(html_path.parent)
-    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{os.getpid()}-") as tmp:
+    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc

@@ -42,6 +42,7 @@ import pytest
 from articlekit import render as rendermod
 from articlekit.jsonio import DiskFull, loads, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, scan
+from articlekit.workfiles import owner_tag
 from articlekit.workspace import copy_environment, copy_project
 from snakemake_fork import SnakemakeServer
 
@@ -633,7 +634,7 @@ def test_a_write_that_does_not_fit_names_the_file_and_leaves_nothing(tmp_path, m
 
 def test_temporaries_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
     dead = tmp_path / ".values.json.999999999.abc.tmp"
-    live = tmp_path / f".values.json.{os.getpid()}.def.tmp"
+    live = tmp_path / f".values.json.{owner_tag()}.def.tmp"
     dead.write_text("half")
     live.write_text("in progress")
     write_json(tmp_path / "values.json", {"a": 1})

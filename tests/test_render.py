@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
@@ -17,6 +16,7 @@ from articlekit import render as rendermod
 from articlekit.bind import bind
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json
+from articlekit.workfiles import owner_tag
 from articlekit.shortcodes import scan
 from articlekit.values import lookup, merge
 
@@ -357,14 +357,13 @@ def test_values_in_a_code_block_link_back_through_a_source_line(rendered):
 
 
 def test_a_killed_renders_folder_goes_even_when_its_pid_came_back(tmp_path):
-    """PIDs are reused: a work folder named after a pid that now belongs to a
-    process started after the folder was last written is a dead render's."""
-    live = tmp_path / f".render-{os.getpid()}-live"
-    reused = tmp_path / f".render-{os.getpid()}-old"
+    """PIDs are reused: a work folder named after this process's pid but a
+    different start is a dead render's; this render's own folder stays."""
+    pid = os.getpid()
+    live = tmp_path / f".render-{owner_tag()}-live"
+    reused = tmp_path / f".render-{pid}_1-old"  # the same pid, started at boot: another process
     gone = tmp_path / ".render-999999999-gone"
     for folder in (live, reused, gone):
         folder.mkdir()
-    hour_ago = time.time() - 3600  # long before this test's process started
-    os.utime(reused, (hour_ago, hour_ago))
     rendermod.remove_stale_render_folders(tmp_path)
     assert live.exists() and not reused.exists() and not gone.exists()
