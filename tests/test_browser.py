@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,35 +76,50 @@ def browser():
 
 
 def render_with_quarto(project, dest):
-    """The built article rendered again by Quarto (when one is found),
-    into dest/build beside a copy of the audit: Quarto's page must pass the
-    same checks. Rendered from a copy, since Quarto writes beside its input."""
+    """The built article rendered again by Quarto (when one is found), by
+    the build's own render command, into dest/build beside a copy of the
+    audit: Quarto's page must pass the same checks."""
     folder = quarto_folder()  # on PATH, else ../shared/quarto/bin, as tests/test_quarto.py finds it
     if folder is None:
         reason = "no Quarto (not on PATH, no ../shared/quarto/bin): the Quarto-rendered page is not checked here"
         if os.environ.get("REQUIRE_QUARTO"):
             pytest.fail(f"REQUIRE_QUARTO is set, but {reason}")
         pytest.skip(reason)
-    quarto = str(folder / "quarto")
-    shutil.copytree(project / "article", dest / "article")
-    shutil.copytree(project / "figures", dest / "figures")
     (dest / "build").mkdir()
     shutil.copy(project / "build" / "audit.html", dest / "build" / "audit.html")
-    done = subprocess.run([quarto, "render", "index.qmd", "--to", "html", "--output", "article.html",
-                           "-M", f"value-bindings:{project / 'build' / 'bindings.json'}", "-M", "renderer:Quarto"],
-                          cwd=dest / "article", capture_output=True, text=True, timeout=600)
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-m", "articlekit", "render", "article/index.qmd",
+                           "--bindings", "build/bindings.json", "--renderer", "quarto",
+                           "--html", str(dest / "build" / "article.html"), "--md", str(dest / "article.md")],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"quarto render failed:\n{done.stderr[-3000:]}"
     assert "WARN" not in done.stderr, f"quarto warned:\n{done.stderr[-3000:]}"
-    shutil.move(dest / "article" / "article.html", dest / "build" / "article.html")
-    (dest / "build" / ".quarto-render").touch()  # marks this folder for `loaded`
     return dest / "build"
 
 
-@pytest.fixture(scope="module", params=["as-built", "quarto"])
-def build_dir(request, built_project, tmp_path_factory):
-    if request.param == "quarto":
-        return render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
-    return built_project / "build"
+# The page as built, and the article rendered again by Quarto. The audit
+# page does not depend on the renderer: it is checked as built only.
+RENDERS = ["as-built", "quarto"]
+
+
+@pytest.fixture(scope="module")
+def build_dirs(built_project, tmp_path_factory):
+    """build_dirs(render) -> the folder holding that render's pages, made
+    on first use."""
+    made = {}
+
+    def build_dir(render):
+        if render not in made:
+            made[render] = (render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
+                            if render == "quarto" else built_project / "build")
+        return made[render]
+
+    return build_dir
+
+
+@pytest.fixture(params=RENDERS)
+def build_dir(request, build_dirs):
+    return build_dirs(request.param)
 
 
 def open_page(driver, path, width):
@@ -121,15 +137,14 @@ def open_page(driver, path, width):
     return driver.get_log("browser")
 
 
-CASES = [(page, width) for page in PAGES for width in WIDTHS]
+CASES = [(render, page, width) for render in RENDERS for page in PAGES for width in WIDTHS
+         if render == "as-built" or page == "article.html"]
 
 
-@pytest.fixture(params=CASES, ids=[f"{page}-{width}" for page, width in CASES])
-def loaded(request, browser, build_dir):
-    page, width = request.param
-    if page != "article.html" and (build_dir / ".quarto-render").exists():
-        pytest.skip(f"{page} does not depend on the renderer: checked as built")
-    path = build_dir / page
+@pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])
+def loaded(request, browser, build_dirs):
+    render, page, width = request.param
+    path = build_dirs(render) / page
     assert path.exists(), f"{path} was not built"
     log = open_page(browser, path, WIDTHS[width])
     return browser, path, log, WIDTHS[width]
@@ -191,8 +206,9 @@ def _ids(path):
     return set(re.findall(r"""\s(?:id|name)=["']([^"']+)["']""", path.read_text(encoding="utf-8")))
 
 
-def test_every_in_page_link_has_its_target(loaded, build_dir):
+def test_every_in_page_link_has_its_target(loaded):
     driver, path, _, _ = loaded
+    build_dir = path.parent
     broken = []
     for href in driver.execute_script(LINKS):
         page, _, fragment = href.partition("#")
@@ -227,8 +243,9 @@ return [...document.querySelectorAll('a.bound-value, a.bound-source')].map(a => 
 """
 
 
-def test_every_bound_number_has_its_tooltip_and_its_link(loaded, build_dir):
+def test_every_bound_number_has_its_tooltip_and_its_link(loaded):
     driver, path, _, width = loaded
+    build_dir = path.parent
     lacking = []
     for b in driver.execute_script(BOUND):
         page, _, fragment = b["href"].partition("#")
