@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from articlekit.workspace import copy_environment, copy_project
+from tests.workspace import copy_environment, copy_project
 
 pytestmark = pytest.mark.slow
 
