@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.workspace import copy_environment, copy_project
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -126,3 +126,30 @@ def test_a_figure_the_article_names_but_no_rule_builds_stops_the_plan(built):
         assert "figures/nowhere-made.svg, which no rule builds" in proc.stdout + proc.stderr
     finally:
         article.write_text(original)
+
+
+MINIMAL_ARTICLE = {
+    "Snakefile": (PROJECT_ROOT / "Snakefile").read_text(),
+    "config.yaml": "experiments:\n  hello: {figures: {curve: figures/hello-curve.svg}, threads: all}\nhello: {n: 3}\n",
+    "experiments/__init__.py": "",
+    "experiments/hello.py": "from articlekit.artifacts import run_experiment\n\n\ndef run(params):\n"
+                            "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
+    "article/index.qmd": "The total is {{< value hello.total >}}.\n",
+    "article/_quarto.yml": "format:\n  html: {}\n",
+    "baseline/published.yaml": "edition: {title: Hello}\nentries: []\n",  # read when jobs run, not planned
+}
+
+
+def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_path):
+    # no schema, matrix, listings, report captions or conda file: the module's
+    # defaults cover them, and the experiment rule comes from config experiments:
+    for name, text in MINIMAL_ARTICLE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = copy_environment(PROJECT_ROOT)
+    proc = subprocess.run(["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "python -m experiments.hello --params '{\"n\": 3, \"threads\": 3}' --json results/hello.json " \
+           "--figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
+    assert "rule listings:" not in proc.stdout and "matrix" not in proc.stdout

@@ -2,31 +2,34 @@
 # lint for typed numbers, render.
 
 
-rule listings:
-    input:
-        source=settings.listing_sources(config),
-        code=articlekit_code("listings"),
-    output:
-        json=LISTINGS,
-    log:
-        "logs/listings.log",
-    benchmark:
-        "benchmarks/out/listings.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
-    shell:
-        "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
+# Only for an article that shows listings (publishing.listings).
+if LISTING_SOURCES:
+
+    rule listings:
+        input:
+            source=LISTING_SOURCES,
+            code=command_code("listings"),
+        output:
+            json=LISTINGS,
+        log:
+            "logs/listings.log",
+        benchmark:
+            "benchmarks/out/listings.tsv"
+        conda:
+            CONDA_ENV
+        threads: 1
+        resources:
+            mem_mb=400,
+            runtime=2,
+        shell:
+            "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
 
 
 rule values:
     input:
         results=RESULTS,
         baseline=BASELINE,
-        code=articlekit_code("values"),
+        code=command_code("values"),
     output:
         json=VALUES,
     log:
@@ -48,7 +51,7 @@ rule lint_article:
     input:
         article=ARTICLE,
         values=VALUES,
-        code=articlekit_code("lint"),
+        code=command_code("lint"),
     output:
         report=LINT_REPORT,
     log:
@@ -71,7 +74,7 @@ rule bind:
         values=VALUES,
         # {{< departures >}}: where this build departs from the edition
         baseline=BASELINE,
-        code=articlekit_code("bind"),
+        code=command_code("bind"),
     output:
         json=BINDINGS,
     log:
@@ -100,7 +103,7 @@ rule render:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
-        code=articlekit_code("render"),
+        code=command_code("render"),
     output:
         html="build/article.html",
         md="build/article.md",
@@ -128,7 +131,7 @@ rule pdf:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
-        code=articlekit_code("pdf"),
+        code=command_code("pdf"),
     output:
         pdf=report(
             "build/article.pdf",

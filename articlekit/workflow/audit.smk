@@ -7,7 +7,7 @@
 rule audit:
     input:
         baseline=BASELINE,
-        code=articlekit_code("audit"),
+        code=command_code("audit"),
         values=VALUES,
         bindings=BINDINGS,
     output:
@@ -34,7 +34,7 @@ rule audit:
 rule diff:
     input:
         baseline=BASELINE,
-        code=articlekit_code("diff"),
+        code=command_code("diff"),
         values=VALUES,
         bindings=BINDINGS,
         release=latest_release,

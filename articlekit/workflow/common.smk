@@ -102,7 +102,11 @@ CONDA_ENV = (
 
 EXPERIMENTS = settings.experiments(config)
 EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
-RESULTS = [experiment.json for experiment in EXPERIMENTS] + [LISTINGS]
+# Code listings cut from the sources publishing.listings names, if any.
+LISTING_SOURCES = settings.listing_sources(config)
+RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
+    [LISTINGS] if LISTING_SOURCES else []
+)
 
 
 def experiment_code(name):
@@ -113,10 +117,14 @@ def experiment_code(name):
         raise WorkflowError(str(error)) from None
 
 
-def articlekit_code(command):
-    """What `python -m articlekit COMMAND` runs (or `python -m
-    articlekit.COMMAND` for the matrix's own entry points)."""
+def command_code(command):
+    """What `python -m articlekit COMMAND` runs: editing any of it reruns the step."""
     return codegraph.package_files("articlekit.__main__", f"articlekit.{command}")
+
+
+def module_code(module):
+    """What `python -m articlekit.MODULE` runs."""
+    return codegraph.package_files(f"articlekit.{module}")
 
 
 def figure_outputs(experiment):

@@ -92,7 +92,7 @@ rule matrix_column:
         shared=MATRIX_SHARED,
         article=ARTICLE,
         baseline=BASELINE,
-        code=articlekit_code("matrix"),
+        code=module_code("matrix"),
     output:
         json="build/matrix/{label}.json",
     log:
@@ -118,7 +118,7 @@ rule matrix_report:
     input:
         columns=expand("build/matrix/{label}.json", label=MATRIX),
         baseline=BASELINE,
-        code=articlekit_code("matrix"),
+        code=module_code("matrix"),
     output:
         json="build/matrix.json",
         md="build/matrix.md",

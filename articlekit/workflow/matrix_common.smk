@@ -15,7 +15,9 @@ MATRIX_EXPERIMENTS = [
     e.name for e in EXPERIMENTS if e.name not in config["matrix"]["exclude"]
 ]
 # Taken from the main build, the same in every environment, not compared.
-MATRIX_SHARED = [f"results/{e}.json" for e in config["matrix"]["exclude"]] + [LISTINGS]
+MATRIX_SHARED = [f"results/{e}.json" for e in config["matrix"]["exclude"]] + (
+    [LISTINGS] if LISTING_SOURCES else []
+)
 MATRIX_LOCKS = expand("results/matrix/{label}/requirements.lock", label=MATRIX)
 EXPERIMENT_BY_NAME = {e.name: e for e in EXPERIMENTS}
 
