@@ -70,7 +70,7 @@ def _imported(distribution):
 
 def _top_level_modules(dist):
     """The importable names a distribution installs (top_level.txt, else its
-    file list): torch installs torch, functorch and torchgen."""
+    file list): one distribution may install several packages."""
     listed = (dist.read_text("top_level.txt") or "").split()
     if listed:
         return listed

@@ -80,7 +80,7 @@ def version_overrides(config):
     given = config.get("versions") or {}
     if not isinstance(given, dict) or not all(isinstance(v, (str, int, float)) for v in given.values()):
         raise ValueError(f"--config versions={given!r}: write a mapping of library to version, "
-                         "e.g. --config versions='{torch: \"9.9\"}'")
+                         "e.g. --config versions='{NAME: \"9.9\"}' for a distribution NAME")
     return {str(name): str(version) for name, version in given.items()}
 
 
