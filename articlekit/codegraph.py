@@ -58,8 +58,18 @@ def _parents(module):
 
 
 @lru_cache(maxsize=None)
-def _parsed(path):
-    return ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+def _scan(path):
+    """One pass over a file's syntax tree: its imports as (level, module,
+    names), and its string constants (where it names its data files)."""
+    imports, strings = [], set()
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            imports += [(0, alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            imports.append((node.level, node.module, tuple(a.name for a in node.names if a.name != "*")))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)
+    return tuple(imports), frozenset(strings)
 
 
 def imported_names(path, module):
@@ -67,26 +77,21 @@ def imported_names(path, module):
     import Y` giving both X and X.Y (Y may be a submodule)."""
     package = module if Path(path).name == "__init__.py" else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(_parsed(path)):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: from . import x, from ..y import z
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module
-            found.append(source)
-            found += [f"{source}.{alias.name}" for alias in node.names if alias.name != "*"]
+    for level, source, names in _scan(path)[0]:
+        if level:  # relative: from . import x, from ..y import z
+            parts = package.split(".")
+            source = ".".join(parts[: len(parts) - level + 1] + ([source] if source else []))
+        found.append(source)
+        found += [f"{source}.{name}" for name in names]
     return found
 
 
 def named_strings(path):
     """The string constants of a file: where it names its data files."""
-    return {node.value for node in ast.walk(_parsed(path))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return _scan(path)[1]
 
 
+@lru_cache(maxsize=None)
 def _package_data():
     """{path relative to the package: files} for what the package ships
     beside its Python modules: each data file, and each folder (all of its
@@ -108,7 +113,6 @@ def module_graph(modules, article_root="."):
     """The files of `modules` and of everything they import that lives in
     articlekit or under article_root, plus the package data they name."""
     seen, files, queue = set(), set(), list(modules)
-    data = None
     while queue:
         module = queue.pop()
         if module in seen:
@@ -122,9 +126,8 @@ def module_graph(modules, article_root="."):
         queue += _parents(module)
         queue += imported_names(path, module)
         if module.startswith(PACKAGE):
-            data = _package_data() if data is None else data
             for name in named_strings(path):
-                files.update(data.get(name, []))
+                files.update(_package_data().get(name, []))
     return files
 
 

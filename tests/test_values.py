@@ -2,6 +2,7 @@
 
 import json
 import math
+import platform
 
 import pytest
 
@@ -76,3 +77,26 @@ def test_the_command_writes_values_json_with_nan_kept(tmp_path):
     out = tmp_path / "build" / "values.json"
     assert valuesmod.main([str(art), "--out", str(out)]) == 0
     assert math.isnan(read_json(out)["values"]["errors.ratio"])
+
+
+def test_what_the_artifact_api_writes_is_what_values_reads(tmp_path):
+    from articlekit.artifacts import read_artifact, write_artifact
+
+    path = tmp_path / "results/fit.json"
+    write_artifact(path, "fit", "experiments/fit.py", params={"seed": 1}, values={"slope": 2.5})
+    doc = merge([(path, read_artifact(path))])
+    assert doc["values"] == {"fit.slope": 2.5, "fit.params.seed": 1}
+    assert doc["versions"]["fit"] == {"python": platform.python_version()}
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ('{"experiment": "fit", "values": {}}', "no 'script' field"),
+    ("[1, 2]", "a list, not an object"),
+])
+def test_a_file_that_is_not_an_envelope_is_named_with_the_fix(tmp_path, text, complaint):
+    from articlekit.artifacts import read_artifact
+
+    path = tmp_path / "fit.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"{path}: not an experiment artifact \({complaint}\)\n.*delete it"):
+        read_artifact(path)

@@ -114,3 +114,13 @@ def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
     config = {"experiments": {"fit": entry}}
     with pytest.raises(ValueError, match=complaint):
         check_config(config, FOLDER / "schema.yaml")
+
+
+def test_a_missing_library_is_named_with_what_to_install_and_what_still_builds(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an article without requirements.txt or environment.yml
+    message = settings.missing_library(CONFIG, "torch")
+    assert message == ("PyTorch is not installed, and the experiments timing import it (their libraries: in "
+                       "config experiments:). Install it with `pip install torch`. The experiments that do "
+                       "without it still build, e.g. `snakemake --cores 2 results/scaling.json`.")
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    assert "Install it with `pip install -r requirements.txt`." in settings.missing_library(CONFIG, "torch")

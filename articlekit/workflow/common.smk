@@ -170,33 +170,9 @@ VERSIONS = settings.installed_versions(
 )
 
 
-def missing_library(library):
-    """Why a library an experiment lists cannot be found, and what to do."""
-    users = [e.name for e in EXPERIMENTS if library in e.libraries]
-    others = [e.name for e in EXPERIMENTS if library not in e.libraries]
-    how = (
-        "`pip install -r requirements.txt`"
-        if os.path.exists("requirements.txt")
-        else f"`pip install {library}`"
-    )
-    if os.path.exists("environment.yml"):
-        how += ", or use environment.yml"
-    without = (
-        f" The experiments that do without it still build, e.g. "
-        f"`snakemake --cores 2 results/{others[0]}.json`."
-        if others
-        else ""
-    )
-    return (
-        f"{settings.library_label(config, library)} is not installed, and the experiments "
-        f"{', '.join(users)} import it (their libraries: in config experiments:). "
-        f"Install it with {how}.{without}"
-    )
-
-
 for _library, _version in VERSIONS.items():
     if _version is None and any(_library in e.libraries for e in EXPERIMENTS):
-        logger.warning(missing_library(_library))
+        logger.warning(settings.missing_library(config, _library))
 
 
 def library_versions(experiment):
@@ -211,7 +187,7 @@ def library_versions(experiment):
 
     def not_installed(wildcards):
         if not workflow.dryrun:
-            raise WorkflowError(missing_library(missing[0]))
+            raise WorkflowError(settings.missing_library(config, missing[0]))
         return {
             library: version or "not installed" for library, version in versions.items()
         }
@@ -252,16 +228,25 @@ def experiment_params(experiment):
 
 
 def article_figures(wildcards):
-    """The figures the article shows, read from its image links.
+    """The figures the article shows: its image links into figures/, read
+    relative to the article's folder.
 
     The manuscript declares what the render depends on: a figure it names
     that no rule builds stops the DAG before any job runs.
     """
     import re
-    from pathlib import Path
 
     text = Path(ARTICLE).read_text(encoding="utf-8")
-    named = sorted(set(re.findall(r"!\[[^\]]*\]\(\.\./(figures/[^)\s]+)\)", text)))
+    links = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", text)
+    named = sorted(
+        {
+            path
+            for path in (
+                os.path.normpath(os.path.join(ARTICLE_DIR, link)) for link in links
+            )
+            if path.startswith("figures/")
+        }
+    )
     # Raised here, not left to Snakemake: when an old article.html exists,
     # a missing input would silently keep it instead of failing.
     built = {str(path) for rule in workflow.rules for path in rule.output}

@@ -7,6 +7,7 @@ label) is made here, in plain Python that the tests call directly.
 """
 
 import importlib.metadata
+import os
 from dataclasses import dataclass, field
 
 # A job that asks for every core the run was given.
@@ -47,14 +48,18 @@ class Experiment:
 
 def experiments(config):
     """config `experiments:` as Experiment entries, in the config's order."""
-    entries = config.get("experiments") or {}
-    return [
-        Experiment(name=name, figures=dict(entry.get("figures") or {}),
-                   libraries=tuple(entry.get("libraries") or ()), threads=entry.get("threads", 1),
-                   mem_mb=entry.get("mem_mb", DEFAULT_MEM_MB), runtime=entry.get("runtime", DEFAULT_RUNTIME_MIN))
-        for name, entry in entries.items()
-        for entry in [entry or {}]
-    ]
+    return [_experiment(name, entry or {}) for name, entry in (config.get("experiments") or {}).items()]
+
+
+def _experiment(name, entry):
+    return Experiment(
+        name=name,
+        figures=dict(entry.get("figures") or {}),
+        libraries=tuple(entry.get("libraries") or ()),
+        threads=entry.get("threads", 1),
+        mem_mb=entry.get("mem_mb", DEFAULT_MEM_MB),
+        runtime=entry.get("runtime", DEFAULT_RUNTIME_MIN),
+    )
 
 
 def publishing(config):
@@ -72,6 +77,22 @@ def recorded_libraries(config, experiment):
 def library_label(config, library):
     """How the article names a library in messages (publishing.libraries: torch -> PyTorch)."""
     return (publishing(config).get("libraries") or {}).get(library) or library
+
+
+def missing_library(config, library):
+    """Why a library that experiments list cannot be found, and what to do:
+    what to install (the article's requirements.txt or environment.yml when
+    it has them) and which experiments still build without it."""
+    entries = experiments(config)
+    users = [e.name for e in entries if library in e.libraries]
+    others = [e.name for e in entries if library not in e.libraries]
+    how = "`pip install -r requirements.txt`" if os.path.exists("requirements.txt") else f"`pip install {library}`"
+    if os.path.exists("environment.yml"):
+        how += ", or use environment.yml"
+    without = (f" The experiments that do without it still build, e.g. `snakemake --cores 2 results/{others[0]}.json`."
+               if others else "")
+    return (f"{library_label(config, library)} is not installed, and the experiments {', '.join(users)} import it "
+            f"(their libraries: in config experiments:). Install it with {how}.{without}")
 
 
 def version_overrides(config):
