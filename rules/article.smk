@@ -7,11 +7,12 @@ EXTENSION = [
 ]
 # The articlekit modules each step runs: editing one reruns the step.
 BIND_CODE = [
-    "articlekit/audit.py",
+    "articlekit/agreement.py",
     "articlekit/baseline.py",
     "articlekit/bind.py",
     "articlekit/claims.py",
     "articlekit/departures.py",
+    "articlekit/environment.py",
     "articlekit/fmt.py",
     "articlekit/shortcodes.py",
     "articlekit/values.py",
@@ -33,8 +34,8 @@ PDF_CODE = [
 
 rule listings:
     input:
-        source=ATTENTION_CODE,
-        code="articlekit/listings.py",
+        sources=LISTING_SOURCES,
+        code=["articlekit/listings.py", "articlekit/publishing.py"],
     output:
         json="results/listings.json",
     log:
@@ -47,15 +48,21 @@ rule listings:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
-        "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
+        "python -m articlekit listings --publishing {params.publishing:q} --out {output.json} 2> {log}"
 
 
 rule values:
     input:
         results=RESULTS,
         baseline="baseline/published.yaml",
-        code=["articlekit/values.py", "articlekit/baseline.py"],
+        code=[
+            "articlekit/values.py",
+            "articlekit/baseline.py",
+            "articlekit/agreement.py",
+        ],
     output:
         json="build/values.json",
     log:

@@ -2,16 +2,19 @@
 # last release.
 
 BASELINE = "baseline/published.yaml"
-BASELINE_SCHEMA = "baseline/schema.yaml"
+BASELINE_SCHEMA = "articlekit/baseline_schema.yaml"
 # shell rules get no `code` rerun trigger: list the modules so that a fix to
 # how values are judged redoes the audit and the diff.
 # Modules both reports judge values with.
 JUDGING_CODE = [
+    "articlekit/agreement.py",
     "articlekit/baseline.py",
     "articlekit/claims.py",
+    "articlekit/environment.py",
     "articlekit/fmt.py",
     "articlekit/jsonio.py",
-    "articlekit/mdtable.py",
+    "articlekit/pages.py",
+    "articlekit/publishing.py",
     "articlekit/values.py",
 ]
 AUDIT_CODE = ["articlekit/audit.py", *JUDGING_CODE]
@@ -41,9 +44,12 @@ rule audit:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
-        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} --log {log}"
+        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} "
+        "--publishing {params.publishing:q} --log {log}"
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release
@@ -68,9 +74,12 @@ rule diff:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit diff --values {input.values} --bindings {input.bindings} "
-        "--baseline {input.baseline} --json {output.json} --md {output.md} {input.release} 2> {log}"
+        "--baseline {input.baseline} --json {output.json} --md {output.md} "
+        "--publishing {params.publishing:q} {input.release} 2> {log}"
 
 
 # No output on purpose: a release is asked for, never rebuilt because an
@@ -91,6 +100,8 @@ rule release:
     params:
         label=RELEASE_LABEL,
         releases=RELEASES,
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit release --label {params.label} --values {input.values} "
-        "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} 2> {log}"
+        "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} "
+        "--publishing {params.publishing:q} 2> {log}"

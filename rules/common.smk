@@ -2,6 +2,7 @@
 # lists of what the experiments produce.
 
 import importlib.metadata
+import json
 import os
 
 from snakemake.exceptions import WorkflowError
@@ -9,6 +10,8 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 from articlekit.config import ConfigError, check_config
+from articlekit.publishing import PublishingError
+from articlekit.publishing import parse as parse_publishing
 
 # `--config strict=false` arrives as the string "false": read it as YAML
 # would, so the schema sees a boolean.
@@ -26,6 +29,14 @@ try:
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "../config/schema.yaml")
+
+# What articlekit needs to know about this article, checked once here and
+# handed to its commands as one JSON argument: --publishing {params.publishing:q}.
+try:
+    PUBLISHING = parse_publishing(config.get("publishing"))
+except PublishingError as error:
+    raise WorkflowError(f"config: {error}") from None
+PUBLISHING_JSON = json.dumps(config.get("publishing") or {}, sort_keys=True)
 
 
 def check_writable(folder):
@@ -81,6 +92,8 @@ except importlib.metadata.PackageNotFoundError:
 # Code every experiment runs; editing it reruns them.
 SHARED_CODE = ["experiments/artifacts.py", "articlekit/jsonio.py"]
 ATTENTION_CODE = "experiments/attention.py"
+# The sources the article lists (publishing.listings), cut by the listings rule.
+LISTING_SOURCES = [listing.source for listing in PUBLISHING.listings.values()]
 
 EXPERIMENTS = [
     "environment",
@@ -162,8 +175,20 @@ OPT_IN_RULE_FILES = ("rules/matrix.smk",)
 
 # Snapshots frozen by `snakemake release`, one folder per label.
 RELEASES = "releases"
+
+
+def installed_version(library):
+    """The installed version of a library, or None when it is not installed."""
+    try:
+        return importlib.metadata.version(library)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 RELEASE_LABEL = (
-    f"numpy-{NUMPY_VERSION}_torch-{TORCH_VERSION if isinstance(TORCH_VERSION, str) else 'none'}"
+    PUBLISHING.label_for(
+        {lib: installed_version(lib) for lib in PUBLISHING.release_label}
+    )
     if config["release_label"] == "auto"
     else config["release_label"]
 )

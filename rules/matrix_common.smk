@@ -19,7 +19,7 @@ MATRIX_SHARED = [f"results/{e}.json" for e in config["matrix"]["exclude"]] + [
     "results/listings.json"
 ]
 MATRIX_LOCKS = expand("results/matrix/{label}/requirements.lock", label=MATRIX)
-MATRIX_CODE = ["articlekit/matrix.py", *BIND_CODE, *JUDGING_CODE, "articlekit/diff.py"]
+MATRIX_CODE = ["articlekit/matrix.py", *BIND_CODE, *JUDGING_CODE]
 
 
 wildcard_constraints:
