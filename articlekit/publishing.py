@@ -76,7 +76,7 @@ def parse(section, where="publishing"):
     if unknown:
         raise PublishingError(f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(KEYS)}")
     libraries = _libraries(section.get("libraries"), where)
-    label = _names(section.get("release_label"), f"{where}.release_label", "a list of library names, e.g. [numpy]")
+    label = _names(section.get("release_label"), f"{where}.release_label", "a list of library names, e.g. [scipy]")
     unrecorded = [lib for lib in label if lib not in libraries]
     if unrecorded:
         raise PublishingError(
@@ -122,11 +122,11 @@ def _libraries(value, where):
         return {"python": "Python"}
     if not isinstance(value, dict) or not value:
         raise PublishingError(f"{where}.libraries: expected a mapping of library to display name, "
-                              f"e.g. {{python: Python, numpy: NumPy}}, got {value!r}")
+                              f"e.g. {{python: Python, scipy: SciPy}}, got {value!r}")
     for library, display in value.items():
         if not isinstance(library, str) or not _LIBRARY.match(library):
             raise PublishingError(f"{where}.libraries: {library!r} is not a distribution name; "
-                                  "write it as pip knows it, e.g. numpy")
+                                  "write it as pip knows it, e.g. scipy")
         if not isinstance(display, str) or not display.strip():
             raise PublishingError(f"{where}.libraries.{library}: expected the name readers know it by, "
                                   f"e.g. {library}: {library.capitalize()}, got {display!r}")
