@@ -5,7 +5,7 @@ this build regenerate it, and if it moved, was that expected?
         --values build/values.json --bindings build/bindings.json \\
         --json build/audit.json --md build/audit.md --html build/audit.html
 
-Statuses, decided by the entry's agreement class (baseline/published.yaml),
+Statuses, decided by the entry's agreement class (articlekit/agreement.py),
 in the order a reviewer reads them:
 
     erratum             the edition was wrong; its corrected fact (check) holds
