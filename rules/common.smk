@@ -36,7 +36,8 @@ try:
     PUBLISHING = parse_publishing(config.get("publishing"))
 except PublishingError as error:
     raise WorkflowError(f"config: {error}") from None
-PUBLISHING_JSON = json.dumps(config.get("publishing") or {}, sort_keys=True)
+# Key order kept: publishing.libraries is also the order pages list them in.
+PUBLISHING_JSON = json.dumps(config.get("publishing") or {})
 
 
 def check_writable(folder):
