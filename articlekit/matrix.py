@@ -24,7 +24,6 @@ reported, never highlighted: they are what the columns differ in.
 """
 
 import argparse
-import html
 import re
 import sys
 
@@ -33,7 +32,7 @@ from articlekit.bind import BindError, bind
 from articlekit.agreement import INFO, TEXT, between_builds
 from articlekit.jsonio import read_json, write_json, write_text_atomic
 from articlekit.environment import in_record
-from articlekit.pages import cell, code, shorten, table
+from articlekit.pages import cell, code, escape, shorten, table
 from articlekit.publishing import Publishing
 from articlekit.publishing import add_argument as add_publishing_argument
 from articlekit.values import merge, published_envelope
@@ -243,41 +242,37 @@ td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-wid
 """
 
 
-def _e(text):
-    return html.escape("" if text is None else str(text))
-
-
 def _html_cell(c):
     if c is None:
         return '<td class="val muted">—</td>'
-    shown = f"<code>{_e(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
+    shown = f"<code>{escape(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
     if c["holds"] is not None:
         css, mark = ("holds", "✓ holds") if c["holds"] else ("fails", "✗ fails")
-        shown += f' <span class="badge {css}" title="{_e(c["message"])}">{mark}</span>'
-    return f'<td class="val" title="{_e(_short(c["raw"], 300))}">{shown}</td>'
+        shown += f' <span class="badge {css}" title="{escape(c["message"])}">{mark}</span>'
+    return f'<td class="val" title="{escape(_short(c["raw"], 300))}">{shown}</td>'
 
 
 def _card(s, publishing):
     bad = s["claims_failed"] or s["texts_changed"] or s["moved"] or not s["complete"]
     facts = [("claims held", s["claims_held"]), ("claims failed", s["claims_failed"]),
              ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
-    body = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in facts)
-    status = "" if s["complete"] else f'<p class="fails badge">{_e(_status(s))}</p>'
-    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{_e(s["label"])}</code></h3>'
-            f'<div class="muted">{_e(" ".join(s["pins"]))}<br>got {_e(publishing.versions_text(s["versions"]) or "nothing")}</div>'
+    body = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
+    status = "" if s["complete"] else f'<p class="fails badge">{escape(_status(s))}</p>'
+    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{escape(s["label"])}</code></h3>'
+            f'<div class="muted">{escape(" ".join(s["pins"]))}<br>got {escape(publishing.versions_text(s["versions"]) or "nothing")}</div>'
             f"{status}<dl>{body}</dl></div>")
 
 
 def _html_rows(rows, labels):
-    head = "".join(f"<th>{_e(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
     body = []
     for r in rows:
         first, *more = r["locations"] or [""]
         where = first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else "")
-        key = (f"<code>{_e(r['key'])}</code>" + (f' <span class="muted">{_e(r["fmt"])}</span>' if r["fmt"] else "")
-               + f'<div class="muted" title="{_e(", ".join(r["locations"]))}">{_e(where)} · {_e(r["rule"] or r["kind"])}</div>')
+        key = (f"<code>{escape(r['key'])}</code>" + (f' <span class="muted">{escape(r["fmt"])}</span>' if r["fmt"] else "")
+               + f'<div class="muted" title="{escape(", ".join(r["locations"]))}">{escape(where)} · {escape(r["rule"] or r["kind"])}</div>')
         cells = "".join(_html_cell(r["cells"].get(label)) for label in labels)
-        why = "<br>".join([_e(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {_e(w)}</span>'
+        why = "<br>".join([escape(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {escape(w)}</span>'
                                                             for w in r["within"]])
         # Narrow screens: the reasons under the key, the last column hidden.
         inline = f'<div class="why why-inline">{why}</div>' if why else ""
@@ -292,7 +287,7 @@ def to_html(matrix, publishing=Publishing()):
     labels = [s["label"] for s in envs]
     differing = [r for r in rows if r["differs"]]
     left_out = (f"<p class=\"muted\">Not run per environment (taken from the main build, not compared): "
-                f"{_e(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
+                f"{escape(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
     differences = (_html_rows(differing, labels) if differing
                    else "<p>None: every row agrees within its rule in every environment.</p>")
     return f"""<!DOCTYPE html>
@@ -301,7 +296,7 @@ def to_html(matrix, publishing=Publishing()):
 <h1>Version matrix</h1>
 <p>{len(rows)} rows (the article's claims, the error texts it quotes, the values it prints) in {len(envs)}
 environments; <b>{_differ(len(differing))}</b> beyond their agreement rule (highlighted, with the reason).
-Values are compared with the first built environment, <code>{_e(matrix['reference'])}</code>.</p>
+Values are compared with the first built environment, <code>{escape(matrix['reference'])}</code>.</p>
 {left_out}
 <div class="cards">{''.join(_card(s, publishing) for s in envs)}</div>
 <h2>Rows that differ</h2>
