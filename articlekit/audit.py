@@ -5,7 +5,7 @@ this build regenerate it, and if it moved, was that expected?
         --values build/values.json --bindings build/bindings.json \\
         --json build/audit.json --md build/audit.md --html build/audit.html
 
-Statuses, decided by the entry's agreement class (baseline/published.yaml),
+Statuses, decided by the entry's agreement class (articlekit/agreement.py),
 in the order a reviewer reads them:
 
     erratum             the edition was wrong; its corrected fact (check) holds
@@ -30,120 +30,23 @@ the baseline), the two must agree, or the entry moves unexpectedly.
 """
 
 import argparse
-import html
 import re
 import sys
 
-from articlekit.baseline import BaselineError, check_holds, load_baseline, render, same_text, same_value
-from articlekit.fmt import FormatError
-from articlekit.jsonio import read_json, write_json, write_text_atomic
-from articlekit.mdtable import cell, code, table, versions_text
-from articlekit.claims import INCONCLUSIVE, ClaimError, evaluate
+from articlekit.agreement import (CITED, CITED_CLASS, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED,
+                                  STATUSES, UNEXPECTED, against_edition)
+from articlekit.baseline import BaselineError, load_baseline
+from articlekit.claims import INCONCLUSIVE
+from articlekit.environment import installed_versions
+from articlekit.jsonio import read_json, write_text_atomic
+from articlekit.pages import (badge, cell, code, cols, counts_table, escape, html_page, html_table, key_html, shorten,
+                              table, words, write_report)
+from articlekit.publishing import Publishing
+from articlekit.publishing import add_argument as add_publishing_argument
 from articlekit.values import lookup, measured, split_key
 
-ERRATUM = "erratum"
-NOT_REPRODUCIBLE = "not reproducible"
-UNEXPECTED = "moved unexpectedly"
-MISSING = "key missing"
-EXPECTED = "moved as expected"
-REPRODUCED = "reproduced"
-CITED = "cited"
-# Reading order: what a reviewer wants first.
-STATUSES = (ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED, MISSING, EXPECTED, REPRODUCED, CITED)
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
        EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
-
-
-# ---- versions ------------------------------------------------------------------
-
-def installed_versions(values_doc):
-    """python/numpy/torch of this build: the environment experiment's record,
-    else any experiment's versions."""
-    values = values_doc.get("values", {})
-    found = {}
-    for experiment_versions in values_doc.get("versions", {}).values():
-        found.update(experiment_versions)
-    for library in ("python", "numpy", "torch"):
-        if isinstance(values.get(f"environment.{library}"), str):
-            found[library] = values[f"environment.{library}"]
-    return found
-
-
-def same_release(published, installed):
-    """'2.14.1' vs '2.14.1+cpu': same; '3.13' vs '3.13.2': same (the edition
-    gave only the minor version); '2.14.1' vs '2.13.0': different."""
-    if not installed:
-        return False
-    base = str(installed).split("+", 1)[0]
-    return base == published or base.startswith(published + ".")
-
-
-# ---- one entry -------------------------------------------------------------------
-
-def judge(entry, value, edition_versions, installed, checked=None):
-    """(status, regenerated text, why) for one baseline entry whose key exists.
-    `checked`: the value as its check sees it, an Interval for a measured value."""
-    if entry.cls == "text":
-        shown = str(value)
-        same = isinstance(value, str) and same_text(value, entry.value)
-    else:
-        try:
-            shown = render(value, entry.fmt)
-        except FormatError as exc:
-            return UNEXPECTED, repr(value), f"cannot print it the way the edition did: {exc}"
-        same = shown == entry.published if entry.fmt else same_value(value, entry.value)
-
-    if entry.check:
-        holds, message = check_holds(entry.check, value if checked is None else checked)
-        if _inconclusive(entry.check, checked):
-            return EXPECTED, shown, f"machines differ; {message}: the measurement cannot decide"
-        if not holds:
-            return UNEXPECTED, shown, f"fails its check '{entry.check}' ({message})"
-
-    if same:
-        return REPRODUCED, shown, ("same text" if entry.cls == "text" else "the printed value came back")
-
-    if entry.cls == "exact":
-        return UNEXPECTED, shown, f"an exact value: printed {entry.published}, regenerated {shown}"
-    if entry.cls == "noise":
-        return EXPECTED, shown, f"floating-point noise: both meet '{entry.check}'"
-    if entry.cls == "timing":
-        return _judge_timing(entry, value, shown)
-    if entry.cls == "text":
-        library = entry.library
-        then, now = edition_versions.get(library), installed.get(library)
-        if library and not same_release(then, now):
-            return EXPECTED, shown, f"{library} {now or 'unknown'} here, {then} in the edition: messages change between versions"
-        return UNEXPECTED, shown, f"the text changed with {library} still at the edition's {then}"
-    if entry.cls == "info":
-        return EXPECTED, shown, "reported, expected to differ between machines and builds"
-    if entry.cls == "not_reproducible":
-        kept = f" Its check '{entry.check}' holds." if entry.check else ""
-        return NOT_REPRODUCIBLE, shown, " ".join(entry.reason.split()) + kept
-    if entry.cls == "erratum":
-        return ERRATUM, shown, " ".join(entry.reason.split()) + f" ('{entry.check}' holds.)"
-    if entry.cls == "revised":
-        kept = f" Its check '{entry.check}' holds." if entry.check else ""
-        return EXPECTED, shown, "Revised: " + " ".join(entry.reason.split()) + kept
-    raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}")
-
-
-def _inconclusive(check, checked):
-    """A measured value whose interval straddles the check's bound."""
-    try:
-        return checked is not None and evaluate(check, checked).status == INCONCLUSIVE
-    except ClaimError:
-        return False
-
-
-def _judge_timing(entry, value, shown):
-    if entry.band:
-        low, high = entry.band
-        ratio = value / entry.value if isinstance(value, (int, float)) and entry.value else float("nan")
-        if not low <= ratio <= high:
-            return UNEXPECTED, shown, f"{ratio:.2f}x the published time, outside the band [{low:g}, {high:g}]"
-        return EXPECTED, shown, f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]"
-    return EXPECTED, shown, f"machines differ; '{entry.check}' still holds (the printed {entry.published} is informational)"
 
 
 # ---- bindings: what the article prints and claims about a key ------------------------
@@ -223,7 +126,7 @@ def audit(baseline, values_doc, bindings_doc):
             "regenerated": None, "raw": None, "status": None, "why": None,
             "claims": [], "source": None, "article": None, "check": entry.check,
         }
-        if entry.cls == CITED:
+        if entry.cls == CITED_CLASS:
             why = " ".join(entry.reason.split())
             if entry.dropped:
                 why += " Not in this article: " + " ".join(entry.dropped.split())
@@ -237,7 +140,7 @@ def audit(baseline, values_doc, bindings_doc):
                 row.update(status=MISSING, why=f"{exc}; rename the entry's key "
                                                "in the baseline or restore the value")
             else:
-                status, shown, why = judge(entry, value, baseline.edition["versions"], installed,
+                status, shown, why = against_edition(entry, value, baseline.edition["versions"], installed,
                                            checked=measured(values, entry.key))
                 conflicts = threshold_conflicts(entry.check, [c for c in row["claims"] if c["key"] == entry.key])
                 if conflicts:
@@ -326,29 +229,26 @@ def _claims_text(claims):
     return "; ".join(parts)
 
 
-def _shorten(text, limit=100):
-    """Code listings are bound too: a table cell shows their start."""
-    text = " ".join(str("" if text is None else text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _source_text(source):
     return (source or {}).get("script") or ""
 
 
-def to_markdown(report):
-    s = report["summary"]
+def _versions_line(report, publishing, text):
+    """'the edition of DATE (Python 3.11, NumPy 2.4.6). This build: ...', `text` escaping each part."""
     edition = report["edition"]
-    counts = card_counts(report)
+    return (f"the edition of {text(edition['date'])} ({text(publishing.versions_text(edition['versions']))}). "
+            f"This build: {text(publishing.versions_text(report['installed']))}.")
+
+
+def to_markdown(report, publishing=Publishing()):
+    s = report["summary"]
+    counts = [(label, n) for label, n, _ in card_counts(report)]
     lines = [
         "# Audit: the published edition vs this build",
         "",
-        f"Baseline `{report['baseline']}`: the edition of {cell(edition['date'])} "
-        f"({cell(versions_text(edition['versions']))}). This build: {cell(versions_text(report['installed']))}.",
+        f"Baseline `{report['baseline']}`: {_versions_line(report, publishing, cell)}",
         "",
-        "| " + " | ".join(label for label, _, _ in counts) + " | claims failed |",
-        "|" + "---:|" * (len(counts) + 1),
-        "| " + " | ".join(str(n) for _, n, _ in counts) + f" | {s['claims_failed']} of {s['claims_checked']} |",
+        *counts_table(counts + [("claims failed", f"{s['claims_failed']} of {s['claims_checked']}")]),
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
         "",
@@ -373,7 +273,7 @@ def to_markdown(report):
     if report["other_bindings"]:
         lines += table(
             ["key", "printed", "claim", "where", "script"],
-            [[code(b["key"]), code(_shorten(b["text"])), cell(_claims_text([b])) or "(none)",
+            [[code(b["key"]), code(shorten(b["text"])), cell(_claims_text([b])) or "(none)",
               cell(", ".join(b["locations"])), cell(_source_text(b["source"]))]
              for b in report["other_bindings"]])
     else:
@@ -385,130 +285,51 @@ def to_markdown(report):
     return "\n".join(lines) + "\n"
 
 
-# Fits 1280 px without sideways scrolling (four columns, text wraps between
-# words only); under 48rem each row becomes a card of labelled fields.
-_STYLE = """
-*{box-sizing:border-box}
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:1.5rem auto;padding:0 1rem;color:#1f2328}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.85rem}
-th,td{border-bottom:1px solid #e6e8eb;padding:.35rem .45rem;text-align:left;vertical-align:top;overflow-wrap:normal;word-break:normal}
-th{background:#f6f8fa}
-code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-line}
-.key{white-space:normal}
-col.c-key{width:22%}col.c-printed{width:33%}col.c-why{width:33%}col.c-links{width:12%}
-.badge{display:inline-block;border-radius:1rem;padding:.05rem .55rem;font-size:.75rem;font-weight:600;white-space:nowrap}
-.reproduced,.holds{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
-.erratum{background:#fbefff;color:#6e40c9}.not-reproducible{background:#fff8c5;color:#7d4e00}
-.unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}
-.cards{display:flex;gap:.6rem;flex-wrap:wrap;padding:0;margin:1rem 0}
-.card{display:block;flex:1 1 0;border:1px solid #d0d7de;border-radius:.5rem;padding:.5rem .7rem;color:inherit;text-decoration:none}
-.nb{white-space:nowrap}
-a.card:hover{border-color:#0969da}.card b{display:block;font-size:1.5rem}.card.zero{opacity:.55}
-.muted{color:#57606a}.entry{margin:0 0 .35rem}.entry:last-child{margin:0}
-.entry a.id{font-weight:600;color:inherit}.arrow{color:#57606a;padding:0 .2rem}
-details{margin:1rem 0}summary{cursor:pointer;font-weight:600;padding:.3rem 0}
-:target{background:#fff8c5}
-@media (max-width:48rem){
-  body{margin:.8rem auto;padding:0 .6rem}
-  table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:100%}
-  table.rows thead,table.rows colgroup{display:none}
-  table.rows tr{border:1px solid #d0d7de;border-radius:.4rem;margin:0 0 .7rem;padding:.2rem .3rem}
-  table.rows td{border:0;padding:.25rem .3rem}
-  table.rows td[data-label]::before{content:attr(data-label);display:block;font-size:.7rem;color:#57606a;text-transform:uppercase;letter-spacing:.03em}
-  .card{flex:1 1 40%}
-}
-"""
-
-
-def _e(text):
-    return html.escape("" if text is None else str(text))
-
-
-# A number, version or flag inside running text ("-1e9", "2.14.1+cpu",
-# "'> 0.1'") is one word: browsers would otherwise break it after its hyphen.
-_TOKEN = re.compile(r"[-+−]?[\w.]*\d[\w.+−-]*")
-
-
-def _words(text):
-    """Escaped running text whose numbers never wrap inside."""
-    return _TOKEN.sub(lambda m: f'<span class="nb">{m.group(0)}</span>' if "-" in m.group(0) or "+" in m.group(0)
-                      else m.group(0), _e(text))
-
-
-def _key_html(key):
-    """A dotted key (or a path) that may wrap after its dots, underscores and
-    slashes, never inside a word."""
-    return "<code class=key>" + "<wbr>".join(re.split(r"(?<=[._/])", _e(key))) + "</code>"
-
-
-def _badge(label, css):
-    return f'<span class="badge {css}">{_e(label)}</span>'
-
-
 def _claim_badges(claims):
     out = []
     for c in claims:
         if c["holds"] is None:
             continue
         css, mark = ("holds", "✓") if c["holds"] else ("fails", "?" if c.get("status") == INCONCLUSIVE else "✗")
-        out.append(f'{_badge(mark + " " + c["expect"], css)} <span class="muted">{_e(", ".join(c["locations"]))}</span>')
+        out.append(f'{badge(mark + " " + c["expect"], css)} <span class="muted">{escape(", ".join(c["locations"]))}</span>')
     return "<br>".join(out)
-
-
-def _cols(*names):
-    return "<colgroup>" + "".join(f'<col class="c-{n}">' for n in names) + "</colgroup>"
-
-
-def _html_table(head, rows, cols="", css="rows"):
-    header = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "\n".join("<tr>" + "".join(f'<td data-label="{_e(h)}">{c}</td>' for h, c in zip(head, row)) + "</tr>"
-                     for row in rows)
-    return f'<table class="{css}">{cols}<thead><tr>{header}</tr></thead><tbody>\n{body}\n</tbody></table>'
 
 
 def _group_cells(group):
     """One row of the table: every entry of a key and status together."""
     first = group[0]
-    key = (_key_html(first["key"]) + f'<br><span class="muted">{_e(first["class"])}'
-           + (f' · {_e(_source_text(first["source"]))}' if first["source"] else "") + "</span>")
+    key = (key_html(first["key"]) + f'<br><span class="muted">{escape(first["class"])}'
+           + (f' · {escape(_source_text(first["source"]))}' if first["source"] else "") + "</span>")
     printed = []
     for r in group:
         shown = "" if r["regenerated"] is None else (
-            f' <span class="arrow">→</span> <code>{_e(_shorten(r["regenerated"], 160))}</code>')
-        printed.append(f'<div class="entry" id="{_e(r["id"])}"><a class="id" href="#{_e(r["id"])}">{_e(r["id"])}</a>'
-                       f'<br><code>{_e(r["published"])}</code>{shown}'
-                       f'<br><span class="muted">{_e(r["where"]["section"])}: “{_words(r["where"]["quote"])}”</span></div>')
+            f' <span class="arrow">→</span> <code>{escape(shorten(r["regenerated"], 160))}</code>')
+        printed.append(f'<div class="entry" id="{escape(r["id"])}"><a class="id" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
+                       f'<br><code>{escape(r["published"])}</code>{shown}'
+                       f'<br><span class="muted">{escape(r["where"]["section"])}: “{words(r["where"]["quote"])}”</span></div>')
     whys = list(dict.fromkeys(r["why"] for r in group))
-    why = "<br>".join(_words(w) for w in whys)
+    why = "<br>".join(words(w) for w in whys)
     badges = _claim_badges(first["claims"])
     links = []
     if first["article"]:
-        links.append(f'<a href="{_e(first["article"])}">in the article</a>')
+        links.append(f'<a href="{escape(first["article"])}">in the article</a>')
     return [key, "".join(printed), why + (f"<br>{badges}" if badges else ""),
             "<br>".join(links) or '<span class="muted">not printed</span>']
 
 
-def to_html(report):
+def to_html(report, publishing=Publishing()):
     s = report["summary"]
-    edition = report["edition"]
     all_groups = groups(report)
     cards = [(label, n, css) for label, n, css in card_counts(report)]
     claims_css = "fails" if s["claims_failed"] else "holds"
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>Audit: published edition vs this build</title>",
-        f"<style>{_STYLE}</style></head><body>",
         "<h1>Audit: the published edition vs this build</h1>",
-        f"<p>Baseline {_key_html(report['baseline'])}: the edition of {_e(edition['date'])} "
-        f"({_e(versions_text(edition['versions']))}). This build: {_e(versions_text(report['installed']))}. "
+        f"<p>Baseline {key_html(report['baseline'])}: {_versions_line(report, publishing, escape)} "
         '<a href="article.html">The article</a>.</p>',
         '<nav class="cards">' + "".join(
-            f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{_badge(label, css)}<b>{n}</b></a>'
+            f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{badge(label, css)}<b>{n}</b></a>'
             for label, n, css in cards)
-        + f'<a class="card" href="#claims">{_badge("claims failed", claims_css)}'
+        + f'<a class="card" href="#claims">{badge("claims failed", claims_css)}'
           f'<b>{s["claims_failed"]} / {s["claims_checked"]}</b></a></nav>',
         f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
         "measured. A move never fails the build; a failed claim does. Each status below folds; each entry's id is "
@@ -516,9 +337,9 @@ def to_html(report):
     ]
     parts.append('<h2 id="claims">Claims that fail</h2>')
     if report["failed_claims"]:
-        parts.append(_html_table(["where", "key", "claim", "result"], [
-            [_e(c.get("location")), _key_html(c.get("key")), f"<code>{_e(c.get('expect'))}</code>",
-             _e(c.get("message"))] for c in report["failed_claims"]]))
+        parts.append(html_table(["where", "key", "claim", "result"], [
+            [escape(c.get("location")), key_html(c.get("key")), f"<code>{escape(c.get('expect'))}</code>",
+             escape(c.get("message"))] for c in report["failed_claims"]]))
     else:
         parts.append(f"<p>None: all {s['claims_checked']} claims of the article hold.</p>")
     parts.append("<h2>Every printed value, by status</h2>")
@@ -527,32 +348,31 @@ def to_html(report):
         if label == CITED:
             continue
         rows = [_group_cells(g) for g in all_groups if g[0]["status"] == label]
-        parts.append(f'<details id="status-{css}" open><summary>{_badge(label, css)} {n} '
+        parts.append(f'<details id="status-{css}" open><summary>{badge(label, css)} {n} '
                      f'{"entry" if n == 1 else "entries"}</summary>')
-        parts.append(_html_table(head, rows, _cols("key", "printed", "why", "links")) if rows
+        parts.append(html_table(head, rows, cols("key", "printed", "why", "links")) if rows
                      else '<p class="muted">None.</p>')
         parts.append("</details>")
     parts.append("<h2>Other values bound in the article</h2>")
     if report["other_bindings"]:
-        parts.append(_html_table(["key", "printed", "claim", "script"], [
-            [_key_html(b["key"]), f"<code>{_e(_shorten(b['text']))}</code>", _claim_badges([b])
-             or _badge("no claim", "none") + f' <span class="muted">{_e(", ".join(b["locations"]))}</span>',
-             _key_html(_source_text(b["source"]))] for b in report["other_bindings"]],
-            _cols("key", "printed", "why", "links")))
+        parts.append(html_table(["key", "printed", "claim", "script"], [
+            [key_html(b["key"]), f"<code>{escape(shorten(b['text']))}</code>", _claim_badges([b])
+             or badge("no claim", "none") + f' <span class="muted">{escape(", ".join(b["locations"]))}</span>',
+             key_html(_source_text(b["source"]))] for b in report["other_bindings"]],
+            cols("key", "printed", "why", "links")))
     else:
         parts.append("<p>None: every bound value is in the baseline.</p>")
     cited = [r for r in report["entries"] if r["status"] == CITED]
-    parts.append(f'<details id="status-cited" open><summary>{_badge(CITED, "cited")} {len(cited)} '
+    parts.append(f'<details id="status-cited" open><summary>{badge(CITED, "cited")} {len(cited)} '
                  "cited, not audited</summary>")
     if cited:
-        parts.append(_html_table(["id", "printed", "why"], [
-            [f'<a class="id" id="{_e(r["id"])}" href="#{_e(r["id"])}">{_e(r["id"])}</a>'
-             + (f'<br>{_badge("dropped", "none")}' if r.get("dropped") else ""),
-             f"<code>{_e(r['published'])}</code>", _words(r["why"])] for r in cited],
-            _cols("key", "printed", "why")))
+        parts.append(html_table(["id", "printed", "why"], [
+            [f'<a class="id" id="{escape(r["id"])}" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
+             + (f'<br>{badge("dropped", "none")}' if r.get("dropped") else ""),
+             f"<code>{escape(r['published'])}</code>", words(r["why"])] for r in cited],
+            cols("key", "printed", "why")))
     parts.append("</details>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_page("Audit: published edition vs this build", parts)
 
 
 def main(argv):
@@ -564,6 +384,7 @@ def main(argv):
     parser.add_argument("--md", required=True, help="where to write the audit as Markdown")
     parser.add_argument("--html", required=True, help="where to write the audit as a self-contained page")
     parser.add_argument("--log", help="also write the messages to this file (stderr still gets them)")
+    add_publishing_argument(parser)
     args = parser.parse_args(argv)
     messages = []
 
@@ -581,9 +402,8 @@ def main(argv):
         return 1
     report = audit(baseline, values_doc, bindings_doc)
     report["inputs"] = {"values": args.values, "bindings": args.bindings}
-    write_json(args.json, report)
-    write_text_atomic(args.md, to_markdown(report))
-    write_text_atomic(args.html, to_html(report))
+    write_report(args.json, report, {args.md: to_markdown(report, args.publishing),
+                                     args.html: to_html(report, args.publishing)})
     say(summary_line(report))
     for row in report["entries"]:
         if row["status"] in (UNEXPECTED, MISSING):

@@ -1,6 +1,6 @@
 """The published edition as data: load baseline/published.yaml, check it
-against baseline/schema.yaml and against itself, and print or check a value
-the way an entry says.
+against the baseline schema shipped with articlekit (baseline_schema.yaml)
+and against itself.
 
 Checking "against itself" matters as much as the schema: an entry whose
 parsed `value` does not print as its `published` text, or whose published
@@ -9,19 +9,19 @@ without anyone noticing. Each problem names the file, the line, the entry id
 and what would fix it.
 """
 
-import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from articlekit.claims import ClaimError, evaluate, parse
-from articlekit.fmt import FormatError, format_value
+from articlekit.agreement import CHECKED_CLASSES, CITED_CLASS, CLASSES, check_holds
+from articlekit.claims import ClaimError, parse
+from articlekit.fmt import FormatError, format_printed
 from articlekit.values import split_key
 
-SCHEMA = Path(__file__).resolve().parent.parent / "baseline" / "schema.yaml"
+# Shipped with the package: what any article's baseline must look like.
+SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
 
 
@@ -59,48 +59,6 @@ class Baseline:
         return [e for e in self.entries if e.key and split_key(e.key)[0] == base]
 
 
-# ---- printing and checking a value the way an entry says ---------------------
-
-def render(value, fmt):
-    """The value printed with an entry's fmt: the article's own formatter
-    (articlekit.fmt: Python specs, "r", "np.N"), plus "shape" for a tuple
-    such as (5, 16). Without fmt: the value as the article would print it."""
-    if fmt == "shape":
-        if not isinstance(value, (list, tuple)) or not all(isinstance(n, int) for n in value):
-            raise FormatError(f"fmt 'shape' needs a list of integers, got {value!r}")
-        return "(" + ", ".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, str) and fmt:
-        raise FormatError(f"fmt {fmt!r} formats a number, got the string {value!r}")
-    return format_value(value, fmt or "")
-
-
-def check_holds(check, value):
-    """(holds, message) for a check in the claim grammar of articlekit.claims
-    ("< 1e-12", "> 1", "between 1e-9 and 1e-5"). A check that cannot apply
-    to the value (text against a number) does not hold."""
-    try:
-        result = evaluate(check, value)
-    except ClaimError as exc:
-        return False, str(exc)
-    return result.holds, result.message
-
-
-def same_text(a, b):
-    """Equal up to line wrapping: the printed edition wraps long messages."""
-    return " ".join(str(a).split()) == " ".join(str(b).split())
-
-
-def same_value(a, b):
-    """Equality that treats NaN as equal to NaN (a regenerated nan is a match)."""
-    if isinstance(a, bool) or isinstance(b, bool):  # True is not 1 here
-        return a is b
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
-    return a == b
-
-
 # ---- loading -----------------------------------------------------------------
 
 def _parse(text):
@@ -127,8 +85,11 @@ def _entry_lines(root):
 
 
 def _load_schema():
+    """The shipped schema, with the agreement classes from their one definition."""
     with open(SCHEMA, encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        schema = yaml.safe_load(f)
+    schema["properties"]["entries"]["items"]["properties"]["class"]["enum"] = list(CLASSES)
+    return schema
 
 
 def _where(path, lines, data, index):
@@ -166,6 +127,10 @@ def _consistency_problems(path, baseline):
         if entry.id in seen:
             problems.append(f"{where}: duplicate id; give each printed value its own id")
         seen.add(entry.id)
+        if entry.library and entry.library not in baseline.edition["versions"]:
+            problems.append(f"{where}: library {entry.library!r} has no version in edition.versions "
+                            f"({', '.join(baseline.edition['versions'])}); add the version the edition ran "
+                            "or name one of those")
         if entry.restates and entry.restates not in ids:
             problems.append(f"{where}: restates {entry.restates!r}, which is no entry's id")
         if entry.check:
@@ -174,14 +139,14 @@ def _consistency_problems(path, baseline):
             except ClaimError as exc:
                 problems.append(f"{where}: check: {exc}")
             else:
-                if entry.cls in ("noise", "timing") and not check_holds(entry.check, entry.value)[0]:
+                if entry.cls in CHECKED_CLASSES and not check_holds(entry.check, entry.value)[0]:
                     problems.append(f"{where}: the published value {entry.value!r} fails its own check "
                                     f"{entry.check!r}; fix the value or the bound")
         if entry.band and not entry.band[0] < entry.band[1]:
             problems.append(f"{where}: band {list(entry.band)} must be [low, high] with low < high")
-        if entry.fmt and entry.cls != "cited":
+        if entry.fmt and entry.cls != CITED_CLASS:
             try:
-                printed = render(entry.value, entry.fmt)
+                printed = format_printed(entry.value, entry.fmt)
             except FormatError as exc:
                 problems.append(f"{where}: value {entry.value!r} cannot be printed with fmt {entry.fmt!r}: {exc} "
                                 "(YAML reads 1e-7 as a string: write 1.0e-7)")
@@ -208,7 +173,7 @@ def load_baseline(path=DEFAULT_BASELINE):
 
     problems = _schema_problems(path, data, lines)
     if problems:
-        raise BaselineError("invalid baseline (see baseline/schema.yaml):\n  " + "\n  ".join(problems))
+        raise BaselineError(f"invalid baseline (see articlekit/{SCHEMA.name}):\n  " + "\n  ".join(problems))
 
     entries = [
         Entry(
@@ -225,95 +190,3 @@ def load_baseline(path=DEFAULT_BASELINE):
     if problems:
         raise BaselineError("inconsistent baseline:\n  " + "\n  ".join(problems))
     return baseline
-
-
-# ---- agreement between two builds of the same value -----------------------------
-# Used by articlekit.diff (this build vs a release). A float computed on
-# another CPU (AVX-512 vs AVX2 kernels, another BLAS) may round its last bits
-# differently: summation order changes with the vector width. Such results
-# agree when they are within FLOAT_ULPS units in the last place; what is
-# exact (integers, shapes, texts, booleans, and the seeded table at the
-# printed precision) must be equal.
-
-FLOAT_ULPS = 16
-# A measured error (a max |diff| between two computations, a deviation from
-# 1) is a difference of values of order one: its last bits are those of the
-# values it compares, so it is judged in ULPs of 1.0, not of itself.
-ERROR_MEASURE = re.compile(r"(max_abs_diff|_deviation|output_diff)(\b|_|$)")
-
-
-def float_width(key):
-    """'float32' for keys computed in single precision, else 'float64'."""
-    return "float32" if "float32" in key else "float64"
-
-
-def _ulp(x, width):
-    if width == "float32":
-        return 2.0 ** (math.frexp(x)[1] - 24) if x else 2.0 ** -149
-    return math.ulp(x)
-
-
-def ulps_apart(a, b, width="float64", scale=None):
-    """|a - b| in units in the last place of max(|a|, |b|) (or of `scale`)."""
-    if a == b or (math.isnan(a) and math.isnan(b)):
-        return 0.0
-    if not (math.isfinite(a) and math.isfinite(b)):
-        return math.inf
-    return abs(a - b) / _ulp(scale if scale is not None else max(abs(a), abs(b)), width)
-
-
-def _float_leaves(value):
-    """The numbers of a value (nested lists flattened), or None when it holds
-    anything else (text, booleans, nulls): those are compared exactly."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return None
-    if isinstance(value, (int, float)):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        out = []
-        for item in value:
-            leaves = _float_leaves(item)
-            if leaves is None:
-                return None
-            out.extend(leaves)
-        return out
-    return None
-
-
-def _shape(value):
-    return [len(value), *(_shape(value[0]) if value and isinstance(value[0], list) else [])] \
-        if isinstance(value, list) else []
-
-
-def within_ulps(key, old, new, ulps=FLOAT_ULPS):
-    """(same, why) for two builds of a floating-point result: equal shapes and
-    integers, and floats within `ulps` units in the last place."""
-    if same_value(old, new):
-        return True, "equal"
-    olds, news = _float_leaves(old), _float_leaves(new)
-    if olds is None or news is None or _shape(old) != _shape(new) or len(olds) != len(news):
-        return False, "not equal"
-    if any(isinstance(o, int) != isinstance(n, int) or (isinstance(o, int) and o != n) for o, n in zip(olds, news)):
-        return False, "not equal (integers are exact)"
-    width = float_width(key)
-    scale = 1.0 if ERROR_MEASURE.search(key) else None
-    worst = max(ulps_apart(float(o), float(n), width, scale) for o, n in zip(olds, news))
-    plural = "ULP" if worst <= 1 else "ULPs"
-    unit = f"{plural} of 1.0 ({width}; an error measure)" if scale else f"{plural} ({width})"
-    if worst <= ulps:
-        return True, f"within {worst:.2g} {unit}, tolerance {ulps}"
-    shown = "inf" if math.isinf(worst) else f"{worst:.3g}"
-    return False, f"{shown} {unit} apart, beyond the tolerance of {ulps}"
-
-
-def same_when_printed(fmt, old, new):
-    """(same, why) for an exact value: equal as the edition printed it."""
-    if same_value(old, new):
-        return True, "equal"
-    try:
-        a, b = render(old, fmt), render(new, fmt)
-    except FormatError:
-        return False, "not equal"
-    if a == b:
-        return True, f"equal at the printed precision ({fmt}: {a})"
-    return False, f"printed {a} then, {b} now"

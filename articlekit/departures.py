@@ -3,7 +3,7 @@ own "Departures from the published edition" section ({{< departures >}}).
 
 Made from the baseline and the values, never typed and never read back from
 build/audit.* (the audit depends on the article's bindings, so the article
-cannot depend on the audit): the same judgement (articlekit.audit.judge)
+cannot depend on the audit): the same judgement (articlekit.agreement.against_edition)
 decides, from the same data, which entries are listed.
 
 Listed, one item per printed value (restatements fold into the entry they
@@ -20,9 +20,10 @@ row and, for an erratum, its check as a claim of the article) and links to
 its audit row, audit.html#<entry id>.
 """
 
-from articlekit.audit import ERRATUM, REPRODUCED, installed_versions, judge
-from articlekit.baseline import render
-from articlekit.fmt import FormatError
+from articlekit.agreement import (CITED_CLASS, ERRATUM, ERRATUM_CLASS, INFO, NOT_REPRODUCIBLE_CLASS, REPRODUCED,
+                                  REVISED, TIMING, against_edition)
+from articlekit.environment import installed_versions
+from articlekit.fmt import FormatError, format_printed
 from articlekit.shortcodes import Shortcode, lookup_id
 from articlekit.values import lookup
 
@@ -38,12 +39,12 @@ def departures(baseline, values_doc):
     installed = installed_versions(values_doc)
     listed = []
     for entry in baseline.entries:
-        if entry.restates or entry.cls == "cited" or not entry.reason:
+        if entry.restates or entry.cls == CITED_CLASS or not entry.reason:
             continue
-        if entry.cls not in ("erratum", "not_reproducible", "revised", "info", "timing"):
+        if entry.cls not in (ERRATUM_CLASS, NOT_REPRODUCIBLE_CLASS, REVISED, INFO, TIMING):
             continue
         value = lookup(values, entry.key)
-        status, _, _ = judge(entry, value, baseline.edition["versions"], installed)
+        status, _, _ = against_edition(entry, value, baseline.edition["versions"], installed)
         if status == REPRODUCED:
             continue
         listed.append({
@@ -52,7 +53,7 @@ def departures(baseline, values_doc):
             "value": value,
             # errata print the measured fact; the rest print like the edition did
             "fmt": _printable_fmt(entry, value),
-            "expect": entry.check if entry.cls == "erratum" else "",
+            "expect": entry.check if entry.cls == ERRATUM_CLASS else "",
             "reason": " ".join(entry.reason.split()),
         })
     # corrections first: what the edition got wrong matters most to a reader
@@ -64,7 +65,7 @@ def _printable_fmt(entry, value):
     the audit's), else the default print."""
     fmt = entry.fmt if entry.fmt and entry.fmt != "shape" else ""
     try:
-        render(value, fmt)
+        format_printed(value, fmt)
     except FormatError:
         return ""
     return fmt

@@ -33,13 +33,13 @@ class FormatError(ValueError):
 
 def format_value(value, spec=""):
     spec = spec or ""
-    numpy = spec == "np" or spec.startswith("np.")
+    array_spec = spec == "np" or spec.startswith("np.")
     if isinstance(value, (list, tuple)):
-        if numpy:
-            return _numpy_style(value, _numpy_precision(spec))
+        if array_spec:
+            return _array_style(value, _array_precision(spec))
         return "[" + " ".join(format_value(v, spec) for v in value) + "]"
-    if numpy:
-        return _numpy_style([value], _numpy_precision(spec))[1:-1]
+    if array_spec:
+        return _array_style([value], _array_precision(spec))[1:-1]
     if isinstance(value, bool):
         if spec and spec != "r":
             raise FormatError(f"format spec {spec!r} does not apply to the boolean {_json_word(value)}")
@@ -60,7 +60,20 @@ def _json_word(value):
     return "true" if value else "false"
 
 
-def _numpy_precision(spec):
+def format_printed(value, fmt):
+    """The value printed with a baseline entry's fmt: format_value's specs,
+    plus "shape" for a tuple such as (5, 16). Without fmt: the value as the
+    article would print it."""
+    if fmt == "shape":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(n, int) for n in value):
+            raise FormatError(f"fmt 'shape' needs a list of integers, got {value!r}")
+        return "(" + ", ".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, str) and fmt:
+        raise FormatError(f"fmt {fmt!r} formats a number, got the string {value!r}")
+    return format_value(value, fmt or "")
+
+
+def _array_precision(spec):
     if spec == "np":
         return 8
     digits = spec[3:]
@@ -69,12 +82,12 @@ def _numpy_precision(spec):
     return int(digits)
 
 
-def _numpy_style(values, precision):
-    """NumPy's default 'maxprec' float mode: each number with at most
-    `precision` fraction digits, trailing zeros dropped, then every entry
-    padded to one width so columns line up, as np.array2string does."""
+def _array_style(values, precision):
+    """An array printed in the 'maxprec' float mode (NumPy's default): each
+    number with at most `precision` fraction digits, trailing zeros dropped,
+    then every entry padded to one width so columns line up."""
     if any(isinstance(v, (list, tuple)) for v in values):
-        return "[" + " ".join(_numpy_style(v, precision) for v in values) + "]"
+        return "[" + " ".join(_array_style(v, precision) for v in values) + "]"
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise FormatError(f"format spec 'np' needs numbers, got {values!r}")
     if all(isinstance(v, int) for v in values):
@@ -97,7 +110,7 @@ def _numpy_style(values, precision):
     cells = []
     for w, f in zip(whole, frac):
         if f is None:
-            cells.append(w)  # NumPy does not pad nan and inf
+            cells.append(w)  # nan and inf are not padded (as in NumPy)
         else:
             cells.append(w.rjust(left) + "." + f.ljust(right))
     return "[" + " ".join(cells) + "]"

@@ -1,28 +1,31 @@
-"""Code listings for the article, cut from the real source file.
+"""Code listings for the article, cut from the real source files.
 
-    python -m articlekit listings experiments/attention.py --out results/listings.json
+    python -m articlekit listings --publishing JSON --out results/listings.json
 
-The article shows the implementation it measured, never a retyped copy: its
-code blocks bind these values ({{< value listings.attention.functions.softmax >}}
-inside a fenced block). The artifact has the experiments' envelope:
+The article shows the implementation it measured, never a retyped copy.
+Which files and functions come from the config's `publishing.listings`
+(name -> {source, functions}); its code blocks bind the values
+({{< value listings.NAME.functions.FUNCTION >}} inside a fenced block). The
+artifact has the experiments' envelope:
 
     {"experiment": "listings", "script": "articlekit/listings.py",
      "params": {"source": PATH}, "versions": {"python": ...}, "values": {
-       "attention": {
+       NAME: {
          "source":     the whole file,
          "imports":    its top-level import statements, as written,
          "lines":      its line count,
          "functions":  {name: source of each top-level function, decorators included},
          "bare":       {name: the same without its docstring},
          "core_source": the imports plus the core functions (bare), ready to run,
-         "core_functions": the names below, in order,
+         "core_functions": the listing's `functions`, in order,
          "core_lines": lines of code of the core functions}}}
 
-Core functions: softmax, scaled_dot_product_attention, causal_mask,
-split_heads, merge_heads, multi_head_attention: the from-scratch attention
-and nothing else (not the timing baseline). "Lines of code" counts the
-lines of those functions that hold code: the def line and body lines, not
-blank lines, not comment-only lines, not the docstring.
+(with several listings, params.source maps each name to its path).
+
+The core functions are the ones the listing names: what the article's
+argument rests on, not its helpers. "Lines of code" counts the lines of those
+functions that hold code: the def line and body lines, not blank lines, not
+comment-only lines, not the docstring.
 """
 
 import argparse
@@ -31,9 +34,7 @@ import sys
 from pathlib import Path
 
 from articlekit.artifacts import write_artifact
-
-CORE = ["softmax", "scaled_dot_product_attention", "causal_mask", "split_heads", "merge_heads",
-        "multi_head_attention"]
+from articlekit.publishing import add_argument as add_publishing_argument
 
 
 def _span(node):
@@ -73,7 +74,8 @@ def _imports(tree, lines):
     return "".join(out)
 
 
-def listing_values(source, core=CORE):
+def listing_values(source, core):
+    """The listing of one source file whose core functions are `core`."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     found = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -97,17 +99,28 @@ def listing_values(source, core=CORE):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit listings", description=__doc__.splitlines()[0])
-    parser.add_argument("source", help="the Python file to list (experiments/attention.py)")
     parser.add_argument("--out", required=True, help="where to write results/listings.json")
+    add_publishing_argument(parser)
     args = parser.parse_args(argv)
-    path = Path(args.source)
-    try:
-        values = listing_values(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError) as exc:
-        print(f"listings: {path}: {exc}", file=sys.stderr)
+    listed = args.publishing.listings
+    if not listed:
+        print("listings: publishing.listings names no source file; add e.g. "
+              "listings: {NAME: {source: experiments/FILE.py, functions: [FUNCTION]}} to the config", file=sys.stderr)
         return 1
-    write_artifact(args.out, "listings", "articlekit/listings.py", params={"source": str(path)},
-                   values={path.stem: values})
-    print(f"listings: {len(values['functions'])} functions, {values['core_lines']} core lines -> {args.out}",
-          file=sys.stderr)
+    values = {}
+    for name, listing in listed.items():
+        path = Path(listing.source)
+        try:
+            values[name] = listing_values(path.read_text(encoding="utf-8"), list(listing.functions))
+        except (OSError, SyntaxError, ValueError) as exc:
+            print(f"listings: {path} (publishing.listings.{name}): {exc}", file=sys.stderr)
+            return 1
+    sources = {name: listing.source for name, listing in listed.items()}
+    # one listing: its path, as a single-file listing always had
+    write_artifact(args.out, "listings", "articlekit/listings.py",
+                   params={"source": next(iter(sources.values())) if len(sources) == 1 else sources},
+                   values=values)
+    for name, listing in values.items():
+        print(f"listings: {name}: {len(listing['functions'])} functions, {listing['core_lines']} core lines "
+              f"-> {args.out}", file=sys.stderr)
     return 0

@@ -2,7 +2,7 @@
 in each environment of the `matrix:` config, side by side.
 
     python -m articlekit.matrix column --label L --environment results/matrix/L/environment.json \\
-        --pin numpy==1.26.4 ... --results results/matrix/L/*.json --shared results/timing.json ... \\
+        --pin mylib==1.2.0 ... --results results/matrix/L/*.json --shared results/timing.json ... \\
         --article article/index.qmd --out build/matrix/L.json
     python -m articlekit.matrix report --baseline baseline/published.yaml build/matrix/*.json \\
         --json build/matrix.json --md build/matrix.md --html build/matrix.html
@@ -10,38 +10,39 @@ in each environment of the `matrix:` config, side by side.
 
 A column is what the main build's `values` and `bind` steps make of one
 environment's results (the same modules, run here, in this Python: binding
-needs no NumPy or PyTorch), with strict=false so that a failed claim is
-reported rather than fatal. Experiments left out of the matrix (timing: it
+needs none of the libraries the experiments import), with strict=false so
+that a failed claim is reported rather than fatal. Experiments left out of the matrix (timing: it
 measures the machine) and the code listings come from the main build, and
 their rows are left out of the comparison.
 
 Rows are the article's shortcodes (one per KEY|FMT|EXPECT, in reading
 order). A row is highlighted, with its reasons, when in some environment its
 claim fails, its quoted text is not the first environment's, or its value
-moved beyond the key's agreement rule (articlekit.diff.agreement_rule: the
+moved beyond the key's agreement rule (articlekit.agreement.between_builds: the
 baseline's class, e.g. a noise bound). Versions and other `info` rows are
 reported, never highlighted: they are what the columns differ in.
 """
 
 import argparse
-import html
 import re
 import sys
 
 from articlekit.baseline import BaselineError, load_baseline
 from articlekit.bind import BindError, bind
-from articlekit.diff import ENVIRONMENT, agreement_rule
+from articlekit.agreement import INFO, TEXT, between_builds
 from articlekit.jsonio import read_json, write_json, write_text_atomic
-from articlekit.mdtable import cell, code, table, versions_text
+from articlekit.environment import in_record
+from articlekit.pages import cell, code, escape, shorten, table
+from articlekit.publishing import Publishing
+from articlekit.publishing import add_argument as add_publishing_argument
 from articlekit.values import merge, published_envelope
 
-LIBRARIES = ("python", "numpy", "torch")
 _SHOWN = 80  # characters of a printed value shown in a cell
 
 
 # ---- one environment's column ----------------------------------------------------
 
-def column(label, pins, environment, results, shared, article_path, baseline_path=None):
+def column(label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing()):
     """The column document of one environment: its bindings, or why it has none.
     `baseline_path` is bound as in the main build: its published.<id> values
     and the {{< departures >}} section."""
@@ -56,7 +57,7 @@ def column(label, pins, environment, results, shared, article_path, baseline_pat
                      for _, a in artifacts if a.get("not_run")]
     ran = [(path, a) for path, a in artifacts if not a.get("not_run")]
     for _, a in ran:
-        doc["versions"].update({k: v for k, v in a.get("versions", {}).items() if k in LIBRARIES})
+        doc["versions"].update({k: v for k, v in a.get("versions", {}).items() if k in publishing.libraries})
     if doc["failed"]:
         return doc
     borrowed = [(path, read_json(path)) for path in shared]
@@ -88,9 +89,9 @@ def _line(location):
 def _kind(key, binding, baseline):
     entries = baseline.for_key(key) if baseline else []
     cls = entries[0].cls if entries else None
-    if cls == "info" or ENVIRONMENT.match(key):
+    if cls == INFO or in_record(key):
         return "info"
-    if cls == "text" or (isinstance(binding["raw"], str) and key.startswith("errors.")):
+    if cls == TEXT or isinstance(binding["raw"], str):
         return "text"
     return "value" if binding.get("printed", True) else "claim"
 
@@ -101,7 +102,7 @@ def _cell(binding):
             "holds": claim.get("holds"), "message": claim.get("message")}
 
 
-def _row_reasons(row, labels, baseline):
+def _row_reasons(row, labels, baseline, publishing):
     """Why a row differs across the columns (empty when it does not)."""
     reasons = []
     present = [label for label in labels if row["cells"].get(label)]
@@ -112,7 +113,7 @@ def _row_reasons(row, labels, baseline):
     if row["kind"] == "info" or len(present) < 2:
         return reasons
     first = row["cells"][present[0]]
-    rule, test = agreement_rule(row["key"], baseline)
+    rule, test = between_builds(row["key"], baseline, publishing)
     row["rule"] = rule
     for label in present[1:]:
         same, why = test(first["raw"], row["cells"][label]["raw"])
@@ -124,7 +125,7 @@ def _row_reasons(row, labels, baseline):
     return reasons
 
 
-def build(columns, baseline=None):
+def build(columns, baseline=None, publishing=Publishing()):
     """The matrix as plain data (what build/matrix.json holds)."""
     labels = [c["label"] for c in columns]
     complete = [c for c in columns if c["bindings"]]
@@ -138,12 +139,12 @@ def build(columns, baseline=None):
             if ident not in rows:
                 rows[ident] = {"id": ident, "key": b["key"], "fmt": b.get("fmt"), "expect": b.get("expect"),
                                "kind": _kind(b["key"], b, baseline), "locations": b["locations"],
-                               "rule": "reported" if ENVIRONMENT.match(b["key"]) else None, "cells": {},
+                               "rule": "reported" if in_record(b["key"]) else None, "cells": {},
                                "within": []}
             rows[ident]["cells"][col["label"]] = _cell(b)
     ordered = sorted(rows.values(), key=lambda r: (min(map(_line, r["locations"]), default=0), r["id"]))
     for row in ordered:
-        row["reasons"] = _row_reasons(row, labels, baseline)
+        row["reasons"] = _row_reasons(row, labels, baseline, publishing)
         row["differs"] = bool(row["reasons"])
     summary = []
     for col in columns:
@@ -165,8 +166,7 @@ def build(columns, baseline=None):
 # ---- markdown ----------------------------------------------------------------------
 
 def _short(text, limit=_SHOWN):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(str(text), limit)
 
 
 def _differ(n):
@@ -187,7 +187,7 @@ def _status(s):
     return "; ".join(f"{f['experiment']} failed, log `{f['log']}`" for f in s["failed"])
 
 
-def to_markdown(matrix):
+def to_markdown(matrix, publishing=Publishing()):
     envs, rows = matrix["environments"], matrix["rows"]
     lines = ["# Version matrix", "",
              f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
@@ -200,7 +200,7 @@ def to_markdown(matrix):
     lines += ["## Summary", ""]
     lines += table(["Environment", "Pins", "Got", "Claims held", "Claims failed", "Texts changed",
                     "Moved beyond rule", "Status"],
-                   [[code(s["label"]), cell(" ".join(s["pins"])), cell(versions_text(s["versions"])),
+                   [[code(s["label"]), cell(" ".join(s["pins"])), cell(publishing.versions_text(s["versions"])),
                      str(s["claims_held"]), str(s["claims_failed"]), str(s["texts_changed"]), str(s["moved"]),
                      cell(_status(s))] for s in envs])
     labels = [s["label"] for s in envs]
@@ -242,41 +242,37 @@ td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-wid
 """
 
 
-def _e(text):
-    return html.escape("" if text is None else str(text))
-
-
 def _html_cell(c):
     if c is None:
         return '<td class="val muted">—</td>'
-    shown = f"<code>{_e(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
+    shown = f"<code>{escape(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
     if c["holds"] is not None:
         css, mark = ("holds", "✓ holds") if c["holds"] else ("fails", "✗ fails")
-        shown += f' <span class="badge {css}" title="{_e(c["message"])}">{mark}</span>'
-    return f'<td class="val" title="{_e(_short(c["raw"], 300))}">{shown}</td>'
+        shown += f' <span class="badge {css}" title="{escape(c["message"])}">{mark}</span>'
+    return f'<td class="val" title="{escape(_short(c["raw"], 300))}">{shown}</td>'
 
 
-def _card(s):
+def _card(s, publishing):
     bad = s["claims_failed"] or s["texts_changed"] or s["moved"] or not s["complete"]
     facts = [("claims held", s["claims_held"]), ("claims failed", s["claims_failed"]),
              ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
-    body = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in facts)
-    status = "" if s["complete"] else f'<p class="fails badge">{_e(_status(s))}</p>'
-    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{_e(s["label"])}</code></h3>'
-            f'<div class="muted">{_e(" ".join(s["pins"]))}<br>got {_e(versions_text(s["versions"]) or "nothing")}</div>'
+    body = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
+    status = "" if s["complete"] else f'<p class="fails badge">{escape(_status(s))}</p>'
+    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{escape(s["label"])}</code></h3>'
+            f'<div class="muted">{escape(" ".join(s["pins"]))}<br>got {escape(publishing.versions_text(s["versions"]) or "nothing")}</div>'
             f"{status}<dl>{body}</dl></div>")
 
 
 def _html_rows(rows, labels):
-    head = "".join(f"<th>{_e(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
     body = []
     for r in rows:
         first, *more = r["locations"] or [""]
         where = first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else "")
-        key = (f"<code>{_e(r['key'])}</code>" + (f' <span class="muted">{_e(r["fmt"])}</span>' if r["fmt"] else "")
-               + f'<div class="muted" title="{_e(", ".join(r["locations"]))}">{_e(where)} · {_e(r["rule"] or r["kind"])}</div>')
+        key = (f"<code>{escape(r['key'])}</code>" + (f' <span class="muted">{escape(r["fmt"])}</span>' if r["fmt"] else "")
+               + f'<div class="muted" title="{escape(", ".join(r["locations"]))}">{escape(where)} · {escape(r["rule"] or r["kind"])}</div>')
         cells = "".join(_html_cell(r["cells"].get(label)) for label in labels)
-        why = "<br>".join([_e(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {_e(w)}</span>'
+        why = "<br>".join([escape(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {escape(w)}</span>'
                                                             for w in r["within"]])
         # Narrow screens: the reasons under the key, the last column hidden.
         inline = f'<div class="why why-inline">{why}</div>' if why else ""
@@ -286,12 +282,12 @@ def _html_rows(rows, labels):
             + "\n".join(body) + "\n</tbody></table></div>")
 
 
-def to_html(matrix):
+def to_html(matrix, publishing=Publishing()):
     envs, rows = matrix["environments"], matrix["rows"]
     labels = [s["label"] for s in envs]
     differing = [r for r in rows if r["differs"]]
     left_out = (f"<p class=\"muted\">Not run per environment (taken from the main build, not compared): "
-                f"{_e(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
+                f"{escape(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
     differences = (_html_rows(differing, labels) if differing
                    else "<p>None: every row agrees within its rule in every environment.</p>")
     return f"""<!DOCTYPE html>
@@ -300,9 +296,9 @@ def to_html(matrix):
 <h1>Version matrix</h1>
 <p>{len(rows)} rows (the article's claims, the error texts it quotes, the values it prints) in {len(envs)}
 environments; <b>{_differ(len(differing))}</b> beyond their agreement rule (highlighted, with the reason).
-Values are compared with the first built environment, <code>{_e(matrix['reference'])}</code>.</p>
+Values are compared with the first built environment, <code>{escape(matrix['reference'])}</code>.</p>
 {left_out}
-<div class="cards">{''.join(_card(s) for s in envs)}</div>
+<div class="cards">{''.join(_card(s, publishing) for s in envs)}</div>
 <h2>Rows that differ</h2>
 {differences}
 <h2>All rows, in reading order</h2>
@@ -330,26 +326,28 @@ def main(argv=None):
     p.add_argument("--article", required=True)
     p.add_argument("--baseline", help="baseline/published.yaml, bound as the main build binds it")
     p.add_argument("--out", required=True)
+    add_publishing_argument(p)
     p = sub.add_parser("report", help="build/matrix.{json,md,html} from the columns")
     p.add_argument("columns", nargs="+")
     p.add_argument("--baseline")
     p.add_argument("--json", required=True)
     p.add_argument("--md", required=True)
     p.add_argument("--html", required=True)
+    add_publishing_argument(p)
     p = sub.add_parser("check", help="fail, naming the logs, when an environment did not build")
     p.add_argument("matrix")
     args = parser.parse_args(argv)
     try:
         if args.command == "column":
             write_json(args.out, column(args.label, args.pin, args.environment, args.results, args.shared,
-                                        args.article, args.baseline))
+                                        args.article, args.baseline, args.publishing))
             return 0
         if args.command == "report":
             baseline = load_baseline(args.baseline) if args.baseline else None
-            matrix = build([read_json(path) for path in args.columns], baseline)
+            matrix = build([read_json(path) for path in args.columns], baseline, args.publishing)
             write_json(args.json, matrix)
-            write_text_atomic(args.md, to_markdown(matrix))
-            write_text_atomic(args.html, to_html(matrix))
+            write_text_atomic(args.md, to_markdown(matrix, args.publishing))
+            write_text_atomic(args.html, to_html(matrix, args.publishing))
             print(f"matrix: {len(matrix['rows'])} rows x {len(matrix['environments'])} environments, "
                   f"{matrix['differing']} differ -> {args.html}", file=sys.stderr)
             return 0

@@ -1,6 +1,6 @@
 """The version matrix's environments: one isolated venv per `matrix:` entry.
 
-    python -m articlekit.matrixenv lock    --label L --pin numpy==1.26.4 ... --out LOCK
+    python -m articlekit.matrixenv lock    --label L --pin mylib==1.2.0 ... --out LOCK
     python -m articlekit.matrixenv install --label L --lock LOCK --venv DIR --out ENV.json
     python -m articlekit.matrixenv run     --environment ENV.json --experiment NAME
                                            --params JSON --out RESULT.json
@@ -35,9 +35,8 @@ import yaml
 from articlekit.config import _line_index, _where
 from articlekit.jsonio import read_json, write_json, write_text_atomic
 
-# The experiments import both; a venv without either pinned would get
-# whatever is newest (for torch, a multi-GB CUDA build).
-REQUIRED_PINS = ("numpy", "torch")
+# Python itself is the environment's interpreter, not a pin.
+UNPINNED = ("python",)
 # What the project itself needs to run an experiment (besides the pins), and
 # its build backend (pyproject.toml), installed up front so that the project
 # installs without an isolated build environment of its own (seconds saved).
@@ -68,9 +67,17 @@ def pin_name(pin):
     return name.lower().replace("_", "-")
 
 
+def required_pins(config):
+    """The libraries every environment must pin: those the article records
+    (publishing.libraries), Python aside. Unpinned, a library would be
+    whatever the index has newest (for some, a multi-GB build)."""
+    libraries = ((config.get("publishing") or {}).get("libraries")) or {}
+    return [pin_name(lib) for lib in libraries if lib not in UNPINNED]
+
+
 def check_matrix(config, config_files=()):
     """Raise MatrixConfigError listing what the schema cannot say: duplicate
-    labels, pins without numpy or torch, a package pinned twice."""
+    labels, pins missing a recorded library, a package pinned twice."""
     matrix = config.get("matrix") or {}
     indexed = [(f, _line_index(f)) for f in dict.fromkeys(map(str, reversed(list(config_files))))]
     problems, first_of = [], {}
@@ -82,7 +89,7 @@ def check_matrix(config, config_files=()):
                             f"entry {first_of[label]}; labels name folders (results/matrix/<label>), give each its own")
         first_of.setdefault(label, i)
         names = [pin_name(p) for p in pins]
-        for lib in REQUIRED_PINS:
+        for lib in required_pins(config):
             if lib not in names:
                 problems.append(f"{where}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
                                 f"'{lib}==<version>' (unpinned, {lib} would be whatever the index has newest)")

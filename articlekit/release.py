@@ -19,7 +19,10 @@ from pathlib import Path
 
 import jsonschema
 
+from articlekit.environment import record as environment_record
 from articlekit.jsonio import read_json, write_json, write_text_atomic
+from articlekit.publishing import Publishing
+from articlekit.publishing import add_argument as add_publishing_argument
 
 SNAPSHOT_FORMAT = 1
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -125,11 +128,6 @@ def latest_snapshot(releases_dir):
     return tied[0]
 
 
-def environment_of(values):
-    """environment.* values without the prefix: what the colophon reports."""
-    return {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("environment.")}
-
-
 def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
     bindings = {
         binding_id: {
@@ -142,7 +140,7 @@ def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
         "snapshot_format": SNAPSHOT_FORMAT,
         "label": label,
         "released_at": released_at,
-        "environment": environment_of(values_doc.get("values", {})),
+        "environment": environment_record(values_doc.get("values", {})),
         "versions": values_doc.get("versions", {}),
         "values": values_doc.get("values", {}),
         "sources": values_doc.get("sources", {}),
@@ -157,7 +155,7 @@ def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
     }
 
 
-def readme_of(snapshot):
+def readme_of(snapshot, publishing=Publishing()):
     env = snapshot["environment"]
     s = snapshot["audit"]["summary"]
     claims = snapshot["claims"]
@@ -167,7 +165,7 @@ def readme_of(snapshot):
         "",
         f"Frozen {snapshot['released_at']} by `snakemake release` (`python -m articlekit release`).",
         "",
-        f"- Python {env.get('python', '?')}, NumPy {env.get('numpy', '?')}, PyTorch {env.get('torch', '?')}",
+        "- " + ", ".join(f"{publishing.display(lib)} {env.get(lib, '?')}" for lib in publishing.libraries),
         f"- Machine: {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {env.get('os', '?')}",
         f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
         f"{len(claims)} claims ({failed} failing)",
@@ -186,7 +184,8 @@ def readme_of(snapshot):
     return "\n".join(lines) + "\n"
 
 
-def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=False, now=None):
+def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=False, now=None,
+            publishing=Publishing()):
     """Write releases/<label>/{snapshot.json,README.md}; returns the snapshot path."""
     if not LABEL.match(label):
         raise ValueError(f"label {label!r}: use letters, digits and . _ + - (starting with a letter or digit)")
@@ -203,22 +202,24 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
     now = now or datetime.now(timezone.utc)
     snapshot = snapshot_of(label, values_doc, bindings_doc, audit_doc, now.isoformat(timespec="seconds"))
     write_json(target, snapshot)
-    write_text_atomic(folder / "README.md", readme_of(snapshot))
+    write_text_atomic(folder / "README.md", readme_of(snapshot, publishing))
     return target
 
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit release", description=__doc__.splitlines()[0])
-    parser.add_argument("--label", required=True, help="folder name under --releases, e.g. numpy-2.4.6_torch-2.13.0")
+    parser.add_argument("--label", required=True, help="folder name under --releases, e.g. mylib-1.2.0 (release_label: auto names it "
+                        "after the versions of publishing.release_label)")
     parser.add_argument("--values", required=True, help="build/values.json")
     parser.add_argument("--bindings", required=True, help="build/bindings.json")
     parser.add_argument("--audit", required=True, help="build/audit.json")
     parser.add_argument("--releases", required=True, help="folder holding one sub-folder per release")
     parser.add_argument("--force", action="store_true", help="replace an existing release of this label")
+    add_publishing_argument(parser)
     args = parser.parse_args(argv)
     try:
         target = release(args.label, read_json(args.values), read_json(args.bindings), read_json(args.audit),
-                         args.releases, force=args.force)
+                         args.releases, force=args.force, publishing=args.publishing)
     except (OSError, ValueError) as exc:
         print(f"release: {exc}", file=sys.stderr)
         return 1

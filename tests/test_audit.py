@@ -151,10 +151,10 @@ def test_one_key_printed_several_times_is_one_row(report):
 def test_the_html_page_has_no_mid_word_breaks_and_a_status_filter():
     """overflow-wrap:anywhere split 'ValueError' as 'ValueErro r'; numbers
     with a hyphen are kept whole; each status folds (<details>)."""
-    from articlekit.audit import _STYLE, _words
+    from articlekit.pages import STYLE, words
 
-    assert "anywhere" not in _STYLE and "break-all" not in _STYLE
-    assert _words("a -1e9 mask") == 'a <span class="nb">-1e9</span> mask'
+    assert "anywhere" not in STYLE and "break-all" not in STYLE
+    assert words("a -1e9 mask") == 'a <span class="nb">-1e9</span> mask'
     assert "<details" in to_html(audit(load_baseline(FIXTURES / "baseline.yaml"),
                                        read_json(FIXTURES / "values.json"), read_json(FIXTURES / "bindings.json")))
 
@@ -389,3 +389,17 @@ def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, w
             assert browser.execute_script("return !!document.getElementById(arguments[0])", entry_id)
     finally:
         browser.quit()
+
+
+def test_the_pages_name_the_libraries_the_article_records():
+    """The edition's and this build's versions, named as publishing.libraries
+    names them and in its order; a library it does not record is not shown."""
+    from articlekit.publishing import parse
+
+    report = audit(load_baseline(FIXTURES / "baseline.yaml"), read_json(FIXTURES / "values.json"),
+                   read_json(FIXTURES / "bindings.json"))
+    article = parse({"libraries": {"torch": "PyTorch", "python": "Python"}})
+    md = to_markdown(report, article)
+    assert "This build: PyTorch 2.13.0+cpu, Python 3.11.7." in md and "NumPy" not in md
+    assert "This build: PyTorch 2.13.0+cpu, Python 3.11.7." in to_html(report, article)
+    assert "This build: Python 3.11.7." in to_markdown(report)  # the neutral default

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.baseline import BaselineError, load_baseline, render
+from articlekit.baseline import BaselineError, load_baseline
+from articlekit.fmt import format_printed as render
 
 PUBLISHED = "baseline/published.yaml"
 
@@ -164,6 +165,33 @@ def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):
         """)
     assert f"{path}:14: entry 'parity.sdpa': class:" in message
     assert "'approximately' is not one of" in message
+
+
+def test_the_schema_ships_with_articlekit_and_takes_its_classes_from_agreement():
+    """One definition of the agreement classes: the schema an article's
+    baseline is checked against is the package's, its enum articlekit.agreement's."""
+    from articlekit import agreement, baseline
+
+    assert baseline.SCHEMA.parent == Path(baseline.__file__).parent and baseline.SCHEMA.is_file()
+    schema = baseline._load_schema()
+    assert schema["properties"]["entries"]["items"]["properties"]["class"]["enum"] == list(agreement.CLASSES)
+
+
+def test_a_text_entry_names_a_library_the_edition_gives_a_version_of(tmp_path):
+    """Any library may change a message, not only a fixed list; but the audit
+    can only compare versions the edition recorded."""
+    text_entry = """\
+        - id: errors.message
+          class: text
+          published: "boom"
+          value: "boom"
+          key: errors.message
+          library: {library}
+          where: {{section: s, quote: q}}
+        """
+    load_baseline(baseline_with(tmp_path, text_entry.format(library="numpy")))
+    path, message = load_error(tmp_path, text_entry.format(library="scipy"))
+    assert f"{path}:14: entry 'errors.message': library 'scipy' has no version in edition.versions" in message
 
 
 def test_a_noise_entry_needs_its_bound(tmp_path):

@@ -11,8 +11,10 @@ import textwrap
 
 import pytest
 
+import yaml
+
 from articlekit.jsonio import read_json
-from articlekit.listings import CORE, listing_values
+from articlekit.listings import listing_values
 
 pytestmark = pytest.mark.slow  # reads the article the built_project fixture builds
 
@@ -103,18 +105,25 @@ def test_all_listings_in_order_run_and_give_the_experiments_values(page, tmp_pat
         assert got["row_by_row_vs_matrix"] < 1e-12
 
 
+def core_functions(repo_root):
+    """The functions config.yaml's publishing.listings names for the article."""
+    config = yaml.safe_load((repo_root / "config.yaml").read_text(encoding="utf-8"))
+    return config["publishing"]["listings"]["attention"]["functions"]
+
+
 def test_the_code_shown_is_the_code_the_experiments_imported(page, repo_root):
     listings, _, _ = page
-    source = listing_values((repo_root / "experiments" / "attention.py").read_text(encoding="utf-8"))
-    shown = listing_values("\n\n".join(listings), core=CORE)
+    core = core_functions(repo_root)
+    source = listing_values((repo_root / "experiments" / "attention.py").read_text(encoding="utf-8"), core=core)
+    shown = listing_values("\n\n".join(listings), core=core)
     assert shown["imports"] == source["imports"]
     for name, code in shown["functions"].items():
         assert code == source["functions"][name], f"{name} differs from experiments/attention.py"
-    assert set(CORE) <= set(shown["functions"]), "every core function is shown"
+    assert set(core) <= set(shown["functions"]), "every core function is shown"
 
 
-def test_the_line_count_the_text_gives_is_that_of_the_code_shown(page):
+def test_the_line_count_the_text_gives_is_that_of_the_code_shown(page, repo_root):
     listings, markdown, values = page
-    counted = listing_values("\n\n".join(listings), core=CORE)["core_lines"]
+    counted = listing_values("\n\n".join(listings), core=core_functions(repo_root))["core_lines"]
     assert counted == values["listings.attention.core_lines"]
     assert f" {counted} lines of code" in " ".join(markdown.split())

@@ -15,6 +15,7 @@ import yaml
 
 from articlekit import matrix as matrixlib
 from articlekit import matrixenv
+from articlekit.publishing import parse as parse_publishing
 from articlekit.bind import bind
 from articlekit.config import ConfigError, check_config
 from articlekit.jsonio import read_json, write_json
@@ -79,6 +80,16 @@ def test_two_entries_with_the_same_label_are_rejected_with_their_lines(tmp_path,
 def test_an_entry_must_pin_numpy_and_torch(tmp_path, repo_root):
     config, path = _config_with(tmp_path, repo_root, [{"label": "np", "pins": ["numpy==1.26.4"]}])
     with pytest.raises(matrixenv.MatrixConfigError, match=r"\(np\) pins no torch"):
+        matrixenv.check_matrix(config, [path])
+
+
+def test_the_pins_every_entry_needs_are_the_libraries_the_article_records(tmp_path, repo_root):
+    """Named by publishing.libraries (Python aside), not by articlekit."""
+    config, path = _config_with(tmp_path, repo_root, [{"label": "s", "pins": ["SciPy==1.14.0"]}])
+    config["publishing"] = {"libraries": {"python": "Python", "scipy": "SciPy"}}
+    matrixenv.check_matrix(config, [path])
+    config["publishing"] = {"libraries": {"python": "Python", "scipy": "SciPy", "sympy": "SymPy"}}
+    with pytest.raises(matrixenv.MatrixConfigError, match=r"\(s\) pins no sympy"):
         matrixenv.check_matrix(config, [path])
 
 
@@ -263,7 +274,9 @@ def test_a_column_whose_results_lack_a_key_the_article_binds_records_why(tmp_pat
                         "versions": {"numpy": "1.26.4"}, "values": {"msg": "m"}})
     article = tmp_path / "index.qmd"
     article.write_text(ARTICLE)
-    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article)
+    article_libraries = parse_publishing({"libraries": {"python": "Python", "numpy": "NumPy"}})
+    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article,
+                           publishing=article_libraries)
     assert doc["bindings"] is None and doc["versions"] == {"numpy": "1.26.4"}
     [failure] = doc["failed"]
     assert failure["experiment"] == "(bind)" and "unknown key 'parity.diff'" in failure["reason"]

@@ -6,6 +6,7 @@ one thing in a copy of it.
 """
 
 import copy
+import functools
 import json
 import subprocess
 import sys
@@ -13,13 +14,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 
+from articlekit import diff as diff_module
+from articlekit import release as release_module
 from articlekit.baseline import load_baseline
-from articlekit.diff import compare, to_markdown
 from articlekit.jsonio import read_json, write_json
-from articlekit.release import SnapshotError, latest_snapshot, load_snapshot, release
+from articlekit.publishing import Publishing
+from articlekit.publishing import parse as parse_publishing
+from articlekit.release import SnapshotError, latest_snapshot, load_snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+ROOT = Path(__file__).resolve().parent.parent
+# The fixture is a build of this article: its publishing section says which
+# libraries it records, which keys are volatile and which name the machine.
+ARTICLE = parse_publishing(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))["publishing"])
+compare = functools.partial(diff_module.compare, publishing=ARTICLE)
+to_markdown = functools.partial(diff_module.to_markdown, publishing=ARTICLE)
+release = functools.partial(release_module.release, publishing=ARTICLE)
 CHANGE_COUNTS = ("numbers_changed", "texts_changed", "printed_changed", "claims_changed",
                  "environment_changed", "keys_added", "keys_removed")
 
@@ -174,7 +186,26 @@ def test_beyond_the_ulp_tolerance_is_a_change_even_on_another_cpu(build, tmp_pat
 def test_on_the_same_machine_the_diff_says_so(build, baseline, tmp_path):
     diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
     assert diff["machine"] == []
-    assert "Same machine as the release" in to_markdown(diff)
+    assert "Same machine as the release (cpu_model, torch_cpu_capability, blas)" in to_markdown(diff)
+
+
+# ---- an article that configures nothing --------------------------------------------
+
+def test_without_a_publishing_section_nothing_is_volatile_and_no_machine_is_named(build, tmp_path):
+    """articlekit knows no article: with the neutral defaults a timing is an
+    ordinary float, no key says what machine ran the build, and only Python
+    is a recorded library."""
+    snapshot = released(build, tmp_path)
+    values = build["values"]["values"]
+    values["timing.main.loop.median_ms"] *= 1.2  # inside any band, far beyond 16 ULPs
+    on_another_cpu(values)
+    diff = diff_module.compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert [r["key"] for r in diff["numbers"]] == ["timing.main.loop.median_ms"]
+    assert diff["machine"] == []
+    assert diff["build"]["versions"] == {"python": values["environment.python"]}
+    md = diff_module.to_markdown(diff, Publishing())
+    assert "Same machine" not in md and "The machine changed" not in md
+    assert f"Python {values['environment.python']}." in md and "NumPy" not in md
 
 
 @pytest.mark.parametrize("old, new", [

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from articlekit import render as rendermod
-from articlekit.audit import EXPECTED, UNEXPECTED, judge
+from articlekit.agreement import EXPECTED, UNEXPECTED
+from articlekit.agreement import against_edition as judge
 from articlekit.baseline import Entry
 from articlekit.bind import BindError, bind
 from articlekit.claims import FAILS, HOLDS, INCONCLUSIVE, ClaimError, Interval, evaluate

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from articlekit.config import check_config
+from articlekit.publishing import Publishing, parse
 from articlekit.workflow import FOLDER, settings, snakefile
 from tests.workspace import PROJECT_ROOT
 
@@ -24,6 +25,9 @@ CONFIG = {
     "scaling": {"d_k": [16], "seed": 7},
     "timing": {"T": 32},
 }
+
+
+PUBLISHING = parse(CONFIG["publishing"])
 
 
 def by_name(config=CONFIG):
@@ -56,8 +60,8 @@ def test_params_are_the_experiments_section_and_every_core_jobs_learn_their_coun
 
 def test_recorded_libraries_are_publishings_then_the_entrys_own_without_python():
     config = {**CONFIG, "experiments": {"fit": {"libraries": ["scipy", "numpy"]}}}
-    assert settings.recorded_libraries(config, by_name(config)["fit"]) == ["numpy", "torch", "scipy"]
-    assert settings.recorded_libraries({}, by_name(config)["fit"]) == ["scipy", "numpy"]
+    assert settings.recorded_libraries(PUBLISHING, by_name(config)["fit"]) == ["numpy", "torch", "scipy"]
+    assert settings.recorded_libraries(Publishing(), by_name(config)["fit"]) == ["scipy", "numpy"]
 
 
 def test_a_version_override_stands_in_for_the_installed_one():
@@ -76,9 +80,9 @@ def test_a_malformed_override_says_how_to_write_it(given):
 
 def test_the_auto_release_label_names_the_publishing_libraries_and_their_versions():
     versions = {"numpy": "2.4.6", "torch": None}
-    assert settings.release_label(CONFIG, versions) == "numpy-2.4.6_torch-none"
-    assert settings.release_label({**CONFIG, "release_label": "first-edition"}, versions) == "first-edition"
-    assert settings.release_label({}, {}) == f"python-{platform.python_version()}"
+    assert settings.release_label(CONFIG, PUBLISHING, versions) == "numpy-2.4.6_torch-none"
+    assert settings.release_label({**CONFIG, "release_label": "first-edition"}, PUBLISHING, versions) == "first-edition"
+    assert settings.release_label({}, Publishing(), {}) == f"python-{platform.python_version()}"
 
 
 @pytest.mark.parametrize("given, read", [("false", False), ("True", True), (True, True), (1, 1)])
@@ -87,15 +91,10 @@ def test_strict_from_the_command_line_is_read_as_yaml_would(given, read):
     assert settings.strict({"strict": given}) == read
 
 
-def test_a_library_is_named_as_the_article_names_it():
-    assert settings.library_label(CONFIG, "torch") == "PyTorch"
-    assert settings.library_label(CONFIG, "scipy") == "scipy"
-
-
 def test_listing_sources_come_from_publishing():
-    config = {"publishing": {"listings": {"attention": {"source": "experiments/attention.py", "functions": []}}}}
-    assert settings.listing_sources(config) == ["experiments/attention.py"]
-    assert settings.listing_sources({}) == []
+    publishing = parse({"listings": {"attention": {"source": "experiments/attention.py", "functions": ["f"]}}})
+    assert settings.listing_sources(publishing) == ["experiments/attention.py"]
+    assert settings.listing_sources(Publishing()) == []
 
 
 def test_the_shipped_configurations_match_the_modules_schema():
@@ -118,9 +117,9 @@ def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
 
 def test_a_missing_library_is_named_with_what_to_install_and_what_still_builds(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an article without requirements.txt or environment.yml
-    message = settings.missing_library(CONFIG, "torch")
+    message = settings.missing_library(CONFIG, PUBLISHING, "torch")
     assert message == ("PyTorch is not installed, and the experiments timing import it (their libraries: in "
                        "config experiments:). Install it with `pip install torch`. The experiments that do "
                        "without it still build, e.g. `snakemake --cores 2 results/scaling.json`.")
     (tmp_path / "requirements.txt").write_text("torch\n")
-    assert "Install it with `pip install -r requirements.txt`." in settings.missing_library(CONFIG, "torch")
+    assert "Install it with `pip install -r requirements.txt`." in settings.missing_library(CONFIG, PUBLISHING, "torch")

@@ -21,8 +21,11 @@ if LISTING_SOURCES:
         resources:
             mem_mb=400,
             runtime=2,
+        params:
+            publishing=PUBLISHING_JSON,
         shell:
-            "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
+            "python -m articlekit listings --publishing {params.publishing:q} "
+            "--out {output.json} 2> {log}"
 
 
 rule values:

@@ -24,9 +24,12 @@ rule audit:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
-        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} --log {log}"
+        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} "
+        "--publishing {params.publishing:q} --log {log}"
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release
@@ -51,9 +54,12 @@ rule diff:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit diff --values {input.values} --bindings {input.bindings} "
-        "--baseline {input.baseline} --json {output.json} --md {output.md} {input.release} 2> {log}"
+        "--baseline {input.baseline} --json {output.json} --md {output.md} "
+        "--publishing {params.publishing:q} {input.release} 2> {log}"
 
 
 # No output on purpose: a release is asked for, never rebuilt because an
@@ -74,6 +80,8 @@ rule release:
     params:
         label=RELEASE_LABEL,
         releases=RELEASES,
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit release --label {params.label} --values {input.values} "
-        "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} 2> {log}"
+        "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} "
+        "--publishing {params.publishing:q} 2> {log}"

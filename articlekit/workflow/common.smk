@@ -13,6 +13,7 @@ from snakemake.utils import validate
 import articlekit.workflow
 from articlekit import codegraph
 from articlekit.config import ConfigError, check_config
+from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.workflow import settings
 
 MODULE_DIR = str(articlekit.workflow.FOLDER)
@@ -44,6 +45,15 @@ except ConfigError as error:
     raise WorkflowError(str(error)) from None
 if os.path.exists(ARTICLE_SCHEMA):
     validate(config, os.path.abspath(ARTICLE_SCHEMA))
+
+# What the machinery records and compares (articlekit/publishing.py): read
+# here for the rules, and handed to each command as it is written, in the
+# config's order (the order the pages list the libraries in).
+try:
+    PUBLISHING = parse_publishing(config.get("publishing"))
+except PublishingError as error:
+    raise WorkflowError(str(error)) from None
+PUBLISHING_JSON = json.dumps(config.get("publishing") or {})
 
 
 def check_writable(folder):
@@ -103,7 +113,7 @@ CONDA_ENV = (
 EXPERIMENTS = settings.experiments(config)
 EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
 # Code listings cut from the sources publishing.listings names, if any.
-LISTING_SOURCES = settings.listing_sources(config)
+LISTING_SOURCES = settings.listing_sources(PUBLISHING)
 RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
     [LISTINGS] if LISTING_SOURCES else []
 )
@@ -153,7 +163,7 @@ def figure_arguments(experiment):
 def library_arguments(experiment):
     return " ".join(
         f"--library {shlex.quote(library)}"
-        for library in settings.recorded_libraries(config, experiment)
+        for library in settings.recorded_libraries(PUBLISHING, experiment)
     )
 
 
@@ -164,7 +174,7 @@ def library_arguments(experiment):
 VERSIONS = settings.installed_versions(
     dict.fromkeys(
         [lib for e in EXPERIMENTS for lib in e.libraries]
-        + list(settings.publishing(config).get("release_label") or [])
+        + list(PUBLISHING.release_label)
     ),
     VERSION_OVERRIDES,
 )
@@ -172,7 +182,7 @@ VERSIONS = settings.installed_versions(
 
 for _library, _version in VERSIONS.items():
     if _version is None and any(_library in e.libraries for e in EXPERIMENTS):
-        logger.warning(settings.missing_library(config, _library))
+        logger.warning(settings.missing_library(config, PUBLISHING, _library))
 
 
 def library_versions(experiment):
@@ -187,7 +197,9 @@ def library_versions(experiment):
 
     def not_installed(wildcards):
         if not workflow.dryrun:
-            raise WorkflowError(settings.missing_library(config, missing[0]))
+            raise WorkflowError(
+                settings.missing_library(config, PUBLISHING, missing[0])
+            )
         return {
             library: version or "not installed" for library, version in versions.items()
         }
@@ -195,7 +207,7 @@ def library_versions(experiment):
     return not_installed
 
 
-RELEASE_LABEL = settings.release_label(config, VERSIONS)
+RELEASE_LABEL = settings.release_label(config, PUBLISHING, VERSIONS)
 
 # ---- cores ---------------------------------------------------------------------------
 

@@ -107,11 +107,12 @@ rule matrix_column:
         runtime=2,
     params:
         pins=matrix_pin_args,
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit.matrix column --label {wildcards.label} {params.pins} "
         "--environment {input.environment} --results {input.results} "
         "--shared {input.shared} --article {input.article} --baseline {input.baseline} "
-        "--out {output.json} 2> {log}"
+        "--publishing {params.publishing:q} --out {output.json} 2> {log}"
 
 
 rule matrix_report:
@@ -133,9 +134,12 @@ rule matrix_report:
     resources:
         mem_mb=400,
         runtime=2,
+    params:
+        publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit.matrix report {input.columns} --baseline {input.baseline} "
-        "--json {output.json} --md {output.md} --html {output.html} 2> {log}"
+        "--json {output.json} --md {output.md} --html {output.html} "
+        "--publishing {params.publishing:q} 2> {log}"
 
 
 # The one command. Fails, after the page is written, when an environment

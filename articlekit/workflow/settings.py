@@ -62,24 +62,15 @@ def _experiment(name, entry):
     )
 
 
-def publishing(config):
-    return config.get("publishing") or {}
-
-
-def recorded_libraries(config, experiment):
+def recorded_libraries(publishing, experiment):
     """What an experiment's artifact records the version of (if it imports
     it): the article's publishing.libraries, then the entry's own libraries.
     Python is always recorded, so never listed."""
-    names = [*(publishing(config).get("libraries") or {}), *experiment.libraries]
+    names = [*publishing.libraries, *experiment.libraries]
     return [name for name in dict.fromkeys(names) if name != "python"]
 
 
-def library_label(config, library):
-    """How the article names a library in messages (publishing.libraries: torch -> PyTorch)."""
-    return (publishing(config).get("libraries") or {}).get(library) or library
-
-
-def missing_library(config, library):
+def missing_library(config, publishing, library):
     """Why a library that experiments list cannot be found, and what to do:
     what to install (the article's requirements.txt or environment.yml when
     it has them) and which experiments still build without it."""
@@ -91,7 +82,7 @@ def missing_library(config, library):
         how += ", or use environment.yml"
     without = (f" The experiments that do without it still build, e.g. `snakemake --cores 2 results/{others[0]}.json`."
                if others else "")
-    return (f"{library_label(config, library)} is not installed, and the experiments {', '.join(users)} import it "
+    return (f"{publishing.display(library)} is not installed, and the experiments {', '.join(users)} import it "
             f"(their libraries: in config experiments:). Install it with {how}.{without}")
 
 
@@ -121,7 +112,7 @@ def installed_versions(libraries, overrides=None):
     return versions
 
 
-def release_label(config, versions):
+def release_label(config, publishing, versions):
     """The folder name `snakemake release` freezes this build under: config
     release_label, or with `auto` the libraries of publishing.release_label
     and their versions (numpy-2.4.6_torch-2.13.0; `none` for one not
@@ -129,12 +120,11 @@ def release_label(config, versions):
     label = config.get("release_label", "auto")
     if label != "auto":
         return label
-    libraries = publishing(config).get("release_label") or []
-    if not libraries:
+    if not publishing.release_label:
         import platform
 
         return f"python-{platform.python_version()}"
-    return "_".join(f"{library}-{versions.get(library) or 'none'}" for library in libraries)
+    return publishing.label_for(versions)
 
 
 def strict(config):
@@ -145,7 +135,6 @@ def strict(config):
     return value
 
 
-def listing_sources(config):
+def listing_sources(publishing):
     """The source files publishing.listings names, in order."""
-    listings = publishing(config).get("listings") or {}
-    return [entry["source"] for entry in listings.values() if isinstance(entry, dict) and "source" in entry]
+    return [listing.source for listing in publishing.listings.values()]
