@@ -2,8 +2,8 @@
 # lint for typed numbers, render.
 
 EXTENSION = [
-    "article/_extensions/value/_extension.yml",
-    "article/_extensions/value/value.lua",
+    "articlekit/quarto/_extensions/value/_extension.yml",
+    "articlekit/quarto/_extensions/value/value.lua",
 ]
 # The articlekit modules each step runs: editing one reruns the step.
 BIND_CODE = [
