@@ -10,6 +10,7 @@ import sys
 from articlekit.jsonio import DiskFull
 
 COMMANDS = {
+    "new": ("articlekit.new", "write the skeleton of a new article, ready to build"),
     "config": ("articlekit.config", "check config files: YAML syntax, schema, cross-key rules"),
     "listings": ("articlekit.listings", "extract code listings from a source file"),
     "values": ("articlekit.values", "merge experiment results into build/values.json"),
