@@ -18,7 +18,7 @@ import pytest
 
 from articlekit.jsonio import read_json
 from articlekit.new import new_article
-from test_quarto import SHARED_QUARTO, quarto_folder
+from test_quarto import require_quarto
 
 pytestmark = pytest.mark.slow
 
@@ -122,14 +122,9 @@ def test_the_skeleton_from_articlekit_new_builds_as_written(tmp_path):
 
 @pytest.mark.quarto
 def test_the_example_builds_with_the_real_quarto(tmp_path):
-    found = quarto_folder()
-    if found is None:
-        reason = f"no Quarto: `quarto` is not on PATH and {SHARED_QUARTO} does not exist"
-        if os.environ.get("REQUIRE_QUARTO"):
-            pytest.fail(f"REQUIRE_QUARTO is set, but {reason}")
-        pytest.skip(reason)
+    quarto_env = require_quarto()
     work = copy_article(EXAMPLE, tmp_path / "summation")
-    snakemake(work, "--config", "renderer=quarto", env={"PATH": f"{found}{os.pathsep}{os.environ['PATH']}"})
+    snakemake(work, "--config", "renderer=quarto", env=quarto_env)
     page = (work / "build/article.html").read_text(encoding="utf-8")
     assert "Rendered by Quarto " in page and 'class="bound-value"' in page
     assert "{{<" not in page and "{{&lt;" not in page

@@ -42,8 +42,9 @@ def quarto_folder():
     return SHARED_QUARTO if (SHARED_QUARTO / "quarto").exists() else None
 
 
-@pytest.fixture(scope="module")
-def quarto_env():
+def require_quarto():
+    """{"PATH": ...} with Quarto's folder first; skips (or, under
+    REQUIRE_QUARTO, fails) the calling test when there is no Quarto."""
     folder = quarto_folder()
     if folder is None:
         reason = f"no Quarto: `quarto` is not on PATH and {SHARED_QUARTO} does not exist"
@@ -51,6 +52,11 @@ def quarto_env():
             pytest.fail(f"REQUIRE_QUARTO is set, but {reason}")
         pytest.skip(reason)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture(scope="module")
+def quarto_env():
+    return require_quarto()
 
 
 def run(cmd, cwd, env, check=True, timeout=900):
