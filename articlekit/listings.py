@@ -27,11 +27,10 @@ blank lines, not comment-only lines, not the docstring.
 
 import argparse
 import ast
-import platform
 import sys
 from pathlib import Path
 
-from articlekit.jsonio import write_json
+from articlekit.artifacts import write_artifact
 
 CORE = ["softmax", "scaled_dot_product_attention", "causal_mask", "split_heads", "merge_heads",
         "multi_head_attention"]
@@ -107,13 +106,8 @@ def main(argv):
     except (OSError, SyntaxError, ValueError) as exc:
         print(f"listings: {path}: {exc}", file=sys.stderr)
         return 1
-    write_json(args.out, {
-        "experiment": "listings",
-        "script": "articlekit/listings.py",
-        "params": {"source": str(path)},
-        "versions": {"python": platform.python_version()},
-        "values": {path.stem: values},
-    })
+    write_artifact(args.out, "listings", "articlekit/listings.py", params={"source": str(path)},
+                   values={path.stem: values})
     print(f"listings: {len(values['functions'])} functions, {values['core_lines']} core lines -> {args.out}",
           file=sys.stderr)
     return 0

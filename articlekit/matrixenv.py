@@ -216,7 +216,9 @@ def run_experiment(environment, experiment, params, out, log_path=None):
         # The exact params of the main rule, as the script's own --config file.
         config_file = Path(tmp) / "params.yaml"
         config_file.write_text(yaml.safe_dump({experiment: params}), encoding="utf-8")
-        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), "--json", str(out)]
+        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), "--json", str(out),
+                   # the versions the columns compare, recorded in each artifact
+                   *(f"--library={name}" for name in REQUIRED_PINS)]
         # The venv's own packages only: nothing of the main environment leaks in.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         with open(log_path, "w", encoding="utf-8") as log:

@@ -3,7 +3,7 @@
     python -m articlekit values results/*.json --out build/values.json
 
 Each results/<name>.json envelope ({"experiment", "script", "params",
-"versions", "values"}) contributes:
+"versions", "values"}, read through articlekit.artifacts) contributes:
 
 - `<experiment>.<path>` for every leaf of its nested `values` dict;
 - `<experiment>.params.<path>` for every leaf of its `params`.
@@ -31,8 +31,9 @@ import difflib
 import re
 import sys
 
+from articlekit.artifacts import check_envelope, envelope, read_artifact
 from articlekit.claims import Interval
-from articlekit.jsonio import read_json, write_json
+from articlekit.jsonio import write_json
 
 # `name`, `name[3]`, `name[3][-1].field`: the dotted key, then the path into
 # a list value.
@@ -68,9 +69,7 @@ def merge(artifacts):
     """artifacts: iterable of (path, envelope). Returns the values document."""
     values, sources, versions = {}, {}, {}
     for path, env in artifacts:
-        for field in ("experiment", "script", "values"):
-            if field not in env:
-                raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
+        check_envelope(path, env)
         name = env["experiment"]
         if name in versions:
             raise ValueError(f"{path}: experiment {name!r} also comes from {_artifact_of(sources, name)}")
@@ -92,7 +91,7 @@ def published_envelope(path):
 
     baseline = load_baseline(path)
     values = {entry.id: entry.value for entry in baseline.entries if entry.value is not None}
-    return {"experiment": "published", "script": str(path), "values": values}
+    return envelope("published", path, params={}, values=values, versions={})
 
 
 def _artifact_of(sources, experiment):
@@ -155,16 +154,6 @@ def closest_keys(values, key, n=3):
     similar keys (a typo)."""
     children = [k for k in values if k.startswith(key + ".")]
     return children[:n] if children else difflib.get_close_matches(key, list(values), n=n, cutoff=0.6)
-
-
-def read_artifact(path):
-    """An experiment's output, or a ValueError that says how to get a good
-    one back: the file is built, so rebuilding it is the fix."""
-    try:
-        return read_json(path)
-    except ValueError as exc:
-        raise ValueError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
-                         "snakemake again to rebuild it") from None
 
 
 def main(argv):

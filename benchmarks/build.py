@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from articlekit.workspace import copy_environment, copy_project  # noqa: E402
+from tests.workspace import copy_environment, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from articlekit.workspace import copy_environment, copy_project  # noqa: E402
+from tests.workspace import copy_environment, copy_project  # noqa: E402
 
 ANCHOR = "fits on one line"
 TICKS = os.sysconf("SC_CLK_TCK")

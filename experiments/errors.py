@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from experiments.artifacts import run_experiment
+from articlekit.artifacts import run_experiment
 from experiments.attention import causal_mask, softmax
 
 log = logging.getLogger("experiment")

@@ -11,7 +11,7 @@ import logging
 
 import numpy as np
 
-from experiments.artifacts import pyplot, run_experiment, save_figure
+from articlekit.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import causal_mask, scaled_dot_product_attention, softmax
 
 log = logging.getLogger("experiment")

@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from experiments.artifacts import pyplot, run_experiment, save_figure
+from articlekit.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import multi_head_attention, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from experiments.artifacts import run_experiment
+from articlekit.artifacts import run_experiment
 from experiments.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, split_heads
 
 log = logging.getLogger("experiment")

@@ -50,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from experiments.artifacts import pyplot, run_experiment, save_figure
+from articlekit.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")

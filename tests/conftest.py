@@ -46,7 +46,7 @@ def built_project(tmp_path_factory):
     timing claim failing on a busy machine must not hide it (the strict
     build is tested in test_workflow.py). BUILT_PROJECT=folder reuses a
     project built there, to iterate on these tests without rebuilding."""
-    from articlekit.workspace import copy_environment, copy_project
+    from tests.workspace import copy_environment, copy_project
 
     if os.environ.get("BUILT_PROJECT"):
         return Path(os.environ["BUILT_PROJECT"]).resolve()

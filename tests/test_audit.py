@@ -323,7 +323,7 @@ def built_copy(tmp_path_factory):
     missing = missing_pipeline_pieces()
     if missing:
         pytest.skip(f"the workflow is not complete yet (missing {', '.join(missing)})")
-    from articlekit.workspace import copy_environment, copy_project
+    from tests.workspace import copy_environment, copy_project
 
     work = copy_project(tmp_path_factory.mktemp("report") / "project")
     proc = subprocess.run(["snakemake", "--cores", "2", "--configfile", "config/test.yaml"],
@@ -334,7 +334,7 @@ def built_copy(tmp_path_factory):
 
 @pytest.mark.slow
 def test_snakemake_report_includes_the_audit(built_copy):
-    from articlekit.workspace import copy_environment
+    from tests.workspace import copy_environment
 
     proc = subprocess.run(
         ["snakemake", "--report", "build/report.html", "--configfile", "config/test.yaml"],

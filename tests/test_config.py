@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from articlekit.config import ConfigError, check_config, check_syntax
-from articlekit.workspace import PROJECT_ROOT
+from tests.workspace import PROJECT_ROOT
 
 SCHEMA = PROJECT_ROOT / "config/schema.yaml"
 

@@ -18,7 +18,7 @@ import pytest
 
 from articlekit import jsonio
 from articlekit.jsonio import dumps, read_json
-from experiments.artifacts import run_experiment
+from articlekit.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
 FIGURES = {"scaling": ["sweep"], "example": ["heatmaps"], "multihead": ["heads"], "timing": ["sweep"]}
@@ -251,8 +251,8 @@ def test_two_runs_give_identical_json(name, params, results):
 def test_two_runs_give_identical_figures(name, params, results, tmp_path):
     module = experiment(name)
     svg = []
-    for attempt in ("a", "b"):
-        figures = {fig: tmp_path / f"{attempt}-{fig}.svg" for fig in FIGURES[name]}
+    for attempt in ("a", "b"):  # two builds: the same file names, in two folders
+        figures = {fig: tmp_path / attempt / f"{name}-{fig}.svg" for fig in FIGURES[name]}
         module.plot(results[name], params(name), figures)
         svg.append([path.read_bytes() for path in figures.values()])
     assert svg[0] == svg[1]
@@ -291,6 +291,50 @@ def test_command_line_runs_an_experiment_without_parameters(repo_root, tmp_path)
     assert read_json(target)["params"] == {}
 
 
+def run_module(repo_root, name, *args):
+    return subprocess.run([sys.executable, "-m", f"experiments.{name}", *args],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+
+
+def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(repo_root, tmp_path, params):
+    target, log = tmp_path / "x.json", tmp_path / "logs" / "x.log"
+    given = json.dumps(params("scaling"))
+    proc = run_module(repo_root, "scaling", "--params", given, "--json", str(target), "--log", str(log),
+                      "--library", "numpy", "--library", "torch")
+    assert proc.returncode == 0, proc.stderr
+    artifact = read_json(target)
+    assert artifact["params"] == params("scaling")
+    # torch was asked for but never imported: its version would say nothing
+    assert list(artifact["versions"]) == ["python", "numpy"]
+    assert f"scaling: wrote {target}" in log.read_text()
+
+
+def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
+    target = tmp_path / "x.json"
+    proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--json", str(target),
+                      "--figure", f"sweep={tmp_path / 'sweep.svg'}", "--library", "numpy")
+    assert proc.returncode == 0, proc.stderr
+    assert list(read_json(target)["versions"]) == ["python", "numpy", "matplotlib"]
+
+
+def test_by_hand_the_versions_recorded_are_the_config_files(repo_root, tmp_path):
+    target = tmp_path / "x.json"
+    assert cli(repo_root, "parity", "--json", str(target)).returncode == 0
+    assert list(read_json(target)["versions"]) == ["python", "numpy", "torch"]
+
+
+@pytest.mark.parametrize("args, complaint", [
+    (["--params", "[1, 2]"], "--params must be a JSON object"),
+    (["--params", "{seed: 1}"], "--params is not JSON"),
+    (["--params", "{}", "--set", "seed=1"], "--set changes a --config file's parameters"),
+    (["--params", "{}", "--config", "config.yaml"], "not allowed with argument"),
+    (["--figure", "sweep"], "--figure 'sweep': write NAME=PATH"),
+])
+def test_a_bad_command_line_says_what_to_write(repo_root, args, complaint):
+    proc = run_module(repo_root, "example", *args, "--json", "/nonexistent/x.json")
+    assert proc.returncode == 2 and complaint in proc.stderr, proc.stderr
+
+
 OLD = '{"old": "artifact"}\n'
 
 
@@ -319,7 +363,7 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
         "from articlekit import jsonio\n"
         "jsonio.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from experiments import scaling\n"
-        "from experiments.artifacts import run_experiment\n"
+        "from articlekit.artifacts import run_experiment\n"
         "run_experiment('scaling', scaling.run, argv=sys.argv[1:])\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],

@@ -43,7 +43,7 @@ from articlekit import render as rendermod
 from articlekit.jsonio import DiskFull, loads, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.workfiles import owner_tag
-from articlekit.workspace import copy_environment, copy_project
+from tests.workspace import copy_environment, copy_project
 from snakemake_fork import SnakemakeServer
 
 FAST = ["--configfile", "config/test.yaml", "--config", "strict=false"]
@@ -642,7 +642,7 @@ def test_temporaries_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
 
 
 def test_an_unreadable_artifact_says_how_to_rebuild_it(tmp_path):
-    from articlekit.values import read_artifact
+    from articlekit.artifacts import read_artifact
 
     artifact = tmp_path / "parity.json"
     artifact.write_text('{\n  "values": {\n    "a": 1,\n')

@@ -19,7 +19,7 @@ from articlekit.bind import bind
 from articlekit.config import ConfigError, check_config
 from articlekit.jsonio import read_json, write_json
 from articlekit.values import merge
-from articlekit.workspace import copy_environment, copy_project
+from tests.workspace import copy_environment, copy_project
 
 SCHEMA = "config/schema.yaml"
 

@@ -25,7 +25,7 @@ import pytest
 from articlekit.jsonio import read_json
 from articlekit.render import expected_literal_shortcodes
 from articlekit.shortcodes import lookup_id, scan
-from articlekit.workspace import copy_environment, copy_project
+from tests.workspace import copy_environment, copy_project
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow]
 

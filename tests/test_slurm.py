@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.workspace import copy_project
+from tests.workspace import copy_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_cluster import LocalSlurm, SlurmUnavailable, missing_requirements  # noqa: E402

@@ -4,12 +4,13 @@ These are the promises a user relies on: one command builds everything, a
 second does nothing, and a change reruns exactly what depends on it.
 """
 
+import contextlib
 import re
 import subprocess
 
 import pytest
 
-from articlekit.workspace import copy_environment, copy_project
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +31,9 @@ def snakemake(workdir, *args, check=True):
     return proc
 
 
-def planned_rules(workdir):
+def planned_rules(workdir, *args):
     """Rules a dry run would execute, read from its 'Job stats' table."""
-    out = snakemake(workdir, "--dry-run").stdout
+    out = snakemake(workdir, "--dry-run", *args).stdout
     if "Nothing to be done" in out:
         return set()
     table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
@@ -73,15 +74,33 @@ def test_a_prose_edit_reruns_no_experiment(built):
 
 
 def test_a_torch_upgrade_reruns_exactly_the_experiments_that_import_torch(built):
-    common = built / "rules/common.smk"
-    original = common.read_text()
-    pinned = 'TORCH_VERSION = importlib.metadata.version("torch")'
-    assert pinned in original
+    # --config versions= stands in for the installed version: an upgrade, faked
+    # without touching the environment or any file of the project
+    upgraded = planned_rules(built, "--config", 'versions={torch: "99.0.0"}')
+    assert upgraded & EXPERIMENT_RULES == TORCH_RULES
+
+
+@contextlib.contextmanager
+def edited(path):
+    """A comment added to the file inside the block (Snakemake reruns on a
+    newer file only when its content changed too)."""
+    original = path.read_text()
     try:
-        common.write_text(original.replace(pinned, 'TORCH_VERSION = "99.0.0"'))
-        assert planned_rules(built) & EXPERIMENT_RULES == TORCH_RULES
+        path.write_text(original + "\n# an edit\n")
+        yield
     finally:
-        common.write_text(original)
+        path.write_text(original)
+
+
+def test_a_code_edit_reruns_exactly_the_steps_that_run_it(built):
+    # no hand-kept lists: each rule's code inputs are read from the imports
+    with edited(built / "experiments/attention.py"):
+        planned = planned_rules(built)
+    assert planned & (EXPERIMENT_RULES | {"listings"}) == EXPERIMENT_RULES - {"environment"} | {"listings"}
+    with edited(built / "articlekit/lint.py"):
+        planned = planned_rules(built)
+    assert "lint_article" in planned
+    assert not planned & (EXPERIMENT_RULES | {"listings", "values", "bind", "audit", "diff"})
 
 
 def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
@@ -107,3 +126,30 @@ def test_a_figure_the_article_names_but_no_rule_builds_stops_the_plan(built):
         assert "figures/nowhere-made.svg, which no rule builds" in proc.stdout + proc.stderr
     finally:
         article.write_text(original)
+
+
+MINIMAL_ARTICLE = {
+    "Snakefile": (PROJECT_ROOT / "Snakefile").read_text(),
+    "config.yaml": "experiments:\n  hello: {figures: {curve: figures/hello-curve.svg}, threads: all}\nhello: {n: 3}\n",
+    "experiments/__init__.py": "",
+    "experiments/hello.py": "from articlekit.artifacts import run_experiment\n\n\ndef run(params):\n"
+                            "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
+    "article/index.qmd": "The total is {{< value hello.total >}}.\n",
+    "article/_quarto.yml": "format:\n  html: {}\n",
+    "baseline/published.yaml": "edition: {title: Hello}\nentries: []\n",  # read when jobs run, not planned
+}
+
+
+def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_path):
+    # no schema, matrix, listings, report captions or conda file: the module's
+    # defaults cover them, and the experiment rule comes from config experiments:
+    for name, text in MINIMAL_ARTICLE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = copy_environment(PROJECT_ROOT)
+    proc = subprocess.run(["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "python -m experiments.hello --params '{\"n\": 3, \"threads\": 3}' --json results/hello.json " \
+           "--figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
+    assert "rule listings:" not in proc.stdout and "matrix" not in proc.stdout

@@ -1,42 +1,25 @@
 # Reviewers' outputs: published vs regenerated, and what moved since the
 # last release.
 
-BASELINE = "baseline/published.yaml"
-BASELINE_SCHEMA = "baseline/schema.yaml"
-# shell rules get no `code` rerun trigger: list the modules so that a fix to
-# how values are judged redoes the audit and the diff.
-# Modules both reports judge values with.
-JUDGING_CODE = [
-    "articlekit/baseline.py",
-    "articlekit/claims.py",
-    "articlekit/fmt.py",
-    "articlekit/jsonio.py",
-    "articlekit/mdtable.py",
-    "articlekit/values.py",
-]
-AUDIT_CODE = ["articlekit/audit.py", *JUDGING_CODE]
-DIFF_CODE = ["articlekit/diff.py", "articlekit/release.py", *JUDGING_CODE]
-
 
 # Its summary, and every missing key or unexpected move, go to the terminal
 # as well as to the log: a renamed key must not pass unseen.
 rule audit:
     input:
         baseline=BASELINE,
-        schema=BASELINE_SCHEMA,
-        code=AUDIT_CODE,
-        values="build/values.json",
-        bindings="build/bindings.json",
+        code=command_code("audit"),
+        values=VALUES,
+        bindings=BINDINGS,
     output:
-        json="build/audit.json",
+        json=AUDIT_JSON,
         md="build/audit.md",
-        html=report("build/audit.html", caption="../report/audit.rst", category="Audit"),
+        html=report("build/audit.html", caption="report/audit.rst", category="Audit"),
     log:
         "logs/audit.log",
     benchmark:
         "benchmarks/out/audit.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -51,9 +34,9 @@ rule audit:
 rule diff:
     input:
         baseline=BASELINE,
-        code=DIFF_CODE,
-        values="build/values.json",
-        bindings="build/bindings.json",
+        code=command_code("diff"),
+        values=VALUES,
+        bindings=BINDINGS,
         release=latest_release,
     output:
         json="build/diff.json",
@@ -63,7 +46,7 @@ rule diff:
     benchmark:
         "benchmarks/out/diff.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -77,13 +60,13 @@ rule diff:
 # input changed, and its snapshot is committed to the repo.
 rule release:
     input:
-        values="build/values.json",
-        bindings="build/bindings.json",
-        audit="build/audit.json",
+        values=VALUES,
+        bindings=BINDINGS,
+        audit=AUDIT_JSON,
     log:
         "logs/release.log",
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,

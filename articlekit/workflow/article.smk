@@ -1,69 +1,43 @@
 # From artifacts to the article: merge values, bind them into the prose,
 # lint for typed numbers, render.
 
-EXTENSION = [
-    "articlekit/quarto/_extensions/value/_extension.yml",
-    "articlekit/quarto/_extensions/value/value.lua",
-]
-# The articlekit modules each step runs: editing one reruns the step.
-BIND_CODE = [
-    "articlekit/audit.py",
-    "articlekit/baseline.py",
-    "articlekit/bind.py",
-    "articlekit/claims.py",
-    "articlekit/departures.py",
-    "articlekit/fmt.py",
-    "articlekit/shortcodes.py",
-    "articlekit/values.py",
-]
-RENDER_CODE = [
-    "articlekit/render.py",
-    "articlekit/shortcodes.py",
-    "articlekit/quarto_shortcodes.lua",
-    "articlekit/quarto_layout.lua",
-]
-PDF_CODE = [
-    *RENDER_CODE,
-    "articlekit/pdf.py",
-    "articlekit/pdf_prepare.lua",
-    "articlekit/pdf_finish.lua",
-    "articlekit/pdf_style.typ",
-]
 
+# Only for an article that shows listings (publishing.listings).
+if LISTING_SOURCES:
 
-rule listings:
-    input:
-        source=ATTENTION_CODE,
-        code="articlekit/listings.py",
-    output:
-        json="results/listings.json",
-    log:
-        "logs/listings.log",
-    benchmark:
-        "benchmarks/out/listings.tsv"
-    conda:
-        "../environment.yml"
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
-    shell:
-        "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
+    rule listings:
+        input:
+            source=LISTING_SOURCES,
+            code=command_code("listings"),
+        output:
+            json=LISTINGS,
+        log:
+            "logs/listings.log",
+        benchmark:
+            "benchmarks/out/listings.tsv"
+        conda:
+            CONDA_ENV
+        threads: 1
+        resources:
+            mem_mb=400,
+            runtime=2,
+        shell:
+            "python -m articlekit listings {input.source} --out {output.json} 2> {log}"
 
 
 rule values:
     input:
         results=RESULTS,
-        baseline="baseline/published.yaml",
-        code=["articlekit/values.py", "articlekit/baseline.py"],
+        baseline=BASELINE,
+        code=command_code("values"),
     output:
-        json="build/values.json",
+        json=VALUES,
     log:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -76,16 +50,16 @@ rule values:
 rule lint_article:
     input:
         article=ARTICLE,
-        values="build/values.json",
-        code=["articlekit/lint.py", "articlekit/shortcodes.py"],
+        values=VALUES,
+        code=command_code("lint"),
     output:
-        report="build/lint.txt",
+        report=LINT_REPORT,
     log:
         "logs/lint_article.log",
     benchmark:
         "benchmarks/out/lint_article.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -97,24 +71,24 @@ rule lint_article:
 rule bind:
     input:
         article=ARTICLE,
-        values="build/values.json",
+        values=VALUES,
         # {{< departures >}}: where this build departs from the edition
-        baseline="baseline/published.yaml",
-        code=BIND_CODE,
+        baseline=BASELINE,
+        code=command_code("bind"),
     output:
-        json="build/bindings.json",
+        json=BINDINGS,
     log:
         "logs/bind.log",
     benchmark:
         "benchmarks/out/bind.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
         runtime=2,
     params:
-        strict=config["strict"],
+        strict=STRICT,
     shell:
         "python -m articlekit bind {input.article} --values {input.values} "
         "--strict {params.strict} --baseline {input.baseline} --out {output.json} 2> {log}"
@@ -124,12 +98,12 @@ rule render:
     input:
         article=ARTICLE,
         extension=EXTENSION,
-        quarto="article/_quarto.yml",
-        style="article/style.css",
-        bindings="build/bindings.json",
-        lint="build/lint.txt",
+        quarto=f"{ARTICLE_DIR}/_quarto.yml",
+        style=ARTICLE_STYLE,
+        bindings=BINDINGS,
+        lint=LINT_REPORT,
         figures=article_figures,
-        code=RENDER_CODE,
+        code=command_code("render"),
     output:
         html="build/article.html",
         md="build/article.md",
@@ -138,13 +112,13 @@ rule render:
     benchmark:
         "benchmarks/out/render.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
     params:
-        renderer=config["renderer"],
+        renderer=RENDERER,
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
         "--renderer {params.renderer} --html {output.html} --md {output.md} 2> {log}"
@@ -154,14 +128,14 @@ rule pdf:
     input:
         article=ARTICLE,
         extension=EXTENSION,
-        bindings="build/bindings.json",
-        lint="build/lint.txt",
+        bindings=BINDINGS,
+        lint=LINT_REPORT,
         figures=article_figures,
-        code=PDF_CODE,
+        code=command_code("pdf"),
     output:
         pdf=report(
             "build/article.pdf",
-            caption="../report/article-pdf.rst",
+            caption="report/article-pdf.rst",
             category="Article",
         ),
     log:
@@ -169,7 +143,7 @@ rule pdf:
     benchmark:
         "benchmarks/out/pdf.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=1000,

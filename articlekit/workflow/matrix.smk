@@ -23,7 +23,7 @@ rule matrix_lock:
     benchmark:
         "benchmarks/out/matrix/{label}/lock.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=500,
@@ -47,7 +47,7 @@ rule matrix_env:
     benchmark:
         "benchmarks/out/matrix/{label}/install.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=2000,
@@ -62,9 +62,7 @@ rule matrix_env:
 rule matrix_experiment:
     input:
         environment="results/matrix/{label}/freeze.json",
-        script="experiments/{experiment}.py",
-        attention=ATTENTION_CODE,
-        shared=SHARED_CODE,
+        code=matrix_experiment_code,
     output:
         json="results/matrix/{label}/{experiment}.json",
     log:
@@ -72,7 +70,7 @@ rule matrix_experiment:
     benchmark:
         "benchmarks/out/matrix/{label}/{experiment}.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: matrix_threads
     resources:
         mem_mb=1000,
@@ -94,7 +92,7 @@ rule matrix_column:
         shared=MATRIX_SHARED,
         article=ARTICLE,
         baseline=BASELINE,
-        code=MATRIX_CODE,
+        code=module_code("matrix"),
     output:
         json="build/matrix/{label}.json",
     log:
@@ -102,7 +100,7 @@ rule matrix_column:
     benchmark:
         "benchmarks/out/matrix/{label}/column.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -120,19 +118,17 @@ rule matrix_report:
     input:
         columns=expand("build/matrix/{label}.json", label=MATRIX),
         baseline=BASELINE,
-        code=MATRIX_CODE,
+        code=module_code("matrix"),
     output:
         json="build/matrix.json",
         md="build/matrix.md",
-        html=report(
-            "build/matrix.html", caption="../report/matrix.rst", category="Audit"
-        ),
+        html=report("build/matrix.html", caption="report/matrix.rst", category="Audit"),
     log:
         "logs/matrix/report.log",
     benchmark:
         "benchmarks/out/matrix/report.tsv"
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,
@@ -152,7 +148,7 @@ rule matrix:
     log:
         "logs/matrix/check.log",
     conda:
-        "../environment.yml"
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=400,

@@ -1,0 +1,23 @@
+"""articlekit's Snakemake module: the rules that build an article.
+
+An article's Snakefile is a few lines:
+
+    import articlekit.workflow
+    configfile: "config.yaml"
+    module articlekit:
+        snakefile: articlekit.workflow.snakefile()
+        config: config
+    use rule * from articlekit
+
+The rules live in this folder (Snakefile and its .smk files); what they read
+from the config is interpreted in articlekit.workflow.settings.
+"""
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+
+
+def snakefile():
+    """The module's Snakefile, for `module articlekit: snakefile: ...`."""
+    return str(FOLDER / "Snakefile")

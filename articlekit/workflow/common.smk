@@ -1,0 +1,308 @@
+# Shared names for the module's rules: the checked config, the paths every
+# rule agrees on, library versions, and the code each step runs.
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+from snakemake.utils import validate
+
+import articlekit.workflow
+from articlekit import codegraph
+from articlekit.config import ConfigError, check_config
+from articlekit.workflow import settings
+
+MODULE_DIR = str(articlekit.workflow.FOLDER)
+CONFIG_FILES = [*workflow.configfiles, *workflow.overwrite_configfiles]
+
+# `--config strict=false` arrives as the string "false": read it as YAML
+# would, so the schemas see a boolean.
+if "strict" in config:
+    config["strict"] = settings.strict(config)
+
+# `--config versions='{torch: "9.9"}'` stands in for installed versions (a
+# faked upgrade); it is the command line's, not the article's, so it is
+# taken out before the article's schema sees the config.
+try:
+    VERSION_OVERRIDES = settings.version_overrides(config)
+except ValueError as error:
+    raise WorkflowError(str(error)) from None
+config.pop("versions", None)
+
+# Every violation at once, each with its file and line: first the keys this
+# module reads, then the article's own schema when it has one (with
+# Snakemake's validate, the standard check, after).
+ARTICLE_SCHEMA = "config/schema.yaml"
+try:
+    check_config(config, os.path.join(MODULE_DIR, "schema.yaml"), CONFIG_FILES)
+    if os.path.exists(ARTICLE_SCHEMA):
+        check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
+except ConfigError as error:
+    raise WorkflowError(str(error)) from None
+if os.path.exists(ARTICLE_SCHEMA):
+    validate(config, os.path.abspath(ARTICLE_SCHEMA))
+
+
+def check_writable(folder):
+    """Stop with a sentence, not Snakemake's traceback about
+    .snakemake/locks, when the checkout cannot be written."""
+    import tempfile
+
+    for where in [folder, f"{folder}/.snakemake"]:
+        if not os.path.isdir(where):
+            continue
+        try:
+            with tempfile.TemporaryFile(dir=where):
+                pass
+        except OSError as error:
+            raise WorkflowError(
+                f"{os.path.abspath(where)} is not writable ({error.strerror}): the build writes "
+                "results/, figures/, build/ and logs/ there, and Snakemake its lock in .snakemake/. "
+                "Make the folder writable, or build in a writable copy: "
+                "cp -r . /some/writable/folder && cd /some/writable/folder"
+            ) from None
+
+
+check_writable(".")
+
+# ---- paths every rule agrees on, named once -----------------------------------
+
+ARTICLE = config.get("article", "article/index.qmd")
+ARTICLE_DIR = os.path.dirname(ARTICLE) or "."
+BASELINE = config.get("baseline", "baseline/published.yaml")
+RELEASES = "releases"  # snapshots frozen by `snakemake release`, one folder per label
+LISTINGS = "results/listings.json"
+VALUES = "build/values.json"
+BINDINGS = "build/bindings.json"
+LINT_REPORT = "build/lint.txt"
+AUDIT_JSON = "build/audit.json"
+# The article's own shortcode extension and style, when it has them: their
+# edits redo the render.
+EXTENSION = sorted(
+    str(path) for path in Path(ARTICLE_DIR, "_extensions").rglob("*") if path.is_file()
+)
+ARTICLE_STYLE = [path for path in [f"{ARTICLE_DIR}/style.css"] if os.path.exists(path)]
+STRICT = config.get("strict", True)
+RENDERER = config.get("renderer", "auto")
+# The front page of `snakemake --report`: the article's own, else a plain one.
+REPORT_FRONT_PAGE = (
+    os.path.abspath("report/workflow.rst")
+    if os.path.exists("report/workflow.rst")
+    else os.path.join(MODULE_DIR, "report/workflow.rst")
+)
+# The article's own conda environment, when it ships one.
+CONDA_ENV = (
+    os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None
+)
+
+# ---- experiments ----------------------------------------------------------------
+
+EXPERIMENTS = settings.experiments(config)
+EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
+# Code listings cut from the sources publishing.listings names, if any.
+LISTING_SOURCES = settings.listing_sources(config)
+RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
+    [LISTINGS] if LISTING_SOURCES else []
+)
+
+
+def experiment_code(name):
+    """What `python -m experiments.NAME` runs: editing any of it reruns it."""
+    try:
+        return codegraph.experiment_files(name)
+    except (ValueError, SyntaxError) as error:
+        raise WorkflowError(str(error)) from None
+
+
+def command_code(command):
+    """What `python -m articlekit COMMAND` runs: editing any of it reruns the step."""
+    return codegraph.package_files("articlekit.__main__", f"articlekit.{command}")
+
+
+def module_code(module):
+    """What `python -m articlekit.MODULE` runs."""
+    return codegraph.package_files(f"articlekit.{module}")
+
+
+def figure_outputs(experiment):
+    """{output name: path} for its figures, each in Snakemake's report with
+    the article's caption report/<figure name>.rst when it has one."""
+    outputs = {}
+    for name, path in experiment.figures.items():
+        caption = os.path.abspath(
+            f"report/{os.path.splitext(os.path.basename(path))[0]}.rst"
+        )
+        outputs[name] = report(
+            path,
+            caption=caption if os.path.exists(caption) else None,
+            category="Figures",
+        )
+    return outputs
+
+
+def figure_arguments(experiment):
+    return " ".join(
+        f"--figure {shlex.quote(f'{name}={path}')}"
+        for name, path in experiment.figures.items()
+    )
+
+
+def library_arguments(experiment):
+    return " ".join(
+        f"--library {shlex.quote(library)}"
+        for library in settings.recorded_libraries(config, experiment)
+    )
+
+
+# ---- library versions -------------------------------------------------------------
+
+# The installed versions enter the rules as params: upgrading a library
+# reruns exactly the experiments that list it in `libraries:`.
+VERSIONS = settings.installed_versions(
+    dict.fromkeys(
+        [lib for e in EXPERIMENTS for lib in e.libraries]
+        + list(settings.publishing(config).get("release_label") or [])
+    ),
+    VERSION_OVERRIDES,
+)
+
+
+def missing_library(library):
+    """Why a library an experiment lists cannot be found, and what to do."""
+    users = [e.name for e in EXPERIMENTS if library in e.libraries]
+    others = [e.name for e in EXPERIMENTS if library not in e.libraries]
+    how = (
+        "`pip install -r requirements.txt`"
+        if os.path.exists("requirements.txt")
+        else f"`pip install {library}`"
+    )
+    if os.path.exists("environment.yml"):
+        how += ", or use environment.yml"
+    without = (
+        f" The experiments that do without it still build, e.g. "
+        f"`snakemake --cores 2 results/{others[0]}.json`."
+        if others
+        else ""
+    )
+    return (
+        f"{settings.library_label(config, library)} is not installed, and the experiments "
+        f"{', '.join(users)} import it (their libraries: in config experiments:). "
+        f"Install it with {how}.{without}"
+    )
+
+
+for _library, _version in VERSIONS.items():
+    if _version is None and any(_library in e.libraries for e in EXPERIMENTS):
+        logger.warning(missing_library(_library))
+
+
+def library_versions(experiment):
+    """The versions an experiment's rule takes as params. When one of its
+    libraries is not installed, a function that stops the run before any
+    job starts, saying what to install; a dry run still shows the plan, and
+    targets that need no missing library still build."""
+    versions = {library: VERSIONS[library] for library in experiment.libraries}
+    missing = [library for library, version in versions.items() if version is None]
+    if not missing:
+        return versions
+
+    def not_installed(wildcards):
+        if not workflow.dryrun:
+            raise WorkflowError(missing_library(missing[0]))
+        return {
+            library: version or "not installed" for library, version in versions.items()
+        }
+
+    return not_installed
+
+
+RELEASE_LABEL = settings.release_label(config, VERSIONS)
+
+# ---- cores ---------------------------------------------------------------------------
+
+
+def every_core(wildcards):
+    """All the cores the run was given (--cores), for a job that must run
+    alone. Commands that run no job (--report, a dry run) need no --cores:
+    they get 1; a real run cannot start without --cores anyway."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
+
+
+def experiment_threads(experiment):
+    return every_core if experiment.takes_every_core else experiment.threads
+
+
+def experiment_params(experiment):
+    """Its params as the JSON its --params takes (threads added when it
+    takes every core: settings.Experiment.params)."""
+
+    def params_json(wildcards, threads):
+        return json.dumps(experiment.params(config, threads))
+
+    return params_json
+
+
+# ---- what the article shows, and the default target ------------------------------
+
+
+def article_figures(wildcards):
+    """The figures the article shows, read from its image links.
+
+    The manuscript declares what the render depends on: a figure it names
+    that no rule builds stops the DAG before any job runs.
+    """
+    import re
+    from pathlib import Path
+
+    text = Path(ARTICLE).read_text(encoding="utf-8")
+    named = sorted(set(re.findall(r"!\[[^\]]*\]\(\.\./(figures/[^)\s]+)\)", text)))
+    # Raised here, not left to Snakemake: when an old article.html exists,
+    # a missing input would silently keep it instead of failing.
+    built = {str(path) for rule in workflow.rules for path in rule.output}
+    unbuilt = [path for path in named if path not in built]
+    if unbuilt:
+        raise WorkflowError(
+            f"{ARTICLE} shows {', '.join(unbuilt)}, which no rule builds; "
+            f"figures that rules build: {', '.join(sorted(p for p in built if p.startswith('figures/')))}"
+        )
+    return named
+
+
+# Rules asked for by name only (`snakemake matrix`), never by default.
+OPT_IN_RULE_FILES = [os.path.join(MODULE_DIR, "matrix.smk")]
+
+
+def every_output(wildcards):
+    """Every file the rules build, the default target.
+
+    Not only the article: Snakemake 9 does not rebuild a missing
+    intermediate (results/*.json after a failed job or an `rm`) while the
+    files made from it exist, so asking for the article alone would exit 0
+    over a stale one. With every output a target, the next build after a
+    failure or a deletion rebuilds what is missing, or fails again. Read
+    from the rules themselves, so a new rule cannot be left out. Rules of
+    an opt-in target (OPT_IN_RULE_FILES: the version matrix) are not part
+    of the default build.
+    """
+    return [
+        str(path)
+        for rule in workflow.rules
+        if os.path.abspath(str(rule.snakefile)) not in OPT_IN_RULE_FILES
+        for path in rule.output
+    ]
+
+
+def latest_release(wildcards):
+    """The newest releases/<label>/snapshot.json, or nothing before the first
+    release. Newest by the snapshot's own released_at, not by file time, so a
+    fresh clone orders them the same."""
+    from articlekit.release import latest_snapshot
+
+    found = latest_snapshot(RELEASES)
+    return [str(found)] if found else []

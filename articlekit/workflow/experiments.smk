@@ -1,0 +1,36 @@
+# One rule per entry of config `experiments:`, all from this one template:
+# experiments/<name>.py -> results/<name>.json (+ its figures). The entry
+# gives figures, libraries (their versions are params: an upgrade reruns
+# it), threads (a count, or "all": the job runs alone and is told how many
+# cores it got), mem_mb and runtime.
+
+
+for experiment in EXPERIMENTS:
+
+    rule:
+        name:
+            experiment.name
+        input:
+            code=experiment_code(experiment.name),
+        output:
+            **figure_outputs(experiment),
+            json=experiment.json,
+        log:
+            f"logs/{experiment.name}.log",
+        benchmark:
+            f"benchmarks/out/{experiment.name}.tsv"
+        conda:
+            CONDA_ENV
+        threads: experiment_threads(experiment)
+        resources:
+            mem_mb=experiment.mem_mb,
+            runtime=experiment.runtime,
+        params:
+            module=f"experiments.{experiment.name}",
+            config=experiment_params(experiment),
+            versions=library_versions(experiment),
+            figures=figure_arguments(experiment),
+            libraries=library_arguments(experiment),
+        shell:
+            "python -m {params.module} --params {params.config:q} --json {output.json} "
+            "{params.figures} {params.libraries} --log {log}"

@@ -1,0 +1,47 @@
+# Shared names for matrix.smk: the checked `matrix:` config, what runs
+# in each environment, and the rules' param functions.
+
+import re
+
+from articlekit.matrixenv import MatrixConfigError, check_matrix
+
+try:
+    check_matrix(config, [*workflow.configfiles, *workflow.overwrite_configfiles])
+except MatrixConfigError as error:
+    raise WorkflowError(str(error)) from None
+
+MATRIX = {entry["label"]: entry["pins"] for entry in config["matrix"]["environments"]}
+MATRIX_EXPERIMENTS = [
+    e.name for e in EXPERIMENTS if e.name not in config["matrix"]["exclude"]
+]
+# Taken from the main build, the same in every environment, not compared.
+MATRIX_SHARED = [f"results/{e}.json" for e in config["matrix"]["exclude"]] + (
+    [LISTINGS] if LISTING_SOURCES else []
+)
+MATRIX_LOCKS = expand("results/matrix/{label}/requirements.lock", label=MATRIX)
+EXPERIMENT_BY_NAME = {e.name: e for e in EXPERIMENTS}
+
+
+wildcard_constraints:
+    label="|".join(map(re.escape, MATRIX)) or "(?!)",
+    experiment="|".join(map(re.escape, EXPERIMENT_NAMES)) or "(?!)",
+
+
+def matrix_pin_args(wildcards):
+    return " ".join(f"--pin {shlex.quote(pin)}" for pin in MATRIX[wildcards.label])
+
+
+def matrix_params(wildcards, threads):
+    """The main rule's params for this experiment, as JSON."""
+    return experiment_params(EXPERIMENT_BY_NAME[wildcards.experiment])(
+        wildcards, threads
+    )
+
+
+def matrix_threads(wildcards):
+    threads = experiment_threads(EXPERIMENT_BY_NAME[wildcards.experiment])
+    return threads(wildcards) if callable(threads) else threads
+
+
+def matrix_experiment_code(wildcards):
+    return experiment_code(wildcards.experiment)

@@ -1,0 +1,116 @@
+"""What the workflow module reads from the config, decided in one place
+(articlekit/workflow/settings.py), checked without running Snakemake."""
+
+import importlib.metadata
+import platform
+from pathlib import Path
+
+import pytest
+import yaml
+
+from articlekit.config import check_config
+from articlekit.workflow import FOLDER, settings, snakefile
+from tests.workspace import PROJECT_ROOT
+
+CONFIG = {
+    "strict": True,
+    "experiments": {
+        "scaling": {"figures": {"sweep": "figures/scaling-sweep.svg"}, "libraries": ["numpy"]},
+        "timing": {"libraries": ["numpy", "torch"], "threads": "all", "mem_mb": 1000, "runtime": 15},
+        "environment": None,
+    },
+    "publishing": {"libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
+                   "release_label": ["numpy", "torch"]},
+    "scaling": {"d_k": [16], "seed": 7},
+    "timing": {"T": 32},
+}
+
+
+def by_name(config=CONFIG):
+    return {e.name: e for e in settings.experiments(config)}
+
+
+def test_the_module_is_the_snakefile_beside_its_rules():
+    assert Path(snakefile()) == FOLDER / "Snakefile"
+    assert {"common.smk", "experiments.smk", "article.smk", "audit.smk", "matrix.smk"} <= {
+        p.name for p in FOLDER.glob("*.smk")}
+
+
+def test_an_entry_gets_defaults_for_what_it_leaves_out():
+    environment = by_name()["environment"]
+    assert (environment.figures, environment.libraries, environment.threads) == ({}, (), 1)
+    assert (environment.mem_mb, environment.runtime) == (settings.DEFAULT_MEM_MB, settings.DEFAULT_RUNTIME_MIN)
+    assert environment.json == "results/environment.json"
+
+
+def test_entries_keep_the_configs_order():
+    assert list(by_name()) == ["scaling", "timing", "environment"]
+
+
+def test_params_are_the_experiments_section_and_every_core_jobs_learn_their_count():
+    experiments = by_name()
+    assert experiments["scaling"].params(CONFIG, threads=1) == {"d_k": [16], "seed": 7}
+    assert experiments["timing"].params(CONFIG, threads=4) == {"T": 32, "threads": 4}
+    assert experiments["environment"].params(CONFIG, threads=1) == {}
+
+
+def test_recorded_libraries_are_publishings_then_the_entrys_own_without_python():
+    config = {**CONFIG, "experiments": {"fit": {"libraries": ["scipy", "numpy"]}}}
+    assert settings.recorded_libraries(config, by_name(config)["fit"]) == ["numpy", "torch", "scipy"]
+    assert settings.recorded_libraries({}, by_name(config)["fit"]) == ["scipy", "numpy"]
+
+
+def test_a_version_override_stands_in_for_the_installed_one():
+    overrides = settings.version_overrides({"versions": {"torch": 9.9, "numpy": "3.0"}})
+    assert overrides == {"torch": "9.9", "numpy": "3.0"}
+    versions = settings.installed_versions(["numpy", "torch", "no-such-library"], overrides)
+    assert versions == {"numpy": "3.0", "torch": "9.9", "no-such-library": None}
+    assert settings.installed_versions(["numpy"]) == {"numpy": importlib.metadata.version("numpy")}
+
+
+@pytest.mark.parametrize("given", [["torch"], "9.9", {"torch": [1]}])
+def test_a_malformed_override_says_how_to_write_it(given):
+    with pytest.raises(ValueError, match=r"write a mapping of library to version, e.g. --config versions="):
+        settings.version_overrides({"versions": given})
+
+
+def test_the_auto_release_label_names_the_publishing_libraries_and_their_versions():
+    versions = {"numpy": "2.4.6", "torch": None}
+    assert settings.release_label(CONFIG, versions) == "numpy-2.4.6_torch-none"
+    assert settings.release_label({**CONFIG, "release_label": "first-edition"}, versions) == "first-edition"
+    assert settings.release_label({}, {}) == f"python-{platform.python_version()}"
+
+
+@pytest.mark.parametrize("given, read", [("false", False), ("True", True), (True, True), (1, 1)])
+def test_strict_from_the_command_line_is_read_as_yaml_would(given, read):
+    # 1 stays 1: the schema then refuses it, naming the key
+    assert settings.strict({"strict": given}) == read
+
+
+def test_a_library_is_named_as_the_article_names_it():
+    assert settings.library_label(CONFIG, "torch") == "PyTorch"
+    assert settings.library_label(CONFIG, "scipy") == "scipy"
+
+
+def test_listing_sources_come_from_publishing():
+    config = {"publishing": {"listings": {"attention": {"source": "experiments/attention.py", "functions": []}}}}
+    assert settings.listing_sources(config) == ["experiments/attention.py"]
+    assert settings.listing_sources({}) == []
+
+
+def test_the_shipped_configurations_match_the_modules_schema():
+    for name in ("config.yaml", "config/test.yaml"):
+        config = yaml.safe_load((PROJECT_ROOT / name).read_text())
+        check_config(config, FOLDER / "schema.yaml", [PROJECT_ROOT / name])
+
+
+@pytest.mark.parametrize("entry, complaint", [
+    ({"threads": "many"}, "experiments.fit.threads"),
+    ({"figures": {"json": "figures/x.svg"}}, "experiments.fit.figures"),
+    ({"figures": {"plot": "figures/x.png"}}, "does not match"),
+    ({"library": ["numpy"]}, "'library' was unexpected"),
+])
+def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
+    config = {"experiments": {"fit": entry}}
+    with pytest.raises(ValueError, match=complaint):
+        check_config(config, FOLDER / "schema.yaml")
