@@ -7,9 +7,11 @@ import errno
 import importlib
 import sys
 
+from articlekit import __version__
 from articlekit.jsonio import DiskFull
 
 COMMANDS = {
+    "new": ("articlekit.new", "write the skeleton of a new article, ready to build"),
     "config": ("articlekit.config", "check config files: YAML syntax, schema, cross-key rules"),
     "listings": ("articlekit.listings", "extract code listings from a source file"),
     "values": ("articlekit.values", "merge experiment results into build/values.json"),
@@ -26,6 +28,9 @@ COMMANDS = {
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--version"]:
+        print(f"articlekit {__version__}")
+        return 0
     if not argv or argv[0] not in COMMANDS:
         lines = [f"  {name:<9} {help}" for name, (_, help) in COMMANDS.items()]
         print("usage: python -m articlekit COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines), file=sys.stderr)
@@ -41,5 +46,10 @@ def main(argv=None):
         return 1
 
 
-if __name__ == "__main__":
+def entry_point():
+    """The `articlekit` console script: the same as python -m articlekit."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry_point()

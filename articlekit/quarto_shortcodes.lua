@@ -2,7 +2,7 @@
 quarto_shortcodes.lua: run Quarto shortcode extensions under plain Pandoc.
 
 Where Quarto is not installed, `python -m articlekit render` runs Pandoc with
-this filter so the article's own shortcode file (article/_extensions/value/
+this filter so the packaged shortcode file (articlekit/quarto/_extensions/value/
 value.lua) runs unchanged. It mirrors what Quarto >= 1.5 does (quarto-cli,
 src/resources/filters/customnodes/shortcodes.lua, quarto-pre/
 shortcodes-handlers.lua, pandoc/datadir/lpegshortcode.lua):

@@ -6,12 +6,17 @@ build/article.md (GitHub markdown, for diffs between builds).
 
 --renderer auto picks Quarto when `quarto` is on PATH, otherwise Pandoc 3
 (the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
-shortcode file, article/_extensions/value/value.lua:
+shortcode file, the Quarto extension shipped in this package
+(articlekit/quarto/_extensions/value/value.lua); no article keeps a copy.
+Both name it by its absolute path in the metadata field `shortcodes`
+(Quarto's own document option), so a render writes nothing into the
+article's folder for it, and renders running at once share nothing.
+Extensions the article keeps in its own _extensions/ still load.
 
 - quarto: `quarto render` in the article's folder (where a bare --output
-  lands), with the bindings path and renderer name passed as metadata (-M);
-  formats and options come from article/_quarto.yml. Its leftovers are
-  removed, even when it fails.
+  lands), with the packaged shortcodes, the bindings path and the renderer
+  name passed as metadata (-M); formats and options come from the
+  article's _quarto.yml. Its leftovers are removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.shortcodes.to_quarto_markdown),
   Quarto-only front matter is dropped, and Pandoc runs
@@ -88,10 +93,15 @@ def project_options(project_dir):
     return html if isinstance(html, dict) else {}
 
 
+# The Quarto extension every article renders with, shipped as package data.
+PACKAGED_EXTENSIONS = Path(__file__).resolve().parent / "quarto" / "_extensions"
+
+
 def extension_folders(article_dir):
-    """The _extensions folders Quarto searches: the document's folder and its
-    parents, up to the project root (the folder with _quarto.yml)."""
-    folders = []
+    """The packaged extensions, then the _extensions folders Quarto searches
+    itself: the document's folder and its parents, up to the project root
+    (the folder with _quarto.yml)."""
+    folders = [PACKAGED_EXTENSIONS]
     for folder in [article_dir, *article_dir.parents]:
         if (folder / "_extensions").is_dir():
             folders.append(folder / "_extensions")
@@ -101,10 +111,14 @@ def extension_folders(article_dir):
 
 
 def shortcode_files(article_dir):
-    """Every shortcode Lua file the extensions contribute, as Quarto
-    discovers them (_extension.yml, contributes: shortcodes:)."""
+    """Every shortcode Lua file the extensions contribute, the packaged ones
+    first, as Quarto discovers them (_extension.yml, contributes: shortcodes:)."""
+    return contributed_shortcodes(extension_folders(article_dir))
+
+
+def contributed_shortcodes(folders):
     files = []
-    manifests = [m for folder in extension_folders(article_dir) for m in sorted(folder.rglob("_extension.y*ml"))]
+    manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))]
     for manifest in manifests:
         contributes = (yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}).get("contributes") or {}
         files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
@@ -233,6 +247,10 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
                           "to Pandoc)")
     name = f"Quarto {tool_version(quarto)}"
     article_dir = article.parent.resolve()
+    # Quarto reads an -M value as YAML: a JSON list of the packaged
+    # shortcode files (JSON quoting keeps any path intact). It adds the
+    # article's own _extensions/ on top, as always.
+    shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
     # Quarto resolves a bare --output name against its working directory
     # (quarto-cli src/command/render/output.ts) and refuses one with a path,
     # so it runs in the article's folder and the output lands there.
@@ -244,7 +262,8 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
             produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
-                  "-M", f"value-bindings:{bindings.resolve()}", "-M", f"renderer:{name}"], article, cwd=article_dir)
+                  "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
+                  "-M", f"renderer:{name}"], article, cwd=article_dir)
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:

@@ -1,6 +1,6 @@
 """Find and parse the shortcodes of a .qmd, the way Quarto reads them.
 
-The article's shortcodes (extension article/_extensions/value):
+The article's shortcodes (the Quarto extension articlekit/quarto/_extensions/value):
 
     {{< value KEY >}}                      print a value (default format)
     {{< value KEY fmt=".6f" >}}            ... with a Python format spec

@@ -258,12 +258,10 @@ def test_the_command_fails_on_a_bad_baseline_naming_it(tmp_path):
 # "floating-point noise" the prose claims (tests/fixtures/audit/tampered/).
 
 def tampered_project(tmp_path):
-    """article/ (the fixture prose + the project's shortcode extension) and a
-    values.json whose parity.sdpa.max_abs_diff is 1e-3."""
-    project_root = Path(__file__).resolve().parent.parent
+    """article/ (the fixture prose; the shortcode extension comes from the
+    package) and a values.json whose parity.sdpa.max_abs_diff is 1e-3."""
     article = tmp_path / "article"
     shutil.copytree(FIXTURES / "tampered", article)
-    shutil.copytree(project_root / "article/_extensions", article / "_extensions")
     values = read_json(FIXTURES / "values.json")
     values["values"]["parity.sdpa.max_abs_diff"] = 1e-3
     write_json(tmp_path / "values.json", values)

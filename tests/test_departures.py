@@ -5,7 +5,6 @@ binding like any other, each item linking to its audit row.
 Fixtures: the audit's (tests/fixtures/audit/), whose entry ids name their fate.
 """
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,7 +97,6 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
     article = tmp_path / "article"
     article.mkdir()
     (article / "index.qmd").write_text(ARTICLE)
-    shutil.copytree(ROOT / "article/_extensions", article / "_extensions")
     bindings = tmp_path / "bindings.json"
     run = [sys.executable, "-m", "articlekit"]
     proc = subprocess.run([*run, "bind", article / "index.qmd", "--values", FIXTURES / "values.json",
@@ -124,7 +122,6 @@ def test_the_live_preview_renders_the_departures_with_the_baseline(tmp_path):
     article = tmp_path / "article" / "index.qmd"
     article.parent.mkdir()
     article.write_text(ARTICLE, encoding="utf-8")
-    shutil.copytree(ROOT / "article/_extensions", article.parent / "_extensions")
     preview = Preview(article, FIXTURES / "values.json", tmp_path / "preview", strict=False,
                       baseline=FIXTURES / "baseline.yaml")
     assert preview.rebuild(), preview.state()["problems"]

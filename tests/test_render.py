@@ -22,13 +22,13 @@ from articlekit.values import lookup, merge
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "article"
+VALUE_LUA = ROOT / "articlekit" / "quarto" / "_extensions" / "value" / "value.lua"
 
 
 def make_article(folder, text=None):
-    """The fixture article, with the project's real extension, _quarto.yml
-    and stylesheet beside it."""
+    """The fixture article, with the project's _quarto.yml and stylesheet
+    beside it; the extension comes from the package, as for any article."""
     shutil.copytree(FIXTURE, folder)
-    shutil.copytree(ROOT / "article" / "_extensions", folder / "_extensions")
     for name in ("_quarto.yml", "style.css", ".gitignore"):
         shutil.copy(ROOT / "article" / name, folder / name)
     if text is not None:
@@ -214,6 +214,25 @@ def run_filter(tmp_path, text):
     return done.stdout
 
 
+def test_the_value_extension_comes_from_the_package_and_the_articles_own_load_after_it(tmp_path):
+    assert not (ROOT / "article" / "_extensions").exists()  # no article keeps a copy
+    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
+    ext = tmp_path / "_extensions" / "mine"
+    ext.mkdir(parents=True)
+    (ext / "_extension.yml").write_text("contributes:\n  shortcodes:\n    - mine.lua\n")
+    (tmp_path / "_quarto.yml").write_text("project:\n  type: default\n")
+    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA), str((ext / "mine.lua").resolve())]
+
+
+def test_the_extension_ships_as_package_data():
+    """pyproject.toml's package-data names it, so a wheel of articlekit has it."""
+    import tomllib
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = [p for pattern in patterns["articlekit"] for p in (ROOT / "articlekit").glob(pattern)]
+    assert VALUE_LUA in shipped and VALUE_LUA.parent / "_extension.yml" in shipped
+
+
 def test_handlers_get_args_kwargs_meta_raw_args_context_as_in_quarto(tmp_path):
     out = run_filter(tmp_path, 'Prose {{< record k.a fmt=".6f" expect="< 1e-12" >}} here.\n\n'
                                '{{< record k.b >}}\n\n'
@@ -234,7 +253,7 @@ def test_value_lua_also_accepts_plain_string_arguments(tmp_path, rendered):
     write_json(bindings, bind("index.qmd", source, values, True))
     driver = tmp_path / "driver.lua"
     driver.write_text(f"""
-local shortcodes = dofile({json.dumps(str(ROOT / "article" / "_extensions" / "value" / "value.lua"))})
+local shortcodes = dofile({json.dumps(str(VALUE_LUA))})
 function Pandoc(doc)
   local meta = {{ ["value-bindings"] = {json.dumps(str(bindings))} }}
   local r = shortcodes.value({{ "demo.dk64.unscaled.max_weight" }}, {{ fmt = ".6f" }}, meta, {{}}, "inline")
@@ -292,6 +311,8 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     assert html_call.startswith("render index.qmd --to html --output render-")
     assert md_call.startswith("render index.qmd --to gfm --output render-")
     assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
+    # the packaged extension, named by metadata (a YAML list): no copy in the article's folder
+    assert f"-M shortcodes:{json.dumps([str(VALUE_LUA)])} " in html_call
     assert (tmp_path / "out" / "a.html").read_text() == "rendered html of index.qmd\n"
     assert (tmp_path / "out" / "a.md").read_text() == "rendered gfm of index.qmd\n"
     # nothing left in the article's folder but Quarto's scratch folder, which

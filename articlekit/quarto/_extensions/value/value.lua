@@ -123,7 +123,7 @@ end
 local function binding_for(args, kwargs, meta, context, name)
   local key = clean(args[1], context)
   if key == "" then
-    fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " scaling.dk64.unscaled.max_weight >}}")
+    fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " experiment.result >}}")
   end
   local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
   local b = load_bindings(meta).bindings[id]

@@ -1,0 +1,133 @@
+"""The second article (examples/summation) and the skeleton `articlekit new`
+writes: each built end to end by its own `snakemake --cores 2`, in a copy
+of its folder alone, with this checkout's articlekit as the installed
+library (first on PYTHONPATH) and its Snakemake module.
+
+The builds pin renderer=pandoc so that they run wherever the suite runs;
+the example's build with the real Quarto is marked `quarto` and skips,
+saying why, without it (REQUIRE_QUARTO=1 makes that a failure).
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from articlekit.jsonio import read_json
+from articlekit.new import new_article
+from test_quarto import require_quarto
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "summation"
+
+
+def tracked_files(folder):
+    """Paths under folder a fresh clone would hold (tracked, or new and not ignored)."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
+                            cwd=folder, check=True, capture_output=True, text=True).stdout
+    return sorted(p for p in set(listed.split("\0")) if p and (folder / p).is_file())
+
+
+def copy_article(folder, dest):
+    """The article folder as a clone has it: nothing built, nothing beside it."""
+    for rel in tracked_files(folder):
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(folder / rel, dest / rel)
+    return dest
+
+
+def snakemake(folder, *args, env=None):
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(["snakemake", "--cores", "2", *args], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=900)
+    if done.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
+                    f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    work = copy_article(EXAMPLE, tmp_path_factory.mktemp("example") / "summation")
+    snakemake(work, "--config", "renderer=pandoc")
+    return work
+
+
+def bound_texts(folder):
+    """{lookup id: the text the article prints} from build/bindings.json."""
+    return {lookup: b["text"] for lookup, b in read_json(folder / "build/bindings.json")["bindings"].items()}
+
+
+def test_the_example_builds_its_article_audit_and_diff_from_its_own_folder(example):
+    for path in ("build/article.html", "build/article.md", "build/audit.json", "build/diff.md",
+                 "results/summation.json", "results/tenths.json", "figures/summation-error.svg"):
+        assert (example / path).stat().st_size > 0, path
+
+
+def test_its_article_shows_every_bound_value_and_checks_every_claim(example):
+    md = (example / "build/article.md").read_text(encoding="utf-8")
+    texts = bound_texts(example)
+    assert texts["tenths.naive|r|"] == "0.9999999999999999"
+    for lookup, text in texts.items():
+        assert text in md, lookup
+    claims = read_json(example / "build/bindings.json")["claims"]
+    assert len(claims) >= 5 and all(claim["holds"] for claim in claims)
+    assert "def pairwise_sum(xs, block=8):" in md  # the listing, cut from the experiment that ran
+    assert "{{<" not in md
+
+
+def test_its_figure_is_on_the_page(example):
+    page = (example / "build/article.html").read_text(encoding="utf-8")
+    assert "data:image/svg+xml" in page  # embedded: the page reads offline
+    assert "Mean relative error of three ways to sum float32 values" in page
+
+
+def test_its_audit_finds_the_published_edition_reproduced_but_for_its_erratum(example):
+    summary = read_json(example / "build/audit.json")["summary"]
+    assert (summary["reproduced"], summary["erratum"]) == (4, 1)
+    assert summary["moved_unexpectedly"] == summary["key_missing"] == summary["claims_failed"] == 0
+
+
+def test_a_second_build_of_the_example_has_nothing_to_do(example):
+    done = snakemake(example, "--config", "renderer=pandoc", "-n")
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_no_file_of_the_example_is_a_copy_of_one_outside_it():
+    def digest(path):
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    elsewhere = {digest(ROOT / p): p for p in tracked_files(ROOT) if not p.startswith("examples/")}
+    copies = {p: elsewhere[digest(EXAMPLE / p)] for p in tracked_files(EXAMPLE) if digest(EXAMPLE / p) in elsewhere}
+    assert copies == {}
+
+
+def test_the_skeleton_from_articlekit_new_builds_as_written(tmp_path):
+    folder = tmp_path / "my-article"
+    new_article(folder)
+    snakemake(folder, "--config", "renderer=pandoc")
+    md = (folder / "build/article.md").read_text(encoding="utf-8")
+    assert md.startswith("# My article\n")
+    for lookup, text in bound_texts(folder).items():
+        assert text in md, lookup
+    assert all(claim["holds"] for claim in read_json(folder / "build/bindings.json")["claims"])
+    assert "data:image/svg+xml" in (folder / "build/article.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.quarto
+def test_the_example_builds_with_the_real_quarto(tmp_path):
+    quarto_env = require_quarto()
+    work = copy_article(EXAMPLE, tmp_path / "summation")
+    snakemake(work, "--config", "renderer=quarto", env=quarto_env)
+    page = (work / "build/article.html").read_text(encoding="utf-8")
+    assert "Rendered by Quarto " in page and 'class="bound-value"' in page
+    assert "{{<" not in page and "{{&lt;" not in page
+    # nothing left beside the article but Quarto's scratch folder, which its .gitignore names
+    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto.yml",
+                                                                   "index.qmd"]

@@ -1,0 +1,92 @@
+"""`python -m articlekit new PATH`: the skeleton of a new article, from
+the package's templates, written only into a new or empty folder. That it
+builds as written is tests/test_examples.py's (slow)."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from articlekit import new
+from articlekit.__main__ import main as articlekit_main
+from articlekit.shortcodes import scan
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAPE = {"Snakefile", "config.yaml", ".gitignore", "experiments/__init__.py", "article/index.qmd",
+         "article/_quarto.yml", "article/.gitignore", "baseline/published.yaml"}
+
+
+def test_it_writes_an_article_folder_of_the_agreed_shape(tmp_path):
+    written = {str(p) for p in new.new_article(tmp_path / "a")}
+    assert SHAPE <= written
+    experiments = yaml.safe_load((tmp_path / "a/config.yaml").read_text())["experiments"]
+    assert written - SHAPE == {f"experiments/{name}.py" for name in experiments}
+    assert all((tmp_path / "a" / p).is_file() for p in written)
+
+
+def test_the_snakefile_is_the_module_and_nothing_else():
+    code = [line for line in (new.TEMPLATE / "Snakefile").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert code == ["import articlekit.workflow", 'configfile: "config.yaml"', "module articlekit:",
+                    "    snakefile:", "        articlekit.workflow.snakefile()", "    config:", "        config",
+                    "use rule * from articlekit"]
+
+
+def test_the_article_binds_a_value_checks_a_claim_and_shows_a_listing_and_a_figure(tmp_path):
+    new.new_article(tmp_path / "a")
+    text = (tmp_path / "a/article/index.qmd").read_text()
+    shortcodes = [sc for sc in scan(text) if not sc.escaped]
+    assert any(sc.name == "value" and "expect" not in sc.kwargs for sc in shortcodes)
+    assert any("expect" in sc.kwargs for sc in shortcodes)
+    assert any(sc.args[0].startswith("listings.") for sc in shortcodes if sc.name == "value")
+    figures = yaml.safe_load((tmp_path / "a/config.yaml").read_text())["experiments"]["harmonic"]["figures"]
+    assert all(f"](../{path})" in text for path in figures.values())
+
+
+def test_the_title_date_and_python_are_filled_in(tmp_path):
+    new.new_article(tmp_path / "my-first_article")
+    folder = tmp_path / "my-first_article"
+    assert 'title: "My first article"' in (folder / "article/index.qmd").read_text()
+    baseline = yaml.safe_load((folder / "baseline/published.yaml").read_text())
+    assert baseline["edition"]["title"] == "My first article"
+    placeholders = [p for p in folder.rglob("*") if p.is_file() and re.search(r"__[A-Z]+__", p.read_text())]
+    assert placeholders == []
+    new.new_article(tmp_path / "b", title="Ten tenths")
+    assert 'title: "Ten tenths"' in (tmp_path / "b/article/index.qmd").read_text()
+
+
+def test_an_empty_folder_is_fine(tmp_path):
+    (tmp_path / "a").mkdir()
+    assert new.new_article(tmp_path / "a")
+
+
+@pytest.mark.parametrize("existing", ["notes.txt", ".git"])
+def test_a_folder_with_anything_in_it_is_refused_and_left_as_it_was(tmp_path, existing, capsys):
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / existing).write_text("mine")
+    assert articlekit_main(["new", str(folder)]) == 1
+    assert f"{folder} is not empty (it holds {existing}); name a new or empty folder" in capsys.readouterr().err
+    assert [p.name for p in folder.iterdir()] == [existing]
+
+
+def test_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "a").write_text("mine")
+    assert articlekit_main(["new", str(tmp_path / "a")]) == 1
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_it_says_what_it_made_and_the_next_command(tmp_path, capsys):
+    folder = tmp_path / "my article"
+    assert articlekit_main(["new", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "  article/index.qmd\n" in out and "  baseline/published.yaml\n" in out
+    assert f"next: cd '{folder}' && snakemake --cores 2" in out
+
+
+def test_every_template_file_ships_as_package_data():
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = {p for pattern in patterns["articlekit"] for p in (ROOT / "articlekit").glob(pattern) if p.is_file()}
+    assert {source for source, _ in new.template_files()} <= shipped
