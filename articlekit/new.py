@@ -22,6 +22,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from articlekit import __version__
+
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "article"
 
 # Dot files do not survive every packaging route as package data; the
@@ -45,8 +47,19 @@ def title_from(folder):
     return " ".join(words).capitalize() or "A new article"
 
 
-def fill(text, title):
+def articlekit_requirement():
+    """How the new article's environment.yml installs articlekit: from the
+    source tree this articlekit runs from (editable), else its release."""
+    source = Path(__file__).resolve().parent.parent
+    if (source / "pyproject.toml").is_file():
+        return f"-e {source}"
+    return f"articlekit=={__version__}"
+
+
+def fill(text, title, folder):
     return (text.replace("__TITLE__", title)
+            .replace("__ENVNAME__", folder.resolve().name)
+            .replace("__ARTICLEKIT__", articlekit_requirement())
             .replace("__DATE__", datetime.date.today().isoformat())
             .replace("__PYTHON__", ".".join(platform.python_version_tuple()[:2])))
 
@@ -66,7 +79,7 @@ def new_article(folder, title=None):
     for source, relative in template_files():
         target = folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(fill(source.read_text(encoding="utf-8"), title), encoding="utf-8")
+        target.write_text(fill(source.read_text(encoding="utf-8"), title, folder), encoding="utf-8")
         written.append(relative)
     return written
 

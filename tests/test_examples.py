@@ -94,6 +94,10 @@ def test_its_audit_finds_the_published_edition_reproduced_but_for_its_erratum(ex
     assert summary["moved_unexpectedly"] == summary["key_missing"] == summary["claims_failed"] == 0
 
 
+def test_the_examples_workflow_passes_snakemakes_lint(example):
+    snakemake(example, "--lint")
+
+
 def test_a_second_build_of_the_example_has_nothing_to_do(example):
     done = snakemake(example, "--config", "renderer=pandoc", "-n")
     assert "Nothing to be done" in done.stdout + done.stderr
@@ -111,6 +115,7 @@ def test_no_file_of_the_example_is_a_copy_of_one_outside_it():
 def test_the_skeleton_from_articlekit_new_builds_as_written(tmp_path):
     folder = tmp_path / "my-article"
     new_article(folder)
+    snakemake(folder, "--lint")
     snakemake(folder, "--config", "renderer=pandoc")
     md = (folder / "build/article.md").read_text(encoding="utf-8")
     assert md.startswith("# My article\n")

@@ -14,7 +14,7 @@ from articlekit.__main__ import main as articlekit_main
 from articlekit.shortcodes import scan
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPE = {"Snakefile", "config.yaml", ".gitignore", "experiments/__init__.py", "article/index.qmd",
+SHAPE = {"Snakefile", "config.yaml", "environment.yml", ".gitignore", "experiments/__init__.py", "article/index.qmd",
          "article/_quarto.yml", "article/.gitignore", "baseline/published.yaml"}
 
 
