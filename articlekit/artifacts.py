@@ -41,8 +41,8 @@ log = logging.getLogger("experiment")
 
 ENVELOPE_FIELDS = ("experiment", "script", "values")
 
-# Top-level packages that drew a figure save_figure wrote in this process:
-# their distributions' versions are recorded like the --library ones.
+# Top-level packages that drew the figures save_figure wrote during this
+# run_experiment: their versions are recorded like the --library ones.
 _drawn_with = []
 
 
@@ -51,10 +51,10 @@ _drawn_with = []
 
 def library_versions(libraries=()):
     """Python's version, then each distribution in `libraries` that this
-    process imported, then those that drew its figures. A library the run
-    never imported is left out: its version says nothing about the result."""
+    process imported. A library the run never imported is left out: its
+    version says nothing about the result."""
     versions = {"python": platform.python_version()}
-    for name in [*libraries, *_drawn_with]:
+    for name in libraries:
         if name not in versions and _imported(name):
             versions[name] = importlib.metadata.version(name)
     return versions
@@ -250,6 +250,7 @@ def run_experiment(name, run, plot=None, argv=None):
     """Run one experiment from the command line and write exactly its
     declared outputs: the artifact and the figures asked for."""
     params, json_path, figures, log_file, libraries = parse_command_line(name, argv)
+    _drawn_with.clear()
     _configure_logging(log_file)
     log.info("%s: running with %s", name, params)
     values = run(params)
@@ -257,7 +258,7 @@ def run_experiment(name, run, plot=None, argv=None):
         if plot is not None and figures:
             plot(values, params, figures)
             log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
-        write_artifact(json_path, name, _script_of(run), params, values, libraries)
+        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with])
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
