@@ -209,7 +209,7 @@ def install(label, lock_file, venv, out, log_path, project="."):
 
 # ---- run: one experiment in one environment ----------------------------------------
 
-def run_experiment(environment, experiment, params, out, log_path=None):
+def run_experiment(environment, experiment, params, out, log_path=None, libraries=()):
     """Run experiments/<experiment>.py with the environment's Python and the
     main build's params; or record that its environment did not install."""
     record = read_json(environment)
@@ -225,7 +225,7 @@ def run_experiment(environment, experiment, params, out, log_path=None):
         config_file.write_text(yaml.safe_dump({experiment: params}), encoding="utf-8")
         command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), "--json", str(out),
                    # the versions the columns compare, recorded in each artifact
-                   *(f"--library={name}" for name in REQUIRED_PINS)]
+                   *(f"--library={name}" for name in libraries)]
         # The venv's own packages only: nothing of the main environment leaks in.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         with open(log_path, "w", encoding="utf-8") as log:
@@ -260,6 +260,8 @@ def main(argv=None):
     p.add_argument("--params", required=True, help="the experiment's params as JSON")
     p.add_argument("--out", required=True)
     p.add_argument("--log")
+    p.add_argument("--library", action="append", default=[], metavar="DIST",
+                   help="a library whose version the artifact records (as the main build's rule passes)")
     args = parser.parse_args(argv)
     try:
         return _dispatch(args)
@@ -273,7 +275,8 @@ def _dispatch(args):
         return lock(args.label, args.pin, args.out)
     if args.command == "install":
         return install(args.label, args.lock, args.venv, args.out, args.log)
-    return run_experiment(args.environment, args.experiment, json.loads(args.params), args.out, args.log)
+    return run_experiment(args.environment, args.experiment, json.loads(args.params), args.out, args.log,
+                          args.library)
 
 
 if __name__ == "__main__":

@@ -77,10 +77,13 @@ rule matrix_experiment:
         runtime=15,
     params:
         config=matrix_params,
+        libraries=lambda wildcards: library_arguments(
+            EXPERIMENT_BY_NAME[wildcards.experiment]
+        ),
     shell:
         "python -m articlekit.matrixenv run --environment {input.environment} "
         "--experiment {wildcards.experiment} --params {params.config:q} "
-        "--out {output.json} --log {log}"
+        "{params.libraries} --out {output.json} --log {log}"
 
 
 rule matrix_column:
