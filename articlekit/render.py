@@ -95,6 +95,9 @@ def project_options(project_dir):
 
 # The Quarto extension every article renders with, shipped as package data.
 PACKAGED_EXTENSIONS = Path(__file__).resolve().parent / "quarto" / "_extensions"
+# The look of what articlekit puts on a page (bound values, failed claims,
+# the provenance table), for every article, before the article's own css.
+PAGE_CSS = Path(__file__).resolve().parent / "page.css"
 
 
 def extension_folders(article_dir):
@@ -207,6 +210,7 @@ def pandoc_common_args(pandoc, source, meta_file, article_dir):
 def pandoc_page_args(project_dir, options):
     """What makes the HTML a page: the table of contents and the style sheets."""
     args = ["--toc"] if options.get("toc") else []
+    args += ["--css", str(PAGE_CSS)]
     css = options.get("css")
     for sheet in [css] if isinstance(css, str) else css or []:
         args += ["--css", str((project_dir / sheet).resolve())]
@@ -261,9 +265,12 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
         for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
             produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
+            # Quarto appends a css list given as metadata to the format's own
+            # (checked with 1.9.38): articlekit's sheet first, the article's after.
+            page_css = ["-M", f"css:{json.dumps([str(PAGE_CSS)])}"] if fmt == "html" else []
             _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
                   "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
-                  "-M", f"renderer:{name}"], article, cwd=article_dir)
+                  "-M", f"renderer:{name}", *page_css], article, cwd=article_dir)
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:
