@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 from articlekit.shortcodes import scan
+from tests.test_examples import EXAMPLE, copy_article
+from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # slow: reads the built_project fixture's build
@@ -97,9 +99,18 @@ def render_with_quarto(project, dest):
     return dest / "build"
 
 
-# The page as built, and the article rendered again by Quarto. The audit
-# page does not depend on the renderer: it is checked as built only.
-RENDERS = ["as-built", "quarto"]
+def build_example(dest):
+    """The second article (examples/summation), built by its own snakemake:
+    articlekit's pages must hold for any article, not only this one."""
+    work = copy_article(EXAMPLE, dest / "summation")
+    build_article(work, "--config", "renderer=pandoc")
+    return work / "build"
+
+
+# The page as built, the article rendered again by Quarto (the audit page
+# does not depend on the renderer: it is checked as built only), and the
+# second article's pages.
+RENDERS = ["as-built", "quarto", "example"]
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +121,12 @@ def build_dirs(built_project, tmp_path_factory):
 
     def build_dir(render):
         if render not in made:
-            made[render] = (render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
-                            if render == "quarto" else built_project / "build")
+            if render == "quarto":
+                made[render] = render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
+            elif render == "example":
+                made[render] = build_example(tmp_path_factory.mktemp("example"))
+            else:
+                made[render] = built_project / "build"
         return made[render]
 
     return build_dir
@@ -138,7 +153,7 @@ def open_page(driver, path, width):
 
 
 CASES = [(render, page, width) for render in RENDERS for page in PAGES for width in WIDTHS
-         if render == "as-built" or page == "article.html"]
+         if render != "quarto" or page == "article.html"]
 
 
 @pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])
@@ -262,9 +277,12 @@ def test_every_bound_number_has_its_tooltip_and_its_link(loaded):
 def test_every_value_the_article_prints_in_prose_is_a_bound_link(browser, build_dir, built_project):
     open_page(browser, build_dir / "article.html", WIDTHS["desktop"])
     numbers = [b for b in browser.execute_script(BOUND) if "bound-value" in b["cls"]]
-    printed = [sc for sc in scan((built_project / "article" / "index.qmd").read_text(encoding="utf-8"))
+    # the article this page was made from: the example's own, or (Quarto's
+    # render, made into a folder of its own) this project's
+    project = build_dir.parent if (build_dir.parent / "article" / "index.qmd").exists() else built_project
+    printed = [sc for sc in scan((project / "article" / "index.qmd").read_text(encoding="utf-8"))
                if sc.name == "value" and sc.context == "prose" and not sc.escaped]
     # the departures section's values are bound by `bind` from the baseline, not typed as shortcodes
-    departures = json.loads((built_project / "build" / "bindings.json").read_text(encoding="utf-8"))
+    departures = json.loads((project / "build" / "bindings.json").read_text(encoding="utf-8"))
     from_baseline = departures.get("departures_md", "").count("{.bound-value}")
     assert len(numbers) == len(printed) + from_baseline > 0

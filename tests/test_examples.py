@@ -18,7 +18,7 @@ import pytest
 
 from articlekit.jsonio import read_json
 from articlekit.new import new_article
-from test_quarto import require_quarto
+from tests.test_quarto import require_quarto
 
 pytestmark = pytest.mark.slow
 
