@@ -19,6 +19,7 @@ runs all three on files by hand (Snakemake reads `--configfile` files itself,
 before the workflow starts, and its message names neither file nor line).
 """
 
+import difflib
 import os
 from pathlib import Path
 
@@ -193,6 +194,23 @@ def check_config(config, schema_path, config_files=()):
     raise ConfigError(
         f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
     )
+
+
+def check_known_keys(config, known, config_files=(), what="not a known key"):
+    """Raise ConfigError naming each top-level key that is not in `known`,
+    with its file and line and the closest known key: a misspelt section
+    (publishin:) would otherwise be kept and silently never read."""
+    unknown = [key for key in config if key not in known]
+    if not unknown:
+        return
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    indexed = [(f, _line_index(f)) for f in by_precedence]
+    problems = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+        hint = f"did you mean {close[0]}?" if close else f"the keys are {', '.join(sorted(map(str, known)))}"
+        problems.append(f"{_where((key,), config[key], indexed)}: {key}: is {what}; {hint}")
+    raise ConfigError("unknown key(s) in the configuration:\n  " + "\n  ".join(problems))
 
 
 def main(argv):

@@ -86,3 +86,16 @@ def test_yaml_mistakes_are_named_with_the_file_and_line(tmp_path, text, expected
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(str(path)) + expected):
         check_syntax(path)
+
+
+def test_a_misspelt_top_level_key_is_named_with_its_line_and_the_closest_key(tmp_path):
+    """A section nobody reads (publishin:) is refused, not silently kept."""
+    from articlekit.config import check_known_keys
+
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("strict: true\nexperiments: {harmonic: {}}\nharmonic: {n: 3}\npublishin: {}\n")
+    config = yaml.safe_load(config_file.read_text())
+    with pytest.raises(ConfigError, match=r"config.yaml:4: publishin: is not a known key; did you mean publishing\?"):
+        check_known_keys(config, ["strict", "experiments", "publishing", "harmonic"], [config_file])
+    check_known_keys({k: v for k, v in config.items() if k != "publishin"},
+                     ["strict", "experiments", "publishing", "harmonic"], [config_file])

@@ -125,6 +125,19 @@ def test_the_skeleton_from_articlekit_new_builds_as_written(tmp_path):
     assert "data:image/svg+xml" in (folder / "build/article.html").read_text(encoding="utf-8")
 
 
+def test_a_misspelt_section_stops_the_skeleton_before_any_job(tmp_path):
+    folder = tmp_path / "typo"
+    new_article(folder)
+    config = folder / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("\npublishing:", "\npublishin:"), encoding="utf-8")
+    done = subprocess.run(["snakemake", "-n"], cwd=folder, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    said = done.stdout + done.stderr  # Snakemake prints a WorkflowError on stdout
+    assert done.returncode != 0
+    assert "config.yaml:" in said and "publishin: is neither a setting of articlekit's module" in said
+    assert "did you mean publishing?" in said
+
+
 @pytest.mark.quarto
 def test_the_example_builds_with_the_real_quarto(tmp_path):
     quarto_env = require_quarto()

@@ -12,7 +12,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit import codegraph
-from articlekit.config import ConfigError, check_config
+from articlekit.config import ConfigError, check_config, check_known_keys
 from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.workflow import settings
 
@@ -37,10 +37,19 @@ config.pop("versions", None)
 # module reads, then the article's own schema when it has one (with
 # Snakemake's validate, the standard check, after).
 ARTICLE_SCHEMA = "config/schema.yaml"
+# A top-level key is the module's, matrix:, or an experiment's parameters:
+# anything else is a slip (publishin:) that would silently never be read.
+MODULE_KEYS = [*settings.module_keys(MODULE_DIR), "matrix"]
 try:
     check_config(config, os.path.join(MODULE_DIR, "schema.yaml"), CONFIG_FILES)
     if os.path.exists(ARTICLE_SCHEMA):
         check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
+    check_known_keys(
+        config,
+        [*MODULE_KEYS, *(config.get("experiments") or {})],
+        CONFIG_FILES,
+        "neither a setting of articlekit's module nor an experiment's parameters (experiments:)",
+    )
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 if os.path.exists(ARTICLE_SCHEMA):

@@ -62,6 +62,14 @@ def _experiment(name, entry):
     )
 
 
+def module_keys(module_dir):
+    """The top-level keys the module's schema names (strict, experiments, ...)."""
+    import yaml
+
+    with open(os.path.join(module_dir, "schema.yaml"), encoding="utf-8") as f:
+        return list(yaml.safe_load(f)["properties"])
+
+
 def recorded_libraries(publishing, experiment):
     """What an experiment's artifact records the version of (if it imports
     it): the article's publishing.libraries, then the entry's own libraries.
