@@ -111,7 +111,7 @@ def compile_pdf(typ):
 def render_pdf(article, bindings, out):
     article, bindings, out = Path(article), Path(bindings), Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_render_folders(out.parent, ".pdf-")  # left by a killed run
+    remove_stale_render_folders(out.parent)  # left by a killed run
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()
         typ = typst_source(article, bindings, workdir)

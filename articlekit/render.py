@@ -315,10 +315,17 @@ def failed_claim_warnings(bindings):
             for c in document.get("claims", []) if not c["holds"]]
 
 
-def remove_stale_render_folders(folder, prefix=".render-"):
-    """Remove the .render-TAG-* (or PREFIX-TAG-*) work folders of renders
-    that were killed (their process is gone); a live render's is left alone."""
-    remove_stale(folder, prefix, "-")
+# The work folders the page commands make beside their outputs.
+WORK_FOLDER_PREFIXES = (".render-", ".pdf-")
+
+
+def remove_stale_render_folders(folder):
+    """Remove the .render-TAG-* and .pdf-TAG-* work folders of renders that
+    were killed (their process is gone); a live render's is left alone.
+    Either command clears both kinds: after a kill, Snakemake may rerun
+    only one of them."""
+    for prefix in WORK_FOLDER_PREFIXES:
+        remove_stale(folder, prefix, "-")
 
 
 class _Anchors(HTMLParser):

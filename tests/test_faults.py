@@ -436,8 +436,9 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     leaves no render or pdf work folder behind (issue item 14)."""
     # Work folders of a render and a pdf killed earlier (their process is
     # gone), there whether or not these kills leave their own: a render or
-    # pdf job removes them as it starts. The build killed during render
-    # starts both jobs; the rerun redoes whichever was killed.
+    # pdf job removes both kinds as it starts. The build killed during render
+    # may not have started the pdf (and Snakemake, seeing the same bindings,
+    # need not redo it), but the rerun redoes the render.
     stale = [case / "build/.render-999999999-x", case / "build/.pdf-999999999-x"]
     change(case / "experiments/scaling.py")
     for number, (job, delay) in enumerate(KILLS):

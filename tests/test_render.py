@@ -384,7 +384,8 @@ def test_a_killed_renders_folder_goes_even_when_its_pid_came_back(tmp_path):
     live = tmp_path / f".render-{owner_tag()}-live"
     reused = tmp_path / f".render-{pid}_1-old"  # the same pid, started at boot: another process
     gone = tmp_path / ".render-999999999-gone"
-    for folder in (live, reused, gone):
+    killed_pdf = tmp_path / ".pdf-999999999-gone"  # a render clears a killed pdf's folder too
+    for folder in (live, reused, gone, killed_pdf):
         folder.mkdir()
     rendermod.remove_stale_render_folders(tmp_path)
-    assert live.exists() and not reused.exists() and not gone.exists()
+    assert live.exists() and not reused.exists() and not gone.exists() and not killed_pdf.exists()
