@@ -184,6 +184,9 @@ def _parser(name):
                        help=f"by hand: a YAML config with a {name!r} section (default config.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="with --config: override one parameter (VALUE is read as YAML)")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="the cores the job was given (for an experiment that takes every core): "
+                             "added to the params as `threads`")
     parser.add_argument("--json", default=f"results/{name}.json", help="where to write the artifact")
     parser.add_argument("--figure", action="append", default=[], metavar="NAME=PATH",
                         help="write figure NAME to PATH")
@@ -225,6 +228,10 @@ def parse_command_line(name, argv=None):
         libraries = []
     else:
         params, libraries = _read_config(name, args.config or "config.yaml", args.set)
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error(f"--threads {args.threads}: give the number of cores, at least 1")
+        params["threads"] = args.threads
     if args.library is not None:
         libraries = args.library
     figures = {}

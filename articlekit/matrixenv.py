@@ -258,6 +258,7 @@ def main(argv=None):
     p.add_argument("--environment", required=True)
     p.add_argument("--experiment", required=True)
     p.add_argument("--params", required=True, help="the experiment's params as JSON")
+    p.add_argument("--threads", type=int, help="the cores the job got, for an experiment that takes every core")
     p.add_argument("--out", required=True)
     p.add_argument("--log")
     p.add_argument("--library", action="append", default=[], metavar="DIST",
@@ -275,8 +276,10 @@ def _dispatch(args):
         return lock(args.label, args.pin, args.out)
     if args.command == "install":
         return install(args.label, args.lock, args.venv, args.out, args.log)
-    return run_experiment(args.environment, args.experiment, json.loads(args.params), args.out, args.log,
-                          args.library)
+    params = json.loads(args.params)
+    if args.threads is not None:
+        params["threads"] = args.threads
+    return run_experiment(args.environment, args.experiment, params, args.out, args.log, args.library)
 
 
 if __name__ == "__main__":

@@ -309,6 +309,16 @@ def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(re
     assert f"scaling: wrote {target}" in log.read_text()
 
 
+def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp_path, params):
+    # the workflow passes the core count as --threads so that the --params
+    # JSON stays a plain value that Snakemake's params trigger compares
+    target = tmp_path / "x.json"
+    proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--threads", "3",
+                      "--json", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert read_json(target)["params"] == {**params("scaling"), "threads": 3}
+
+
 def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     target = tmp_path / "x.json"
     proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--json", str(target),
@@ -329,6 +339,7 @@ def test_by_hand_the_versions_recorded_are_the_config_files(repo_root, tmp_path)
     (["--params", "{}", "--set", "seed=1"], "--set changes a --config file's parameters"),
     (["--params", "{}", "--config", "config.yaml"], "not allowed with argument"),
     (["--figure", "sweep"], "--figure 'sweep': write NAME=PATH"),
+    (["--params", "{}", "--threads", "0"], "--threads 0: give the number of cores"),
 ])
 def test_a_bad_command_line_says_what_to_write(repo_root, args, complaint):
     proc = run_module(repo_root, "example", *args, "--json", "/nonexistent/x.json")

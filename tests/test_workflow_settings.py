@@ -51,11 +51,19 @@ def test_entries_keep_the_configs_order():
     assert list(by_name()) == ["scaling", "timing", "environment"]
 
 
-def test_params_are_the_experiments_section_and_every_core_jobs_learn_their_count():
+def test_params_are_the_experiments_section_as_plain_data():
+    # plain data, never a function of threads: Snakemake leaves such a
+    # "derived" params function out of its rerun trigger
     experiments = by_name()
-    assert experiments["scaling"].params(CONFIG, threads=1) == {"d_k": [16], "seed": 7}
-    assert experiments["timing"].params(CONFIG, threads=4) == {"T": 32, "threads": 4}
-    assert experiments["environment"].params(CONFIG, threads=1) == {}
+    assert experiments["scaling"].params(CONFIG) == {"d_k": [16], "seed": 7}
+    assert experiments["timing"].params(CONFIG) == {"T": 32}
+    assert experiments["environment"].params(CONFIG) == {}
+
+
+def test_only_every_core_jobs_learn_their_count_and_apart_from_the_params():
+    experiments = by_name()
+    assert experiments["timing"].threads_argument(4) == "--threads 4"
+    assert experiments["scaling"].threads_argument(1) == ""
 
 
 def test_recorded_libraries_are_publishings_then_the_entrys_own_without_python():

@@ -236,13 +236,21 @@ def experiment_threads(experiment):
 
 
 def experiment_params(experiment):
-    """Its params as the JSON its --params takes (threads added when it
-    takes every core: settings.Experiment.params)."""
+    """Its params as the JSON its --params takes: a plain value, so that
+    Snakemake's params trigger sees it and an edited parameter reruns the
+    experiment (settings.Experiment.params says why it must not be a
+    function of threads)."""
+    return json.dumps(experiment.params(config))
 
-    def params_json(wildcards, threads):
-        return json.dumps(experiment.params(config, threads))
 
-    return params_json
+def experiment_threads_argument(experiment):
+    """`--threads N` for a job that takes every core. A function of threads,
+    so Snakemake counts it as derived: another --cores reruns nothing."""
+
+    def threads_argument(wildcards, threads):
+        return experiment.threads_argument(threads)
+
+    return threads_argument
 
 
 # ---- what the article shows, and the default target ------------------------------

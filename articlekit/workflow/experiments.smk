@@ -28,9 +28,10 @@ for experiment in EXPERIMENTS:
         params:
             module=f"experiments.{experiment.name}",
             config=experiment_params(experiment),
+            threads=experiment_threads_argument(experiment),
             versions=library_versions(experiment),
             figures=figure_arguments(experiment),
             libraries=library_arguments(experiment),
         shell:
-            "python -m {params.module} --params {params.config:q} --json {output.json} "
-            "{params.figures} {params.libraries} --log {log}"
+            "python -m {params.module} --params {params.config:q} {params.threads} "
+            "--json {output.json} {params.figures} {params.libraries} --log {log}"

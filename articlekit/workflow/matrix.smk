@@ -77,12 +77,13 @@ rule matrix_experiment:
         runtime=15,
     params:
         config=matrix_params,
+        threads=matrix_threads_argument,
         libraries=lambda wildcards: library_arguments(
             EXPERIMENT_BY_NAME[wildcards.experiment]
         ),
     shell:
         "python -m articlekit.matrixenv run --environment {input.environment} "
-        "--experiment {wildcards.experiment} --params {params.config:q} "
+        "--experiment {wildcards.experiment} --params {params.config:q} {params.threads} "
         "{params.libraries} --out {output.json} --log {log}"
 
 

@@ -31,11 +31,15 @@ def matrix_pin_args(wildcards):
     return " ".join(f"--pin {shlex.quote(pin)}" for pin in MATRIX[wildcards.label])
 
 
-def matrix_params(wildcards, threads):
-    """The main rule's params for this experiment, as JSON."""
-    return experiment_params(EXPERIMENT_BY_NAME[wildcards.experiment])(
-        wildcards, threads
-    )
+def matrix_params(wildcards):
+    """The main rule's params for this experiment, as JSON: a function of
+    the wildcards only, so an edited parameter reruns it in every
+    environment (see experiment_params)."""
+    return experiment_params(EXPERIMENT_BY_NAME[wildcards.experiment])
+
+
+def matrix_threads_argument(wildcards, threads):
+    return EXPERIMENT_BY_NAME[wildcards.experiment].threads_argument(threads)
 
 
 def matrix_threads(wildcards):

@@ -36,14 +36,22 @@ class Experiment:
     def takes_every_core(self):
         return self.threads == EVERY_CORE
 
-    def params(self, config, threads):
-        """The experiment's params: its config section, and for a job that
-        takes every core the count it was given (it sizes its thread pools
-        from it; a job with a fixed count has nothing to learn)."""
-        params = dict(config.get(self.name) or {})
-        if self.takes_every_core:
-            params["threads"] = threads
-        return params
+    def params(self, config):
+        """The experiment's params: its config section, as plain data.
+
+        Plain on purpose: Snakemake compares a rule's params with the last
+        run's only when they are values (or functions of the wildcards); a
+        params function of `threads` counts as derived and is left out of
+        that comparison, so an edited parameter would rerun nothing. The
+        core count of a job that takes every core travels apart, as
+        `--threads` (threads_argument), and enters the params at run time.
+        """
+        return dict(config.get(self.name) or {})
+
+    def threads_argument(self, threads):
+        """`--threads N` for a job that takes every core (it sizes its thread
+        pools from N); nothing for a fixed count, which has nothing to learn."""
+        return f"--threads {threads}" if self.takes_every_core else ""
 
 
 def experiments(config):
