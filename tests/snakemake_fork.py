@@ -14,7 +14,9 @@ is imported in the child, from the copy under test, and every job is a new
 process as before: only the import of Snakemake is shared.
 
 Protocol (one JSON object per line): the client writes
-{"id", "cwd", "argv", "env", "log"}; the server answers {"id", "pid"} when
+{"id", "cwd", "argv", "env", "log"} and optionally "patch", a
+"FILE.py:function" the child calls before Snakemake's main (e.g.
+tests/snakemake_plan.py:record_plan); the server answers {"id", "pid"} when
 the child is forked and {"id", "code"} when it has ended (negative: killed
 by that signal, as subprocess reports it). When its input closes, the
 server kills the process groups of any run still going and exits.
@@ -97,6 +99,14 @@ def run_child(request, base_path, console_scripts):
         if any(os.path.isfile(os.path.join(p, "sitecustomize.py")) for p in extra):
             importlib.import_module("sitecustomize")
         sys.argv = ["snakemake", *request["argv"]]
+        if request.get("patch"):
+            import importlib.util
+
+            path, _, function = request["patch"].rpartition(":")
+            spec = importlib.util.spec_from_file_location("snakemake_patch", path)
+            patch = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(patch)
+            getattr(patch, function)()
         from snakemake.cli import main
 
         try:
@@ -154,12 +164,12 @@ class SnakemakeServer:
         self.runs, self.lock, self.next_id = {}, threading.Lock(), 0
         threading.Thread(target=self._read, daemon=True).start()
 
-    def start(self, cwd, argv, env, log):
+    def start(self, cwd, argv, env, log, patch=None):
         with self.lock:
             self.next_id += 1
             run = self.runs[self.next_id] = Run()
             line = json.dumps({"id": self.next_id, "cwd": str(cwd), "argv": list(argv), "env": dict(env),
-                               "log": str(log)})
+                               "log": str(log), "patch": patch})
             self.process.stdin.write(line.encode() + b"\n")
             self.process.stdin.flush()
         return run
