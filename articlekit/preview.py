@@ -26,6 +26,9 @@ script added to the page as it is served, never written to a file.
   previewed without rerunning it: the banner says "experiments changed: run
   snakemake", until build/values.json changes (snakemake rewrote it); then
   the page re-binds to the new values. The preview never runs the DAG.
+- Snakemake removes build/values.json before the job that rewrites it: a
+  missing (or not yet complete) values file is "being rebuilt, waiting",
+  the last page stays, and the page re-binds once the file is back.
 - Ctrl-C stops the server and the watcher.
 
 build/article.html is never touched: the preview writes build/preview/
@@ -69,6 +72,10 @@ BANNER = ('<div id="preview-banner" role="alert" style="position:sticky;top:0;z-
 NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</title></head><body></body></html>"
 
 
+class ValuesPending(Exception):
+    """The values file is missing or half-written: Snakemake is rewriting it."""
+
+
 class Snapshot:
     """Modification times of the files under some paths; hidden files and
     folders (Quarto's .quarto/) and the excluded folders (the preview's own
@@ -105,7 +112,7 @@ class Preview:
         self.article, self.values, self.out_dir, self.strict = Path(article), Path(values), Path(out_dir), strict
         self.baseline = baseline and Path(baseline)  # for {{< departures >}}, as the bind rule passes it
         self.html_path = self.out_dir / "article.html"
-        self.page, self.problems, self.notice, self.version = None, [], None, 0
+        self.page, self.problems, self.notice, self.waiting, self.version = None, [], None, None, 0
         self.lock = threading.Lock()
         self.pages = IncrementalPage(self.article, self.out_dir / "pieces")
         self.structure_checked = None  # what the provenance table's check last passed on
@@ -121,11 +128,28 @@ class Preview:
             cached = self.inputs[path] = (stamp, parse(path))
         return cached[1]
 
+    def values_now(self):
+        """The values, parsed; ValuesPending while Snakemake rewrites them (it
+        removes its outputs before the job that writes them again)."""
+        try:
+            return self.parsed(self.values, read_json)
+        except FileNotFoundError:
+            raise ValuesPending(f"{self.values} is being rebuilt (snakemake removed it to write it again): "
+                                "waiting; the page shows the last values until it is back") from None
+        except ValueError as exc:  # written whole by jsonio, but maybe not by whoever wrote this one
+            raise ValuesPending(f"{self.values} is not complete yet ({exc}): waiting for it to be written "
+                                "whole; the page shows the last values") from None
+
     def rebuild(self):
         """Bind and render; keep the last good page when that fails."""
         problems, page = [], None
         try:
             page, problems = self.bind_and_render(self.strict)
+        except ValuesPending as exc:
+            # not a problem of the article: the last page and its problems stand
+            with self.lock:
+                self.waiting, self.version = str(exc), self.version + 1
+            return True
         except BindError as exc:
             problems = exc.problems
             if self.page is None and self.strict:
@@ -135,7 +159,7 @@ class Preview:
             problems = [f"{type(exc).__name__}: {exc}"]
         with self.lock:
             self.page = page or self.page
-            self.problems = problems
+            self.problems, self.waiting = problems, None
             self.version += 1
         return not problems
 
@@ -144,7 +168,7 @@ class Preview:
         self.pages.rendered = 0
         text = self.article.read_text(encoding="utf-8")
         baseline = self.parsed(self.baseline, load_baseline) if self.baseline else None
-        document = bind(str(self.article), text, self.parsed(self.values, read_json), strict, baseline)
+        document = bind(str(self.article), text, self.values_now(), strict, baseline)
         # only the chunks whose text or bindings changed go through Pandoc
         page = self.pages.render(document)
         # the checks `articlekit render` makes, on the page before it is shown;
@@ -175,7 +199,7 @@ class Preview:
     def try_lenient_render(self):
         try:
             return self.bind_and_render(strict=False)[0]
-        except (BindError, RenderError, OSError, ValueError):
+        except (BindError, RenderError, OSError, ValueError, ValuesPending):
             return None
 
     def set_notice(self, notice):
@@ -187,8 +211,7 @@ class Preview:
         """The page as served: banner and reload script added to the last good render."""
         with self.lock:
             page, lines, version = self.page, list(self.problems), self.version
-            if self.notice:
-                lines.insert(0, self.notice)
+            lines[:0] = [line for line in (self.waiting, self.notice) if line]
         text = (page or NO_RENDER.encode()).decode("utf-8")
         if page is None and not lines:
             lines = ["no render yet"]
@@ -201,7 +224,8 @@ class Preview:
 
     def state(self):
         with self.lock:
-            return {"version": self.version, "problems": list(self.problems), "notice": self.notice}
+            return {"version": self.version, "problems": list(self.problems), "notice": self.notice,
+                    "waiting": self.waiting}
 
 
 def insert_after_body_tag(text, snippet):
@@ -235,6 +259,14 @@ def make_handler(preview):
     return Handler
 
 
+def outcome(preview, ok):
+    """The terminal's line for a rebuild."""
+    state = preview.state()
+    if state["waiting"]:
+        return state["waiting"]
+    return "rendered" if ok else "problems:\n  " + "\n  ".join(state["problems"])
+
+
 def watch(preview, article_paths, values_path, experiment_paths, interval, stop):
     """Poll until stop is set: re-render on article or values changes, flag experiment changes."""
     article_files = Snapshot(article_paths, exclude=[preview.out_dir, values_path])
@@ -250,8 +282,10 @@ def watch(preview, article_paths, values_path, experiment_paths, interval, stop)
             preview.set_notice(None)
         if edited or new_values:
             started = time.perf_counter()
-            ok = preview.rebuild()
-            status = "rendered" if ok else "problems:\n  " + "\n  ".join(preview.state()["problems"])
+            status = outcome(preview, preview.rebuild())
+            if preview.state()["waiting"]:
+                print(f"preview: {status}", flush=True)
+                continue
             pieces = preview.pages.rendered
             print(f"preview: {status} ({time.perf_counter() - started:.2f} s, {pieces} piece{'s' * (pieces != 1)} "
                   f"through Pandoc{', the page whole' if preview.pages.fallback else ''})", flush=True)
@@ -290,9 +324,7 @@ def main(argv):
     print(f"preview: http://{host}:{port}/ ({article}, Ctrl-C stops)", flush=True)
     stop = threading.Event()
     try:
-        ok = preview.rebuild()
-        print("preview: rendered" if ok else "preview: problems:\n  " + "\n  ".join(preview.state()["problems"]),
-              flush=True)
+        print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)
         watched = [article.parent] + ([Path(baseline)] if baseline else [])
         watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, stop)
     except KeyboardInterrupt:

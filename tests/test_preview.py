@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.jsonio import write_json
+from articlekit.jsonio import read_json, write_json
 from tests.test_render import make_article
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,6 +130,26 @@ def test_a_changed_experiment_asks_for_snakemake(served):
 def test_the_reload_script_is_never_written_to_a_file(served):
     written = [p for p in served.project.rglob("*") if p.is_file() and SCRIPT_MARK in p.read_text(errors="ignore")]
     assert written == []
+
+
+def test_values_rewritten_by_snakemake_keep_the_last_page_and_then_rebind(served):
+    """Snakemake removes build/values.json before the job that rewrites it:
+    the preview waits for it, the last page beneath, and binds the new
+    values when the file is back; no FileNotFoundError in the banner."""
+    values = served.project / "build" / "values.json"
+    document = read_json(values)
+    before = served.state()["version"]
+    values.unlink()
+    served.wait_for(lambda page: served.state()["version"] > before, "a new version for the removed values")
+    page = served.get()
+    banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
+    assert "Error" not in banner  # FileNotFoundError: 'build/values.json' was there
+    assert "build/values.json is being rebuilt" in banner and "waiting" in banner
+    assert "Numbers in prose, edited" in page  # the last good page stays
+    document["values"]["demo.arrow"] = "bound again after the rewrite"
+    write_json(values, document)
+    page = served.wait_for(lambda page: "bound again after the rewrite" in page, "the page bound to the new values")
+    assert "preview-banner" not in page
 
 
 def test_ctrl_c_stops_it_cleanly(served):
