@@ -26,18 +26,34 @@ script added to the page as it is served, never written to a file.
   previewed without rerunning it: the banner says "experiments changed: run
   snakemake", until build/values.json changes (snakemake rewrote it); then
   the page re-binds to the new values. The preview never runs the DAG.
+- Snakemake removes build/values.json before the job that rewrites it: a
+  missing (or not yet complete) values file is "being rebuilt, waiting",
+  the last page stays, and the page re-binds once the file is back.
 - Ctrl-C stops the server and the watcher.
+
+One preview per output folder (build/preview/): a second one on the same
+folder refuses to start, naming the process and address that hold it, for
+two would overwrite each other's page. The hold is an flock on
+build/preview/preview.lock, which the kernel releases when its process
+ends, kill -9 included; nothing stale is left to clean by hand. The work
+of a render (the pieces, the page being checked) goes in a folder named
+after the preview's process (.preview-PID_START-*, articlekit.workfiles),
+so a killed preview's is removed by the next preview and by the next
+build, and a running one's never.
 
 build/article.html is never touched: the preview writes build/preview/
 only, and Snakemake's outputs are the same with or without this module.
 """
 
 import argparse
+import fcntl
 import html
 import json
 import os
 import re
+import signal
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,7 +63,9 @@ from articlekit.baseline import load_baseline
 from articlekit.bind import BindError, bind, short_text
 from articlekit.incremental import IncrementalPage
 from articlekit.jsonio import read_json, write_json
-from articlekit.render import RenderError, check_output, check_structure, expected_literal_shortcodes
+from articlekit.render import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
+                               expected_literal_shortcodes, remove_stale_preview_folders)
+from articlekit.workfiles import owner_tag
 
 STATE_PATH = "/__preview__/state"
 EXPERIMENT_PATHS = ("experiments", "config.yaml", "config")
@@ -67,6 +85,60 @@ BANNER = ('<div id="preview-banner" role="alert" style="position:sticky;top:0;z-
           'padding:.6rem 1rem;background:#fde8e8;color:#7a1414;border:2px solid #d33;border-radius:4px;'
           'font:14px/1.45 system-ui,sans-serif;white-space:pre-wrap">{}</div>')
 NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</title></head><body></body></html>"
+
+
+class AlreadyRunning(Exception):
+    """Another preview holds the output folder."""
+
+
+class PreviewLock:
+    """The output folder's lock: an flock on OUT/preview.lock, held as long
+    as this process keeps the file open, and released by the kernel when
+    it ends however it ends (a pid file would go stale at kill -9). The
+    file holds who has it (pid, address), for the message of the next one;
+    it is never removed, for a removed lock file lets two processes lock two
+    different files of the same name."""
+
+    NAME = "preview.lock"
+
+    def __init__(self, out_dir):
+        self.path = Path(out_dir) / self.NAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by Pandoc (PEP 446)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 4096, 0).decode("utf-8", "replace")
+            os.close(self.fd)
+            raise AlreadyRunning(self.refusal(holder)) from None
+        self.describe(url=None)
+
+    def describe(self, url):
+        """Write who holds the lock, for the message of a second preview."""
+        holder = json.dumps({"pid": os.getpid(), "url": url, "cwd": os.getcwd()}).encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, holder, 0)
+
+    def refusal(self, holder):
+        try:
+            who = json.loads(holder)
+            pid, url, cwd = int(who["pid"]), who.get("url") or "(still starting)", who.get("cwd")
+        except (ValueError, KeyError, TypeError):  # it has the lock but has not written yet
+            return (f"another preview is already running on {self.path.parent}/ (it is starting); "
+                    "stop it (Ctrl-C in its terminal), or give this one its own --out folder")
+        return (f"another preview is already running on {self.path.parent}/: pid {pid}, serving {url}"
+                f"{f' from {cwd}' if cwd and cwd != os.getcwd() else ''}. Open that page, or stop that preview "
+                f"(Ctrl-C in its terminal, or `kill {pid}`) and start this one again; two previews of one folder "
+                "would overwrite each other's page (give this one its own --out folder to run both)")
+
+    def release(self):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the file releases the flock
+            self.fd = None
+
+
+class ValuesPending(Exception):
+    """The values file is missing or half-written: Snakemake is rewriting it."""
 
 
 class Snapshot:
@@ -105,9 +177,14 @@ class Preview:
         self.article, self.values, self.out_dir, self.strict = Path(article), Path(values), Path(out_dir), strict
         self.baseline = baseline and Path(baseline)  # for {{< departures >}}, as the bind rule passes it
         self.html_path = self.out_dir / "article.html"
-        self.page, self.problems, self.notice, self.version = None, [], None, 0
+        self.page, self.problems, self.notice, self.waiting, self.version = None, [], None, None, 0
         self.lock = threading.Lock()
-        self.pages = IncrementalPage(self.article, self.out_dir / "pieces")
+        # this process's work (pieces, the page being checked), named after it:
+        # a killed preview's is found and removed, a running one's is left alone
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.work = tempfile.TemporaryDirectory(dir=self.out_dir, prefix=f"{PREVIEW_WORK_PREFIX}{owner_tag()}-")
+        self.work_dir = Path(self.work.name)
+        self.pages = IncrementalPage(self.article, self.work_dir / "pieces")
         self.structure_checked = None  # what the provenance table's check last passed on
         self.inputs = {}  # path -> (mtime, size, parsed): the baseline and values, parsed once per version
 
@@ -121,11 +198,32 @@ class Preview:
             cached = self.inputs[path] = (stamp, parse(path))
         return cached[1]
 
+    def close(self):
+        """Remove this preview's work folder."""
+        self.work.cleanup()
+
+    def values_now(self):
+        """The values, parsed; ValuesPending while Snakemake rewrites them (it
+        removes its outputs before the job that writes them again)."""
+        try:
+            return self.parsed(self.values, read_json)
+        except FileNotFoundError:
+            raise ValuesPending(f"{self.values} is being rebuilt (snakemake removed it to write it again): "
+                                "waiting; the page shows the last values until it is back") from None
+        except ValueError as exc:  # written whole by jsonio, but maybe not by whoever wrote this one
+            raise ValuesPending(f"{self.values} is not complete yet ({exc}): waiting for it to be written "
+                                "whole; the page shows the last values") from None
+
     def rebuild(self):
         """Bind and render; keep the last good page when that fails."""
         problems, page = [], None
         try:
             page, problems = self.bind_and_render(self.strict)
+        except ValuesPending as exc:
+            # not a problem of the article: the last page and its problems stand
+            with self.lock:
+                self.waiting, self.version = str(exc), self.version + 1
+            return True
         except BindError as exc:
             problems = exc.problems
             if self.page is None and self.strict:
@@ -135,7 +233,7 @@ class Preview:
             problems = [f"{type(exc).__name__}: {exc}"]
         with self.lock:
             self.page = page or self.page
-            self.problems = problems
+            self.problems, self.waiting = problems, None
             self.version += 1
         return not problems
 
@@ -144,13 +242,13 @@ class Preview:
         self.pages.rendered = 0
         text = self.article.read_text(encoding="utf-8")
         baseline = self.parsed(self.baseline, load_baseline) if self.baseline else None
-        document = bind(str(self.article), text, self.parsed(self.values, read_json), strict, baseline)
+        document = bind(str(self.article), text, self.values_now(), strict, baseline)
         # only the chunks whose text or bindings changed go through Pandoc
         page = self.pages.render(document)
         # the checks `articlekit render` makes, on the page before it is shown;
         # the provenance table's check reads only the pieces with its anchors
         # (parsing the whole page took a quarter of a second)
-        staged, tables = self.out_dir / ".article.checked.html", self.out_dir / ".provenance.checked.html"
+        staged, tables = self.work_dir / "article.checked.html", self.work_dir / "provenance.checked.html"
         staged.write_text(page, encoding="utf-8")
         table_html = "\n".join(f for f in self.pages.fragments_now if 'id="v-' in f)
         # checked again only when the table or where it is placed may have changed
@@ -158,7 +256,7 @@ class Preview:
         try:
             check_output(staged, expected_literal_shortcodes(text))
             if structure != self.structure_checked:
-                bindings = self.out_dir / ".provenance.json"
+                bindings = self.work_dir / "provenance.json"
                 tables.write_text(table_html, encoding="utf-8")
                 write_json(bindings, {"provenance_md": document["provenance_md"]})
                 check_structure(text, bindings, tables, None)
@@ -175,7 +273,7 @@ class Preview:
     def try_lenient_render(self):
         try:
             return self.bind_and_render(strict=False)[0]
-        except (BindError, RenderError, OSError, ValueError):
+        except (BindError, RenderError, OSError, ValueError, ValuesPending):
             return None
 
     def set_notice(self, notice):
@@ -187,8 +285,7 @@ class Preview:
         """The page as served: banner and reload script added to the last good render."""
         with self.lock:
             page, lines, version = self.page, list(self.problems), self.version
-            if self.notice:
-                lines.insert(0, self.notice)
+            lines[:0] = [line for line in (self.waiting, self.notice) if line]
         text = (page or NO_RENDER.encode()).decode("utf-8")
         if page is None and not lines:
             lines = ["no render yet"]
@@ -201,7 +298,8 @@ class Preview:
 
     def state(self):
         with self.lock:
-            return {"version": self.version, "problems": list(self.problems), "notice": self.notice}
+            return {"version": self.version, "problems": list(self.problems), "notice": self.notice,
+                    "waiting": self.waiting}
 
 
 def insert_after_body_tag(text, snippet):
@@ -235,6 +333,14 @@ def make_handler(preview):
     return Handler
 
 
+def outcome(preview, ok):
+    """The terminal's line for a rebuild."""
+    state = preview.state()
+    if state["waiting"]:
+        return state["waiting"]
+    return "rendered" if ok else "problems:\n  " + "\n  ".join(state["problems"])
+
+
 def watch(preview, article_paths, values_path, experiment_paths, interval, stop):
     """Poll until stop is set: re-render on article or values changes, flag experiment changes."""
     article_files = Snapshot(article_paths, exclude=[preview.out_dir, values_path])
@@ -250,8 +356,10 @@ def watch(preview, article_paths, values_path, experiment_paths, interval, stop)
             preview.set_notice(None)
         if edited or new_values:
             started = time.perf_counter()
-            ok = preview.rebuild()
-            status = "rendered" if ok else "problems:\n  " + "\n  ".join(preview.state()["problems"])
+            status = outcome(preview, preview.rebuild())
+            if preview.state()["waiting"]:
+                print(f"preview: {status}", flush=True)
+                continue
             pieces = preview.pages.rendered
             print(f"preview: {status} ({time.perf_counter() - started:.2f} s, {pieces} piece{'s' * (pieces != 1)} "
                   f"through Pandoc{', the page whole' if preview.pages.fallback else ''})", flush=True)
@@ -263,7 +371,8 @@ def main(argv):
     parser.add_argument("--values", default="build/values.json", help="from `snakemake build/values.json`")
     parser.add_argument("--baseline", default="baseline/published.yaml",
                         help="the published edition's baseline, for {{< departures >}} ('' for none)")
-    parser.add_argument("--out", default="build/preview", help="where the preview's render is written")
+    parser.add_argument("--out", default=f"build/{PREVIEW_FOLDER}",
+                        help="where the preview's render is written (one preview per folder)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     parser.add_argument("--strict", choices=["true", "false"], default="true",
@@ -279,20 +388,44 @@ def main(argv):
         print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
         return 1
     baseline = args.baseline if args.baseline and Path(args.baseline).is_file() else None
+    try:
+        lock = PreviewLock(args.out)
+    except AlreadyRunning as exc:
+        print(f"preview: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"preview: cannot lock {args.out}/{PreviewLock.NAME} ({exc}); give it an --out folder you can write",
+              file=sys.stderr)
+        return 1
+    try:
+        return serve(args, article, baseline, lock)
+    finally:
+        lock.release()
+
+
+def stop_as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt
+
+
+def serve(args, article, baseline, lock):
+    """Serve and watch until Ctrl-C, holding the output folder's lock."""
+    remove_stale_preview_folders(args.out)  # a killed preview's work: none is running, we hold the lock
     preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline)
     try:
         server = ThreadingHTTPServer((args.host, args.port), make_handler(preview))
     except OSError as exc:
+        preview.close()
         print(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0", file=sys.stderr)
         return 1
     host, port = server.server_address[:2]
+    url = f"http://{host}:{port}/"
+    lock.describe(url)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"preview: http://{host}:{port}/ ({article}, Ctrl-C stops)", flush=True)
+    print(f"preview: {url} ({article}, Ctrl-C stops)", flush=True)
     stop = threading.Event()
     try:
-        ok = preview.rebuild()
-        print("preview: rendered" if ok else "preview: problems:\n  " + "\n  ".join(preview.state()["problems"]),
-              flush=True)
+        signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # `kill PID` cleans up as Ctrl-C does
+        print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)
         watched = [article.parent] + ([Path(baseline)] if baseline else [])
         watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, stop)
     except KeyboardInterrupt:
@@ -301,5 +434,6 @@ def main(argv):
         stop.set()
         server.shutdown()
         server.server_close()
+        preview.close()
     print("preview: stopped", flush=True)
     return 0

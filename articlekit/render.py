@@ -317,15 +317,26 @@ def failed_claim_warnings(bindings):
 
 # The work folders the page commands make beside their outputs.
 WORK_FOLDER_PREFIXES = (".render-", ".pdf-")
+# The preview's, in its output folder: by default preview/ beside the build's
+# outputs (build/preview), where a build clears a killed preview's too.
+PREVIEW_FOLDER, PREVIEW_WORK_PREFIX = "preview", ".preview-"
 
 
 def remove_stale_render_folders(folder):
     """Remove the .render-TAG-* and .pdf-TAG-* work folders of renders that
-    were killed (their process is gone); a live render's is left alone.
-    Either command clears both kinds: after a kill, Snakemake may rerun
-    only one of them."""
+    were killed (their process is gone), and those of a killed preview in
+    FOLDER/preview; a live render's or preview's are left alone. Either
+    command clears every kind: after a kill, Snakemake may rerun only one
+    of them, and a preview may never start again."""
     for prefix in WORK_FOLDER_PREFIXES:
         remove_stale(folder, prefix, "-")
+    remove_stale_preview_folders(Path(folder) / PREVIEW_FOLDER)
+
+
+def remove_stale_preview_folders(out_dir):
+    """Remove the .preview-TAG-* work folders of killed previews in their
+    output folder (its pieces and the page it was checking)."""
+    remove_stale(out_dir, PREVIEW_WORK_PREFIX, "-")
 
 
 class _Anchors(HTMLParser):

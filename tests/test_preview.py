@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.jsonio import write_json
+from articlekit.jsonio import read_json, write_json
 from tests.test_render import make_article
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,13 +31,15 @@ def python_env(package_parent=ROOT):
 class Served:
     """A preview running in a fixture project, and what it serves."""
 
-    def __init__(self, project):
+    def __init__(self, project, env=None):
         self.project = project
         self.article = project / "article" / "index.qmd"
+        # a session of its own, so that a test can kill -9 it with the Pandoc it runs
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0",
              "--interval", "0.05"],
-            cwd=project, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            cwd=project, env={**python_env(), **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True)
         first = self.proc.stdout.readline()
         assert first.startswith("preview: http://127.0.0.1:"), first
         self.url = first.split()[1]
@@ -132,11 +134,135 @@ def test_the_reload_script_is_never_written_to_a_file(served):
     assert written == []
 
 
+def test_a_second_preview_of_the_project_refuses_naming_the_first(served):
+    """Two previews would write the same build/preview/ (the page each one
+    checks before showing it included): the second says which process and
+    address hold it and how to stop it, and exits non-zero."""
+    second = subprocess.run(
+        [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0"],
+        cwd=served.project, env=python_env(), capture_output=True, text=True, timeout=30)  # it serves forever if let
+    assert second.returncode != 0, second.stdout
+    assert "preview: http://" not in second.stdout  # it never served
+    message = second.stderr
+    assert "already" in message and "build/preview" in message
+    assert f"pid {served.proc.pid}" in message and served.url in message
+    assert f"kill {served.proc.pid}" in message and "Ctrl-C" in message
+    assert "Traceback" not in message
+    served.edit("## Numbers in prose, edited", "## Numbers in prose, edited once more")
+    page = served.wait_for(lambda page: "edited once more" in page, "an edit after the second start")
+    assert "preview-banner" not in page  # the first preview is undisturbed
+
+
+def test_values_rewritten_by_snakemake_keep_the_last_page_and_then_rebind(served):
+    """Snakemake removes build/values.json before the job that rewrites it:
+    the preview waits for it, the last page beneath, and binds the new
+    values when the file is back; no FileNotFoundError in the banner."""
+    values = served.project / "build" / "values.json"
+    document = read_json(values)
+    before = served.state()["version"]
+    values.unlink()
+    served.wait_for(lambda page: served.state()["version"] > before, "a new version for the removed values")
+    page = served.get()
+    banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
+    assert "Error" not in banner  # FileNotFoundError: 'build/values.json' was there
+    assert "build/values.json is being rebuilt" in banner and "waiting" in banner
+    assert "Numbers in prose, edited" in page  # the last good page stays
+    document["values"]["demo.arrow"] = "bound again after the rewrite"
+    write_json(values, document)
+    page = served.wait_for(lambda page: "bound again after the rewrite" in page, "the page bound to the new values")
+    assert "preview-banner" not in page
+
+
 def test_ctrl_c_stops_it_cleanly(served):
     code, out = served.stop()
     assert code == 0
     assert out.rstrip().endswith("preview: stopped")
     assert "Traceback" not in out
+
+
+# A Pandoc that answers --version and then hangs: a preview running it sits
+# in the middle of a render, its work folders on disk, until it is killed.
+HANGING_PANDOC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "pandoc 3.6"; exit 0; fi
+echo "$$" >> "$HANGING_PANDOC_LOG"
+exec sleep 300
+"""
+
+
+def hanging_preview(project):
+    """A preview of `project` in the middle of its first render, its Pandoc hanging."""
+    pandoc, log = project / "hanging-pandoc", project / "hanging-pandoc.log"
+    pandoc.write_text(HANGING_PANDOC)
+    pandoc.chmod(0o755)
+    log.unlink(missing_ok=True)
+    preview = Served(project, env={"PYPANDOC_PANDOC": str(pandoc), "HANGING_PANDOC_LOG": str(log)})
+    deadline = time.monotonic() + WAIT
+    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert log.exists(), f"the preview never ran its Pandoc: {preview.proc.poll()}"
+    return preview
+
+
+def preview_killed_mid_render(project):
+    """kill -9 a preview (and its Pandoc) in the middle of a render; -> the
+    work files and folders it left under build/preview/."""
+    preview = hanging_preview(project)
+    os.killpg(preview.proc.pid, signal.SIGKILL)
+    preview.proc.wait(timeout=30)
+    left = sorted(p.relative_to(project) for p in (project / "build" / "preview").rglob(".*"))
+    assert any(p.name.startswith(".piece-") for p in left), left  # what the kill left behind
+    return left
+
+
+def test_a_preview_killed_with_sigkill_leaves_nothing_once_the_next_one_starts(tmp_path):
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    left = preview_killed_mid_render(tmp_path)
+    preview = Served(tmp_path)  # the lock died with the killed one: this one starts
+    try:
+        preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
+        still_there = [p for p in left if (tmp_path / p).exists()]
+        assert still_there == []
+        assert list((tmp_path / "build" / "preview").rglob(".piece-*")) == []
+    finally:
+        assert preview.stop()[0] == 0
+
+
+def test_a_build_removes_a_killed_previews_work_but_not_a_live_ones(tmp_path):
+    """The render job (what snakemake runs) clears a killed preview's work
+    folders as it clears its own kind; a running preview's stay."""
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    run = lambda *args: subprocess.run([sys.executable, "-m", "articlekit", *args], cwd=tmp_path,
+                                       env=python_env(), check=True, capture_output=True, text=True)
+    run("bind", "article/index.qmd", "--values", "build/values.json", "--out", "build/bindings.json")
+    build = lambda: run("render", "article/index.qmd", "--bindings", "build/bindings.json", "--renderer", "pandoc",
+                        "--html", "build/article.html", "--md", "build/article.md")
+    left = preview_killed_mid_render(tmp_path)
+    build()
+    assert [p for p in left if (tmp_path / p).exists()] == []
+    live = hanging_preview(tmp_path)
+    try:
+        live_work = sorted((tmp_path / "build" / "preview").rglob(".piece-*"))
+        assert live_work  # the live preview's, in the middle of its render
+        build()
+        assert all(p.exists() for p in live_work)
+    finally:
+        os.killpg(live.proc.pid, signal.SIGKILL)
+        live.proc.wait(timeout=30)
+
+
+def test_kill_stops_it_as_ctrl_c_does_and_it_leaves_no_work_behind(tmp_path):
+    """`kill PID`, as a second preview suggests, is a clean stop."""
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    preview = Served(tmp_path)
+    preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
+    assert list((tmp_path / "build" / "preview").glob(".preview-*"))  # its work folder, while it runs
+    preview.proc.send_signal(signal.SIGTERM)
+    out, _ = preview.proc.communicate(timeout=30)
+    assert preview.proc.returncode == 0 and out.rstrip().endswith("preview: stopped"), out
+    assert list((tmp_path / "build" / "preview").rglob(".*")) == []
 
 
 def test_a_claim_failing_from_the_start_shows_the_marked_page_beneath_the_banner(tmp_path):
