@@ -3,7 +3,11 @@
     python -m articlekit diff --values build/values.json --bindings build/bindings.json \\
         [--baseline baseline/published.yaml] --json build/diff.json --md build/diff.md [SNAPSHOT]
 
-Without SNAPSHOT (no release yet) it says so and compares nothing.
+Without SNAPSHOT (no release yet) it says so and compares nothing. A
+snapshot whose digest does not match its contents (edited by hand, cut
+short) or that has none is refused, exit 1, naming the file and the first
+entry that differs (articlekit/snapshot.py): a hand edit is never reported
+as what a release printed.
 
 What counts as a change is each key's agreement rule, defined once in
 articlekit/agreement.py (`between_builds`): a key in the baseline follows its
@@ -34,7 +38,7 @@ from articlekit.jsonio import read_json
 from articlekit.pages import cell, code, counts_table, section, shorten, write_report
 from articlekit.publishing import Publishing
 from articlekit.publishing import add_argument as add_publishing_argument
-from articlekit.release import SnapshotError, load_snapshot
+from articlekit.snapshot import SnapshotError, load_snapshot
 
 
 # ---- comparing a build with a snapshot ------------------------------------------------

@@ -3,13 +3,19 @@ build can say what changed since (articlekit.diff).
 
     python -m articlekit release --label L --values build/values.json \\
         --bindings build/bindings.json --audit build/audit.json --releases releases [--force]
+    python -m articlekit release --seal releases/<label>/snapshot.json
 
 releases/<label>/snapshot.json holds every value with its source, the text
 each shortcode printed, every claim and its result, the library versions,
-the audit's statuses, the label and released_at (UTC). A README.md beside it
-says the same for a person. A label is never overwritten without --force:
-a published snapshot is what readers compare against.
-"""
+the audit's statuses, the label and released_at (UTC), and last a digest of
+all that (articlekit/snapshot_digest.py says what it covers): the diff
+refuses a snapshot that no longer matches it. A README.md beside it says
+the same for a person. A label is never overwritten without --force: a
+published snapshot is what readers compare against.
+
+--seal adds the digest to a snapshot released before snapshots carried one,
+after checking that it agrees with itself (articlekit/snapshot.py); nothing
+else in the file changes."""
 
 import argparse
 import re
@@ -17,115 +23,14 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import jsonschema
-
 from articlekit.environment import record as environment_record
-from articlekit.jsonio import read_json, write_json, write_text_atomic
+from articlekit.jsonio import dumps, loads, read_json, write_json, write_text_atomic
 from articlekit.publishing import Publishing
 from articlekit.publishing import add_argument as add_publishing_argument
+from articlekit.snapshot import LABEL_PATTERN, SNAPSHOT_FORMAT, SnapshotError, seal_file
+from articlekit.snapshot_digest import sealed
 
-SNAPSHOT_FORMAT = 1
-LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-# What articlekit.diff relies on; anything else in a snapshot is kept but unread.
-SNAPSHOT_SCHEMA = {
-    "type": "object",
-    "required": ["snapshot_format", "label", "released_at", "values", "sources", "versions", "bindings", "claims"],
-    "properties": {
-        "snapshot_format": {"const": SNAPSHOT_FORMAT},
-        "label": {"type": "string", "pattern": LABEL.pattern},
-        "released_at": {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"},
-        "values": {"type": "object"},
-        "sources": {"type": "object"},
-        "versions": {"type": "object", "additionalProperties": {"type": "object"}},
-        "environment": {"type": "object"},
-        "bindings": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["key", "text", "claim"],
-                "properties": {
-                    "key": {"type": "string"},
-                    "text": {"type": "string"},
-                    "claim": {
-                        "oneOf": [
-                            {"type": "null"},
-                            {"type": "object", "required": ["expect", "holds"],
-                             "properties": {"expect": {"type": "string"}, "holds": {"type": "boolean"}}},
-                        ]
-                    },
-                },
-            },
-        },
-        "claims": {
-            "type": "array",
-            "items": {"type": "object", "required": ["key", "expect", "holds"],
-                      "properties": {"holds": {"type": "boolean"}}},
-        },
-        "audit": {"type": "object"},
-    },
-}
-
-
-class SnapshotError(ValueError):
-    """A snapshot that cannot be compared against; the message names file and entry."""
-
-
-def load_snapshot(path):
-    """A validated snapshot; SnapshotError naming the file and entry otherwise."""
-    path = Path(path)
-    try:
-        snapshot = read_json(path)
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot ({exc.strerror})") from None
-    except ValueError as exc:
-        raise SnapshotError(str(exc)) from None
-    validator = jsonschema.Draft202012Validator(SNAPSHOT_SCHEMA)
-    problems = []
-    for error in sorted(validator.iter_errors(snapshot), key=lambda e: [str(p) for p in e.absolute_path]):
-        entry = _entry_name(list(error.absolute_path))
-        problems.append(f"{path}: {entry}: {error.message}")
-    if problems:
-        raise SnapshotError("malformed snapshot (write it with `snakemake release`, or repair the entry):\n  "
-                            + "\n  ".join(problems))
-    return snapshot
-
-
-def _entry_name(where):
-    """["bindings", "k|.2e|", "text"] -> "bindings['k|.2e|'].text": the
-    entry's own key quoted, since value keys hold dots themselves."""
-    if not where:
-        return "(top level)"
-    name = str(where[0])
-    for depth, step in enumerate(where[1:]):
-        if isinstance(step, int):
-            name += f"[{step}]"
-        elif depth == 0:
-            name += f"[{step!r}]"
-        else:
-            name += f".{step}"
-    return name
-
-
-def latest_snapshot(releases_dir):
-    """Path of the newest releases/*/snapshot.json by its released_at, or None.
-
-    By the snapshot's own timestamp, not the file's, so a fresh clone orders
-    releases the same way. Two snapshots sharing the newest released_at
-    cannot be ordered, and picking one by name would diff against the wrong
-    release: SnapshotError naming both."""
-    snapshots = sorted(Path(releases_dir).glob("*/snapshot.json"))
-    if not snapshots:
-        return None
-    stamps = {p: str(read_json(p).get("released_at", "")) for p in snapshots}
-    newest = max(stamps.values())
-    tied = [p for p, stamp in stamps.items() if stamp == newest]
-    if len(tied) > 1:
-        raise SnapshotError(
-            f"{len(tied)} release snapshots share the newest released_at {newest!r}: "
-            + ", ".join(map(str, tied)) + "; the diff cannot tell which is the last release. "
-            "Remove the one that is not (git rm -r releases/<label>), or release again under a new label.")
-    return tied[0]
+LABEL = re.compile(LABEL_PATTERN)
 
 
 def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
@@ -178,8 +83,8 @@ def readme_of(snapshot, publishing=Publishing()):
     lines += [
         "",
         "`snapshot.json` is what the next build's `build/diff.md` compares against: values, the text each",
-        "shortcode printed, claim results and library versions. Do not edit it by hand; release again",
-        "under a new label instead.",
+        "shortcode printed, claim results and library versions. Do not edit it by hand: its digest no",
+        "longer matches and the diff refuses it. Release again under a new label instead.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -201,6 +106,7 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
             f"(by hand: python -m articlekit release --force ...).")
     now = now or datetime.now(timezone.utc)
     snapshot = snapshot_of(label, values_doc, bindings_doc, audit_doc, now.isoformat(timespec="seconds"))
+    snapshot = sealed(loads(dumps(snapshot)))  # the digest of what the file will hold, read back
     write_json(target, snapshot)
     write_text_atomic(folder / "README.md", readme_of(snapshot, publishing))
     return target
@@ -208,15 +114,26 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit release", description=__doc__.splitlines()[0])
-    parser.add_argument("--label", required=True, help="folder name under --releases, e.g. mylib-1.2.0 (release_label: auto names it "
+    parser.add_argument("--label", help="folder name under --releases, e.g. mylib-1.2.0 (release_label: auto names it "
                         "after the versions of publishing.release_label)")
-    parser.add_argument("--values", required=True, help="build/values.json")
-    parser.add_argument("--bindings", required=True, help="build/bindings.json")
-    parser.add_argument("--audit", required=True, help="build/audit.json")
-    parser.add_argument("--releases", required=True, help="folder holding one sub-folder per release")
+    parser.add_argument("--values", help="build/values.json")
+    parser.add_argument("--bindings", help="build/bindings.json")
+    parser.add_argument("--audit", help="build/audit.json")
+    parser.add_argument("--releases", help="folder holding one sub-folder per release")
     parser.add_argument("--force", action="store_true", help="replace an existing release of this label")
+    parser.add_argument("--seal", nargs="+", metavar="SNAPSHOT",
+                        help="add the digest to snapshots released before snapshots carried one (instead of releasing)")
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
+    making = ("label", "values", "bindings", "audit", "releases")
+    if args.seal:
+        given = [f"--{name}" for name in (*making, "force") if getattr(args, name)]
+        if given:
+            parser.error(f"--seal seals existing snapshots; it takes no {', '.join(given)}")
+        return _seal(args.seal)
+    missing = [f"--{name}" for name in making if getattr(args, name) is None]
+    if missing:
+        parser.error(f"a release needs {', '.join(missing)} (or --seal SNAPSHOT to seal an older one)")
     try:
         target = release(args.label, read_json(args.values), read_json(args.bindings), read_json(args.audit),
                          args.releases, force=args.force, publishing=args.publishing)
@@ -225,3 +142,14 @@ def main(argv):
         return 1
     print(f"release: froze this build as {target}", file=sys.stderr)
     return 0
+
+
+def _seal(paths):
+    failed = 0
+    for path in paths:
+        try:
+            print(f"release: {seal_file(path)}", file=sys.stderr)
+        except SnapshotError as exc:
+            print(f"release: {exc}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0

@@ -22,7 +22,8 @@ from articlekit.baseline import load_baseline
 from articlekit.jsonio import read_json, write_json
 from articlekit.publishing import Publishing
 from articlekit.publishing import parse as parse_publishing
-from articlekit.release import SnapshotError, latest_snapshot, load_snapshot
+from articlekit.snapshot import SnapshotError, latest_snapshot, load_snapshot
+from articlekit.snapshot_digest import sealed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 ROOT = Path(__file__).resolve().parent.parent
@@ -374,10 +375,12 @@ def test_release_then_diff_on_the_command_line(tmp_path):
 
 
 def test_a_malformed_snapshot_fails_naming_the_file_and_the_entry(build, tmp_path):
+    """Written malformed with a digest that matches (as a faulty writer
+    would): the digest passes, the schema names the entry."""
     path = tmp_path / "releases/v1/snapshot.json"
     snapshot = copy.deepcopy(released(build, tmp_path, label="v1"))
     del snapshot["bindings"]["parity.mha.max_abs_diff|.2e|< 1e-12"]["text"]
-    write_json(path, snapshot)
+    write_json(path, sealed(snapshot))
     with pytest.raises(SnapshotError) as caught:
         load_snapshot(path)
     assert f"{path}: bindings['parity.mha.max_abs_diff|.2e|< 1e-12']: 'text' is a required property" in str(caught.value)

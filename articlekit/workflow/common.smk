@@ -316,7 +316,7 @@ def latest_release(wildcards):
     """The newest releases/<label>/snapshot.json, or nothing before the first
     release. Newest by the snapshot's own released_at, not by file time, so a
     fresh clone orders them the same."""
-    from articlekit.release import latest_snapshot
+    from articlekit.snapshot import latest_snapshot
 
     found = latest_snapshot(RELEASES)
     return [str(found)] if found else []
