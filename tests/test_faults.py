@@ -419,6 +419,40 @@ def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
         rendermod.check_structure(text, bindings, flattened, md)
 
 
+# --- the release snapshot -----------------------------------------------------------
+
+RELEASE = "releases/numpy-2.4.6_torch-2.13.0+cpu/snapshot.json"
+
+
+@pytest.mark.slow
+@in_background
+def test_a_tampered_release_snapshot_fails_the_diff_naming_the_file_and_the_entry(case, template):
+    """The issue's two edits of the committed snapshot, each failing the
+    build twice (never a build/diff.md reporting the edit as what the
+    release printed), then restored; both leave only the diff to redo, so
+    one recovery run stands for both."""
+    snapshot = case / RELEASE
+    text = snapshot.read_text(encoding="utf-8")
+    snapshot.write_text(text.replace("0.9219455027665324", "0.9319455027665324"), encoding="utf-8")
+    for attempt in range(2):
+        assert_fails(snakemake(case), "Error in rule diff", f"{RELEASE}: does not match its digest",
+                     "first difference: values['scaling.dk64.unscaled.max_weight'] changed (now 0.9319455027665324)",
+                     "the release printed '0.921946' for scaling.dk64.unscaled.max_weight",
+                     f"git checkout -- {RELEASE}")
+        assert not (case / "build/diff.md").exists()
+    restore(case, template, RELEASE)
+
+    document = loads(text)
+    keys = list(document["values"])
+    for key in keys[::2]:
+        del document["values"][key]
+    write_json(snapshot, document)  # still valid JSON
+    assert_fails(snakemake(case), f"{RELEASE}: does not match its digest",
+                 f"first difference: values['{keys[0]}'] removed", f"values: {len(keys[::2])} removed")
+    restore(case, template, RELEASE)
+    assert_recovered(case, template, then_nothing_to_do=True)
+
+
 # --- the machine: kills, concurrency, disk, tools, permissions ---------------------
 
 
