@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from articlekit.snapshot_digest import sealed
 from snakemake_fork import SnakemakeServer
 from tests.workspace import copy_environment
 
@@ -221,8 +222,8 @@ def test_a_new_release_reaches_the_diff(snakemake, project, base):
     newer = project / "releases" / "a-newer-release" / "snapshot.json"
     newer.parent.mkdir()
     try:
-        newer.write_text(json.dumps({**snapshot, "released_at": "2999-01-01T00:00:00+00:00",
-                                     "label": "a-newer-release"}), encoding="utf-8")
+        release = sealed({**snapshot, "released_at": "2999-01-01T00:00:00+00:00", "label": "a-newer-release"})
+        newer.write_text(json.dumps(release), encoding="utf-8")  # sealed as a release is, or the diff refuses it
         after = check(snakemake, base, what=f"a newer release {newer.relative_to(project)}")
         assert "diff" in after.scheduled and "render" not in after.scheduled
     finally:
