@@ -260,10 +260,14 @@ def contradictions(snapshot, touching=None):
 def _contradictions(snapshot):
     """-> [(the entries involved, a sentence)]."""
     values, sources = snapshot.get("values", {}), snapshot.get("sources", {})
+    bindings, claims = snapshot.get("bindings", {}), snapshot.get("claims", [])
+    if not (all(isinstance(x, dict) for x in (values, sources, bindings)) and isinstance(claims, list)
+            and all(isinstance(x, dict) for x in [*bindings.values(), *claims])):
+        return []  # not a snapshot's shape: the schema says what is wrong with it
     found = []
     found += _unmatched(values, sources, "values", "sources", "has no source")
     found += _unmatched(sources, values, "sources", "values", "has no value")
-    for binding_id, binding in snapshot.get("bindings", {}).items():
+    for binding_id, binding in bindings.items():
         key, place = binding.get("key"), entry_name(["bindings", binding_id])
         involved = {("bindings", binding_id), ("values", str(key).split("[")[0])}
         try:
@@ -274,7 +278,7 @@ def _contradictions(snapshot):
         if printed != binding.get("text"):
             found.append((involved, f"{place}.text: the release printed {binding.get('text')!r} for {key}, "
                                     f"which the snapshot's value prints as {printed!r}"))
-    for n, claim in enumerate(snapshot.get("claims", [])):
+    for n, claim in enumerate(claims):
         key = claim.get("key")
         involved = {("claims", n), ("values", str(key).split("[")[0])}
         try:
@@ -285,7 +289,7 @@ def _contradictions(snapshot):
         if "value" in claim and not same_value(value, claim["value"]):
             found.append((involved, f"claims[{n}].value: the claim on {key} recorded {_show(claim['value'])}, "
                                     f"values[{key!r}] holds {_show(value)}"))
-    if "environment" in snapshot:
+    if isinstance(snapshot.get("environment"), dict):
         expected = environment_record(values)
         for name in sorted(set(expected) | set(snapshot["environment"])):
             if not same_value(expected.get(name), snapshot["environment"].get(name)):

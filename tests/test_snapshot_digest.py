@@ -122,6 +122,13 @@ def test_a_removed_claim_is_named_by_its_place(snapshot):
     refused(diff(snapshot), snapshot, "first difference: claims[1] removed", "in all: claims: 1 removed")
 
 
+def test_an_edit_that_breaks_the_snapshot_s_shape_is_still_a_sentence(snapshot):
+    document = read_json(snapshot)
+    document["bindings"] = list(document["bindings"])
+    write_json(snapshot, document)
+    refused(diff(snapshot), snapshot, "first difference: bindings changed")
+
+
 def test_a_snapshot_stripped_of_its_digest_is_refused_and_cannot_be_sealed_again(snapshot):
     document = read_json(snapshot)
     del document["digest"]

@@ -33,7 +33,8 @@ rule audit:
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release
-# yet"; the baseline gives each key its agreement rule.
+# yet"; the baseline gives each key its agreement rule. A snapshot whose
+# digest does not match (edited by hand) fails this rule, naming the entry.
 rule diff:
     input:
         baseline=BASELINE,
