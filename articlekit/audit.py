@@ -19,10 +19,17 @@ in the order a reviewer reads them:
     reproduced          the printed digits (or text) came back
     cited               from the paper or the docs: listed, not audited
 
-A move never fails the build: the article's claims do that. The audit says
-what moved, and prints a one-line summary to stderr, with every unexpected
-move and missing key on its own line (Snakemake shows stderr in the
-terminal; --log keeps a copy).
+Each status comes from articlekit.agreement.verdicts, the one judgement
+the article's departures section ({{< departures >}}, made by bind) prints
+too. An unexpected move is explained when the baseline accounts for it (a
+`reason:` on an entry whose value came back different, a timing outside its
+band, which its class leaves to the machine) or this build runs the
+experiment with other parameters than the edition printed; otherwise it is
+unexplained, and the strict build stops on it at bind, naming the entry's
+line in the baseline. The audit itself never fails on a move: it says what
+moved, and prints a one-line summary to stderr, with every unexpected move
+and missing key on its own line, explained or not (Snakemake shows stderr
+in the terminal; --log keeps a copy).
 
 One threshold per claim: when the article claims something about a key with
 the same comparison as the entry's check ("> 0.1" in the prose, "> 0.01" in
@@ -34,7 +41,7 @@ import re
 import sys
 
 from articlekit.agreement import (CITED, CITED_CLASS, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED,
-                                  STATUSES, UNEXPECTED, against_edition)
+                                  STATUSES, UNEXPECTED, verdicts)
 from articlekit.baseline import BaselineError, load_baseline
 from articlekit.claims import INCONCLUSIVE
 from articlekit.environment import installed_versions
@@ -43,7 +50,7 @@ from articlekit.pages import (badge, cell, code, cols, counts_table, escape, htm
                               table, words, write_report)
 from articlekit.publishing import Publishing
 from articlekit.publishing import add_argument as add_publishing_argument
-from articlekit.values import lookup, measured, split_key
+from articlekit.values import split_key
 
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
        EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
@@ -77,27 +84,19 @@ def bound_values(bindings_doc):
             "source": b.get("source") or {},
             "anchor": b.get("anchor"),
             "in_prose": b.get("in_prose", False),
+            # false only for a value the departures section alone binds (older bindings files lack the field)
+            "in_text": b.get("in_text", True),
         })
     return rows
 
 
-# "> 0.1", "<= 1e-12": the one-comparison checks whose thresholds can be compared.
-_SIMPLE = re.compile(r"^\s*(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
-
-
-def threshold_conflicts(check, claims):
-    """Article claims on the same key that compare the same way as the
-    entry's check with another threshold: one number, two thresholds."""
-    mine = _SIMPLE.match(check or "")
-    if not mine:
-        return []
-    side = mine.group(1)[0]
-    out = []
-    for c in claims:
-        theirs = _SIMPLE.match(c["expect"] or "")
-        if theirs and theirs.group(1)[0] == side and float(theirs.group(2)) != float(mine.group(2)):
-            out.append(c["expect"])
-    return sorted(set(out))
+def article_claims(bound):
+    """claims_on(key) for articlekit.agreement.verdicts: the thresholds the
+    article's own text claims about a key (not the checks its departures
+    section repeats from the baseline)."""
+    def claims_on(key):
+        return [b["expect"] for b in bound if b["key"] == key and b["expect"] and b["in_text"]]
+    return claims_on
 
 
 def article_link(claims, key):
@@ -114,45 +113,28 @@ def article_link(claims, key):
 
 def audit(baseline, values_doc, bindings_doc):
     """The audit as plain data (what build/audit.json holds)."""
-    values = values_doc.get("values", {})
     sources = values_doc.get("sources", {})
-    installed = installed_versions(values_doc)
     bound = bound_values(bindings_doc)
     rows = []
-    for entry in baseline.entries:
+    for v in verdicts(baseline, values_doc, article_claims(bound)):
+        entry = v.entry
         row = {
             "id": entry.id, "key": entry.key, "class": entry.cls, "published": entry.published,
             "where": entry.where, "line": entry.line, "restates": entry.restates,
-            "regenerated": None, "raw": None, "status": None, "why": None,
+            "regenerated": v.shown, "raw": v.raw, "status": v.status, "why": v.why,
+            "explained": v.explained if v.unexpected else None,
             "claims": [], "source": None, "article": None, "check": entry.check,
         }
         if entry.cls == CITED_CLASS:
-            why = " ".join(entry.reason.split())
-            if entry.dropped:
-                why += " Not in this article: " + " ".join(entry.dropped.split())
-            row.update(status=CITED, why=why, dropped=entry.dropped)
+            row["dropped"] = entry.dropped
         else:
             row["claims"] = [b for b in bound if keys_related(b["key"], entry.key)]
-            try:
-                value = lookup(values, entry.key)
-            except (KeyError, ValueError) as exc:
-                # Reported, never dropped: a renamed key must not hide a number.
-                row.update(status=MISSING, why=f"{exc}; rename the entry's key "
-                                               "in the baseline or restore the value")
-            else:
-                status, shown, why = against_edition(entry, value, baseline.edition["versions"], installed,
-                                           checked=measured(values, entry.key))
-                conflicts = threshold_conflicts(entry.check, [c for c in row["claims"] if c["key"] == entry.key])
-                if conflicts:
-                    status = UNEXPECTED
-                    why = (f"one threshold in two places: the article claims {', '.join(map(repr, conflicts))}, "
-                           f"the baseline checks '{entry.check}' (line {entry.line}); make them one. " + why)
-                row.update(status=status, regenerated=shown, raw=value, why=why)
             row["source"] = sources.get(split_key(entry.key)[0])
             row["article"] = article_link(row["claims"], entry.key)
         rows.append(row)
 
-    audited_keys = [e.key for e in baseline.entries if e.key]
+    # an entry's key, or the edition's own value of it (published.<id>, which the departures section binds)
+    audited_keys = [e.key for e in baseline.entries if e.key] + [f"published.{e.id}" for e in baseline.entries]
     others = [b for b in bound if not any(keys_related(b["key"], k) for k in audited_keys)]
     # one per place the article makes a claim (bind's log), not one per binding
     claims = bindings_doc.get("claims", [])
@@ -165,6 +147,8 @@ def audit(baseline, values_doc, bindings_doc):
         # a missing key counts as unexpected: something the edition printed is gone
         "moved_unexpectedly": counts[UNEXPECTED] + counts[MISSING],
         "key_missing": counts[MISSING],
+        # of those, the ones the baseline (or this build's configuration) does not explain: a strict build fails on them
+        "unexplained": sum(1 for r in rows if r["status"] in (UNEXPECTED, MISSING) and not r["explained"]),
         "moved_as_expected": counts[EXPECTED],
         "reproduced": counts[REPRODUCED],
         "cited": counts[CITED],
@@ -174,7 +158,8 @@ def audit(baseline, values_doc, bindings_doc):
     return {
         "baseline": baseline.path,
         "edition": baseline.edition,
-        "installed": installed,
+        "disagreements": disagreements(rows, bindings_doc),
+        "installed": installed_versions(values_doc),
         "summary": summary,
         "entries": rows,
         "other_bindings": others,
@@ -182,9 +167,27 @@ def audit(baseline, values_doc, bindings_doc):
     }
 
 
+def disagreements(rows, bindings_doc):
+    """Entries the article's departures section (bindings.json) printed with
+    another verdict than this audit's: they share one judgement, so this
+    only happens when bind and the audit read different inputs."""
+    by_id = {r["id"]: r for r in rows}
+    out = []
+    for d in bindings_doc.get("departures", []):
+        row = by_id.get(d["id"])
+        if row is None or (row["status"], row["explained"]) != (d["status"], d["explained"]):
+            now = f"{row['status']!r}" if row else "no such entry"
+            out.append(f"{d['id']}: the article printed {d['status']!r}, the audit finds {now}")
+    return out
+
+
 def _missing_note(summary):
-    """' (2 key missing)' after the unexpected count, which includes them."""
-    return f" ({summary['key_missing']} key missing)" if summary["key_missing"] else ""
+    """' (2 key missing), 1 of them unexplained' after the unexpected count,
+    which includes both."""
+    note = f" ({summary['key_missing']} key missing)" if summary["key_missing"] else ""
+    if summary["moved_unexpectedly"]:
+        note += f", {summary.get('unexplained', 0)} of them unexplained"
+    return note
 
 
 def summary_line(report):
@@ -217,6 +220,14 @@ def groups(report):
 
 
 # ---- pages: Markdown for diffs and reviews, HTML for reading --------------------------
+
+def _explained_text(row):
+    """For an unexpected move: what explains it, or that nothing does."""
+    if row["status"] not in (UNEXPECTED, MISSING):
+        return ""
+    return (f"Explained: {row['explained']}" if row.get("explained")
+            else "Unexplained: the baseline gives no reason, so a strict build stops on it.")
+
 
 def _claims_text(claims):
     """'✓ < 1e-12' per claim the article makes about the key; '' when none."""
@@ -256,7 +267,8 @@ def to_markdown(report, publishing=Publishing()):
     unexpected = [r for r in report["entries"] if r["status"] in (UNEXPECTED, MISSING)]
     if unexpected:
         lines += ["## Moved unexpectedly", ""]
-        lines += [f"- **{cell(r['id'])}** ({code(r['key'])}): {cell(r['why'])}" for r in unexpected]
+        lines += [f"- **{cell(r['id'])}** ({code(r['key'])}): {cell(r['why'])} {cell(_explained_text(r))}"
+                  for r in unexpected]
         lines.append("")
     if report["failed_claims"]:
         lines += ["## Claims that fail", ""]
@@ -267,7 +279,8 @@ def to_markdown(report, publishing=Publishing()):
     lines += table(
         ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
         [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
-          cell(r["why"]), cell(_claims_text(r["claims"])), cell(_source_text(r["source"]))]
+          cell(" ".join(filter(None, [r["why"], _explained_text(r)]))), cell(_claims_text(r["claims"])),
+          cell(_source_text(r["source"]))]
          for group in groups(report) for r in group])
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
@@ -307,7 +320,7 @@ def _group_cells(group):
         printed.append(f'<div class="entry" id="{escape(r["id"])}"><a class="id" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
                        f'<br><code>{escape(r["published"])}</code>{shown}'
                        f'<br><span class="muted">{escape(r["where"]["section"])}: “{words(r["where"]["quote"])}”</span></div>')
-    whys = list(dict.fromkeys(r["why"] for r in group))
+    whys = list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group))
     why = "<br>".join(words(w) for w in whys)
     badges = _claim_badges(first["claims"])
     links = []
@@ -332,7 +345,8 @@ def to_html(report, publishing=Publishing()):
         + f'<a class="card" href="#claims">{badge("claims failed", claims_css)}'
           f'<b>{s["claims_failed"]} / {s["claims_checked"]}</b></a></nav>',
         f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
-        "measured. A move never fails the build; a failed claim does. Each status below folds; each entry's id is "
+        "measured. A failed claim fails a strict build, and so does an unexpected move the baseline does not "
+        "explain (the article lists every unexpected move). Each status below folds; each entry's id is "
         "its anchor (audit.html#ID).</p>",
     ]
     parts.append('<h2 id="claims">Claims that fail</h2>')
@@ -408,10 +422,15 @@ def main(argv):
     for row in report["entries"]:
         if row["status"] in (UNEXPECTED, MISSING):
             where = f"{baseline.path}:{row['line']}: " if row["line"] else ""
-            say(f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']}")
+            verdict = (f"explained: {row['explained']}" if row["explained"]
+                       else "unexplained: a strict build stops on it")
+            say(f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']} [{verdict}]")
     say(f"audit: details in {args.md} and {args.html}")
+    for line in report["disagreements"]:
+        say(f"audit: {args.bindings} and {args.baseline} disagree: {line}; bind the article again with the same "
+            "baseline and values (snakemake --forcerun bind)")
     _write_log(args.log, messages)
-    return 0
+    return 1 if report["disagreements"] else 0
 
 
 def _write_log(path, messages):

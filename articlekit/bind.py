@@ -21,11 +21,15 @@ bindings.json:
          "locations": ["article/index.qmd:42", ...],
          "printed": false when only {{< claim >}} uses it,
          "in_prose": true when printed in prose (the first such place
-                     carries the id "at-<anchor>")}},
+                     carries the id "at-<anchor>"),
+         "in_text": false when only {{< departures >}} binds it}},
      "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
      "provenance_md": markdown table, one row per key, each row anchored,
      "departures_md": the {{< departures >}} section (articlekit.departures),
-                      made from --baseline; each value in it is a binding}
+                      made from --baseline; each value in it is a binding,
+     "departures": [{"id", "key", "line", "kind", "status", "explained"}],
+                   one per item of the section, the verdicts it printed,
+     "departure_warnings": [unexplained unexpected moves, strict=false only]}
 
 Values printed inside code carry no tooltip or link, so each needs a way
 back: a code block is followed, in its next paragraph, by
@@ -38,6 +42,12 @@ command fails without writing anything: unknown keys (with the closest
 existing ones), bad format specs, malformed claims, and, in strict mode,
 claims the values no longer support. With --strict false a failed claim is
 kept (holds=false) and the article shows a visible warning beside it.
+
+An entry of the baseline that moved unexpectedly, with nothing in the
+baseline to explain it (articlekit.agreement: a reason on a moved value, a
+timing outside its band, another configuration), stops a strict bind the
+same way, with the entry's baseline file:line, both values and the fix;
+with --strict false the departures section marks it and bind warns.
 
 A claim about a measured value (values.measured: an estimate with its
 interval) can also be inconclusive: the interval straddles the bound, so the
@@ -56,7 +66,7 @@ from pathlib import Path
 
 from articlekit import claims as claimlib
 from articlekit.baseline import load_baseline
-from articlekit.departures import departures_of, departures_section
+from articlekit.departures import departures_of, departures_record, departures_section
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
@@ -111,7 +121,8 @@ def bind(article, text, values_doc, strict, baseline=None):
         occurrences = scan(text)
     except ShortcodeSyntaxError as exc:
         raise BindError([f"{article}:{exc}"]) from None
-    departure_list, departure_codes = departures_of(article, occurrences, values_doc, baseline, problems)
+    departure_list, departure_codes, departure_warnings = departures_of(article, occurrences, values_doc, baseline,
+                                                                        problems, strict)
     occurrences += departure_codes
 
     for sc in occurrences:
@@ -153,6 +164,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             bindings[ident]["locations"].append(where)
             bindings[ident]["printed"] |= sc.name == "value"
             bindings[ident]["in_prose"] |= sc.name == "value" and sc.context == "prose"
+            bindings[ident]["in_text"] |= sc.context != "departures"
             _log_claim(claim_log, bindings[ident], where)
             continue
         try:
@@ -180,6 +192,8 @@ def bind(article, text, values_doc, strict, baseline=None):
             "locations": [where],
             "printed": sc.name == "value",
             "in_prose": sc.name == "value" and sc.context == "prose",
+            # false when only the departures section binds it (its claim repeats the baseline's check)
+            "in_text": sc.context != "departures",
         }
         _log_claim(claim_log, bindings[ident], where)
 
@@ -203,6 +217,9 @@ def bind(article, text, values_doc, strict, baseline=None):
         "claims": claim_log,
         "provenance_md": provenance_table(bindings),
         "departures_md": departures_section(departure_list, bindings),
+        "departures": departures_record(departure_list),
+        # unexplained unexpected moves, shown on the page (strict=false only: strict stops on them)
+        "departure_warnings": departure_warnings,
     }
 
 
@@ -360,8 +377,12 @@ def main(argv):
     undecided = [c for c in document["claims"] if c["status"] == claimlib.INCONCLUSIVE]
     for c in undecided:
         print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
+    for message in document["departure_warnings"]:
+        print("bind: warning: " + message, file=sys.stderr)
     print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
           + (f", {failed} FAILED (shown as warnings: strict=false)" if failed else "")
           + (f", {len(undecided)} inconclusive (shown as warnings: strict=false)" if undecided else "")
+          + (f", {len(document['departure_warnings'])} unexplained departures (shown on the page: strict=false)"
+             if document["departure_warnings"] else "")
           + f" -> {args.out}", file=sys.stderr)
     return 0
