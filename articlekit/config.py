@@ -196,6 +196,17 @@ def check_config(config, schema_path, config_files=()):
     )
 
 
+def where(config, dotted, config_files=()):
+    """'file:line' of a key of the merged config ("timing.T" ->
+    "config.yaml:97", or "--config"), as check_config places it: for a
+    problem found after the schema, such as a size too large."""
+    path, value = tuple(dotted.split(".")), config
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    return _where(path, value, [(f, _line_index(f)) for f in by_precedence])
+
+
 def check_known_keys(config, known, config_files=(), what="not a known key"):
     """Raise ConfigError naming each top-level key that is not in `known`,
     with its file and line and the closest known key: a misspelt section

@@ -51,6 +51,7 @@ import torch.nn.functional as F
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.footprint import FLOPS
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
@@ -58,6 +59,36 @@ log = logging.getLogger("experiment")
 METHODS = ("loop", "matrix", "torch")
 CONFIDENCE = 0.95
 LABELS = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
+
+# The loop's interpreter overhead per query (a dozen NumPy calls), at least:
+# with FLOPS it keeps footprint()'s time a lower bound.
+ROW_S = 2e-6
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint), before any work.
+
+    Memory: at length T the matrix form holds four (T, T) float64 arrays at
+    once (scores, shifted scores, exponentials, weights), beside Q, K, V and
+    the output, (T, d) each; the longest T of the run sets the peak.
+    Time, a lower bound: every round takes one sample of each contender, at
+    least sample_ms and at least one call (4 T^2 d flops; the loop also pays
+    ROW_S a query); the all-cores rounds and the final check come on top.
+    """
+    longest = max(p["T"], *p["sweep_T"])
+    sample = p["sample_ms"] / 1e3
+
+    def seconds_at(T, rounds):  # every contender timed at length T
+        call = 4 * T * T * p["d"] / FLOPS
+        calls = [call, call] + ([call + T * ROW_S] if T <= p["loop_max_T"] else [])
+        return sum(rounds * max(c, sample) + p["warmup"] * c for c in calls)
+
+    return {
+        "bytes": {"T" if p["T"] == longest else "sweep_T": 4 * longest**2 * 8, "d": 4 * longest * p["d"] * 8},
+        "seconds": {("T", "rounds", "sample_ms"): seconds_at(p["T"], p["rounds"]),
+                    ("sweep_T", "sweep_rounds", "sample_ms"): sum(seconds_at(T, p["sweep_rounds"])
+                                                                  for T in p["sweep_T"])},
+    }
 
 
 # ---- statistics -----------------------------------------------------------------
