@@ -17,11 +17,13 @@ import subprocess
 import sys
 import tracemalloc
 
+import numpy as np
 import pytest
 import yaml
 
 from articlekit import codegraph, footprint
 from articlekit.artifacts import run_experiment
+from articlekit.config import ConfigError, check_config
 from articlekit.footprint import Limits, SizeError
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
@@ -272,6 +274,46 @@ def test_the_key_named_is_the_largest_term_s(tmp_path):
     assert "Lower exp.a or exp.b, or raise experiments.exp.mem_mb." in str(caught.value)
 
 
+# ---- the headline honours loop_max_T ---------------------------------------------------
+
+
+def test_the_headline_does_not_run_the_loop_above_loop_max_t(monkeypatch):
+    timing = importlib.import_module("experiments.timing")
+    lengths = []
+
+    def counted_loop(Q, K, V):
+        lengths.append(len(Q))
+        return np.zeros((len(Q), V.shape[-1]))
+
+    monkeypatch.setattr(timing, "attention_row_by_row", counted_loop)
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        v = timing.run(TEST_CONFIG["timing"] | {"T": 48, "sweep_T": [16, 48], "loop_max_T": 32, "threads": 1})
+    finally:
+        torch.set_num_threads(threads)
+    assert lengths and set(lengths) == {16}  # the sweep's short length only
+    main = v["main"]
+    assert main["loop"] is main["speedup"] is main["torch_speedup"] is main["max_abs_diff"] is None
+    assert main["all_cores"]["speedup"] is None and main["matrix"]["median_ms"]["estimate"] > 0
+    assert v["sweep"]["loop"]["median_ms"][1] is None
+
+
+def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
+    # the prose prints the loop's time at T: a T above loop_max_T has no such figure
+    config = load("config.yaml")
+    config["timing"]["T"] = 2048
+    path = tmp_path / "config.yaml"
+    path.write_text((PROJECT_ROOT / "config.yaml").read_text().replace("  T: 128\n", "  T: 2048\n"))
+    with pytest.raises(ConfigError) as caught:
+        check_config(config, PROJECT_ROOT / "config/schema.yaml", [path])
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text == "  T: 2048")
+    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 1024 (the article prints the per-row "
+            "loop's time at T") in str(caught.value)
+    assert "lower it to at most 1024, or raise timing.loop_max_T" in str(caught.value)
+
+
 # ---- end to end: Snakemake refuses before any job ---------------------------------------
 
 
@@ -287,7 +329,9 @@ def snakemake(work, *args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("edit, expected", ids=["above mem_mb"], argvalues=[
+@pytest.mark.parametrize("edit, expected", ids=["above loop_max_T", "above mem_mb"], argvalues=[
+    # the size: above the loop's limit too, which this article's schema names first
+    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 1024"),
     ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 1024 ": "  loop_max_T: 1000000 "},
      "timing.T = 1000000: the timing experiment would hold an estimated 32 TB (experiments/timing.py, "
      "footprint()), more than the 1000 MB its rule declares (experiments.timing.mem_mb). Lower timing.T"),
