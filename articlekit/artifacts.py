@@ -8,11 +8,16 @@ An experiment is a pure `run(params) -> dict` plus an optional
 
 `run_experiment` is the thin command-line adapter; the workflow module calls
 
-    python -m experiments.scaling --params JSON --json results/scaling.json \\
-        --figure sweep=figures/scaling-sweep.svg --log logs/scaling.log --library numpy
+    python -m experiments.scaling --params JSON --mem-mb 500 --runtime 5 \\
+        --json results/scaling.json --figure sweep=figures/scaling-sweep.svg \\
+        --log logs/scaling.log --library numpy
 
 and by hand the same module takes `--config config.yaml [--set key=value]`
-instead of --params.
+instead of --params (the limits then come from its experiments: entry).
+Before run(), the module's `footprint(params)`, when it has one, is
+checked against those limits and the machine's free memory
+(articlekit.footprint): sizes that would not fit are refused at once,
+naming the key.
 
 This module is the one owner of the artifact envelope: it writes it
 (`write_artifact`, also used by `articlekit listings`) and reads it back
@@ -35,6 +40,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from articlekit import footprint
 from articlekit.jsonio import DiskFull, read_json, write_json
 
 log = logging.getLogger("experiment")
@@ -187,6 +193,11 @@ def _parser(name):
     parser.add_argument("--threads", type=int, metavar="N",
                         help="the cores the job was given (for an experiment that takes every core): "
                              "added to the params as `threads`")
+    parser.add_argument("--mem-mb", type=float, metavar="MB",
+                        help="the memory the job was given (its rule's mem_mb): sizes whose footprint exceeds it "
+                             "are refused before any work")
+    parser.add_argument("--runtime", type=float, metavar="MINUTES",
+                        help="the time the job was given (its rule's runtime), checked likewise")
     parser.add_argument("--json", default=f"results/{name}.json", help="where to write the artifact")
     parser.add_argument("--figure", action="append", default=[], metavar="NAME=PATH",
                         help="write figure NAME to PATH")
@@ -198,7 +209,8 @@ def _parser(name):
 
 
 def _read_config(name, path, overrides):
-    """The experiment's params and libraries from a config file, by hand."""
+    """The experiment's params, libraries and limits (mem_mb, runtime: its
+    entry's, else None) from a config file, by hand."""
     with open(path, encoding="utf-8") as f:
         config = yaml.safe_load(f) or {}
     # An experiment without parameters (environment) has no section.
@@ -209,11 +221,12 @@ def _read_config(name, path, overrides):
     entry = (config.get("experiments") or {}).get(name) or {}
     recorded = (config.get("publishing") or {}).get("libraries") or {}
     libraries = [lib for lib in [*recorded, *(entry.get("libraries") or [])] if lib != "python"]
-    return params, list(dict.fromkeys(libraries))
+    return params, list(dict.fromkeys(libraries)), (entry.get("mem_mb"), entry.get("runtime"))
 
 
 def parse_command_line(name, argv=None):
-    """(params, json path, figures {name: path}, log file, libraries)."""
+    """(params, json path, figures {name: path}, log file, libraries,
+    limits (mem_mb, runtime in minutes; None where not given))."""
     parser = _parser(name)
     args = parser.parse_args(argv)
     if args.params is not None:
@@ -225,9 +238,13 @@ def parse_command_line(name, argv=None):
             parser.error(f"--params is not JSON ({exc})")
         if not isinstance(params, dict):
             parser.error(f"--params must be a JSON object, not {args.params!r}")
-        libraries = []
+        libraries, limits = [], (None, None)
     else:
-        params, libraries = _read_config(name, args.config or "config.yaml", args.set)
+        params, libraries, limits = _read_config(name, args.config or "config.yaml", args.set)
+    for flag, given in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime)):
+        if given is not None and not given > 0:
+            parser.error(f"{flag} {given:g}: give the job's limit, a number above 0")
+    limits = tuple(given if given is not None else known for given, known in zip((args.mem_mb, args.runtime), limits))
     if args.threads is not None:
         if args.threads < 1:
             parser.error(f"--threads {args.threads}: give the number of cores, at least 1")
@@ -240,7 +257,7 @@ def parse_command_line(name, argv=None):
         if not sep or not figure or not path:
             parser.error(f"--figure {item!r}: write NAME=PATH, e.g. --figure sweep=figures/{name}-sweep.svg")
         figures[figure] = path
-    return params, args.json, figures, args.log, libraries
+    return params, args.json, figures, args.log, libraries, limits
 
 
 def _script_of(run):
@@ -256,9 +273,16 @@ def _script_of(run):
 def run_experiment(name, run, plot=None, argv=None):
     """Run one experiment from the command line and write exactly its
     declared outputs: the artifact and the figures asked for."""
-    params, json_path, figures, log_file, libraries = parse_command_line(name, argv)
+    params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
     _configure_logging(log_file)
+    try:
+        found = footprint.check_run(name, run, params, mem_mb, runtime)
+    except footprint.SizeError as exc:
+        log.error("%s", exc)  # in the job's log too, where Snakemake points
+        sys.exit(1)
+    if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
+        log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
     log.info("%s: running with %s", name, params)
     values = run(params)
     try:

@@ -154,11 +154,16 @@ def package_files(*modules, article_root="."):
     return _shown(module_graph(modules, article_root), article_root)
 
 
+def experiment_path(name, package="experiments", article_root="."):
+    """experiments/NAME.py (or its package's __init__.py), or None."""
+    return _module_path(f"{package}.{name}", article_root)
+
+
 def experiment_files(name, package="experiments", article_root="."):
     """What `python -m experiments.NAME` runs: its file, the article's modules
     it imports, and the articlekit files they use."""
     module = f"{package}.{name}"
-    if _module_path(module, article_root) is None:
+    if experiment_path(name, package, article_root) is None:
         raise ValueError(f"experiment {name!r}: no {package}/{name}.py under {Path(article_root).resolve()}; "
                          f"write it, or remove {name!r} from experiments: in config.yaml")
     return _shown(module_graph([module], article_root), article_root)

@@ -140,13 +140,21 @@ def _hint(error):
 
 
 def _cross_key_errors(config, schema, prefix=()):
-    """(path, message) for each `x-divides: OTHER` rule the config breaks:
-    the key's value must divide its sibling OTHER's (heads | d_model)."""
+    """(path, message) for each cross-key rule the config breaks: `x-divides:
+    OTHER`, the key's value must divide its sibling OTHER's (heads |
+    d_model); `x-at-most: OTHER`, it must not exceed it (the key's
+    description, when it has one, says why)."""
     found = []
     for name, rule in (schema.get("properties") or {}).items():
         value = config.get(name) if isinstance(config, dict) else None
         if isinstance(value, dict):
             found += _cross_key_errors(value, rule, prefix + (name,))
+        bound = rule.get("x-at-most")
+        if bound and all(_is_number(v) for v in (value, config.get(bound))) and value > config[bound]:
+            dotted = ".".join(prefix + (bound,))
+            why = f" ({rule['description']})" if rule.get("description") else ""
+            found.append((prefix + (name,), value, f"{value} is more than {dotted} = {config[bound]}{why}; lower it "
+                          f"to at most {config[bound]}, or raise {dotted}"))
         other = rule.get("x-divides")
         if other and isinstance(value, int) and isinstance(config.get(other), int) and value > 0:
             total = config[other]
@@ -157,6 +165,10 @@ def _cross_key_errors(config, schema, prefix=()):
                               f"{value} parts would get {total / value:g} columns); "
                               f"choose one of {', '.join(divisors)}, or change {dotted}"))
     return found
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _shown(path):
@@ -194,6 +206,17 @@ def check_config(config, schema_path, config_files=()):
     raise ConfigError(
         f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
     )
+
+
+def where(config, dotted, config_files=()):
+    """'file:line' of a key of the merged config ("timing.T" ->
+    "config.yaml:97", or "--config"), as check_config places it: for a
+    problem found after the schema, such as a size too large."""
+    path, value = tuple(dotted.split(".")), config
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    return _where(path, value, [(f, _line_index(f)) for f in by_precedence])
 
 
 def check_known_keys(config, known, config_files=(), what="not a known key"):

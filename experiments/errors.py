@@ -23,6 +23,18 @@ from experiments.attention import causal_mask, softmax
 
 log = logging.getLogger("experiment")
 
+# footprint()'s memory, as measured (peak RSS at n_tokens = 2000):
+CELL_BYTES = 55  # per (T, T) score: the scores, their exponentials, two normalisations
+
+
+def footprint(p):
+    """Estimated memory of these sizes (articlekit.footprint): the (T, T)
+    scores of the wrong-axis case, Q, K, V and the underflow vector (float64
+    and float32); the time is a few passes over it."""
+    T = p["n_tokens"]
+    return {"bytes": {"n_tokens": T * T * CELL_BYTES, "d_k": 3 * T * p["d_k"] * 8,
+                      "underflow_dim": 16 * p["underflow_dim"]}}
+
 
 def capture(fn):
     """Call fn; return {raised, type, message} for the exception it raises."""

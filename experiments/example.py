@@ -16,6 +16,20 @@ from experiments.attention import causal_mask, scaled_dot_product_attention, sof
 
 log = logging.getLogger("experiment")
 
+# footprint()'s rates: memory as measured (peak RSS at n_tokens = 1000 and
+# 2000, the figure's at 20 to 80), time a lower bound well below it.
+CELL_BYTES, CELL_S = 350, 1e-6  # per (T, T) cell: its arrays, two lists of Python floats, their JSON
+LABEL_BYTES, LABEL_S = 10_000, 2e-4  # per weight printed in a heatmap (a matplotlib Text), two per cell
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint): the (T, T)
+    weights dominate, held as arrays and lists, written as JSON, and printed
+    cell by cell in both heatmaps."""
+    T = p["n_tokens"]
+    return {"bytes": {"n_tokens": T * T * (CELL_BYTES + 2 * LABEL_BYTES), "d_k": 4 * T * p["d_k"] * 8},
+            "seconds": {"n_tokens": T * T * (CELL_S + 2 * LABEL_S)}}
+
 
 def draw_qkv(n_tokens, d_k, seed):
     """Q, K, V: (n_tokens, d_k) each, drawn in that order from one generator."""

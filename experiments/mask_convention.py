@@ -25,6 +25,16 @@ from experiments.attention import causal_mask, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
 
+# footprint()'s memory, as measured (peak RSS at n_tokens = 2000, d_k = 2000):
+CELL_BYTES = 110  # per (T, T) cell: masks, weights and their copies, ours and PyTorch's
+
+
+def footprint(p):
+    """Estimated memory of these sizes (articlekit.footprint): the (T, T)
+    masks and weights, and key padding's (d_k, d_k) identity projections;
+    the time is a few passes over it."""
+    return {"bytes": {"n_tokens": p["n_tokens"] ** 2 * CELL_BYTES, "d_k": 8 * p["d_k"] ** 2 * 8}}
+
 
 def torch_weights(Q, K, attn_mask):
     """sdpa's attention weights (Tq, Tk): with V = I the output *is* the

@@ -19,6 +19,21 @@ from experiments.attention import multi_head_attention, scaled_dot_product_atten
 
 log = logging.getLogger("experiment")
 
+# footprint()'s rates: memory as measured (peak RSS), time a lower bound well below it.
+CELL_BYTES, CELL_S = 200, 1e-6  # per weight of the (h, T, T) stack: its arrays, its list, its JSON
+TICK_BYTES, TICK_S = 15_000, 2e-4  # per tick of a heatmap: every position is labelled, on both axes
+PANEL_BYTES, PANEL_S = 1_000_000, 0.05  # per head's heatmap
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint): the (h, T, T)
+    weights, the four (d_model, d_model) projections and their copies, and
+    one heatmap per head with a tick per position."""
+    h, T = p["heads"], p["n_tokens"]
+    return {"bytes": {("heads", "n_tokens"): h * T * (T * CELL_BYTES + 2 * TICK_BYTES),
+                      "d_model": 6 * p["d_model"] ** 2 * 8, "heads": h * PANEL_BYTES},
+            "seconds": {("heads", "n_tokens"): h * T * (T * CELL_S + 2 * TICK_S), "heads": h * PANEL_S}}
+
 
 def draw_inputs(n_tokens, d_model, seed):
     """X: (n_tokens, d_model); W_q, W_k, W_v, W_o: (d_model, d_model)."""

@@ -18,9 +18,26 @@ import torch
 import torch.nn.functional as F
 
 from articlekit.artifacts import run_experiment
+from articlekit.footprint import FLOPS
 from experiments.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, split_heads
 
 log = logging.getLogger("experiment")
+
+# footprint()'s memory, as measured (peak RSS at sizes where each term dominates):
+CELL_BYTES = 100  # per weight of an (h, Tq, Tk) stack: a dozen float64 copies, ours and PyTorch's
+WEIGHT_BYTES = 160  # per entry of a (d_model, d_model) projection: both precisions, ours and the module's
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint): the attention
+    weights of the widest case and the four projections; time, the flops of
+    twelve runs (three cases, two precisions, ours and PyTorch's), each
+    projecting both sequences and attending."""
+    T, M, d, h = p["n_tokens"], p["n_memory"], p["d_model"], p["heads"]
+    flops = 12 * (8 * (T + M) * d * d + 4 * T * max(T, M) * d)
+    return {"bytes": {("n_tokens", "n_memory", "heads"): h * T * max(T, M) * CELL_BYTES,
+                      "d_model": d * d * WEIGHT_BYTES},
+            "seconds": {("n_tokens", "n_memory", "d_model"): flops / FLOPS}}
 
 
 def draw_inputs(n_tokens, n_memory, d_model, seed):

@@ -19,6 +19,19 @@ from experiments.attention import softmax
 
 log = logging.getLogger("experiment")
 
+DRAWS_PER_S = 1e9  # normal draws a second, faster than any one core: footprint()'s time is a lower bound
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint): the widest K,
+    (n_keys, d_k) float64, and a few (n_keys,) vectors beside it; time,
+    every K drawn, once per d_k of the table and of the sweep."""
+    widest = max(*p["d_k"], *p["sweep_d_k"])
+    wide_key = "d_k" if widest in p["d_k"] else "sweep_d_k"
+    draws = p["n_keys"] * (sum(p["d_k"]) + sum(p["sweep_d_k"]))
+    return {"bytes": {("n_keys", wide_key): 8 * p["n_keys"] * (widest + 8)},
+            "seconds": {("n_keys", "sweep_d_k"): draws / DRAWS_PER_S}}
+
 
 def collapse(d_k, n_keys, seed):
     """Softmax shape of one query against n_keys random keys of width d_k.

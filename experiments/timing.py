@@ -36,6 +36,9 @@ The protocol, and why (the headline ratio is loop / matrix at T, d):
 
 Inputs, per T: numpy.random.default_rng(seed) draws Q, K, V in that order,
 each (T, d) standard normal.
+
+The per-row loop is timed only up to loop_max_T, at the headline as in the
+sweep: above it the loop's figures (and the ratios to it) are null.
 """
 
 import contextlib
@@ -51,6 +54,7 @@ import torch.nn.functional as F
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.footprint import FLOPS
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
@@ -58,6 +62,36 @@ log = logging.getLogger("experiment")
 METHODS = ("loop", "matrix", "torch")
 CONFIDENCE = 0.95
 LABELS = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
+
+# The loop's interpreter overhead per query (a dozen NumPy calls), at least:
+# with FLOPS it keeps footprint()'s time a lower bound.
+ROW_S = 2e-6
+
+
+def footprint(p):
+    """Estimated cost of these sizes (articlekit.footprint), before any work.
+
+    Memory: at length T the matrix form holds four (T, T) float64 arrays at
+    once (scores, shifted scores, exponentials, weights), beside Q, K, V and
+    the output, (T, d) each; the longest T of the run sets the peak.
+    Time, a lower bound: every round takes one sample of each contender, at
+    least sample_ms and at least one call (4 T^2 d flops; the loop also pays
+    ROW_S a query); the all-cores rounds and the final check come on top.
+    """
+    longest = max(p["T"], *p["sweep_T"])
+    sample = p["sample_ms"] / 1e3
+
+    def seconds_at(T, rounds):  # every contender timed at length T
+        call = 4 * T * T * p["d"] / FLOPS
+        calls = [call, call] + ([call + T * ROW_S] if T <= p["loop_max_T"] else [])
+        return sum(rounds * max(c, sample) + p["warmup"] * c for c in calls)
+
+    return {
+        "bytes": {"T" if p["T"] == longest else "sweep_T": 4 * longest**2 * 8, "d": 4 * longest * p["d"] * 8},
+        "seconds": {("T", "rounds", "sample_ms"): seconds_at(p["T"], p["rounds"]),
+                    ("sweep_T", "sweep_rounds", "sample_ms"): sum(seconds_at(T, p["sweep_rounds"])
+                                                                  for T in p["sweep_T"])},
+    }
 
 
 # ---- statistics -----------------------------------------------------------------
@@ -201,22 +235,30 @@ def inputs(T, d, seed):
     return tuple(rng.normal(size=(T, d)) for _ in "QKV")  # (T, d) each
 
 
-def contenders(Q, K, V):
-    """The three implementations as zero-argument calls, inputs bound."""
+def contenders(Q, K, V, p):
+    """The implementations as zero-argument calls, inputs bound; the loop
+    only up to loop_max_T (past it, it would dominate the run and show
+    nothing new)."""
     tQ, tK, tV = map(torch.from_numpy, (Q, K, V))
-    return {
+    calls = {
         "loop": lambda: attention_row_by_row(Q, K, V),
         "matrix": lambda: scaled_dot_product_attention(Q, K, V),
         "torch": lambda: F.scaled_dot_product_attention(tQ, tK, tV),
     }
+    if len(Q) > p["loop_max_T"]:
+        del calls["loop"]
+    return calls
 
 
 def headline(Q, K, V, p):
-    """The T, d point at one thread, CPU time: every contender, both ratios."""
-    raw = interleaved(contenders(Q, K, V), p["rounds"], p["warmup"], p["sample_ms"], time.thread_time)
+    """The T, d point at one thread, CPU time: every contender, and both
+    ratios to the loop (null when the loop is not timed at this T)."""
+    raw = interleaved(contenders(Q, K, V, p), p["rounds"], p["warmup"], p["sample_ms"], time.thread_time)
     main = {name: summary(m["samples_ms"]) | m for name, m in raw.items()}
-    main["speedup"] = ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"])
-    main["torch_speedup"] = ratio(raw["loop"]["samples_ms"], raw["torch"]["samples_ms"])
+    timed = "loop" in raw
+    main.setdefault("loop", None)  # not timed at this T: null, as in the sweep
+    main["speedup"] = ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]) if timed else None
+    main["torch_speedup"] = ratio(raw["loop"]["samples_ms"], raw["torch"]["samples_ms"]) if timed else None
     return main
 
 
@@ -224,14 +266,14 @@ def all_cores(Q, K, V, p, threads):
     """The same point with the pools at `threads`, by the wall clock (CPU time
     of one thread would miss the others' work). Informational: the loop still
     runs on one thread, so this ratio also measures the spare cores."""
-    calls = contenders(Q, K, V)
+    calls = contenders(Q, K, V, p)
     # sweep_rounds, not rounds: an informational figure, not worth the time
     raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.perf_counter)
     return {
         "threads": threads,
         **{name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
            for name, m in raw.items() if name != "loop"},
-        "speedup": ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]),
+        "speedup": ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]) if "loop" in raw else None,
     }
 
 
@@ -241,9 +283,7 @@ def sweep(p):
     out.update({name: {"median_ms": [], "low_ms": [], "high_ms": [], "calls_per_sample": []}
                 for name in METHODS})
     for T in p["sweep_T"]:
-        calls = contenders(*inputs(T, p["d"], p["seed"]))
-        if T > p["loop_max_T"]:
-            del calls["loop"]  # the Python loop would dominate the run and show nothing new
+        calls = contenders(*inputs(T, p["d"], p["seed"]), p)
         raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.thread_time)
         for name in METHODS:
             m = median_interval(raw[name]["samples_ms"]) if name in raw else None
@@ -279,18 +319,20 @@ def run(params):
         with limited_threads(cores):
             many_thread_pools = pools()
             main["all_cores"] = all_cores(Q, K, V, params, cores)
-    main.update(
-        T=T,
-        d=d,
-        dtype="float64",
-        max_abs_diff=float(np.max(np.abs(attention_row_by_row(Q, K, V) - scaled_dot_product_attention(Q, K, V)[0]))),
-    )
-    s = main["speedup"]
-    log.info("T=%d d=%d, one thread, CPU time: loop %.3f ms, matrix %.3f ms, torch %.3f ms; "
-             "speedup %.2fx [%.2f, %.2f]; all %d cores: %.2fx", T, d,
-             main["loop"]["median_ms"]["estimate"], main["matrix"]["median_ms"]["estimate"],
-             main["torch"]["median_ms"]["estimate"], s["estimate"], s["low"], s["high"],
-             cores, main["all_cores"]["speedup"]["estimate"])
+    loop_timed = main["loop"] is not None
+    # the loop's output against the matrix form's, where the loop is timed
+    diff = (float(np.max(np.abs(attention_row_by_row(Q, K, V) - scaled_dot_product_attention(Q, K, V)[0])))
+            if loop_timed else None)
+    main.update(T=T, d=d, dtype="float64", max_abs_diff=diff)
+    log.info("T=%d d=%d, one thread, CPU time: matrix %.3f ms, torch %.3f ms", T, d,
+             main["matrix"]["median_ms"]["estimate"], main["torch"]["median_ms"]["estimate"])
+    if loop_timed:
+        s = main["speedup"]
+        log.info("loop %.3f ms; speedup %.2fx [%.2f, %.2f]; all %d cores: %.2fx",
+                 main["loop"]["median_ms"]["estimate"], s["estimate"], s["low"], s["high"],
+                 cores, main["all_cores"]["speedup"]["estimate"])
+    else:
+        log.info("loop not timed: T=%d > loop_max_T=%d", T, params["loop_max_T"])
 
     return {
         "main": main,

@@ -33,8 +33,8 @@ def test_the_package_itself_runs_before_any_of_its_modules():
 def test_an_experiment_runs_its_file_the_articles_modules_and_the_artifact_api():
     scaling = codegraph.experiment_files("scaling", article_root=PROJECT_ROOT)
     assert scaling == sorted([
-        "articlekit/__init__.py", "articlekit/artifacts.py", "articlekit/jsonio.py", "articlekit/workfiles.py",
-        "experiments/__init__.py", "experiments/attention.py", "experiments/scaling.py",
+        "articlekit/__init__.py", "articlekit/artifacts.py", "articlekit/footprint.py", "articlekit/jsonio.py",
+        "articlekit/workfiles.py", "experiments/__init__.py", "experiments/attention.py", "experiments/scaling.py",
     ])
 
 

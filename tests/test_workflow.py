@@ -150,6 +150,7 @@ def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_pat
     proc = subprocess.run(["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "python -m experiments.hello --params '{\"n\": 3}' --threads 3 --json results/hello.json " \
-           "--figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
+    # the limits the script checks its sizes against: the module's defaults for the rule's resources
+    assert "python -m experiments.hello --params '{\"n\": 3}' --threads 3 --mem-mb 1000 --runtime 10 " \
+           "--json results/hello.json --figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
     assert "rule listings:" not in proc.stdout and "matrix" not in proc.stdout

@@ -66,6 +66,13 @@ def test_only_every_core_jobs_learn_their_count_and_apart_from_the_params():
     assert experiments["scaling"].threads_argument(1) == ""
 
 
+def test_every_job_is_told_the_limits_it_was_given_to_check_its_sizes_against():
+    from types import SimpleNamespace
+
+    resources = SimpleNamespace(mem_mb=2000, runtime=30)  # what a profile may set instead of the entry's
+    assert by_name()["scaling"].limits_argument(resources) == "--mem-mb 2000 --runtime 30"
+
+
 def test_recorded_libraries_are_publishings_then_the_entrys_own_without_python():
     config = {**CONFIG, "experiments": {"fit": {"libraries": ["scipy", "numpy"]}}}
     assert settings.recorded_libraries(PUBLISHING, by_name(config)["fit"]) == ["numpy", "torch", "scipy"]

@@ -11,8 +11,8 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 import articlekit.workflow
-from articlekit import codegraph
-from articlekit.config import ConfigError, check_config, check_known_keys
+from articlekit import codegraph, footprint
+from articlekit.config import ConfigError, check_config, check_known_keys, where
 from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.workflow import settings
 
@@ -126,6 +126,22 @@ LISTING_SOURCES = settings.listing_sources(PUBLISHING)
 RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
     [LISTINGS] if LISTING_SOURCES else []
 )
+
+# Sizes checked before any job, a dry run too: each experiment's footprint
+# (articlekit/footprint.py, read from its source without importing it)
+# against the mem_mb and runtime its entry declares; a refusal names the key.
+try:
+    for _experiment in EXPERIMENTS:
+        footprint.check_plan(
+            _experiment.name,
+            codegraph.experiment_path(_experiment.name),
+            _experiment.params(config),
+            _experiment.mem_mb,
+            _experiment.runtime,
+            where=lambda key: where(config, key, CONFIG_FILES),
+        )
+except (footprint.SizeError, SyntaxError) as error:
+    raise WorkflowError(str(error)) from None
 
 
 def experiment_code(name):
@@ -241,6 +257,16 @@ def experiment_params(experiment):
     experiment (settings.Experiment.params says why it must not be a
     function of threads)."""
     return json.dumps(experiment.params(config))
+
+
+def experiment_limits_argument(experiment):
+    """`--mem-mb M --runtime MIN` from the job's resources (a function of
+    them, so derived: changing a limit reruns nothing)."""
+
+    def limits_argument(wildcards, resources):
+        return experiment.limits_argument(resources)
+
+    return limits_argument
 
 
 def experiment_threads_argument(experiment):

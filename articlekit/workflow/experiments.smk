@@ -2,7 +2,8 @@
 # experiments/<name>.py -> results/<name>.json (+ its figures). The entry
 # gives figures, libraries (their versions are params: an upgrade reruns
 # it), threads (a count, or "all": the job runs alone and is told how many
-# cores it got), mem_mb and runtime.
+# cores it got), mem_mb and runtime (the script refuses sizes whose
+# footprint exceeds them, before any work; the plan has checked them already).
 
 
 for experiment in EXPERIMENTS:
@@ -29,9 +30,10 @@ for experiment in EXPERIMENTS:
             module=f"experiments.{experiment.name}",
             config=experiment_params(experiment),
             threads=experiment_threads_argument(experiment),
+            limits=experiment_limits_argument(experiment),
             versions=library_versions(experiment),
             figures=figure_arguments(experiment),
             libraries=library_arguments(experiment),
         shell:
-            "python -m {params.module} --params {params.config:q} {params.threads} "
+            "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
             "--json {output.json} {params.figures} {params.libraries} --log {log}"

@@ -48,6 +48,13 @@ class Experiment:
         """
         return dict(config.get(self.name) or {})
 
+    def limits_argument(self, resources):
+        """`--mem-mb M --runtime MIN`: the resources the job was given, which
+        the script checks its footprint against before any work. Read from
+        the job's resources (a profile may change them), and so "derived":
+        a new limit reruns nothing, as it changes no result."""
+        return f"--mem-mb {resources.mem_mb} --runtime {resources.runtime}"
+
     def threads_argument(self, threads):
         """`--threads N` for a job that takes every core (it sizes its thread
         pools from N); nothing for a fixed count, which has nothing to learn."""
