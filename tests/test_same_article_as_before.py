@@ -19,12 +19,14 @@ publishing.volatile declares (timings, the machine, the build's date):
 2. then this build's results of those experiments (and their figures)
    replace the reference's, and the reference's own code makes its pages
    from them: each file the reference wrote under build/ is then this
-   build's file, byte for byte (the PDF page by page: its metadata holds the
-   time it was written). No page line is excused for printing a timing.
+   build's file, byte for byte (the PDF but for the time it was written
+   and the document ids Typst derives from it). No page line is excused
+   for printing a timing.
 """
 
 import json
 import math
+import re
 import shutil
 import subprocess
 from collections import namedtuple
@@ -46,6 +48,8 @@ REFERENCE = "f9a16cf87ea868b626c522f484c2471b07af8816"
 
 EXPERIMENT_OUTPUTS = ("results", "figures")  # what the experiments write
 PAGES = "build"  # what the article's rules make from the results
+ON_PURPOSE = ("\nIf the article changed on purpose, move REFERENCE in tests/test_same_article_as_before.py "
+              "(its comment says to which commit).")
 
 Reference = namedtuple("Reference", "project measured volatile replaced")
 Reference.__doc__ = """project: the reference's copy, its pages made from this build's
@@ -132,12 +136,45 @@ def result_differences(then, now, volatile):
     moved += [f"{key}: only in the reference" for key in sorted(set(old) - set(new))]
     moved += [f"{key}: only in this build" for key in sorted(set(new) - set(old))]
     moved += [f"{key}: reference {bits(old[key])}, this build {bits(new[key])}"
-              for key in sorted(set(old) & set(new)) if not key.startswith(volatile) and bits(old[key]) != bits(new[key])]
+              for key in sorted(set(old) & set(new))
+              if not key.startswith(volatile) and bits(old[key]) != bits(new[key])]
     return moved
+
+
+# What differs between two PDFs Typst writes from the same source: when it
+# wrote them, and the document ids it derives from that.
+PDF_WRITTEN_AT = [
+    (re.compile(rb"\(D:\d{14}Z\)"), b"(D:)"),
+    (re.compile(rb"<xmp:(ModifyDate|CreateDate)>[^<]*<"), rb"<xmp:\1><"),
+    (re.compile(rb"<xmpMM:(InstanceID|DocumentID)>[^<]*<"), rb"<xmpMM:\1><"),
+    (re.compile(rb"/ID\s*\[\s*\([^)]*\)\s*\([^)]*\)\s*\]"), b"/ID[]"),
+]
+
+
+def pdf_content(path):
+    pdf = path.read_bytes()
+    for pattern, blank in PDF_WRITTEN_AT:
+        pdf = pattern.sub(blank, pdf)
+    return pdf
 
 
 def pdf_pages(path):
     return [page.extract_text() for page in pypdf.PdfReader(path).pages]
+
+
+def pdf_difference(then, now):
+    """None for two PDFs that differ only in when they were written; else
+    the first page whose text differs, or that the text is the same but not
+    the rest (a figure, a font, the layout)."""
+    if pdf_content(then) == pdf_content(now):
+        return None
+    old, new = pdf_pages(then), pdf_pages(now)
+    if len(old) != len(new):
+        return f"{len(old)} pages in the reference, {len(new)} in this build"
+    for number, (a, b) in enumerate(zip(old, new), 1):
+        if a != b:
+            return f"page {number}, {first_difference(a, b)}"
+    return "the same text on every page, but not the same figures, fonts or layout"
 
 
 def first_difference(then, now):
@@ -154,18 +191,12 @@ def first_difference(then, now):
 
 
 def file_difference(then, now):
-    """None when the file `now` says what `then` says: the same bytes, and
-    for a PDF the same text on each page."""
+    """None when the file `now` says what `then` says: the same bytes, but
+    for the time a PDF was written."""
     if not now.is_file():
         return "not made by this build"
     if then.suffix == ".pdf":
-        old, new = pdf_pages(then), pdf_pages(now)
-        if len(old) != len(new):
-            return f"{len(old)} pages in the reference, {len(new)} in this build"
-        for number, (a, b) in enumerate(zip(old, new), 1):
-            if a != b:
-                return f"page {number}, {first_difference(a, b)}"
-        return None
+        return pdf_difference(then, now)
     a, b = then.read_bytes(), now.read_bytes()
     if a == b:
         return None
@@ -206,9 +237,9 @@ def test_every_experiment_computed_what_the_reference_computed(reference, built_
         then = json.loads((reference.measured / rel).read_text(encoding="utf-8"))
         now = json.loads((built_project / rel).read_text(encoding="utf-8"))
         moved += [f"{rel}: {line}" for line in result_differences(then, now, reference.volatile)]
-    made_here = {p.relative_to(built_project) for p in (built_project / "results").glob("*.json")}
-    moved += [f"{rel}: not made by the reference" for rel in sorted(made_here - set(files_under(reference.measured, "results")))]
-    assert moved == [], f"results moved since {REFERENCE[:9]}:\n" + "\n".join(moved)
+    made_here = set(files_under(built_project, "results")) - set(files_under(reference.measured, "results"))
+    moved += [f"{rel}: not made by the reference" for rel in sorted(made_here)]
+    assert moved == [], f"results moved since {REFERENCE[:9]}:\n" + "\n".join(moved) + ON_PURPOSE
 
 
 @pytest.mark.slow
@@ -216,7 +247,7 @@ def test_every_figure_is_the_references_but_those_of_measurements(reference, bui
     figures = [rel for rel in files_under(reference.measured, "figures") if rel not in reference.replaced]
     assert figures, "no figure compared: the reference drew none"
     moved = differing_files(reference.measured, built_project, figures)
-    assert moved == [], f"figures changed since {REFERENCE[:9]}:\n" + "\n".join(moved)
+    assert moved == [], f"figures changed since {REFERENCE[:9]}:\n" + "\n".join(moved) + ON_PURPOSE
 
 
 @pytest.mark.slow
@@ -225,7 +256,7 @@ def test_from_the_same_measurements_every_page_is_the_references(reference, buil
     pages = files_under(reference.project, PAGES)
     assert {"article.md", "article.html", "values.json", "bindings.json", "audit.json"} <= {p.name for p in pages}
     moved = differing_files(reference.project, built_project, pages)
-    assert moved == [], f"pages changed since {REFERENCE[:9]}:\n" + "\n".join(moved)
+    assert moved == [], f"pages changed since {REFERENCE[:9]}:\n" + "\n".join(moved) + ON_PURPOSE
 
 
 # ---- the comparison finds what it must, and only that ---------------------------------
@@ -252,6 +283,22 @@ def test_one_word_changed_on_a_page_is_a_difference(reference, tmp_path):
     article.write_text(article.read_text(encoding="utf-8").replace(" the ", " a ", 1), encoding="utf-8")
     assert [line.split(":")[0] for line in
             differing_files(reference.project, tmp_path, files_under(reference.project, PAGES))] == ["build/article.md"]
+
+
+@pytest.mark.slow
+def test_a_pdf_written_later_is_the_same_and_one_changed_byte_is_not(reference, tmp_path):
+    written = reference.project / PAGES / "article.pdf"
+    pdf = written.read_bytes()
+    assert re.search(rb"\(D:\d{14}Z\)", pdf) and b"<xmpMM:DocumentID>" in pdf and b"/ID[(" in pdf
+    later = pdf
+    for pattern, then in [(rb"\(D:\d{14}Z\)", b"(D:20991231235959Z)"), (rb"Date>[^<]+<", b"Date>2099-12-31T23:59:59Z<"),
+                          (rb"ID>[^<]+<", b"ID>AAAA<"), (rb"/ID\[\([^)]*\)\([^)]*\)\]", b"/ID[(AAAA)(AAAA)]")]:
+        later = re.sub(pattern, then, later)
+    (tmp_path / "later.pdf").write_bytes(later)
+    assert later != pdf and pdf_difference(written, tmp_path / "later.pdf") is None
+    other = tmp_path / "other.pdf"
+    other.write_bytes(pdf.replace(b"/Creator(Typst", b"/Creator(Typsx", 1))
+    assert pdf_difference(written, other) == "the same text on every page, but not the same figures, fonts or layout"
 
 
 # ---- a clone that lacks the reference says so -------------------------------------------
