@@ -114,8 +114,8 @@ def reference(built_project, tmp_path_factory):
             for rel in [path.relative_to(project), *map(Path, declared.values())]:
                 replaced.append(rel)
                 if (built_project / rel).is_file():  # else the experiment test says what is missing
-                    shutil.copyfile(built_project / rel, project / rel)  # newer: the pages are made again
-    build(project)
+                    shutil.copyfile(built_project / rel, project / rel)
+    build(project)  # values and pages; the experiments do not run again (their outputs are newer)
     return Reference(project, measured, volatile, replaced)
 
 
