@@ -42,18 +42,16 @@ def params(test_config):
 def built_project(tmp_path_factory):
     """A fresh copy of the project built end to end on config/test.yaml, for
     the tests that read the rendered pages (build/article.{md,html},
-    build/audit.html). strict=false: those tests are about the page, and a
-    timing claim failing on a busy machine must not hide it (the strict
-    build is tested in test_workflow.py). BUILT_PROJECT=folder reuses a
-    project built there, to iterate on these tests without rebuilding."""
-    from tests.workspace import copy_environment, copy_project
+    build/audit.html), built the way tests.workspace.TEST_BUILD says.
+    BUILT_PROJECT=folder reuses a project built there, to iterate on these
+    tests without rebuilding."""
+    from tests.workspace import TEST_BUILD, copy_environment, copy_project
 
     if os.environ.get("BUILT_PROJECT"):
         return Path(os.environ["BUILT_PROJECT"]).resolve()
     work = copy_project(tmp_path_factory.mktemp("built") / "project")
     proc = subprocess.run(
-        ["snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--config", "strict=false"],
-        cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900,
+        list(TEST_BUILD), cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900,
     )
     if proc.returncode != 0:
         pytest.fail(f"building the article failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")

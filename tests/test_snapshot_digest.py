@@ -245,10 +245,3 @@ def test_a_sealed_snapshot_edited_by_hand_is_not_sealed_again(snapshot):
     sealing = articlekit("release", "--seal", snapshot)
     assert sealing.returncode == 1 and "does not match its digest" in sealing.stderr, sealing.stderr
     assert snapshot.read_bytes() == before
-
-
-def test_the_fixture_from_before_the_library_is_sealed_and_reads():
-    """tests/test_same_article_as_before.py diffs against it."""
-    from articlekit.snapshot import load_snapshot
-
-    assert load_snapshot(ROOT / "tests/fixtures/before-library/snapshot.json")["snapshot_format"] == 1

@@ -2,14 +2,27 @@
 
 It holds what a fresh clone would (tracked files) plus files not yet
 committed but not ignored, and nothing a rule builds: the copy starts cold.
+A copy of an earlier commit (copy_commit) holds that commit's tracked files.
 """
 
+import io
 import os
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# How the end-to-end tests build a copy on the fast configuration: strict=false,
+# because those tests read the pages, and a timing claim failing on a busy
+# machine must not hide them (the strict build is tested in test_workflow.py).
+TEST_BUILD = ("snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--config", "strict=false")
+
+
+class MissingCommit(Exception):
+    """The repository cannot give the commit asked for (a shallow clone, a
+    copy that is no git checkout)."""
 
 
 def project_files(root=PROJECT_ROOT):
@@ -37,3 +50,29 @@ def copy_environment(dest):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(dest).resolve()), env.get("PYTHONPATH")]))
     return env
+
+
+def copy_commit(dest, commit, root=PROJECT_ROOT):
+    """Copy the files `commit` tracked into dest (created), from root's
+    history, and return dest as a Path. MissingCommit says why it cannot
+    and what would fix it."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True)
+
+    found = git("cat-file", "-e", f"{commit}^{{commit}}")
+    if found.returncode != 0:
+        if git("rev-parse", "--git-dir").returncode != 0:
+            raise MissingCommit(f"{root} is not a git checkout, so commit {commit} cannot be read from its "
+                                "history: run this in a clone of the project")
+        shallow = git("rev-parse", "--is-shallow-repository").stdout.decode().strip() == "true"
+        why = "this is a shallow clone" if shallow else "no branch fetched here contains it"
+        raise MissingCommit(f"commit {commit} is not in the repository at {root} ({why}): fetch the full "
+                            "history (`git fetch --unshallow`, or clone without --depth) and run again")
+    archive = git("archive", "--format=tar", commit)
+    if archive.returncode != 0:
+        raise MissingCommit(f"git archive {commit} failed in {root}: {archive.stderr.decode().strip()}")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
