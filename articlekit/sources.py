@@ -1,0 +1,254 @@
+"""Reading the article's source files: config.yaml and config/*.yaml, the
+baseline, the article and its _quarto.yml. Every reader of those goes
+through here, so that each file means the same to every step.
+
+Text is UTF-8. A byte-order mark at the start is read as nothing (some
+editors write one; left in, it hides the front matter). A byte that is not
+UTF-8 is named by line and column, with the fix:
+
+    article/index.qmd:12:41: not UTF-8 (byte 0xe9, after 'the caf'): re-save the file as UTF-8
+    (your editor's 'save with encoding'); saved as Windows-1252 or Latin-1, that byte is 'é'
+
+YAML is read strictly:
+
+- a key given twice in one mapping is refused with both lines (PyYAML keeps
+  the last one without a word, so a second `check:` silently replaced the
+  first);
+- numbers are read as YAML 1.2 reads them. PyYAML implements YAML 1.1,
+  whose float needs a dot and a signed exponent: `1e-7`, `1E5` and
+  `-2e-3` come back as the text '1e-7'. StrictLoader reads them as the
+  numbers they are. Snakemake reads its --configfile files with its own
+  YAML 1.1 reader, so a config file cannot be given that reading; for
+  those, `numbers_read_as_text` names each such scalar and the config
+  check refuses it with the spelling both read alike (1.0e-7).
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+class SourceError(ValueError):
+    """A source file that cannot be read as written; the message names the
+    file and line and says what would fix it."""
+
+
+# --- text ------------------------------------------------------------------------
+
+BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
+
+
+def read_text(path):
+    """The file's text: UTF-8, without a leading byte-order mark, newlines
+    made \\n as Path.read_text makes them. Raises SourceError naming the
+    line and column of the first byte that is not UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    # The text-mode decoder counts offsets in its own chunks, and from after
+    # the mark: find the byte in the whole file.
+    data = Path(path).read_bytes()
+    skip = len(BOM_BYTES) if data.startswith(BOM_BYTES) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(not_utf8_message(path, data, skip + error.start)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # fixed since the first reading
+
+
+def not_utf8_message(path, data, offset):
+    """'file:line:column: not UTF-8 (byte 0x..)' and the fix, for the byte
+    at `offset` of `data` (the bytes before it are valid UTF-8)."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    before = data[line_start:offset].decode("utf-8")
+    if line_start == 0:
+        before = before.removeprefix(BOM)
+    line, column = data.count(b"\n", 0, offset) + 1, len(before) + 1
+    byte = data[offset]
+    context = f", after {before[-20:].lstrip()!r}" if before.strip() else ""
+    legacy = bytes([byte]).decode("cp1252", errors="replace")
+    guess = (f"; saved as Windows-1252 or Latin-1, that byte is {legacy!r}"
+             if byte >= 0x80 and legacy.isprintable() and legacy != "\ufffd" else "")
+    return (f"{path}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}{context}): re-save the file as UTF-8 "
+            f"(your editor's 'save with encoding'){guess}")
+
+
+# --- YAML --------------------------------------------------------------------------
+
+# The floats of YAML 1.2 (core schema) that PyYAML's 1.1 resolver misses:
+# an exponent after a mantissa without a dot or before an unsigned power
+# (1e-7, 1.5e7), and a signed fraction without a leading digit (-.5). Plain
+# integers are left to PyYAML (in YAML 1.2 `089` is the integer 89, not a float).
+YAML12_FLOAT = re.compile(r"^[-+]?(?:(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+|\.[0-9]+)$")
+FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
+class DuplicateKeyError(SourceError):
+    pass
+
+
+class StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping and
+    reads YAML 1.2's numbers (1e-7) as numbers. Set `source` to the file's
+    name for the messages."""
+
+    source = "<yaml>"
+
+    def compose_document(self):
+        root = super().compose_document()
+        self.check_unique_keys(root)
+        return root
+
+    def check_unique_keys(self, root):
+        seen = set()
+        for node, path in walk(root):
+            if not isinstance(node, yaml.MappingNode) or id(node) in seen:
+                continue
+            seen.add(id(node))
+            first = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.key_identity(key_node)
+                if key in first:
+                    line, again = first[key].start_mark.line + 1, key_node.start_mark.line + 1
+                    raise DuplicateKeyError(
+                        f"{self.source}:{again}: {dotted(path + (key_node.value,))}: the key is given twice, "
+                        f"at lines {line} and {again}; YAML would silently keep only the second: "
+                        "delete one of them"
+                    )
+                first[key] = key_node
+
+    def key_identity(self, key_node):
+        """A key as the mapping will hold it: `1` and `1.0`, `"a"` and `a`
+        are the same key."""
+        try:
+            key = self.construct_object(key_node)
+            hash(key)
+            return key
+        except (yaml.YAMLError, TypeError):
+            return key_node.tag, key_node.value
+
+
+# Last, so PyYAML's own resolvers (int, its float, ...) still come first.
+StrictLoader.add_implicit_resolver(FLOAT_TAG, YAML12_FLOAT, list("-+0123456789."))
+
+
+def walk(node, path=()):
+    """(node, key path) for every node, depth first. A key path is a tuple of
+    keys and (index, id) pairs for items of a list; aliases are followed
+    once."""
+    stack, seen = [(node, path)], set()
+    while stack:
+        node, path = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node, path
+        if isinstance(node, yaml.MappingNode):
+            stack += [(value, path + (key.value,)) for key, value in reversed(node.value)
+                      if isinstance(key, yaml.ScalarNode)]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, path + ((index, item_id(item)),)) for index, item in reversed(list(enumerate(node.value)))]
+
+
+def item_id(node):
+    """The `id:` of a list item that is a mapping (a baseline entry), if any."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == "id" and isinstance(value, yaml.ScalarNode):
+                return value.value
+    return None
+
+
+def dotted(path):
+    """('entries', (97, 'faq.x'), 'check') -> "entries[97] (id 'faq.x').check"."""
+    text = ""
+    for part in path:
+        if isinstance(part, tuple):
+            index, name = part
+            text += f"[{index}]" + (f" (id {name!r})" if name is not None else "")
+        else:
+            text += ("." if text else "") + str(part)
+    return text or "(top level)"
+
+
+@dataclass
+class Document:
+    """A YAML file read strictly: its data, and its nodes (for line numbers)."""
+    data: object
+    root: object
+    source: str = ""
+
+
+def parse_yaml(text, source="<yaml>", first_line=1):
+    """-> Document. Raises DuplicateKeyError (a SourceError) for a key given
+    twice, yaml.YAMLError for a syntax error. first_line: the file line
+    the text starts on (front matter starts on line 2)."""
+    loader = StrictLoader("\n" * (first_line - 1) + text.removeprefix(BOM))
+    loader.source = str(source)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return Document(data, root, str(source))
+
+
+def yaml_error_message(error, source):
+    """'file:line:column: not valid YAML: ...' and the usual fixes."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return f"{source}: not valid YAML: {error}"
+    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else str(source)
+    opened = error.context_mark
+    since = (f" ({error.context} opened at line {opened.line + 1})"
+             if error.context and opened and mark and opened.line != mark.line else "")
+    return (f"{where}: not valid YAML: {error.problem}{since}; fix it there (a missing quote, "
+            "bracket or colon, or a tab used to indent: use spaces)")
+
+
+def load_yaml(path):
+    """The data of a YAML file, read strictly; SourceError for anything that
+    keeps it from being read (encoding, syntax, a duplicate key)."""
+    try:
+        return parse_yaml(read_text(path), path).data
+    except yaml.YAMLError as error:
+        raise SourceError(yaml_error_message(error, path)) from None
+
+
+def numbers_read_as_text(document):
+    """(line, key path, text) of each plain scalar that YAML 1.2 reads as a
+    number and PyYAML's YAML 1.1 (Snakemake's reader) as text."""
+    found = []
+    for node, path in walk(document.root):
+        if (isinstance(node, yaml.ScalarNode) and node.tag == FLOAT_TAG and node.style is None
+                and yaml11_tag(node.value) != FLOAT_TAG):
+            found.append((node.start_mark.line + 1, dotted(path), node.value))
+    return found
+
+
+def yaml11_tag(text):
+    """The tag PyYAML's SafeLoader resolves a plain scalar to."""
+    for tag, pattern in yaml.SafeLoader.yaml_implicit_resolvers.get(text[:1], []):
+        if pattern.match(text):
+            return tag
+    return "tag:yaml.org,2002:str"
+
+
+def yaml11_spelling(text):
+    """The same number written so YAML 1.1 reads it too: a dot in the
+    mantissa and a signed exponent (1e-7 -> 1.0e-7, 1E5 -> 1.0E+5)."""
+    mantissa, e, exponent = re.split(r"([eE])", text, maxsplit=1) if re.search("[eE]", text) else (text, "", "")
+    sign, digits = (mantissa[0], mantissa[1:]) if mantissa[:1] in "+-" else ("", mantissa)
+    if digits.startswith("."):
+        digits = "0" + digits
+    if "." not in digits:
+        digits += ".0"
+    if exponent and exponent[0] not in "+-":
+        exponent = "+" + exponent
+    return f"{sign}{digits}{e}{exponent}"

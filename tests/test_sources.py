@@ -1,0 +1,111 @@
+"""The article's source files mean the same to every step: YAML read strictly
+(no key given twice, numbers as YAML 1.2 reads them) and text read as UTF-8
+(a byte-order mark is nothing, a bad byte is named by line and column)."""
+
+import pytest
+import yaml
+
+from articlekit.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
+
+
+def duplicate_error(text, source="f.yaml"):
+    with pytest.raises(SourceError) as caught:
+        parse_yaml(text, source)
+    return str(caught.value)
+
+
+# --- a key given twice ----------------------------------------------------------------
+
+
+def test_a_top_level_key_given_twice_is_refused_with_both_lines():
+    message = duplicate_error("strict: true\nrenderer: auto\nstrict: false\n", "config.yaml")
+    assert message.startswith("config.yaml:3: strict: the key is given twice, at lines 1 and 3")
+    assert "delete one of them" in message
+
+
+def test_a_nested_key_given_twice_is_named_by_its_path():
+    message = duplicate_error("scaling:\n  seed: 7\n  n_keys: 2000\n  n_keys: 1000\n")
+    assert message.startswith("f.yaml:4: scaling.n_keys: the key is given twice, at lines 3 and 4")
+
+
+def test_a_key_given_twice_in_a_list_of_mappings_names_the_item_and_its_id():
+    text = ("entries:\n"
+            "  - id: a\n    check: '< 1'\n"
+            "  - id: faq.float32\n    check: '< 1e-5'\n    value: 1.0e-7\n    check: '> 1'\n")
+    message = duplicate_error(text, "published.yaml")
+    assert message.startswith("published.yaml:7: entries[1] (id 'faq.float32').check: the key is given twice, "
+                              "at lines 5 and 7")
+
+
+def test_a_key_is_the_same_key_quoted_or_not():
+    assert "at lines 1 and 2" in duplicate_error("n_keys: 1\n'n_keys': 2\n")
+
+
+def test_the_same_key_in_two_mappings_and_a_merged_key_overridden_are_not_duplicates():
+    data = parse_yaml("a: {seed: 1}\nb: {seed: 1}\nbase: &base {k: 1, j: 2}\nc:\n  <<: *base\n  k: 3\n").data
+    assert data["c"] == {"k": 3, "j": 2}
+
+
+# --- numbers --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, number", [("1e-7", 1e-7), ("1E5", 1e5), ("-2e-3", -2e-3), ("1.5e7", 1.5e7),
+                                          ("+3e2", 300.0), ("-.5", -0.5), ("1.0e-7", 1e-7), ("0.25", 0.25)])
+def test_numbers_are_read_as_yaml_1_2_reads_them(text, number):
+    value = parse_yaml(f"value: {text}\n").data["value"]
+    assert isinstance(value, float) and value == number
+
+
+@pytest.mark.parametrize("text, value", [('"1e-7"', "1e-7"), ("'1E5'", "1E5"), ("2.14.1", "2.14.1"),
+                                         ("089", "089"), ("12", 12), ("e5", "e5"), ("1e", "1e")])
+def test_text_stays_text_and_integers_stay_integers(text, value):
+    read = parse_yaml(f"value: {text}\n").data["value"]
+    assert read == value and type(read) is type(value)
+
+
+def test_the_numbers_yaml_1_1_would_read_as_text_are_named_with_line_and_path():
+    document = parse_yaml("a: 1.0e-7\nb:\n  tol: 1e-7\n  quoted: '1e-7'\nc: [1, 2E3]\n")
+    assert numbers_read_as_text(document) == [(3, "b.tol", "1e-7"), (5, "c[1]", "2E3")]
+
+
+@pytest.mark.parametrize("text", ["1e-7", "1E5", "-2e-3", "1.5e7", "+3e2", "-.5", ".5e3"])
+def test_the_spelling_offered_for_yaml_1_1_reads_as_the_same_number(text):
+    spelled = yaml11_spelling(text)
+    assert yaml.safe_load(spelled) == float(text) and isinstance(yaml.safe_load(spelled), float)
+
+
+# --- text -------------------------------------------------------------------------------
+
+
+def test_a_byte_order_mark_is_read_as_nothing(tmp_path):
+    article = tmp_path / "index.qmd"
+    article.write_bytes(b'\xef\xbb\xbf---\ntitle: "Attention"\ndate: 2026-10-12\n---\n\nBody.\n')
+    assert read_text(article).startswith("---\ntitle: ")
+
+
+def test_newlines_come_back_as_path_read_text_gives_them(tmp_path):
+    path = tmp_path / "a.qmd"
+    path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\rthree\n")
+    assert read_text(path) == "one\ntwo\nthree\n"
+
+
+@pytest.mark.parametrize("data, line, column, byte", [
+    (b"---\ntitle: x\n---\n\nThe caf\xe9 is open.\n", 5, 8, "0xe9"),
+    (b"\xef\xbb\xbf\x93quoted\x94\n", 1, 1, "0x93"),  # the byte-order mark is no column
+    (b"x" * 20000 + b"\n\xc3(\n", 2, 1, "0xc3"),  # past the first chunk the text reader decodes
+])
+def test_a_byte_that_is_not_utf8_is_named_by_line_and_column_with_the_fix(tmp_path, data, line, column, byte):
+    path = tmp_path / "index.qmd"
+    path.write_bytes(data)
+    with pytest.raises(SourceError) as caught:
+        read_text(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:{line}:{column}: not UTF-8 (byte {byte}")
+    assert "re-save the file as UTF-8" in message
+
+
+def test_a_latin1_byte_is_shown_as_the_character_it_was(tmp_path):
+    path = tmp_path / "index.qmd"
+    path.write_bytes(b"The caf\xe9 is open.\n")
+    with pytest.raises(SourceError, match=r"after 'The caf'\).*that byte is 'é'"):
+        read_text(path)
