@@ -9,9 +9,11 @@ came from:
 
 A value given with --config has no file line; it is named as "--config".
 
-Before that, `check_syntax` reads each file and names the line of a YAML
-syntax error, or says that a file is empty; after it, the cross-key rules the
-schema marks with `x-divides` (heads must divide d_model) name both keys.
+Before that, `check_syntax` reads each file strictly (articlekit.sources)
+and names the line of a YAML syntax error, a key given twice, a number
+Snakemake would read as text, a byte that is not UTF-8, or says that a file
+is empty; after it, the cross-key rules the schema marks with `x-divides`
+(heads must divide d_model) name both keys.
 
     python -m articlekit config config.yaml [more.yaml ...]
 
@@ -26,6 +28,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from articlekit.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
+                                yaml11_spelling, yaml_error_message)
+
 
 class ConfigError(ValueError):
     pass
@@ -33,26 +38,30 @@ class ConfigError(ValueError):
 
 def check_syntax(path):
     """Raise ConfigError naming the file and line when `path` is not a YAML
-    mapping: a syntax error, an empty file, or a list or scalar on top."""
-    text = Path(path).read_text(encoding="utf-8")
+    mapping that Snakemake and articlekit read alike: a syntax error, a byte
+    that is not UTF-8, a key given twice (Snakemake's reader silently keeps
+    the second), a number Snakemake's YAML 1.1 reader takes for text (1e-7),
+    an empty file, or a list or scalar on top."""
+    shown = _shown(path)
     try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        opened = exc.context_mark
-        since = (f" ({exc.context} opened at line {opened.line + 1})"
-                 if exc.context and opened and opened.line != mark.line else "")
-        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{since}; fix it there (a missing quote, "
-                          "bracket or colon, or a tab used to indent: use spaces)") from None
+        document = parse_yaml(read_text(path), shown)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(yaml_error_message(exc, shown)) from None
+    except SourceError as exc:  # not UTF-8, or a duplicate key
+        raise ConfigError(str(exc)) from None
+    data = document.data
     if data is None:
-        raise ConfigError(f"{path}: the file is empty; a config file holds the keys of config/schema.yaml "
+        raise ConfigError(f"{shown}: the file is empty; a config file holds the keys of config/schema.yaml "
                           "(start from a copy of config.yaml)")
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}:1: the top level must be keys (strict: ..., scaling: ...), "
+        raise ConfigError(f"{shown}:1: the top level must be keys (strict: ..., scaling: ...), "
                           f"not a {type(data).__name__}")
+    texts = numbers_read_as_text(document)
+    if texts:
+        raise ConfigError("\n  ".join(
+            f"{shown}:{line}: {key}: {text} is a number, but Snakemake reads config files as YAML 1.1, "
+            f"which takes it for the text {text!r}; write {yaml11_spelling(text)} (a dot and a signed "
+            f"exponent), or quote it if you mean the text" for line, key, text in texts))
     return data
 
 
@@ -71,8 +80,8 @@ def check_syntax_for_snakemake(path):
 def _line_index(path):
     """{("timing", "rounds"): line} for every key of a YAML file (1-based)."""
     try:
-        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        root = parse_yaml(read_text(path), path).root
+    except (OSError, yaml.YAMLError, SourceError):
         return {}
     lines = {(): 1}
 
@@ -95,7 +104,7 @@ _MISSING = object()
 
 
 def _value_at(path, file):
-    data = yaml.safe_load(Path(file).read_text(encoding="utf-8"))
+    data = load_yaml(file)
     for part in path:
         try:
             data = data[part]
@@ -180,7 +189,10 @@ def _shown(path):
 
 def check_config(config, schema_path, config_files=()):
     """Raise ConfigError listing every violation of the schema, or return."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    try:
+        schema = load_yaml(schema_path)
+    except SourceError as exc:
+        raise ConfigError(str(exc)) from None
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     found = []

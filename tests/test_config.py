@@ -27,7 +27,7 @@ def line_of(path, needle):
 
 def test_the_shipped_configurations_are_valid():
     for name in ("config.yaml", "config/test.yaml"):
-        config = yaml.safe_load((PROJECT_ROOT / name).read_text())
+        config = check_syntax(PROJECT_ROOT / name)
         check_config(config, SCHEMA, [PROJECT_ROOT / name])
 
 
@@ -85,6 +85,36 @@ def test_yaml_mistakes_are_named_with_the_file_and_line(tmp_path, text, expected
     path = tmp_path / "c.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(str(path)) + expected):
+        check_syntax(path)
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(config_file):
+    """Snakemake's reader keeps the second silently: a second n_keys: reached the experiment."""
+    path, _ = config_file
+    path.write_text(path.read_text().replace("  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n"))
+    line = line_of(path, "n_keys: 1000")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}:{line}: scaling.n_keys: the key is given twice, "
+                                                    f"at lines {line - 1} and {line}")):
+        check_syntax(path)
+
+
+def test_a_number_snakemake_reads_as_text_is_refused_with_a_spelling_it_reads(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("strict: true\nparity:\n  tolerance: 1e-7\n  label: '1e-7'\n")
+    with pytest.raises(ConfigError) as caught:
+        check_syntax(path)
+    assert str(caught.value) == (
+        f"{path}:3: parity.tolerance: 1e-7 is a number, but Snakemake reads config files as YAML 1.1, which takes "
+        "it for the text '1e-7'; write 1.0e-7 (a dot and a signed exponent), or quote it if you mean the text")
+
+
+def test_a_byte_order_mark_is_nothing_and_a_bad_byte_is_named(config_file):
+    path, config = config_file
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert check_syntax(path) == config
+    line = line_of(path, "n_keys")
+    path.write_bytes(path.read_bytes().replace(b"  n_keys: 2000", b"  n_keys: 2000 # \xb12", 1))
+    with pytest.raises(ConfigError, match=re.escape(f"{path}:{line}:18: not UTF-8 (byte 0xb1")):
         check_syntax(path)
 
 

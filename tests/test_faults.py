@@ -361,6 +361,24 @@ def test_a_bad_command_line_value_is_blamed_on_the_command_line(case, override, 
     assert not re.search(r"config/test.yaml:1\b", run.output)
 
 
+@pytest.mark.slow
+@in_background
+def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, template):
+    """Snakemake reads config files with a YAML reader that lets the second
+    key silently win: a second n_keys: reached the experiment. The module
+    reads each file again, strictly, before any job. A byte-order mark, by
+    contrast, is nothing: the plan is the clean build's."""
+    for name in ["config.yaml", "config/test.yaml"]:
+        edit(case / name, "  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n")
+        line = line_of(case / name, "n_keys: 1000")
+        assert_fails(snakemake(case, "--dry-run"),
+                     f"{name}:{line}: scaling.n_keys: the key is given twice, at lines {line - 1} and {line}",
+                     "delete one of them")
+        restore(case, template, name)
+    (case / "config/test.yaml").write_bytes(b"\xef\xbb\xbf" + (template / "config/test.yaml").read_bytes())
+    assert "Nothing to be done" in snakemake(case, "--dry-run").output
+
+
 # --- the article ------------------------------------------------------------------
 
 

@@ -2,10 +2,13 @@
 (no key given twice, numbers as YAML 1.2 reads them) and text read as UTF-8
 (a byte-order mark is nothing, a bad byte is named by line and column)."""
 
+import subprocess
+
 import pytest
 import yaml
 
 from articlekit.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
+from tests.workspace import PROJECT_ROOT
 
 
 def duplicate_error(text, source="f.yaml"):
@@ -109,3 +112,16 @@ def test_a_latin1_byte_is_shown_as_the_character_it_was(tmp_path):
     path.write_bytes(b"The caf\xe9 is open.\n")
     with pytest.raises(SourceError, match=r"after 'The caf'\).*that byte is 'é'"):
         read_text(path)
+
+
+# --- the project's own files ------------------------------------------------------------
+
+
+def test_every_yaml_file_the_project_ships_reads_strictly():
+    """config/schema.yaml once gave `publishing:` twice; the second silently won."""
+    listed = subprocess.run(["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True,
+                            capture_output=True, text=True).stdout.split()
+    assert len(listed) > 10
+    for name in listed:
+        document = parse_yaml(read_text(PROJECT_ROOT / name), name)
+        assert not numbers_read_as_text(document), name

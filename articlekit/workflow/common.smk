@@ -12,7 +12,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit import codegraph, footprint
-from articlekit.config import ConfigError, check_config, check_known_keys, where
+from articlekit.config import ConfigError, check_config, check_known_keys, check_syntax, where
 from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.workflow import settings
 
@@ -41,6 +41,10 @@ ARTICLE_SCHEMA = "config/schema.yaml"
 # anything else is a slip (publishin:) that would silently never be read.
 MODULE_KEYS = [*settings.module_keys(MODULE_DIR), "matrix"]
 try:
+    # Each file read again, strictly: Snakemake's own reader lets a key given
+    # twice silently win and takes 1e-7 for text.
+    for config_file in CONFIG_FILES:
+        check_syntax(config_file)
     check_config(config, os.path.join(MODULE_DIR, "schema.yaml"), CONFIG_FILES)
     if os.path.exists(ARTICLE_SCHEMA):
         check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
