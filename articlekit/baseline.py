@@ -18,6 +18,7 @@ import yaml
 from articlekit.agreement import CHECKED_CLASSES, CITED_CLASS, CLASSES, check_holds
 from articlekit.claims import ClaimError, parse
 from articlekit.fmt import FormatError, format_printed
+from articlekit.sources import SourceError, parse_yaml, read_text
 from articlekit.values import split_key
 
 # Shipped with the package: what any article's baseline must look like.
@@ -61,17 +62,11 @@ class Baseline:
 
 # ---- loading -----------------------------------------------------------------
 
-def _parse(text):
-    """The YAML data and the line (1-based) of each item of `entries`, from
-    one parse: yaml.safe_load keeps no line numbers, so compose the nodes
-    and construct the data from them."""
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
-    finally:
-        loader.dispose()
-    return data, _entry_lines(root)
+def _parse(text, path):
+    """The YAML data, read strictly (articlekit.sources: no key given twice,
+    1e-7 a number), and the line (1-based) of each item of `entries`."""
+    document = parse_yaml(text, path)
+    return document.data, _entry_lines(document.root)
 
 
 def _entry_lines(root):
@@ -133,6 +128,14 @@ def _consistency_problems(path, baseline):
                             "or name one of those")
         if entry.restates and entry.restates not in ids:
             problems.append(f"{where}: restates {entry.restates!r}, which is no entry's id")
+        if entry.band and not entry.band[0] < entry.band[1]:
+            problems.append(f"{where}: band {list(entry.band)} must be [low, high] with low < high")
+        # A quoted number would otherwise "fail its own check": say why.
+        judged = (entry.check and entry.cls in CHECKED_CLASSES) or (entry.fmt and entry.cls != CITED_CLASS)
+        if judged and _quoted_number(entry.value):
+            problems.append(f"{where}: value {entry.value!r} is quoted, so it is text, not a number: "
+                            "write it without the quotes")
+            continue
         if entry.check:
             try:
                 parse(entry.check)
@@ -142,14 +145,11 @@ def _consistency_problems(path, baseline):
                 if entry.cls in CHECKED_CLASSES and not check_holds(entry.check, entry.value)[0]:
                     problems.append(f"{where}: the published value {entry.value!r} fails its own check "
                                     f"{entry.check!r}; fix the value or the bound")
-        if entry.band and not entry.band[0] < entry.band[1]:
-            problems.append(f"{where}: band {list(entry.band)} must be [low, high] with low < high")
         if entry.fmt and entry.cls != CITED_CLASS:
             try:
                 printed = format_printed(entry.value, entry.fmt)
             except FormatError as exc:
-                problems.append(f"{where}: value {entry.value!r} cannot be printed with fmt {entry.fmt!r}: {exc} "
-                                "(YAML reads 1e-7 as a string: write 1.0e-7)")
+                problems.append(f"{where}: value {entry.value!r} cannot be printed with fmt {entry.fmt!r}: {exc}")
             else:
                 if printed != entry.published:
                     problems.append(f"{where}: value {entry.value!r} prints as {printed!r} with fmt "
@@ -157,15 +157,26 @@ def _consistency_problems(path, baseline):
     return problems
 
 
+def _quoted_number(value):
+    """A value YAML read as text that spells a number ("1e-7" in quotes)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return value.strip().lower() not in ("nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
+
+
 def load_baseline(path=DEFAULT_BASELINE):
     """The validated baseline; BaselineError listing every problem otherwise."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data, lines = _parse(read_text(path), path)
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
-    try:
-        data, lines = _parse(text)
+    except SourceError as exc:  # not UTF-8, or a key given twice
+        raise BaselineError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         place = f"{path}:{mark.line + 1}" if mark else str(path)

@@ -270,18 +270,55 @@ def test_a_value_that_does_not_print_as_published_fails(tmp_path):
     assert "prints as '7.35'" in message and "'7.32'" in message
 
 
-def test_yaml_reading_1e_minus_7_as_text_is_caught(tmp_path):
-    _, message = load_error(tmp_path, """\
-        - id: parity.float32
-          class: noise
-          published: "1.00e-07"
-          value: 1e-7
-          key: parity.float32.sdpa.max_abs_diff
-          fmt: ".2e"
-          check: "< 1e-5"
-          where: {section: s, quote: q}
-        """)
-    assert "entry 'parity.float32'" in message and "write 1.0e-7" in message
+FLOAT32_ENTRY = """\
+    - id: parity.float32
+      class: noise
+      published: "1.00e-07"
+      value: VALUE
+      key: parity.float32.sdpa.max_abs_diff
+      fmt: ".2e"
+      check: "< 1e-5"
+      where: {section: s, quote: q}
+    """
+
+
+def test_1e_minus_7_is_the_number_as_in_yaml_1_2_and_its_check_judges_it(tmp_path):
+    """PyYAML alone reads 1e-7 (no dot) as the text '1e-7', which then
+    'failed its own check'."""
+    baseline = load_baseline(baseline_with(tmp_path, FLOAT32_ENTRY.replace("VALUE", "1e-7")))
+    assert baseline.entries[1].value == 1e-7 and isinstance(baseline.entries[1].value, float)
+    _, message = load_error(tmp_path, FLOAT32_ENTRY.replace("VALUE", "1e-3").replace('"1.00e-07"', '"1.00e-03"'))
+    assert "the published value 0.001 fails its own check '< 1e-5'" in message
+
+
+def test_a_quoted_number_is_named_as_text_not_as_a_failed_check(tmp_path):
+    path, message = load_error(tmp_path, FLOAT32_ENTRY.replace("VALUE", '"1e-7"'))
+    assert f"{path}:14: entry 'parity.float32': value '1e-7' is quoted, so it is text, not a number: " \
+           "write it without the quotes" in message
+    assert "fails its own check" not in message and "cannot be printed" not in message
+
+
+def test_a_key_given_twice_in_an_entry_is_refused_with_both_lines(tmp_path):
+    """The second `check:` used to replace the first without a word."""
+    path, message = load_error(tmp_path, FLOAT32_ENTRY.replace("VALUE", "1.0e-7").replace(
+        'check: "< 1e-5"\n', 'check: "< 1e-5"\n      check: "> 1"\n'))
+    assert message == (f"{path}:21: entries[1] (id 'parity.float32').check: the key is given twice, at lines 20 "
+                       "and 21; YAML would silently keep only the second: delete one of them")
+
+
+def test_a_baseline_with_a_byte_order_mark_loads_and_a_bad_byte_is_named(tmp_path):
+    path = baseline_with(tmp_path, FLOAT32_ENTRY.replace("VALUE", "1.0e-7"))
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [e.line for e in load_baseline(path).entries] == [7, 14]
+    path.write_bytes(path.read_bytes().replace(b"quote: q}", b"quote: caf\xe9}", 1))
+    _, message = load_error_of(path)
+    assert message.startswith(f"{path}:13:") and "not UTF-8 (byte 0xe9" in message
+
+
+def load_error_of(path):
+    with pytest.raises(BaselineError) as caught:
+        load_baseline(path)
+    return path, str(caught.value)
 
 
 def test_a_published_value_outside_its_own_bound_fails(tmp_path):
