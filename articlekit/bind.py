@@ -62,7 +62,6 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 
 from articlekit import claims as claimlib
 from articlekit.baseline import load_baseline
@@ -70,6 +69,7 @@ from articlekit.departures import departures_of, departures_record, departures_s
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json
 from articlekit.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
+from articlekit.sources import read_text
 from articlekit.values import UnknownKey, lookup, measured
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
@@ -360,7 +360,7 @@ def main(argv):
     parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
     args = parser.parse_args(argv)
     try:
-        text = Path(args.article).read_text(encoding="utf-8")
+        text = read_text(args.article)
         baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)

@@ -50,6 +50,7 @@ from articlekit.render import (RenderError, _run, extension_folders, filter_file
                                pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
                                split_front_matter)
 from articlekit.shortcodes import lookup_id, normalize_space, scan, to_quarto_markdown
+from articlekit.sources import read_text
 
 BODY_MARK = "<!--articlekit-preview-body-->"
 BODY_TEMPLATE = "$body$\n"
@@ -259,7 +260,7 @@ class IncrementalPage:
         """-> the page for the article as it is now, bound by `document`
         (the bindings document bind returned)."""
         self.rendered, self.fallback, self.fragments_now = 0, False, []
-        front, body = split_front_matter(self.article.read_text(encoding="utf-8"))
+        front, body = split_front_matter(read_text(self.article), self.article)
         shared = self.shared_inputs(front)
         layout = split_body(body)
         if layout is None:

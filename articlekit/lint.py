@@ -58,10 +58,10 @@ import math
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from articlekit.jsonio import read_json, write_text_atomic
 from articlekit.shortcodes import ShortcodeSyntaxError, regions, scan
+from articlekit.sources import read_text
 
 # Markup a reader does not see. Each is blanked out except the parts in the
 # named groups `seen` (a link's title, an attribute's visible value).
@@ -277,7 +277,7 @@ def main(argv):
     parser.add_argument("--out", required=True, help="where to write the report (only when clean)")
     args = parser.parse_args(argv)
     try:
-        text = Path(args.article).read_text(encoding="utf-8")
+        text = read_text(args.article)
         values = read_json(args.values)["values"]
         findings, found = lint(args.article, text, values)
         shortcodes = [sc for sc in scan(text) if not sc.escaped]

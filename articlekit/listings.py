@@ -35,6 +35,7 @@ from pathlib import Path
 
 from articlekit.artifacts import write_artifact
 from articlekit.publishing import add_argument as add_publishing_argument
+from articlekit.sources import read_text
 
 
 def _span(node):
@@ -111,7 +112,7 @@ def main(argv):
     for name, listing in listed.items():
         path = Path(listing.source)
         try:
-            values[name] = listing_values(path.read_text(encoding="utf-8"), list(listing.functions))
+            values[name] = listing_values(read_text(path), list(listing.functions))
         except (OSError, SyntaxError, ValueError) as exc:
             print(f"listings: {path} (publishing.listings.{name}): {exc}", file=sys.stderr)
             return 1

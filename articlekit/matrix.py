@@ -35,6 +35,7 @@ from articlekit.environment import in_record
 from articlekit.pages import cell, code, escape, shorten, table
 from articlekit.publishing import Publishing
 from articlekit.publishing import add_argument as add_publishing_argument
+from articlekit.sources import read_text
 from articlekit.values import merge, published_envelope
 
 _SHOWN = 80  # characters of a printed value shown in a cell
@@ -66,8 +67,7 @@ def column(label, pins, environment, results, shared, article_path, baseline_pat
         borrowed.append((baseline_path, published_envelope(baseline_path)))
     baseline = load_baseline(baseline_path) if baseline_path else None
     values = merge(ran + borrowed)
-    with open(article_path, encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(article_path)
     try:
         doc["bindings"] = bind(article_path, text, values, strict=False, baseline=baseline)
     except BindError as exc:

@@ -30,6 +30,7 @@ from articlekit.bind import md_text
 from articlekit.render import (PANDOC_METADATA, RenderError, expected_literal_shortcodes, pandoc_path,
                                remove_stale_render_folders, shortcode_files, split_front_matter, tool_version)
 from articlekit.shortcodes import to_quarto_markdown
+from articlekit.sources import read_text
 from articlekit.workfiles import owner_tag
 
 # Pandoc's Typst template variables: an A4 paper, numbered sections.
@@ -52,7 +53,7 @@ def typst_source(article, bindings, workdir):
     """Write the article as Typst source in workdir -> its path."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, body = split_front_matter(article.read_text(encoding="utf-8"))
+    front, body = split_front_matter(read_text(article), article)
     source = workdir / "article.md"
     source.write_text(to_quarto_markdown(body), encoding="utf-8")
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
@@ -87,7 +88,7 @@ def check_source(typ, article):
     """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)."""
     text = typ.read_text(encoding="utf-8")
     left = text.count("{{<") + text.count("{{\\<")
-    allowed = expected_literal_shortcodes(article.read_text(encoding="utf-8"))
+    allowed = expected_literal_shortcodes(read_text(article))
     if left > allowed:
         raise RenderError(f"{article}: {left - allowed} shortcode(s) were not resolved in the PDF source")
 

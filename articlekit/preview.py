@@ -65,6 +65,7 @@ from articlekit.incremental import IncrementalPage
 from articlekit.jsonio import read_json, write_json
 from articlekit.render import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
                                expected_literal_shortcodes, remove_stale_preview_folders)
+from articlekit.sources import read_text
 from articlekit.workfiles import owner_tag
 
 STATE_PATH = "/__preview__/state"
@@ -240,7 +241,7 @@ class Preview:
     def bind_and_render(self, strict):
         """-> (the page's bytes, the failed claims as file:line lines)."""
         self.pages.rendered = 0
-        text = self.article.read_text(encoding="utf-8")
+        text = read_text(self.article)
         baseline = self.parsed(self.baseline, load_baseline) if self.baseline else None
         document = bind(str(self.article), text, self.values_now(), strict, baseline)
         # only the chunks whose text or bindings changed go through Pandoc

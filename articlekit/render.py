@@ -50,6 +50,7 @@ import yaml
 
 from articlekit.bind import md_text
 from articlekit.jsonio import DiskFull, read_json
+from articlekit.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.workfiles import owner_tag, remove_stale
 from articlekit.shortcodes import regions, scan, to_quarto_markdown
 
@@ -66,13 +67,18 @@ class RenderError(RuntimeError):
 # --- inputs ------------------------------------------------------------------
 
 
-def split_front_matter(text):
+def split_front_matter(text, path="the front matter"):
     """-> (front matter dict, body). The body keeps its line count so
-    Pandoc's messages still point at the right lines."""
+    Pandoc's messages still point at the right lines. The front matter is
+    read strictly (articlekit.sources); SourceError names `path` and the
+    line of a key given twice or of a YAML error."""
     if text.startswith("---\n"):
         end = re.search(r"^(---|\.\.\.)\s*$", text[4:], re.M)
         if end:
-            front = yaml.safe_load(text[4:4 + end.start()]) or {}
+            try:
+                front = parse_yaml(text[4:4 + end.start()], path, first_line=2).data or {}
+            except yaml.YAMLError as exc:
+                raise SourceError(yaml_error_message(exc, path)) from None
             body_start = 4 + end.end()
             return front, "\n" * text.count("\n", 0, body_start) + text[body_start:]
     return {}, text
@@ -88,7 +94,7 @@ def project_options(project_dir):
     path = project_dir / "_quarto.yml"
     if not path.exists():
         return {}
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    config = load_yaml(path) or {}
     html = (config.get("format") or {}).get("html") or {}
     return html if isinstance(html, dict) else {}
 
@@ -123,7 +129,7 @@ def contributed_shortcodes(folders):
     files = []
     manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))]
     for manifest in manifests:
-        contributes = (yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}).get("contributes") or {}
+        contributes = (load_yaml(manifest) or {}).get("contributes") or {}
         files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
     return files
 
@@ -220,7 +226,7 @@ def pandoc_page_args(project_dir, options):
 def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, body = split_front_matter(article.read_text(encoding="utf-8"))
+    front, body = split_front_matter(read_text(article), article)
     source = workdir / "article.md"
     source.write_text(to_quarto_markdown(body), encoding="utf-8")
     project_dir = project_root(article_dir)
@@ -392,17 +398,18 @@ def render(article, bindings, renderer, html_path, md_path=None):
     for out in filter(None, (html_path, md_path)):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose_renderer(renderer)
+    text = read_text(article)  # first: a byte that is not UTF-8 is named before any renderer runs
     remove_stale_render_folders(html_path.parent)
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
         name = run(article, bindings, html_tmp, md_tmp, workdir)
-        allowed = expected_literal_shortcodes(article.read_text(encoding="utf-8"))
+        allowed = expected_literal_shortcodes(text)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 check_output(done, allowed)
-        check_structure(article.read_text(encoding="utf-8"), bindings, html_tmp, md_tmp)
+        check_structure(text, bindings, html_tmp, md_tmp)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 os.replace(done, out)

@@ -423,6 +423,39 @@ def test_a_broken_article_fails_with_its_line_and_the_fix(case, template):
     assert_recovered(case, template)
 
 
+@pytest.mark.slow
+@in_background
+def test_encodings_and_strict_yaml_in_the_article_and_the_baseline(case, template):
+    """A byte that is not UTF-8 stops the plan with its line and column (it
+    used to be a UnicodeDecodeError at "position 316" inside an
+    InputFunctionException); re-saved as UTF-8 with a byte-order mark, the
+    article is the same article. A key given twice in a baseline entry fails
+    the first job that reads the baseline, naming both lines; `value: 1e-7`
+    is the number (PyYAML alone reads it as text, which then "failed its own
+    check"). The recovery run, with the mark and the 1e-7 both still there,
+    must give the clean build's content, down to build/audit.json."""
+    article, baseline = case / ARTICLE, case / "baseline/published.yaml"
+    line = line_of(article, "Reading it is easy")
+    article.write_bytes(article.read_bytes().replace(b"Reading it is easy", b"Reading it is \xe9asy", 1))
+    assert_fails(snakemake(case, "--dry-run"),
+                 f"{ARTICLE}:{line}:15: not UTF-8 (byte 0xe9, after 'Reading it is '): re-save the file as UTF-8")
+    article.write_bytes(b"\xef\xbb\xbf" + (template / ARTICLE).read_bytes())  # as an editor saves "UTF-8 with BOM"
+
+    entry = '    value: 1.0e-7\n    key: parity.float32.sdpa.max_abs_diff\n    check: "< 1e-5"\n'
+    edit(baseline, entry, entry + '    check: "< 1e-3"\n')
+    line = line_of(baseline, 'check: "< 1e-3"')
+    assert_fails(snakemake(case), f"baseline/published.yaml:{line}: entries[", "(id 'faq.float32-sdpa-diff').check: "
+                 f"the key is given twice, at lines {line - 1} and {line}")
+    restore(case, template, "baseline/published.yaml")
+    edit(baseline, entry, entry.replace("1.0e-7", "1e-7"))
+
+    assert_recovered(case, template)
+    assert (case / "build/article.md").read_text().startswith("# Attention from scratch: NumPy vs PyTorch\n")
+    judged = next(e for e in loads((case / "build/audit.json").read_text())["entries"]
+                  if e["id"] == "faq.float32-sdpa-diff")
+    assert judged["status"] == "moved as expected" and judged["why"] == "floating-point noise: both meet '< 1e-5'"
+
+
 def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
     bindings = tmp_path / "bindings.json"
     bindings.write_text('{"provenance_md": "| Key |\\n|:--|\\n| [`a`]{#v-a} |\\n"}')

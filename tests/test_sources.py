@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import yaml
 
+from articlekit.render import split_front_matter
 from articlekit.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
 from tests.workspace import PROJECT_ROOT
 
@@ -83,7 +84,10 @@ def test_the_spelling_offered_for_yaml_1_1_reads_as_the_same_number(text):
 def test_a_byte_order_mark_is_read_as_nothing(tmp_path):
     article = tmp_path / "index.qmd"
     article.write_bytes(b'\xef\xbb\xbf---\ntitle: "Attention"\ndate: 2026-10-12\n---\n\nBody.\n')
-    assert read_text(article).startswith("---\ntitle: ")
+    text = read_text(article)
+    assert text.startswith("---\n")
+    front, body = split_front_matter(text, article)
+    assert front["title"] == "Attention" and body.strip() == "Body."
 
 
 def test_newlines_come_back_as_path_read_text_gives_them(tmp_path):
@@ -112,6 +116,20 @@ def test_a_latin1_byte_is_shown_as_the_character_it_was(tmp_path):
     path.write_bytes(b"The caf\xe9 is open.\n")
     with pytest.raises(SourceError, match=r"after 'The caf'\).*that byte is 'é'"):
         read_text(path)
+
+
+# --- the front matter -----------------------------------------------------------------
+
+
+def test_a_front_matter_key_given_twice_is_named_with_the_article_line():
+    text = "---\ntitle: One\nlang: en\ntitle: Two\n---\n\nBody.\n"
+    with pytest.raises(SourceError, match=r"^index.qmd:4: title: the key is given twice, at lines 2 and 4"):
+        split_front_matter(text, "index.qmd")
+
+
+def test_a_front_matter_syntax_error_is_named_with_the_article_line():
+    with pytest.raises(SourceError, match=r"^index.qmd:4:1: not valid YAML: .*opened at line 3\)"):
+        split_front_matter("---\ntitle: One\nlang: [en\n---\n\nBody.\n", "index.qmd")
 
 
 # --- the project's own files ------------------------------------------------------------

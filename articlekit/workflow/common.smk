@@ -14,6 +14,7 @@ import articlekit.workflow
 from articlekit import codegraph, footprint
 from articlekit.config import ConfigError, check_config, check_known_keys, check_syntax, where
 from articlekit.publishing import PublishingError, parse as parse_publishing
+from articlekit.sources import SourceError, read_text
 from articlekit.workflow import settings
 
 MODULE_DIR = str(articlekit.workflow.FOLDER)
@@ -95,6 +96,14 @@ check_writable(".")
 
 ARTICLE = config.get("article", "article/index.qmd")
 ARTICLE_DIR = os.path.dirname(ARTICLE) or "."
+# A byte that is not UTF-8 is named here, with its line and column: found
+# by article_figures (an input function), Snakemake would wrap the sentence
+# in an InputFunctionException and its traceback.
+try:
+    if os.path.exists(ARTICLE):
+        read_text(ARTICLE)
+except SourceError as error:
+    raise WorkflowError(str(error)) from None
 BASELINE = config.get("baseline", "baseline/published.yaml")
 RELEASES = "releases"  # snapshots frozen by `snakemake release`, one folder per label
 LISTINGS = "results/listings.json"
@@ -295,7 +304,7 @@ def article_figures(wildcards):
     """
     import re
 
-    text = Path(ARTICLE).read_text(encoding="utf-8")
+    text = read_text(ARTICLE)
     links = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", text)
     named = sorted(
         {
