@@ -27,8 +27,9 @@ from pathlib import Path
 import yaml
 
 from articlekit.bind import md_text
-from articlekit.render import (PANDOC_METADATA, RenderError, expected_literal_shortcodes, pandoc_path,
-                               remove_stale_render_folders, shortcode_files, split_front_matter, tool_version)
+from articlekit.render import (PANDOC_METADATA, expected_literal_shortcodes, remove_stale_render_folders,
+                               shortcode_files, split_front_matter)
+from articlekit.renderers import RenderError, pandoc_path, tool_version
 from articlekit.shortcodes import to_quarto_markdown
 from articlekit.sources import read_text
 from articlekit.workfiles import owner_tag

@@ -15,8 +15,10 @@ Extensions the article keeps in its own _extensions/ still load.
 
 - quarto: `quarto render` in the article's folder (where a bare --output
   lands), with the packaged shortcodes, the bindings path and the renderer
-  name passed as metadata (-M); formats and options come from the
-  article's _quarto.yml. Its leftovers are removed, even when it fails.
+  name passed as metadata (-M), and _quarto.yml's settings as a metadata
+  file: Quarto ignores _quarto.yml when a folder of the path starts with
+  ".", and renders the same page either way with them handed over. Its
+  leftovers are removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.shortcodes.to_quarto_markdown),
   Quarto-only front matter is dropped, and Pandoc runs
@@ -30,7 +32,10 @@ reported once, as its own message, without the traceback.
 
 The article can name its renderer with Quarto's built-in {{< meta renderer >}}
 ("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
-render that leaves any shortcode unresolved (or an unknown ?meta: key) fails.
+render fails, keeping the old outputs, when its page is not self-contained
+or lacks an option _quarto.yml asks for (articlekit.pagecheck), or leaves
+any shortcode unresolved (or an unknown ?meta: key). Which renderer `auto`
+means, and its version, is articlekit.renderers' to say.
 """
 
 import argparse
@@ -51,6 +56,9 @@ import yaml
 from articlekit.bind import md_text
 from articlekit.jsonio import DiskFull, read_json
 from articlekit.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
+from articlekit.pagecheck import check_page
+from articlekit.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
+                                  quarto_version, tool_version)
 from articlekit.workfiles import owner_tag, remove_stale
 from articlekit.shortcodes import regions, scan, to_quarto_markdown
 
@@ -58,10 +66,6 @@ from articlekit.shortcodes import regions, scan, to_quarto_markdown
 # jupyter, ...) is Quarto's and is dropped on the Pandoc path.
 PANDOC_METADATA = {"title", "subtitle", "author", "date", "abstract", "lang", "keywords",
                    "description", "toc-title"}
-
-
-class RenderError(RuntimeError):
-    pass
 
 
 # --- inputs ------------------------------------------------------------------
@@ -89,14 +93,44 @@ def project_root(article_dir):
     return next((f for f in [article_dir, *article_dir.parents] if (f / "_quarto.yml").exists()), article_dir)
 
 
-def project_options(project_dir):
-    """The html format options of the project's _quarto.yml that Pandoc needs."""
+def project_config(project_dir):
+    """The project's _quarto.yml as a dict ({} without one)."""
     path = project_dir / "_quarto.yml"
     if not path.exists():
         return {}
     config = load_yaml(path) or {}
-    html = (config.get("format") or {}).get("html") or {}
+    return config if isinstance(config, dict) else {}
+
+
+def project_options(project_dir):
+    """The html format options of the project's _quarto.yml: what Pandoc
+    needs, and what the page is checked against."""
+    html = (project_config(project_dir).get("format") or {}).get("html") or {}
     return html if isinstance(html, dict) else {}
+
+
+def quarto_options(project_dir, article_dir):
+    """What Quarto is handed as --metadata-file: _quarto.yml's settings
+    (its project: aside), so that a render applies them even where Quarto
+    does not read the project (a path with a folder starting with "."),
+    and articlekit's style sheet before the article's.
+
+    Where Quarto does read the project, it merges the two (checked with
+    1.9.38): a list such as css is joined without repeats, a top-level
+    css before the format's. So the format's css keeps its own strings
+    (relative to the article's folder, where Quarto resolves a document's
+    paths), and page.css goes on top, as before."""
+    config = {key: value for key, value in project_config(project_dir).items() if key != "project"}
+    formats = {fmt: dict(options) for fmt, options in (config.get("format") or {}).items() if isinstance(options, dict)}
+    for options in formats.values():
+        if "css" in options:
+            sheets = [options["css"]] if isinstance(options["css"], str) else options["css"] or []
+            options["css"] = [os.path.relpath(project_dir / sheet, article_dir) for sheet in sheets]
+    if formats:
+        config["format"] = formats
+    top = config.get("css")
+    config["css"] = [str(PAGE_CSS), *([top] if isinstance(top, str) else top or [])]
+    return config
 
 
 # The Quarto extension every article renders with, shipped as package data.
@@ -132,29 +166,6 @@ def contributed_shortcodes(folders):
         contributes = (load_yaml(manifest) or {}).get("contributes") or {}
         files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
     return files
-
-
-def pandoc_path():
-    try:
-        import pypandoc
-
-        return pypandoc.get_pandoc_path()
-    except (ImportError, OSError):
-        found = shutil.which("pandoc")
-        if not found:
-            raise RenderError("no pandoc: install the pypandoc-binary wheel, Pandoc 3, or Quarto") from None
-        return found
-
-
-def tool_version(command):
-    out = subprocess.run([command, "--version"], capture_output=True, text=True, check=True).stdout
-    return out.split()[1] if out.split()[:1] == ["pandoc"] else out.strip().splitlines()[0]
-
-
-def choose_renderer(renderer):
-    if renderer == "auto":
-        return "quarto" if shutil.which("quarto") else "pandoc"
-    return renderer
 
 
 # --- the two renderers --------------------------------------------------------
@@ -195,7 +206,7 @@ def pandoc_metadata(front, article_dir, bindings, pandoc):
     metadata.update({
         "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
         "value-bindings": md_text(str(bindings.resolve())),
-        "renderer": f"Pandoc {tool_version(pandoc)}",
+        "renderer": display_name("pandoc", tool_version(pandoc)),
     })
     return metadata
 
@@ -251,16 +262,16 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
 
 
 def render_with_quarto(article, bindings, html_out, md_out, workdir):
-    quarto = shutil.which("quarto")
-    if not quarto:
-        raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back "
-                          "to Pandoc)")
-    name = f"Quarto {tool_version(quarto)}"
+    quarto = quarto_path()
+    name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
     # Quarto reads an -M value as YAML: a JSON list of the packaged
     # shortcode files (JSON quoting keeps any path intact). It adds the
     # article's own _extensions/ on top, as always.
     shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
+    options = workdir / "quarto-options.yaml"
+    options.write_text(yaml.safe_dump(quarto_options(project_root(article_dir), article_dir), allow_unicode=True),
+                       encoding="utf-8")
     # Quarto resolves a bare --output name against its working directory
     # (quarto-cli src/command/render/output.ts) and refuses one with a path,
     # so it runs in the article's folder and the output lands there.
@@ -271,12 +282,9 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir):
         for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
             produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
-            # Quarto appends a css list given as metadata to the format's own
-            # (checked with 1.9.38): articlekit's sheet first, the article's after.
-            page_css = ["-M", f"css:{json.dumps([str(PAGE_CSS)])}"] if fmt == "html" else []
             _run([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
                   "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
-                  "-M", f"renderer:{name}", *page_css], article, cwd=article_dir)
+                  "-M", f"renderer:{name}", "--metadata-file", str(options)], article, cwd=article_dir)
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:
@@ -397,14 +405,17 @@ def render(article, bindings, renderer, html_path, md_path=None):
     html_path, md_path = Path(html_path), md_path and Path(md_path)
     for out in filter(None, (html_path, md_path)):
         out.parent.mkdir(parents=True, exist_ok=True)
-    chosen = choose_renderer(renderer)
+    chosen = choose(renderer)
     text = read_text(article)  # first: a byte that is not UTF-8 is named before any renderer runs
     remove_stale_render_folders(html_path.parent)
+    project_dir = project_root(article.parent.resolve())
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
         name = run(article, bindings, html_tmp, md_tmp, workdir)
+        # the options the page is checked against are the ones the render read
+        check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path)
         allowed = expected_literal_shortcodes(text)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
@@ -420,7 +431,7 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit render", description=__doc__.splitlines()[0])
     parser.add_argument("article")
     parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
-    parser.add_argument("--renderer", choices=["auto", "quarto", "pandoc"], default="auto")
+    parser.add_argument("--renderer", choices=CHOICES, default="auto")
     parser.add_argument("--html", required=True)
     parser.add_argument("--md", required=True)
     args = parser.parse_args(argv)

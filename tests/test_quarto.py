@@ -201,6 +201,40 @@ def test_the_extension_example_renders_as_its_header_says(project):
     assert git_status(work) == ""  # nothing left beside the article
 
 
+class Loads(HTMLParser):
+    """What a page loads (every src, and every href but a hyperlink's), and
+    the marks of its options: a table of contents, MathML, TeX left for a script."""
+
+    def __init__(self):
+        super().__init__()
+        self.loads, self.toc, self.mathml, self.tex = [], False, 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.loads += [f"<{tag} {name}={attrs[name]}>"[:120] for name in ("src", "href")
+                       if attrs.get(name) and tag != "a"]
+        self.toc = self.toc or attrs.get("id") == "TOC"
+        self.mathml += tag == "math"
+        self.tex += "math" in (attrs.get("class") or "").split()
+
+
+def test_in_a_folder_under_a_hidden_one_quarto_still_makes_the_article_s_page(project, tmp_path):
+    """Quarto ignores _quarto.yml when a folder of the path starts with "."
+    (and exited 0 with a page that loads index_files/libs/, MathJax from a
+    CDN and page.css by absolute path): the render hands it the options."""
+    work, env, _, _ = project
+    hidden = shutil.copytree(work, tmp_path / ".hidden" / "project", symlinks=True)
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "--forcerun", "render"],
+        hidden, {**copy_environment(hidden), "PATH": env["PATH"]})
+    page = Loads()
+    page.feed((hidden / "build/article.html").read_text(encoding="utf-8"))
+    assert [load for load in page.loads if not load.split("=", 1)[1].startswith(("data:", "#"))] == []
+    assert page.toc and page.mathml and not page.tex
+    # the gfm options (wrap: preserve) too: the same markdown as outside the hidden folder
+    assert (hidden / "build/article.md").read_text(encoding="utf-8") == \
+        (work / "build/article.md").read_text(encoding="utf-8")
+
+
 # --- failures: one clear message, nothing left behind ------------------------------
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from articlekit import render as rendermod
+from articlekit import renderers
 from articlekit.bind import bind
 from articlekit.fmt import format_value
 from articlekit.jsonio import read_json, write_json
@@ -168,9 +169,10 @@ def test_bind_fails_on_a_misspelt_key_with_file_line_and_suggestions(tmp_path):
 
 def test_auto_picks_quarto_only_when_it_is_on_path(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert rendermod.choose_renderer("auto") == "pandoc"
+    assert renderers.choose("auto") == "pandoc"
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/quarto")
-    assert rendermod.choose_renderer("auto") == "quarto"
+    assert renderers.choose("auto") == "quarto"
+    assert renderers.choose("pandoc") == "pandoc"
 
 
 # --- the filter calls handlers exactly as Quarto does --------------------------
@@ -311,6 +313,8 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     assert html_call.startswith("render index.qmd --to html --output render-")
     assert md_call.startswith("render index.qmd --to gfm --output render-")
     assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
+    # _quarto.yml's settings handed over, for a Quarto that would not read them (a hidden folder)
+    assert html_call.split()[-2] == md_call.split()[-2] == "--metadata-file"
     # the packaged extension, named by metadata (a YAML list): no copy in the article's folder
     assert f"-M shortcodes:{json.dumps([str(VALUE_LUA)])} " in html_call
     assert (tmp_path / "out" / "a.html").read_text() == "rendered html of index.qmd\n"
@@ -319,6 +323,37 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     # the article's own .gitignore (committed, as Quarto would write it) names
     assert set(os.listdir(article.parent)) - before == {".quarto"}
     assert "/.quarto/" in (article.parent / ".gitignore").read_text().splitlines()
+
+
+def test_quarto_is_handed_the_projects_settings_with_articlekits_style_sheet_first(tmp_path):
+    """Where Quarto reads _quarto.yml too, it joins the lists without repeats
+    and a top-level css goes before the format's: the page is the same
+    either way (tests/test_quarto.py builds both)."""
+    (tmp_path / "_quarto.yml").write_text(
+        "project:\n  type: default\nlang: en\nformat:\n  html:\n    toc: true\n    css: style.css\n"
+        "    html-math-method: mathml\n  gfm:\n    wrap: preserve\n", encoding="utf-8")
+    handed = rendermod.quarto_options(tmp_path, tmp_path)
+    assert handed == {"lang": "en", "css": [str(rendermod.PAGE_CSS)],
+                      "format": {"html": {"toc": True, "css": ["style.css"], "html-math-method": "mathml"},
+                                 "gfm": {"wrap": "preserve"}}}
+    # an article below its project: the sheet is named from the article's folder
+    (tmp_path / "article").mkdir()
+    assert rendermod.quarto_options(tmp_path, tmp_path / "article")["format"]["html"]["css"] == ["../style.css"]
+
+
+def test_the_colophon_and_the_plan_read_one_quarto_version(tmp_path):
+    """A Quarto release records its version in share/version beside bin/:
+    read there, no process started (the plan asks on every snakemake call)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "share").mkdir()
+    quarto = tmp_path / "bin" / "quarto"
+    quarto.write_text("#!/bin/sh\necho started >> \"$0.log\"\necho 0.0.0\n", encoding="utf-8")
+    quarto.chmod(0o755)
+    (tmp_path / "share" / "version").write_text("1.8.25\n", encoding="utf-8")
+    assert renderers.quarto_version(quarto) == "1.8.25"
+    assert not (tmp_path / "bin" / "quarto.log").exists()
+    (tmp_path / "share" / "version").unlink()
+    assert renderers.quarto_version(quarto) == "0.0.0"  # else its --version
 
 
 def test_a_quarto_failure_gives_its_one_message_and_leaves_nothing(tmp_path, monkeypatch):
