@@ -5,8 +5,10 @@ second does nothing, and a change reruns exactly what depends on it.
 """
 
 import contextlib
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,19 +23,20 @@ EXPERIMENT_RULES = {
 TORCH_RULES = {"environment", "parity", "mask_convention", "timing", "errors"}
 
 
-def snakemake(workdir, *args, check=True):
+def snakemake(workdir, *args, check=True, env=None):
+    """env: variables to set on top of the copy's own environment."""
     proc = subprocess.run(
         ["snakemake", "--cores", "2", *args, *FAST],
-        cwd=workdir, env=copy_environment(workdir), capture_output=True, text=True, timeout=900,
+        cwd=workdir, env={**copy_environment(workdir), **(env or {})}, capture_output=True, text=True, timeout=900,
     )
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return proc
 
 
-def planned_rules(workdir, *args):
+def planned_rules(workdir, *args, env=None):
     """Rules a dry run would execute, read from its 'Job stats' table."""
-    out = snakemake(workdir, "--dry-run", *args).stdout
+    out = snakemake(workdir, "--dry-run", *args, env=env).stdout
     if "Nothing to be done" in out:
         return set()
     table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
@@ -126,6 +129,71 @@ def test_a_figure_the_article_names_but_no_rule_builds_stops_the_plan(built):
         assert "figures/nowhere-made.svg, which no rule builds" in proc.stdout + proc.stderr
     finally:
         article.write_text(original)
+
+
+# --- the renderer and its version are inputs of the render ------------------------
+
+
+def path_without_quarto():
+    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "quarto").exists())
+
+
+def quarto_install(folder, version):
+    """{"PATH": ...} with a Quarto laid out as a release is, bin/quarto and
+    share/version, first on it. The plan reads the version from the file;
+    the quarto itself is never run by a dry run (it would fail)."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "share").mkdir()
+    (folder / "bin" / "quarto").write_text("#!/bin/sh\nexit 1\n")
+    (folder / "bin" / "quarto").chmod(0o755)
+    (folder / "share" / "version").write_text(f"{version}\n")
+    return {"PATH": f"{folder / 'bin'}{os.pathsep}{path_without_quarto()}"}
+
+
+def pandoc_standin(folder, version):
+    """{"PYPANDOC_PANDOC": ...}: a `pandoc` that says it is another version."""
+    folder.mkdir(parents=True)
+    (folder / "pandoc").write_text(f"#!/bin/sh\necho 'pandoc {version}'\n")
+    (folder / "pandoc").chmod(0o755)
+    return {"PYPANDOC_PANDOC": str(folder / "pandoc")}
+
+
+def test_switching_the_renderer_renders_again_and_auto_counts_as_what_it_picks(built, tmp_path):
+    no_quarto = {"PATH": path_without_quarto()}
+    # what truly depends on the render, as Snakemake derives it from the rules
+    render_and_after = planned_rules(built, "--forcerun", "render", env=no_quarto)
+    assert "render" in render_and_after
+    try:
+        snakemake(built, "--touch", "--config", "renderer=pandoc", env=no_quarto)  # as if rendered by Pandoc
+        assert planned_rules(built, "--config", "renderer=quarto", env=no_quarto) == render_and_after
+        # auto is recorded as the renderer it picks: Pandoc without Quarto...
+        assert planned_rules(built, "--config", "renderer=auto", env=no_quarto) == set()
+        # ...and Quarto once one is on PATH, though the config still says auto
+        with_quarto = quarto_install(tmp_path / "quarto", "1.9.38")
+        assert planned_rules(built, "--config", "renderer=auto", env=with_quarto) == render_and_after
+    finally:
+        snakemake(built, "--touch")
+
+
+def test_a_new_quarto_pandoc_or_typst_renders_again_what_it_renders(built, tmp_path):
+    quarto = quarto_install(tmp_path / "quarto-1.9.38", "1.9.38")
+    newer_quarto = quarto_install(tmp_path / "quarto-1.9.39", "1.9.39")
+    newer_pandoc = pandoc_standin(tmp_path / "pandoc", "99.0")
+    try:
+        # rendered by Pandoc (config/test.yaml): both pages go through it
+        snakemake(built, "--touch", "--config", "renderer=pandoc")
+        assert planned_rules(built, "--config", "renderer=pandoc", env=newer_pandoc) & {"render", "pdf"} == {
+            "render", "pdf"}
+        snakemake(built, "--touch", "--config", "renderer=quarto", env=quarto)
+        assert planned_rules(built, "--config", "renderer=quarto", env=quarto) == set()
+        assert planned_rules(built, "--config", "renderer=quarto", env=newer_quarto) & {"render", "pdf"} == {"render"}
+        # the PDF goes through Pandoc and Typst whichever renderer made the HTML
+        assert planned_rules(built, "--config", "renderer=quarto", env={**quarto, **newer_pandoc}) & {
+            "render", "pdf"} == {"pdf"}
+        assert planned_rules(built, "--config", "renderer=quarto", 'versions={typst: "99.0"}', env=quarto) & {
+            "render", "pdf"} == {"pdf"}
+    finally:
+        snakemake(built, "--touch")
 
 
 MINIMAL_ARTICLE = {

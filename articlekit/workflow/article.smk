@@ -122,6 +122,7 @@ rule render:
         runtime=5,
     params:
         renderer=RENDERER,
+        renderer_version=RENDERER_VERSION,
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
         "--renderer {params.renderer} --html {output.html} --md {output.md} 2> {log}"
@@ -151,6 +152,9 @@ rule pdf:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        pandoc_version=PANDOC_VERSION,
+        typst_version=TYPST_VERSION,
     shell:
         "python -m articlekit pdf {input.article} --bindings {input.bindings} "
         "--out {output.pdf} 2> {log}"

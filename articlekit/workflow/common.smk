@@ -11,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 import articlekit.workflow
-from articlekit import codegraph, footprint
+from articlekit import codegraph, footprint, renderers
 from articlekit.config import ConfigError, check_config, check_known_keys, check_syntax, where
 from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.sources import SourceError, read_text
@@ -118,7 +118,21 @@ EXTENSION = sorted(
 )
 ARTICLE_STYLE = [path for path in [f"{ARTICLE_DIR}/style.css"] if os.path.exists(path)]
 STRICT = config.get("strict", True)
-RENDERER = config.get("renderer", "auto")
+# The renderer `auto` stands for here, and the versions of what renders:
+# plain values for the render and pdf rules' params, so switching Pandoc
+# to Quarto, or upgrading either (or Typst), renders again. Read cheaply
+# (articlekit/renderers.py): every snakemake call, a no-op too, asks.
+RENDERER = renderers.choose(config.get("renderer", "auto"))
+RENDERER_VERSION = renderers.version(RENDERER) or "not installed"
+PANDOC_VERSION = (
+    RENDERER_VERSION
+    if RENDERER == "pandoc"
+    else renderers.version("pandoc") or "not installed"
+)
+TYPST_VERSION = (
+    settings.installed_versions(["typst"], VERSION_OVERRIDES)["typst"]
+    or "not installed"
+)
 # The front page of `snakemake --report`: the article's own, else a plain one.
 REPORT_FRONT_PAGE = (
     os.path.abspath("report/workflow.rst")
