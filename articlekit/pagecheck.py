@@ -60,9 +60,9 @@ CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", re.I)
 CSS_IMPORT = re.compile(r"""@import\s+(?:"([^"]*)"|'([^']*)')""", re.I)
 
-LOCAL_FIX = ("embed it: keep `embed-resources: true` under format: html: in {options}, render with "
-             "`python -m articlekit render` (which hands Quarto those options itself), and show figures "
-             "with markdown image syntax, which both renderers embed")
+LOCAL_FIX = ("embed it: keep `embed-resources: true` under format: html: in {options} (Quarto ignores that file "
+             "in a folder whose path has a component starting with \".\"; `python -m articlekit render` hands "
+             "it the options itself), and show figures with markdown image syntax, which both renderers embed")
 NETWORK_FIX = ("the page must read offline: for math keep `html-math-method: mathml` under format: html: in "
                "{options}; otherwise embed the file, or make it a plain link (<a href>)")
 
@@ -133,7 +133,7 @@ class Page(HTMLParser):
 
     def __init__(self, where=""):
         super().__init__(convert_charrefs=True)
-        self.where = where  # "" for the page, "in an embedded style sheet" etc. below it
+        self.where = where  # "" for the page, "inside <img src=...>" for an embedded SVG
         self.offenders = []  # (kind, what, line)
         self.has_toc = False
         self.section_levels = []  # of headings a table of contents would list (those with an anchor)
