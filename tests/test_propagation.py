@@ -77,10 +77,10 @@ class Snakemake:
         assert code == 0, f"snakemake {' '.join(args)} exited {code}:\n{output[-4000:]}"
         return output
 
-    def plan(self, *config):
+    def plan(self, *config, env=None):
         """Every job of the DAG and the rules Snakemake would run (a dry run)."""
         out = self.logs / f"plan-{self.count + 1}.json"
-        self.run("--dag", *(config or BUILT_WITH), patch=PLAN_PATCH, env={"SNAKEMAKE_PLAN": str(out)})
+        self.run("--dag", *(config or BUILT_WITH), patch=PLAN_PATCH, env={**(env or {}), "SNAKEMAKE_PLAN": str(out)})
         return Plan(json.loads(out.read_text(encoding="utf-8")))
 
 
@@ -168,9 +168,9 @@ def base(snakemake):
     return plan
 
 
-def check(snakemake, base, changed_files=(), config=(), what=None):
+def check(snakemake, base, changed_files=(), config=(), what=None, env=None):
     what = what or ", ".join([*changed_files, *(f"--config {c}" for c in config)])
-    after = snakemake.plan(*BUILT_WITH, *config)
+    after = snakemake.plan(*BUILT_WITH, *config, env=env)
     expected = depending_rules(base, after, changed_files)
     assert expected, f"nothing depends on {what}: the change is not an input"
     assert after.scheduled == expected, (
@@ -248,6 +248,17 @@ def test_a_library_upgrade_reruns_exactly_what_imports_it(snakemake, project, ba
 
 def test_the_build_settings_reach_the_steps_that_read_them(snakemake, base):
     check(snakemake, base, config=["strict=true"])
+
+
+def test_the_renderer_and_its_version_reach_the_pages(snakemake, base, tmp_path):
+    after = check(snakemake, base, config=["renderer=quarto"])
+    assert "render" in after.scheduled
+    # a Pandoc that says it is another version (the render and the PDF run it)
+    pandoc = tmp_path / "pandoc"
+    pandoc.write_text("#!/bin/sh\necho 'pandoc 99.0'\n")
+    pandoc.chmod(0o755)
+    after = check(snakemake, base, env={"PYPANDOC_PANDOC": str(pandoc)}, what="a new Pandoc")
+    assert {"render", "pdf"} <= after.scheduled
 
 
 # ---- the page shows it ----------------------------------------------------------------
