@@ -44,7 +44,7 @@ from tests.workspace import TEST_BUILD, MissingCommit, copy_commit, copy_environ
 # right after it (a commit cannot name itself) whose message says what
 # changed in the article. A change to the machinery alone (issue 18's
 # restructure) must pass against it unmoved.
-REFERENCE = "f9a16cf87ea868b626c522f484c2471b07af8816"
+REFERENCE = "fd0388439cd08eb78f165c08ff4c321eec048b53"
 
 EXPERIMENT_OUTPUTS = ("results", "figures")  # what the experiments write
 PAGES = "build"  # what the article's rules make from the results
