@@ -8,7 +8,7 @@
 #   snakemake matrix         the article across the library versions of config matrix:
 
 import articlekit.workflow
-from articlekit.config import check_syntax_for_snakemake
+from articlekit.data.config import check_syntax_for_snakemake
 
 # A YAML slip in config.yaml is named with its line (Snakemake's own
 # message names neither file nor line).

@@ -8,21 +8,21 @@ import importlib
 import sys
 
 from articlekit import __version__
-from articlekit.jsonio import DiskFull
+from articlekit.core.jsonio import DiskFull
 
 COMMANDS = {
-    "new": ("articlekit.new", "write the skeleton of a new article, ready to build"),
-    "config": ("articlekit.config", "check config files: YAML syntax, schema, cross-key rules"),
-    "listings": ("articlekit.listings", "extract code listings from a source file"),
-    "values": ("articlekit.values", "merge experiment results into build/values.json"),
-    "lint": ("articlekit.lint", "fail on numerals typed into the prose"),
-    "bind": ("articlekit.bind", "resolve every shortcode and check its claim"),
-    "render": ("articlekit.render", "render the article with Quarto or Pandoc"),
-    "pdf": ("articlekit.pdf", "render the article to PDF through Typst"),
-    "preview": ("articlekit.preview", "serve the article, re-rendering on each save"),
-    "audit": ("articlekit.audit", "published edition vs this build"),
-    "diff": ("articlekit.diff", "this build vs the latest release snapshot"),
-    "release": ("articlekit.release", "freeze this build as a release snapshot"),
+    "new": ("articlekit.skeleton.new", "write the skeleton of a new article, ready to build"),
+    "config": ("articlekit.data.config", "check config files: YAML syntax, schema, cross-key rules"),
+    "listings": ("articlekit.data.listings", "extract code listings from a source file"),
+    "values": ("articlekit.data.values", "merge experiment results into build/values.json"),
+    "lint": ("articlekit.article.lint", "fail on numerals typed into the prose"),
+    "bind": ("articlekit.article.bind", "resolve every shortcode and check its claim"),
+    "render": ("articlekit.render.page", "render the article with Quarto or Pandoc"),
+    "pdf": ("articlekit.render.pdf", "render the article to PDF through Typst"),
+    "preview": ("articlekit.render.preview", "serve the article, re-rendering on each save"),
+    "audit": ("articlekit.review.audit", "published edition vs this build"),
+    "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
+    "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
 }
 
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from articlekit.claims import Interval, evaluate  # noqa: E402
+from articlekit.core.claims import Interval, evaluate  # noqa: E402
 from tests.workspace import copy_environment, copy_project  # noqa: E402
 
 CLAIM = "> 1"  # the article's claim on timing.main.speedup.estimate

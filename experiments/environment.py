@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import numpy as np
 import torch
 
-from articlekit.artifacts import run_experiment
+from articlekit.experiment.artifacts import run_experiment
 
 log = logging.getLogger("experiment")
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from articlekit.artifacts import run_experiment
+from articlekit.experiment.artifacts import run_experiment
 from experiments.attention import causal_mask, softmax
 
 log = logging.getLogger("experiment")
@@ -28,7 +28,7 @@ CELL_BYTES = 55  # per (T, T) score: the scores, their exponentials, two normali
 
 
 def footprint(p):
-    """Estimated memory of these sizes (articlekit.footprint): the (T, T)
+    """Estimated memory of these sizes (articlekit.experiment.footprint): the (T, T)
     scores of the wrong-axis case, Q, K, V and the underflow vector (float64
     and float32); the time is a few passes over it."""
     T = p["n_tokens"]

@@ -11,7 +11,7 @@ import logging
 
 import numpy as np
 
-from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import causal_mask, scaled_dot_product_attention, softmax
 
 log = logging.getLogger("experiment")
@@ -23,7 +23,7 @@ LABEL_BYTES, LABEL_S = 10_000, 2e-4  # per weight printed in a heatmap (a matplo
 
 
 def footprint(p):
-    """Estimated cost of these sizes (articlekit.footprint): the (T, T)
+    """Estimated cost of these sizes (articlekit.experiment.footprint): the (T, T)
     weights dominate, held as arrays and lists, written as JSON, and printed
     cell by cell in both heatmaps."""
     T = p["n_tokens"]

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from articlekit.artifacts import run_experiment
+from articlekit.experiment.artifacts import run_experiment
 from experiments.attention import causal_mask, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
@@ -30,7 +30,7 @@ CELL_BYTES = 110  # per (T, T) cell: masks, weights and their copies, ours and P
 
 
 def footprint(p):
-    """Estimated memory of these sizes (articlekit.footprint): the (T, T)
+    """Estimated memory of these sizes (articlekit.experiment.footprint): the (T, T)
     masks and weights, and key padding's (d_k, d_k) identity projections;
     the time is a few passes over it."""
     return {"bytes": {"n_tokens": p["n_tokens"] ** 2 * CELL_BYTES, "d_k": 8 * p["d_k"] ** 2 * 8}}

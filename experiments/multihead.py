@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import multi_head_attention, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
@@ -26,7 +26,7 @@ PANEL_BYTES, PANEL_S = 1_000_000, 0.05  # per head's heatmap
 
 
 def footprint(p):
-    """Estimated cost of these sizes (articlekit.footprint): the (h, T, T)
+    """Estimated cost of these sizes (articlekit.experiment.footprint): the (h, T, T)
     weights, the four (d_model, d_model) projections and their copies, and
     one heatmap per head with a tick per position."""
     h, T = p["heads"], p["n_tokens"]

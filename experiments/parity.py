@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from articlekit.artifacts import run_experiment
-from articlekit.footprint import FLOPS
+from articlekit.experiment.artifacts import run_experiment
+from articlekit.experiment.footprint import FLOPS
 from experiments.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, split_heads
 
 log = logging.getLogger("experiment")
@@ -29,7 +29,7 @@ WEIGHT_BYTES = 160  # per entry of a (d_model, d_model) projection: both precisi
 
 
 def footprint(p):
-    """Estimated cost of these sizes (articlekit.footprint): the attention
+    """Estimated cost of these sizes (articlekit.experiment.footprint): the attention
     weights of the widest case and the four projections; time, the flops of
     twelve runs (three cases, two precisions, ours and PyTorch's), each
     projecting both sequences and attending."""

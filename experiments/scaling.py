@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import softmax
 
 log = logging.getLogger("experiment")
@@ -23,7 +23,7 @@ DRAWS_PER_S = 1e9  # normal draws a second, faster than any one core: footprint(
 
 
 def footprint(p):
-    """Estimated cost of these sizes (articlekit.footprint): the widest K,
+    """Estimated cost of these sizes (articlekit.experiment.footprint): the widest K,
     (n_keys, d_k) float64, and a few (n_keys,) vectors beside it; time,
     every K drawn, once per d_k of the table and of the sweep."""
     widest = max(*p["d_k"], *p["sweep_d_k"])

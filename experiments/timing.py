@@ -53,8 +53,8 @@ import torch
 import torch.nn.functional as F
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from articlekit.artifacts import pyplot, run_experiment, save_figure
-from articlekit.footprint import FLOPS
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.footprint import FLOPS
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
 
 log = logging.getLogger("experiment")
@@ -69,7 +69,7 @@ ROW_S = 2e-6
 
 
 def footprint(p):
-    """Estimated cost of these sizes (articlekit.footprint), before any work.
+    """Estimated cost of these sizes (articlekit.experiment.footprint), before any work.
 
     Memory: at length T the matrix form holds four (T, T) float64 arrays at
     once (scores, shifted scores, exponentials, weights), beside Q, K, V and

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.audit import audit, to_html, to_markdown
-from articlekit.baseline import load_baseline
-from articlekit.jsonio import read_json, write_json
+from articlekit.review.audit import audit, to_html, to_markdown
+from articlekit.data.baseline import load_baseline
+from articlekit.core.jsonio import read_json, write_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 
@@ -123,9 +123,9 @@ def test_the_article_and_its_baseline_hold_one_threshold_per_number():
     """Every check of the baseline agrees with what the article's text claims
     about the same key (the audit's rule, on the real article): the
     largest float64 difference once had '< 1e-12' and '< 5e-15'."""
-    from articlekit.agreement import threshold_conflicts
-    from articlekit.departures import article_claims
-    from articlekit.shortcodes import scan
+    from articlekit.data.edition import threshold_conflicts
+    from articlekit.article.departures import article_claims
+    from articlekit.article.shortcodes import scan
 
     claims_on = article_claims(scan((ROOT / "article/index.qmd").read_text(encoding="utf-8")))
     baseline = load_baseline(ROOT / "baseline/published.yaml")
@@ -186,7 +186,7 @@ def test_one_key_printed_several_times_is_one_row(report):
 def test_the_html_page_has_no_mid_word_breaks_and_a_status_filter():
     """overflow-wrap:anywhere split 'ValueError' as 'ValueErro r'; numbers
     with a hyphen are kept whole; each status folds (<details>)."""
-    from articlekit.pages import STYLE, words
+    from articlekit.review.pages import STYLE, words
 
     assert "anywhere" not in STYLE and "break-all" not in STYLE
     assert words("a -1e9 mask") == 'a <span class="nb">-1e9</span> mask'
@@ -342,7 +342,7 @@ def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path)
 
 PIPELINE_PIECES = [
     "article/index.qmd", "article/_quarto.yml", "article/style.css",
-    "articlekit/listings.py", "articlekit/lint.py", "articlekit/bind.py", "articlekit/render.py",
+    "articlekit/data/listings.py", "articlekit/article/lint.py", "articlekit/article/bind.py", "articlekit/render/page.py",
     *(f"experiments/{name}.py" for name in
       ("environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors")),
 ]
@@ -450,7 +450,7 @@ def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, w
 def test_the_pages_name_the_libraries_the_article_records():
     """The edition's and this build's versions, named as publishing.libraries
     names them and in its order; a library it does not record is not shown."""
-    from articlekit.publishing import parse
+    from articlekit.data.publishing import parse
 
     report = audit(load_baseline(FIXTURES / "baseline.yaml"), read_json(FIXTURES / "values.json"),
                    read_json(FIXTURES / "bindings.json"))

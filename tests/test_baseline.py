@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.baseline import BaselineError, load_baseline
-from articlekit.fmt import format_printed as render
+from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.core.fmt import format_printed as render
 
 PUBLISHED = "baseline/published.yaml"
 
@@ -68,7 +68,7 @@ CITED_SPAN = re.compile(r"\[([^\]]*)\]\{\.cited\}")
 
 
 def article_keys():
-    from articlekit.shortcodes import scan
+    from articlekit.article.shortcodes import scan
 
     return {" ".join(sc.args[0].split()) for sc in scan(ARTICLE.read_text(encoding="utf-8"))
             if sc.name in ("value", "claim") and sc.args}
@@ -89,7 +89,7 @@ def test_every_cited_entry_is_cited_in_the_article_or_dropped_with_a_reason(entr
 
 
 def test_every_measured_entry_is_printed_by_the_article():
-    from articlekit.audit import keys_related
+    from articlekit.review.audit import keys_related
 
     keys = article_keys()
     missing = [f"{e.id} ({e.key})" for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries
@@ -98,7 +98,7 @@ def test_every_measured_entry_is_printed_by_the_article():
 
 
 def test_the_article_places_the_departures_section():
-    from articlekit.shortcodes import scan
+    from articlekit.article.shortcodes import scan
 
     assert [sc.name for sc in scan(ARTICLE.read_text(encoding="utf-8"))].count("departures") == 1
 
@@ -167,14 +167,14 @@ def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):
     assert "'approximately' is not one of" in message
 
 
-def test_the_schema_ships_with_articlekit_and_takes_its_classes_from_agreement():
+def test_the_schema_ships_with_articlekit_and_takes_its_classes_from_their_definition():
     """One definition of the agreement classes: the schema an article's
-    baseline is checked against is the package's, its enum articlekit.agreement's."""
-    from articlekit import agreement, baseline
+    baseline is checked against is the package's, its enum baseline.CLASSES."""
+    from articlekit.data import baseline
 
     assert baseline.SCHEMA.parent == Path(baseline.__file__).parent and baseline.SCHEMA.is_file()
     schema = baseline._load_schema()
-    assert schema["properties"]["entries"]["items"]["properties"]["class"]["enum"] == list(agreement.CLASSES)
+    assert schema["properties"]["entries"]["items"]["properties"]["class"]["enum"] == list(baseline.CLASSES)
 
 
 def test_a_text_entry_names_a_library_the_edition_gives_a_version_of(tmp_path):

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from articlekit import bind as bindmod
-from articlekit.bind import BindError, bind
-from articlekit.fmt import format_value
-from articlekit.jsonio import read_json
-from articlekit.shortcodes import lookup_id, scan, to_quarto_markdown
-from articlekit.values import lookup, merge
+from articlekit.article import bind as bindmod
+from articlekit.article.bind import BindError, bind
+from articlekit.core.fmt import format_value
+from articlekit.core.jsonio import read_json
+from articlekit.article.shortcodes import lookup_id, scan, to_quarto_markdown
+from articlekit.core.keys import lookup
+from articlekit.core.text import short_text
+from articlekit.data.values import merge
 
 FIXTURE = Path(__file__).parent / "fixtures" / "article"
 
@@ -207,9 +209,9 @@ def test_a_value_in_inline_code_fails_and_points_to_code_true(values_doc):
 
 
 def test_raw_values_read_as_a_reader_knows_them():
-    assert bindmod.short_text(float("nan")) == "nan"
-    assert bindmod.short_text([1.0, float("-inf")]) == "[1.0, -inf]"
-    assert bindmod.short_text({"a": ["x", True]}) == '{a: ["x", true]}'
+    assert short_text(float("nan")) == "nan"
+    assert short_text([1.0, float("-inf")]) == "[1.0, -inf]"
+    assert short_text({"a": ["x", True]}) == '{a: ["x", true]}'
 
 
 def test_the_provenance_table_and_tooltip_show_nan_not_its_json_tag(values_doc):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.shortcodes import scan
+from articlekit.article.shortcodes import scan
 from tests.test_examples import EXAMPLE, copy_article
 from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder

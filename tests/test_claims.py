@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from articlekit.claims import ClaimError, evaluate, keys_referenced
+from articlekit.core.claims import ClaimError, evaluate, keys_referenced
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from articlekit import codegraph
+from articlekit.workflow import codegraph
 from tests.workspace import PROJECT_ROOT
 
 
@@ -14,27 +14,43 @@ def files_of(*modules):
 
 
 def test_a_command_runs_its_module_what_it_imports_and_the_data_files_it_names():
-    pdf = files_of("articlekit.pdf")
-    assert {"articlekit/pdf.py", "articlekit/render.py", "articlekit/jsonio.py"} <= set(pdf)
-    # named in pdf.py as strings: resources.files("articlekit") / "pdf_style.typ"
-    assert {"articlekit/pdf_style.typ", "articlekit/pdf_prepare.lua", "articlekit/pdf_finish.lua"} <= set(pdf)
-    assert "articlekit/preview.py" not in pdf and "articlekit/lint.py" not in pdf
+    pdf = files_of("articlekit.render.pdf")
+    assert {"articlekit/render/pdf.py", "articlekit/render/page.py", "articlekit/core/jsonio.py",
+            "articlekit/render/__init__.py"} <= set(pdf)
+    # named in pdf.py as strings, from its own folder: kit / "pdf_style.typ", "pdf_finish.lua"
+    assert {"articlekit/render/pdf_style.typ", "articlekit/render/filters/pdf_prepare.lua",
+            "articlekit/render/filters/pdf_finish.lua"} <= set(pdf)
+    assert "articlekit/render/preview.py" not in pdf and "articlekit/article/lint.py" not in pdf
 
 
-def test_an_import_inside_a_function_counts():
-    # values.published_envelope imports articlekit.baseline where it needs it
-    assert "articlekit/baseline.py" in files_of("articlekit.values")
+def test_a_module_names_only_the_data_files_of_its_own_folder():
+    # the page's filters and the extension, never the PDF's Typst style
+    page = set(files_of("articlekit.render.page"))
+    assert {"articlekit/render/filters/quarto_layout.lua", "articlekit/render/page.css",
+            "articlekit/render/quarto/_extensions/value/value.lua"} <= page
+    assert "articlekit/render/pdf_style.typ" not in page
+    assert not any(path.startswith("articlekit/review/") for path in page)
+
+
+def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments/__init__.py").write_text("")
+    (tmp_path / "experiments/late.py").write_text("def run(params):\n    from experiments import helper\n")
+    (tmp_path / "experiments/helper.py").write_text("")
+    assert "experiments/helper.py" in codegraph.experiment_files("late", article_root=tmp_path)
 
 
 def test_the_package_itself_runs_before_any_of_its_modules():
-    assert "articlekit/__init__.py" in files_of("articlekit.lint")
+    assert "articlekit/__init__.py" in files_of("articlekit.article.lint")
 
 
 def test_an_experiment_runs_its_file_the_articles_modules_and_the_artifact_api():
     scaling = codegraph.experiment_files("scaling", article_root=PROJECT_ROOT)
     assert scaling == sorted([
-        "articlekit/__init__.py", "articlekit/artifacts.py", "articlekit/footprint.py", "articlekit/jsonio.py",
-        "articlekit/workfiles.py", "experiments/__init__.py", "experiments/attention.py", "experiments/scaling.py",
+        "articlekit/__init__.py", "articlekit/core/__init__.py", "articlekit/core/jsonio.py",
+        "articlekit/core/workfiles.py", "articlekit/experiment/__init__.py", "articlekit/experiment/artifacts.py",
+        "articlekit/experiment/footprint.py", "experiments/__init__.py", "experiments/attention.py",
+        "experiments/scaling.py",
     ])
 
 
@@ -56,7 +72,7 @@ def article(tmp_path):
         "experiments/unused.py": "",
         "experiments/fit.py": textwrap.dedent("""\
             import numpy as np
-            from articlekit.artifacts import run_experiment
+            from articlekit.experiment.artifacts import run_experiment
             from experiments.tools import shapes
 
             def run(params):
@@ -74,7 +90,7 @@ def test_local_modules_are_followed_through_relative_imports(article):
     assert local == ["experiments/__init__.py", "experiments/fit.py", "experiments/tools/__init__.py",
                      "experiments/tools/noise.py", "experiments/tools/shapes.py"]
     # the package is outside this article's folder: named by absolute path
-    assert any(path.endswith("/articlekit/artifacts.py") and path.startswith("/") for path in found)
+    assert any(path.endswith("/articlekit/experiment/artifacts.py") and path.startswith("/") for path in found)
 
 
 def test_an_experiment_without_its_file_names_the_fix(article):

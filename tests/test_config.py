@@ -6,7 +6,7 @@ import re
 import pytest
 import yaml
 
-from articlekit.config import ConfigError, check_config, check_syntax
+from articlekit.data.config import ConfigError, check_config, check_syntax
 from tests.workspace import PROJECT_ROOT
 
 SCHEMA = PROJECT_ROOT / "config/schema.yaml"
@@ -120,7 +120,7 @@ def test_a_byte_order_mark_is_nothing_and_a_bad_byte_is_named(config_file):
 
 def test_a_misspelt_top_level_key_is_named_with_its_line_and_the_closest_key(tmp_path):
     """A section nobody reads (publishin:) is refused, not silently kept."""
-    from articlekit.config import check_known_keys
+    from articlekit.data.config import check_known_keys
 
     config_file = tmp_path / "config.yaml"
     config_file.write_text("strict: true\nexperiments: {harmonic: {}}\nharmonic: {n: 3}\npublishin: {}\n")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.baseline import load_baseline
-from articlekit.bind import BindError, bind
-from articlekit.departures import departures
-from articlekit.jsonio import read_json
+from articlekit.data.baseline import load_baseline
+from articlekit.article.bind import BindError, bind
+from articlekit.article.departures import departures
+from articlekit.core.jsonio import read_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
 def test_the_live_preview_renders_the_departures_with_the_baseline(tmp_path):
     """The preview binds as the bind rule does, baseline included: without it
     an article with {{< departures >}} would never render."""
-    from articlekit.preview import Preview
+    from articlekit.render.preview import Preview
 
     article = tmp_path / "article" / "index.qmd"
     article.parent.mkdir()
@@ -277,9 +277,9 @@ def test_another_configuration_explains_what_its_experiment_computes(tmp_path, v
 
 
 def test_the_article_lists_exactly_what_the_audit_finds_with_the_same_verdicts(baseline, values):
-    """One judgement (articlekit.agreement.verdicts) for both, fed the same
+    """One judgement (articlekit.review.agreement.verdicts) for both, fed the same
     claims of the article: here one that puts a second threshold on a key."""
-    from articlekit.audit import audit
+    from articlekit.review.audit import audit
 
     article = ARTICLE.replace("## Departures", 'The max weight is {{< value scaling.dk64.unscaled.max_weight fmt=".6f" '
                                                'expect="> 0.9" >}}.\n\n## Departures')
@@ -300,7 +300,7 @@ def test_a_new_authors_wrong_exact_entry_fails_the_strict_build_and_is_on_the_pa
     """The skeleton `articlekit new` writes, with its one exact entry made
     wrong: the strict build stops at bind naming the entry's line; with
     strict=false the article's departures section shows the move."""
-    from articlekit.new import new_article
+    from articlekit.skeleton.new import new_article
     from tests.workspace import copy_environment
 
     folder = tmp_path / "my-article"
@@ -331,8 +331,8 @@ def test_a_new_authors_wrong_exact_entry_fails_the_strict_build_and_is_on_the_pa
 
 def test_the_audit_refuses_bindings_whose_departures_say_otherwise(tmp_path, values):
     """bind and the audit read different baselines: the audit says so and fails."""
-    from articlekit.audit import main as audit_main
-    from articlekit.jsonio import write_json
+    from articlekit.review.audit import main as audit_main
+    from articlekit.core.jsonio import write_json
 
     baseline, _ = small_baseline(tmp_path, WRONG_EXACT)
     doc = bound(baseline, values)

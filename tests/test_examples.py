@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.jsonio import read_json
-from articlekit.new import new_article
+from articlekit.core.jsonio import read_json
+from articlekit.skeleton.new import new_article
 from tests.test_quarto import require_quarto
 
 pytestmark = pytest.mark.slow

@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from articlekit import jsonio
-from articlekit.jsonio import dumps, read_json
-from articlekit.artifacts import run_experiment
+from articlekit.core import jsonio
+from articlekit.core.jsonio import dumps, read_json
+from articlekit.experiment.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
 FIGURES = {"scaling": ["sweep"], "example": ["heatmaps"], "multihead": ["heads"], "timing": ["sweep"]}
@@ -376,7 +376,7 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
         "from articlekit import jsonio\n"
         "jsonio.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from experiments import scaling\n"
-        "from articlekit.artifacts import run_experiment\n"
+        "from articlekit.experiment.artifacts import run_experiment\n"
         "run_experiment('scaling', scaling.run, argv=sys.argv[1:])\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],

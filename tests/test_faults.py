@@ -39,10 +39,10 @@ from pathlib import Path
 
 import pytest
 
-from articlekit import render as rendermod
-from articlekit.jsonio import DiskFull, loads, write_json
-from articlekit.shortcodes import ShortcodeSyntaxError, scan
-from articlekit.workfiles import owner_tag
+from articlekit.render import page as rendermod
+from articlekit.core.jsonio import DiskFull, loads, write_json
+from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
+from articlekit.core.workfiles import owner_tag
 from tests.workspace import copy_environment, copy_project
 from snakemake_fork import SnakemakeServer
 
@@ -705,7 +705,7 @@ def test_a_block_shortcode_must_stand_alone_in_its_paragraph(text, alone):
 
 
 def test_a_write_that_does_not_fit_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
-    import articlekit.jsonio as jsonio
+    import articlekit.core.jsonio as jsonio
 
     class FullDisk(io.FileIO):
         def write(self, data):
@@ -728,7 +728,7 @@ def test_temporaries_of_killed_writers_are_removed_and_live_ones_kept(tmp_path):
 
 
 def test_an_unreadable_artifact_says_how_to_rebuild_it(tmp_path):
-    from articlekit.artifacts import read_artifact
+    from articlekit.experiment.artifacts import read_artifact
 
     artifact = tmp_path / "parity.json"
     artifact.write_text('{\n  "values": {\n    "a": 1,\n')

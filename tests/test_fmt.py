@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from articlekit.fmt import FormatError, format_value
+from articlekit.core.fmt import FormatError, format_value
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,12 @@ import numpy as np
 import pytest
 import yaml
 
-from articlekit import codegraph, footprint
-from articlekit.artifacts import run_experiment
-from articlekit.config import ConfigError, check_config
-from articlekit.footprint import Limits, SizeError
+from articlekit.workflow import codegraph
+
+from articlekit.experiment import footprint
+from articlekit.experiment.artifacts import run_experiment
+from articlekit.data.config import ConfigError, check_config
+from articlekit.experiment.footprint import Limits, SizeError
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 CONFIGS = ["config.yaml", "config/test.yaml"]
@@ -237,7 +239,7 @@ def write(tmp_path, source):
 
 
 def test_the_plan_runs_a_footprint_with_its_literal_constants_and_articlekit_s_rates(tmp_path):
-    path = write(tmp_path, "import numpy as np\nfrom articlekit.footprint import FLOPS\nCELL, RATE = 8, 2.0\n"
+    path = write(tmp_path, "import numpy as np\nfrom articlekit.experiment.footprint import FLOPS\nCELL, RATE = 8, 2.0\n"
                            "SCALE = np.float64(3)\n\n"
                            "def footprint(p):\n    return {'bytes': {'n': CELL * p['n'] ** 2}, "
                            "'seconds': {'n': p['n'] * RATE * FLOPS / FLOPS}}\n")

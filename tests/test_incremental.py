@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from articlekit import render as rendermod
-from articlekit.bind import bind
-from articlekit.incremental import IncrementalPage, split_body
-from articlekit.jsonio import read_json, write_json
-from articlekit.render import split_front_matter
+from articlekit.render import page as rendermod
+from articlekit.article.bind import bind
+from articlekit.render.incremental import IncrementalPage, split_body
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.render.page import split_front_matter
 from tests.test_render import make_article
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def test_headings_two_chunks_would_name_alike_render_the_page_whole(tmp_path):
 @pytest.mark.slow  # reads the built_project fixture's values
 def test_the_real_article_renders_the_same_in_pieces(tmp_path, built_project):
     article = built_project / "article" / "index.qmd"
-    from articlekit.baseline import load_baseline
+    from articlekit.data.baseline import load_baseline
 
     document = bind(str(article), article.read_text(encoding="utf-8"),
                     read_json(built_project / "build" / "values.json"),

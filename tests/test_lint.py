@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from articlekit import lint as lintmod
-from articlekit.lint import lint, numerals
+from articlekit.article import lint as lintmod
+from articlekit.article.lint import lint, numerals
 
 VALUES = {
     "scaling.dk64.unscaled.max_weight": 0.9219455027665324,

@@ -6,8 +6,8 @@ import textwrap
 import pytest
 import yaml
 
-from articlekit import listings
-from articlekit.jsonio import read_json
+from articlekit.data import listings
+from articlekit.core.jsonio import read_json
 
 SOURCE = textwrap.dedent('''\
     """Module docstring."""
@@ -60,7 +60,7 @@ def test_the_real_implementation_has_every_core_function(repo_root, tmp_path, mo
     monkeypatch.chdir(repo_root)  # the listing's source path is the article folder's
     assert listings.main(["--publishing", article_publishing(repo_root), "--out", str(out)]) == 0
     artifact = read_json(out)
-    assert artifact["experiment"] == "listings" and artifact["script"] == "articlekit/listings.py"
+    assert artifact["experiment"] == "listings" and artifact["script"] == "articlekit/data/listings.py"
     assert artifact["params"] == {"source": "experiments/attention.py"}
     attention = artifact["values"]["attention"]
     configured = json.loads(article_publishing(repo_root))["listings"]["attention"]["functions"]

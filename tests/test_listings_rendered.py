@@ -13,8 +13,8 @@ import pytest
 
 import yaml
 
-from articlekit.jsonio import read_json
-from articlekit.listings import listing_values
+from articlekit.core.jsonio import read_json
+from articlekit.data.listings import listing_values
 
 pytestmark = pytest.mark.slow  # reads the article the built_project fixture builds
 

@@ -13,13 +13,13 @@ import subprocess
 import pytest
 import yaml
 
-from articlekit import matrix as matrixlib
-from articlekit import matrixenv
-from articlekit.publishing import parse as parse_publishing
-from articlekit.bind import bind
-from articlekit.config import ConfigError, check_config
-from articlekit.jsonio import read_json, write_json
-from articlekit.values import merge
+from articlekit.review import matrix as matrixlib
+from articlekit.review import matrixenv
+from articlekit.data.publishing import parse as parse_publishing
+from articlekit.article.bind import bind
+from articlekit.data.config import ConfigError, check_config
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.data.values import merge
 from tests.workspace import copy_environment, copy_project
 
 SCHEMA = "config/schema.yaml"

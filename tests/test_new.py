@@ -3,15 +3,14 @@ the package's templates, written only into a new or empty folder. That it
 builds as written is tests/test_examples.py's (slow)."""
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 
-from articlekit import new
+from articlekit.skeleton import new
 from articlekit.__main__ import main as articlekit_main
-from articlekit.shortcodes import scan
+from articlekit.article.shortcodes import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPE = {"Snakefile", "config.yaml", "environment.yml", ".gitignore", "experiments/__init__.py", "article/index.qmd",
@@ -87,6 +86,6 @@ def test_it_says_what_it_made_and_the_next_command(tmp_path, capsys):
 
 
 def test_every_template_file_ships_as_package_data():
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    shipped = {p for pattern in patterns["articlekit"] for p in (ROOT / "articlekit").glob(pattern) if p.is_file()}
-    assert {source for source, _ in new.template_files()} <= shipped
+    from tests.test_layout import shipped_data_files
+
+    assert {source for source, _ in new.template_files()} <= shipped_data_files()

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit import render as rendermod
-from articlekit.bind import bind
-from articlekit.jsonio import write_json
-from articlekit.pagecheck import PageError, check_page
+from articlekit.render import page as rendermod
+from articlekit.article.bind import bind
+from articlekit.core.jsonio import write_json
+from articlekit.render.pagecheck import PageError, check_page
 from tests.test_render import bind_and_render, make_article
 
 OPTIONS = {"embed-resources": True, "toc": True, "html-math-method": "mathml"}
@@ -61,8 +61,8 @@ def test_plain_hyperlinks_anywhere_are_fine(tmp_path):
 LOCAL = {
     "Quarto's libs folder": ('<script src="index_files/libs/clipboard/clipboard.min.js"></script>',
                              '<script src="index_files/libs/clipboard/clipboard.min.js">'),
-    "a style sheet by absolute path": ('<link href="/home/a/articlekit/page.css" rel="stylesheet">',
-                                       '<link href="/home/a/articlekit/page.css">'),
+    "a style sheet by absolute path": ('<link href="/home/a/articlekit/render/page.css" rel="stylesheet">',
+                                       '<link href="/home/a/articlekit/render/page.css">'),
     "a figure by relative path": ('<img src="../figures/sweep.svg">', '<img src="../figures/sweep.svg">'),
     "a file: URL": ('<img src="file:///tmp/figure.png">', '<img src="file:///tmp/figure.png">'),
     "an image set": ('<img src="data:image/png;base64,AAAA" srcset="data:image/png;base64,AAAA 1x, big.png 2x">',
@@ -165,7 +165,7 @@ def test_the_quarto_page_of_a_hidden_folder_is_refused_at_its_first_script(tmp_p
         '<link href="index_files/libs/bootstrap/bootstrap-icons.css" rel="stylesheet">',
         '<script src="https://cdnjs.cloudflare.com/polyfill/v3/polyfill.min.js?features=es6"></script>',
         '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml-full.js" type="text/javascript"></script>',
-        '<link rel="stylesheet" href="/tmp/x/.hidden/project/articlekit/page.css">',
+        '<link rel="stylesheet" href="/tmp/x/.hidden/project/articlekit/render/page.css">',
     ])
     message = refused(tmp_path, page(MATHJAX_SPAN, head=head, toc=False))
     assert '<script src="index_files/libs/clipboard/clipboard.min.js">' in message

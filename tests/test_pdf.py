@@ -11,10 +11,10 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from articlekit import pdf as pdfmod
-from articlekit.bind import bind
-from articlekit.jsonio import read_json, write_json
-from articlekit.render import expected_literal_shortcodes
+from articlekit.render import pdf as pdfmod
+from articlekit.article.bind import bind
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.render.page import expected_literal_shortcodes
 from tests.test_render import make_article
 
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" viewBox="0 0 400 200">

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.jsonio import read_json, write_json
+from articlekit.core.jsonio import read_json, write_json
 from tests.test_render import make_article
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,7 +286,7 @@ def test_the_built_html_is_the_same_with_or_without_the_preview_code(tmp_path):
     write_json(tmp_path / "build" / "values.json", values)
     without = tmp_path / "without"
     shutil.copytree(ROOT / "articlekit", without / "articlekit", ignore=shutil.ignore_patterns("__pycache__"))
-    (without / "articlekit" / "preview.py").unlink()
+    (without / "articlekit" / "render" / "preview.py").unlink()
     pages = []
     for parent, name in ((ROOT, "with"), (without, "without")):
         env = python_env(parent)

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit.snapshot_digest import sealed
+from articlekit.review.snapshot_digest import sealed
 from snakemake_fork import SnakemakeServer
 from tests.workspace import copy_environment
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit.publishing import Publishing, PublishingError, add_argument, from_json, parse
+from articlekit.data.publishing import Publishing, PublishingError, add_argument, from_json, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.jsonio import read_json
-from articlekit.render import expected_literal_shortcodes
-from articlekit.shortcodes import lookup_id, scan
+from articlekit.core.jsonio import read_json
+from articlekit.render.page import expected_literal_shortcodes
+from articlekit.article.shortcodes import lookup_id, scan
 from tests.workspace import copy_environment, copy_project
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow]

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit import diff as diff_module
-from articlekit import release as release_module
-from articlekit.baseline import load_baseline
-from articlekit.jsonio import read_json, write_json
-from articlekit.publishing import Publishing
-from articlekit.publishing import parse as parse_publishing
-from articlekit.snapshot import SnapshotError, latest_snapshot, load_snapshot
-from articlekit.snapshot_digest import sealed
+from articlekit.review import diff as diff_module
+from articlekit.review import release as release_module
+from articlekit.data.baseline import load_baseline
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.data.publishing import Publishing
+from articlekit.data.publishing import parse as parse_publishing
+from articlekit.review.snapshot import SnapshotError, latest_snapshot, load_snapshot
+from articlekit.review.snapshot_digest import sealed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 ROOT = Path(__file__).resolve().parent.parent
@@ -412,7 +412,7 @@ def test_the_committed_release_against_the_same_results_from_an_avx2_cpu():
     CPU gives them, are machine noise: nothing changed beyond its rule."""
     import math
 
-    from articlekit.baseline import load_baseline as load
+    from articlekit.data.baseline import load_baseline as load
 
     root = Path(__file__).resolve().parent.parent
     (snapshot_path,) = (root / "releases").glob("numpy-2.4.6_torch-2.13.0+cpu/snapshot.json")

@@ -12,18 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from articlekit import render as rendermod
-from articlekit import renderers
-from articlekit.bind import bind
-from articlekit.fmt import format_value
-from articlekit.jsonio import read_json, write_json
-from articlekit.workfiles import owner_tag
-from articlekit.shortcodes import scan
-from articlekit.values import lookup, merge
+from articlekit.render import page as rendermod
+from articlekit.render import renderers
+from articlekit.article.bind import bind
+from articlekit.core.fmt import format_value
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.workfiles import owner_tag
+from articlekit.article.shortcodes import scan
+from articlekit.core.keys import lookup
+from articlekit.data.values import merge
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "article"
-VALUE_LUA = ROOT / "articlekit" / "quarto" / "_extensions" / "value" / "value.lua"
+VALUE_LUA = ROOT / "articlekit" / "render" / "quarto" / "_extensions" / "value" / "value.lua"
 
 
 def make_article(folder, text=None):
@@ -205,11 +206,11 @@ def run_filter(tmp_path, text):
     ext.mkdir(parents=True)
     (ext / "record.lua").write_text(RECORDER)
     (ext / "_extension.yml").write_text("contributes:\n  shortcodes:\n    - record.lua\n")
-    from articlekit.shortcodes import to_quarto_markdown
+    from articlekit.article.shortcodes import to_quarto_markdown
 
     meta = tmp_path / "meta.yaml"
     meta.write_text(json.dumps({"shortcodes": rendermod.shortcode_files(tmp_path), "who": {"name": "ann"}}))
-    lua = resources.files("articlekit") / "quarto_shortcodes.lua"
+    lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
     done = subprocess.run([rendermod.pandoc_path(), "-f", "markdown", "-t", "plain", "--wrap", "none",
                            "--metadata-file", str(meta), "--lua-filter", str(lua)],
                           input=to_quarto_markdown(text), capture_output=True, text=True, check=True)
@@ -228,10 +229,9 @@ def test_the_value_extension_comes_from_the_package_and_the_articles_own_load_af
 
 def test_the_extension_ships_as_package_data():
     """pyproject.toml's package-data names it, so a wheel of articlekit has it."""
-    import tomllib
+    from tests.test_layout import shipped_data_files
 
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    shipped = [p for pattern in patterns["articlekit"] for p in (ROOT / "articlekit").glob(pattern)]
+    shipped = shipped_data_files()
     assert VALUE_LUA in shipped and VALUE_LUA.parent / "_extension.yml" in shipped
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit.jsonio import read_json, write_json
+from articlekit.core.jsonio import read_json, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
@@ -151,8 +151,8 @@ def test_an_edited_released_at_cannot_hide_a_snapshot_from_the_diff(tmp_path):
     """Backdating the newest release would make the diff compare against an
     older one: the lookup the workflow uses hands the edited snapshot to the
     diff instead, which refuses it."""
-    from articlekit.release import release
-    from articlekit.snapshot import latest_snapshot
+    from articlekit.review.release import release
+    from articlekit.review.snapshot import latest_snapshot
 
     values, bindings = read_json(FIXTURES / "values.json"), read_json(FIXTURES / "bindings.json")
     for label, month in (("older", 1), ("newer", 6)):
@@ -187,10 +187,10 @@ def test_the_committed_release_was_sealed_by_appending_only(tmp_path):
 def test_an_older_snapshot_is_refused_until_sealed_then_diffs_exactly_as_before(tmp_path):
     """A diff against a build that moved one number: the sealed snapshot's
     diff is the one the unsealed snapshot gave before digests (what
-    articlekit.diff.compare makes of it, unread digest and all)."""
-    from articlekit import diff as diff_module
-    from articlekit.baseline import load_baseline
-    from articlekit.publishing import parse as parse_publishing
+    articlekit.review.diff.compare makes of it, unread digest and all)."""
+    from articlekit.review import diff as diff_module
+    from articlekit.data.baseline import load_baseline
+    from articlekit.data.publishing import parse as parse_publishing
 
     old = unsealed_copy(tmp_path)
     document = read_json(old)

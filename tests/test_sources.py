@@ -7,8 +7,8 @@ import subprocess
 import pytest
 import yaml
 
-from articlekit.render import split_front_matter
-from articlekit.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
+from articlekit.render.page import split_front_matter
+from articlekit.core.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
 from tests.workspace import PROJECT_ROOT
 
 

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from articlekit import render as rendermod
-from articlekit.agreement import EXPECTED, UNEXPECTED
-from articlekit.agreement import against_edition as judge
-from articlekit.baseline import Entry
-from articlekit.bind import BindError, bind
-from articlekit.claims import FAILS, HOLDS, INCONCLUSIVE, ClaimError, Interval, evaluate
-from articlekit.jsonio import write_json
-from articlekit.values import measured, merge
+from articlekit.render import page as rendermod
+from articlekit.data.edition import EXPECTED, UNEXPECTED
+from articlekit.data.edition import against_edition as judge
+from articlekit.data.baseline import Entry
+from articlekit.article.bind import BindError, bind
+from articlekit.core.claims import FAILS, HOLDS, INCONCLUSIVE, ClaimError, Interval, evaluate
+from articlekit.core.jsonio import write_json
+from articlekit.core.keys import measured
+from articlekit.data.values import merge
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,7 +142,7 @@ def test_the_audit_reports_an_inconclusive_timing_check_as_expected_not_as_faili
 
 def test_a_cited_integer_never_collides_with_a_noisy_measurement():
     """d_k = 64 cited, while a timing happened to come out at 64.2 ms."""
-    from articlekit.lint import lint
+    from articlekit.article.lint import lint
 
     values = {"timing.all.median_ms.estimate": 40.0, "timing.all.median_ms.low": 64.2,
               "timing.all.median_ms.high": 80.0, "scaling.max_ms": 64.2}

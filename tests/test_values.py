@@ -6,9 +6,10 @@ import platform
 
 import pytest
 
-from articlekit import values as valuesmod
-from articlekit.jsonio import read_json
-from articlekit.values import UnknownKey, lookup, merge
+from articlekit.data import values as valuesmod
+from articlekit.core.jsonio import read_json
+from articlekit.core.keys import UnknownKey, lookup
+from articlekit.data.values import merge
 
 
 def envelope(name, values, params=None):
@@ -80,7 +81,7 @@ def test_the_command_writes_values_json_with_nan_kept(tmp_path):
 
 
 def test_what_the_artifact_api_writes_is_what_values_reads(tmp_path):
-    from articlekit.artifacts import read_artifact, write_artifact
+    from articlekit.experiment.artifacts import read_artifact, write_artifact
 
     path = tmp_path / "results/fit.json"
     write_artifact(path, "fit", "experiments/fit.py", params={"seed": 1}, values={"slope": 2.5})
@@ -94,7 +95,7 @@ def test_what_the_artifact_api_writes_is_what_values_reads(tmp_path):
     ("[1, 2]", "a list, not an object"),
 ])
 def test_a_file_that_is_not_an_envelope_is_named_with_the_fix(tmp_path, text, complaint):
-    from articlekit.artifacts import read_artifact
+    from articlekit.experiment.artifacts import read_artifact
 
     path = tmp_path / "fit.json"
     path.write_text(text)

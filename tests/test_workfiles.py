@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.workfiles import owner_alive, owner_tag, remove_stale
+from articlekit.core.workfiles import owner_alive, owner_tag, remove_stale
 
 
 def state(pid):

@@ -100,7 +100,7 @@ def test_a_code_edit_reruns_exactly_the_steps_that_run_it(built):
     with edited(built / "experiments/attention.py"):
         planned = planned_rules(built)
     assert planned & (EXPERIMENT_RULES | {"listings"}) == EXPERIMENT_RULES - {"environment"} | {"listings"}
-    with edited(built / "articlekit/lint.py"):
+    with edited(built / "articlekit/article/lint.py"):
         planned = planned_rules(built)
     assert "lint_article" in planned
     assert not planned & (EXPERIMENT_RULES | {"listings", "values", "bind", "audit", "diff"})
@@ -200,7 +200,7 @@ MINIMAL_ARTICLE = {
     "Snakefile": (PROJECT_ROOT / "Snakefile").read_text(),
     "config.yaml": "experiments:\n  hello: {figures: {curve: figures/hello-curve.svg}, threads: all}\nhello: {n: 3}\n",
     "experiments/__init__.py": "",
-    "experiments/hello.py": "from articlekit.artifacts import run_experiment\n\n\ndef run(params):\n"
+    "experiments/hello.py": "from articlekit.experiment.artifacts import run_experiment\n\n\ndef run(params):\n"
                             "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
     "article/index.qmd": "The total is {{< value hello.total >}}.\n",
     "article/_quarto.yml": "format:\n  html: {}\n",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit.config import check_config
-from articlekit.publishing import Publishing, parse
+from articlekit.data.config import check_config
+from articlekit.data.publishing import Publishing, parse
 from articlekit.workflow import FOLDER, settings, snakefile
 from tests.workspace import PROJECT_ROOT
 

@@ -11,10 +11,13 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 import articlekit.workflow
-from articlekit import codegraph, footprint, renderers
-from articlekit.config import ConfigError, check_config, check_known_keys, check_syntax, where
-from articlekit.publishing import PublishingError, parse as parse_publishing
-from articlekit.sources import SourceError, read_text
+from articlekit.__main__ import COMMANDS
+from articlekit.workflow import codegraph
+from articlekit.experiment import footprint
+from articlekit.render import renderers
+from articlekit.data.config import ConfigError, check_config, check_known_keys, check_syntax, where
+from articlekit.data.publishing import PublishingError, parse as parse_publishing
+from articlekit.core.sources import SourceError, read_text
 from articlekit.workflow import settings
 
 MODULE_DIR = str(articlekit.workflow.FOLDER)
@@ -60,7 +63,7 @@ except ConfigError as error:
 if os.path.exists(ARTICLE_SCHEMA):
     validate(config, os.path.abspath(ARTICLE_SCHEMA))
 
-# What the machinery records and compares (articlekit/publishing.py): read
+# What the machinery records and compares (articlekit/data/publishing.py): read
 # here for the rules, and handed to each command as it is written, in the
 # config's order (the order the pages list the libraries in).
 try:
@@ -121,7 +124,7 @@ STRICT = config.get("strict", True)
 # The renderer `auto` stands for here, and the versions of what renders:
 # plain values for the render and pdf rules' params, so switching Pandoc
 # to Quarto, or upgrading either (or Typst), renders again. Read cheaply
-# (articlekit/renderers.py): every snakemake call, a no-op too, asks.
+# (articlekit/render/renderers.py): every snakemake call, a no-op too, asks.
 RENDERER = renderers.choose(config.get("renderer", "auto"))
 RENDERER_VERSION = renderers.version(RENDERER) or "not installed"
 PANDOC_VERSION = (
@@ -155,7 +158,7 @@ RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
 )
 
 # Sizes checked before any job, a dry run too: each experiment's footprint
-# (articlekit/footprint.py, read from its source without importing it)
+# (articlekit/experiment/footprint.py, read from its source without importing it)
 # against the mem_mb and runtime its entry declares; a refusal names the key.
 try:
     for _experiment in EXPERIMENTS:
@@ -181,12 +184,12 @@ def experiment_code(name):
 
 def command_code(command):
     """What `python -m articlekit COMMAND` runs: editing any of it reruns the step."""
-    return codegraph.package_files("articlekit.__main__", f"articlekit.{command}")
+    return codegraph.package_files("articlekit.__main__", COMMANDS[command][0])
 
 
 def module_code(module):
-    """What `python -m articlekit.MODULE` runs."""
-    return codegraph.package_files(f"articlekit.{module}")
+    """What `python -m MODULE` runs (a dotted articlekit module)."""
+    return codegraph.package_files(module)
 
 
 def figure_outputs(experiment):
@@ -369,7 +372,7 @@ def latest_release(wildcards):
     """The newest releases/<label>/snapshot.json, or nothing before the first
     release. Newest by the snapshot's own released_at, not by file time, so a
     fresh clone orders them the same."""
-    from articlekit.snapshot import latest_snapshot
+    from articlekit.review.snapshot import latest_snapshot
 
     found = latest_snapshot(RELEASES)
     return [str(found)] if found else []

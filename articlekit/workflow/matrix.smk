@@ -31,7 +31,7 @@ rule matrix_lock:
     params:
         pins=matrix_pin_args,
     shell:
-        "python -m articlekit.matrixenv lock --label {wildcards.label} {params.pins} "
+        "python -m articlekit.review.matrixenv lock --label {wildcards.label} {params.pins} "
         "--out {output.lock} 2> {log}"
 
 
@@ -55,7 +55,7 @@ rule matrix_env:
     params:
         pins=matrix_pin_args,
     shell:
-        "python -m articlekit.matrixenv install --label {wildcards.label} --lock {input.lock} "
+        "python -m articlekit.review.matrixenv install --label {wildcards.label} --lock {input.lock} "
         "--venv {output.venv} --out {output.freeze} --log {log}"
 
 
@@ -82,7 +82,7 @@ rule matrix_experiment:
             EXPERIMENT_BY_NAME[wildcards.experiment]
         ),
     shell:
-        "python -m articlekit.matrixenv run --environment {input.environment} "
+        "python -m articlekit.review.matrixenv run --environment {input.environment} "
         "--experiment {wildcards.experiment} --params {params.config:q} {params.threads} "
         "{params.libraries} --out {output.json} --log {log}"
 
@@ -96,7 +96,7 @@ rule matrix_column:
         shared=MATRIX_SHARED,
         article=ARTICLE,
         baseline=BASELINE,
-        code=module_code("matrix"),
+        code=module_code("articlekit.review.matrix"),
     output:
         json="build/matrix/{label}.json",
     log:
@@ -113,7 +113,7 @@ rule matrix_column:
         pins=matrix_pin_args,
         publishing=PUBLISHING_JSON,
     shell:
-        "python -m articlekit.matrix column --label {wildcards.label} {params.pins} "
+        "python -m articlekit.review.matrix column --label {wildcards.label} {params.pins} "
         "--environment {input.environment} --results {input.results} "
         "--shared {input.shared} --article {input.article} --baseline {input.baseline} "
         "--publishing {params.publishing:q} --out {output.json} 2> {log}"
@@ -123,7 +123,7 @@ rule matrix_report:
     input:
         columns=expand("build/matrix/{label}.json", label=MATRIX),
         baseline=BASELINE,
-        code=module_code("matrix"),
+        code=module_code("articlekit.review.matrix"),
     output:
         json="build/matrix.json",
         md="build/matrix.md",
@@ -141,7 +141,7 @@ rule matrix_report:
     params:
         publishing=PUBLISHING_JSON,
     shell:
-        "python -m articlekit.matrix report {input.columns} --baseline {input.baseline} "
+        "python -m articlekit.review.matrix report {input.columns} --baseline {input.baseline} "
         "--json {output.json} --md {output.md} --html {output.html} "
         "--publishing {params.publishing:q} 2> {log}"
 
@@ -162,4 +162,4 @@ rule matrix:
         mem_mb=400,
         runtime=2,
     shell:
-        "python -m articlekit.matrix check {input.json} 2> {log} || (cat {log} >&2; exit 1)"
+        "python -m articlekit.review.matrix check {input.json} 2> {log} || (cat {log} >&2; exit 1)"

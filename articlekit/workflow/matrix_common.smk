@@ -3,7 +3,7 @@
 
 import re
 
-from articlekit.matrixenv import MatrixConfigError, check_matrix
+from articlekit.review.matrixenv import MatrixConfigError, check_matrix
 
 try:
     check_matrix(config, [*workflow.configfiles, *workflow.overwrite_configfiles])

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from articlekit.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 
 log = logging.getLogger("experiment")
 

@@ -4,7 +4,7 @@ the lost low-order bits and rounds once."""
 
 import math
 
-from articlekit.artifacts import run_experiment
+from articlekit.experiment.artifacts import run_experiment
 
 
 def run(params):

@@ -1,0 +1,357 @@
+"""Resolve every shortcode of the article into build/bindings.json.
+
+    python -m articlekit bind article/index.qmd --values build/values.json \\
+        --strict true --out build/bindings.json
+
+Python does all the work (lookup, formatting, claims, provenance); the Lua
+shortcode only looks the finished text up by its lookup id, so what the
+article prints is decided, and tested, here.
+
+bindings.json:
+
+    {"article": "article/index.qmd", "strict": true,
+     "bindings": {"KEY|FMT|EXPECT": {
+         "key", "fmt", "expect",
+         "text":   the formatted value, exactly what the article prints,
+         "raw":    the JSON value,
+         "title":  tooltip "KEY = raw (experiments/x.py)",
+         "claim":  null | {"expect", "holds", "status", "message"},
+         "source": {"artifact", "script", "experiment"},
+         "anchor": "v-<slug of key>", the provenance row it links to,
+         "locations": ["article/index.qmd:42", ...],
+         "printed": false when only {{< claim >}} uses it,
+         "in_prose": true when printed in prose (the first such place
+                     carries the id "at-<anchor>"),
+         "in_text": false when only {{< departures >}} binds it}},
+     "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
+     "provenance_md": markdown table, one row per key, each row anchored,
+     "departures_md": the {{< departures >}} section (articlekit.article.departures),
+                      made from --baseline; each value in it is a binding,
+     "departures": [{"id", "key", "line", "kind", "status", "explained"}],
+                   one per item of the section, the verdicts it printed,
+     "departure_warnings": [unexplained unexpected moves, strict=false only]}
+
+Values printed inside code carry no tooltip or link, so each needs a way
+back: a code block is followed, in its next paragraph, by
+{{< source KEY >}} for every key it prints (the key, linked to its
+provenance row); inline code does not bind values: {{< value KEY code=true >}}
+in prose prints the same code, linked. Bind fails otherwise, naming the fix.
+
+Every problem is reported at once, each as `file:line: ...`, and then the
+command fails without writing anything: unknown keys (with the closest
+existing ones), bad format specs, malformed claims, and, in strict mode,
+claims the values no longer support. With --strict false a failed claim is
+kept (holds=false) and the article shows a visible warning beside it.
+
+An entry of the baseline that moved unexpectedly, with nothing in the
+baseline to explain it (articlekit.data.edition: a reason on a moved value, a
+timing outside its band, another configuration), stops a strict bind the
+same way, with the entry's baseline file:line, both values and the fix;
+with --strict false the departures section marks it and bind warns.
+
+A claim about a measured value (keys.measured: an estimate with its
+interval) can also be inconclusive: the interval straddles the bound, so the
+measurement cannot tell. It is never reported as failed. A strict build
+stops on it all the same, since the prose is not supported, with a message
+that says so, gives the interval and the machine's load, and says what to
+do; with --strict false it renders "⚠ claim inconclusive" beside the number.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+from articlekit.core import claims as claimlib
+from articlekit.data.baseline import load_baseline
+from articlekit.article.departures import departures_of, departures_record, departures_section
+from articlekit.core.fmt import format_value
+from articlekit.core.text import md_text, short_text
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
+from articlekit.core.sources import read_text
+from articlekit.core.keys import UnknownKey, lookup, measured
+
+# Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
+# built-in; it is resolved by the renderer, not here.
+SHORTCODES = {"value": {"fmt", "expect", "code"}, "claim": {"expect"}, "source": set(), "provenance": set(),
+              "departures": set(),
+              "meta": set()}
+
+
+class BindError(Exception):
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def anchor(key):
+    return "v-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+
+
+def bind(article, text, values_doc, strict, baseline=None):
+    """-> the bindings document, or raises BindError listing every problem.
+    `baseline` (articlekit.data.baseline.Baseline) feeds {{< departures >}}."""
+    values, sources = values_doc["values"], values_doc["sources"]
+    problems, bindings, claim_log = [], {}, []
+    provenance_count, anchors = 0, {}
+    try:
+        occurrences = scan(text)
+    except ShortcodeSyntaxError as exc:
+        raise BindError([f"{article}:{exc}"]) from None
+    departure_list, departure_codes, departure_warnings = departures_of(article, occurrences, values_doc, baseline,
+                                                                        problems, strict)
+    occurrences += departure_codes
+
+    for sc in occurrences:
+        where = sc.where(article)
+        if sc.escaped:
+            continue
+        if sc.name not in SHORTCODES:
+            problems.append(f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
+                            f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}")
+            continue
+        extra = set(sc.kwargs) - SHORTCODES[sc.name]
+        if extra:
+            allowed = ", ".join(sorted(SHORTCODES[sc.name])) or "none"
+            problems.append(f"{where}: {sc.name} does not take {', '.join(sorted(extra))} (allowed: {allowed})")
+            continue
+        if sc.name == "provenance":
+            provenance_count += 1
+            continue
+        if sc.name in ("meta", "departures"):
+            continue
+        if len(sc.args) != 1:
+            problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
+            continue
+        if sc.name == "source" and sc.context != "prose":
+            problems.append(f"{where}: source links to a value's provenance row and belongs in prose, "
+                            f"after the code block that binds the value: {sc.raw}")
+            continue
+        if sc.name == "claim" and not sc.kwargs.get("expect"):
+            problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
+            continue
+        key = normalize_space(sc.args[0])
+        fmt = normalize_space(sc.kwargs.get("fmt", ""))
+        if sc.kwargs.get("code", "true") not in ("true", "false"):
+            problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
+            continue
+        expect = normalize_space(sc.kwargs.get("expect", ""))
+        ident = lookup_id(key, fmt, expect)
+        if ident in bindings:
+            bindings[ident]["locations"].append(where)
+            bindings[ident]["printed"] |= sc.name == "value"
+            bindings[ident]["in_prose"] |= sc.name == "value" and sc.context == "prose"
+            bindings[ident]["in_text"] |= sc.context != "departures"
+            _log_claim(claim_log, bindings[ident], where)
+            continue
+        try:
+            value = lookup(values, key)
+            text_out = format_value(value, fmt)
+            claim = _check_claim(expect, key, values) if expect else None
+        except UnknownKey as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        except ValueError as exc:  # FormatError, ClaimError, a malformed key or index
+            problems.append(f"{where}: {sc.raw}: {exc}")
+            continue
+        source = dict(sources[key.split("[")[0]])
+        slug = anchors.setdefault(key, _unique(anchor(key), anchors.values()))
+        bindings[ident] = {
+            "key": key,
+            "fmt": fmt,
+            "expect": expect,
+            "text": text_out,
+            "raw": value,
+            "title": f"{key} = {short_text(value)} ({source['script']})",
+            "claim": claim,
+            "source": source,
+            "anchor": slug,
+            "locations": [where],
+            "printed": sc.name == "value",
+            "in_prose": sc.name == "value" and sc.context == "prose",
+            # false when only the departures section binds it (its claim repeats the baseline's check)
+            "in_text": sc.context != "departures",
+        }
+        _log_claim(claim_log, bindings[ident], where)
+
+    problems += unsourced_code_values(article, text, occurrences)
+    if strict:
+        for c in claim_log:
+            if c["status"] == claimlib.INCONCLUSIVE:
+                problems.append(inconclusive_message(c, sources))
+            elif not c["holds"]:
+                problems.append(f"{c['location']}: claim '{c['key']} {c['expect']}' failed: "
+                                f"value {short_text(c['value'])}")
+    if bindings and not provenance_count:
+        problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
+                        "for them to link to; add one (usually at the end)")
+    if problems:
+        raise BindError(problems)
+    return {
+        "article": str(article),
+        "strict": strict,
+        "bindings": bindings,
+        "claims": claim_log,
+        "provenance_md": provenance_table(bindings),
+        "departures_md": departures_section(departure_list, bindings),
+        "departures": departures_record(departure_list),
+        # unexplained unexpected moves, shown on the page (strict=false only: strict stops on them)
+        "departure_warnings": departure_warnings,
+    }
+
+
+def unsourced_code_values(article, text, occurrences):
+    """Values printed inside code cannot carry a tooltip or a link, so each
+    needs a way back to its source (the README's promise, every bound number):
+    a code block is followed, in the next paragraph, by {{< source KEY >}}
+    for each key it binds; inline code is not used for values at all, since
+    {{< value KEY code=true >}} in prose prints the same code with its link."""
+    spans = regions(text)
+    problems, blocks = [], {}
+    for sc in occurrences:
+        if sc.escaped or sc.name != "value" or sc.context != "code" or len(sc.args) != 1:
+            continue
+        key = normalize_space(sc.args[0])
+        if kind_at(spans, sc.start) == "inline_code":
+            problems.append(f"{sc.where(article)}: {sc.raw} inside inline code has no tooltip or link to its "
+                            f"source; write it in prose as {{{{< value {key} code=true >}}}} (printed as code, "
+                            "linked)")
+            continue
+        block = next(s for s in spans if s[0] <= sc.start < s[1])
+        blocks.setdefault(block, []).append(key)
+    for (_, end, _), keys in blocks.items():
+        after = _paragraph_after(text, spans, end)
+        sourced = {normalize_space(sc.args[0]) for sc in occurrences
+                   if sc.name == "source" and sc.args and after[0] <= sc.start < after[1]}
+        missing = [k for k in dict.fromkeys(keys) if k not in sourced]
+        if missing:
+            line = text.count("\n", 0, end) + 1
+            problems.append(f"{article}:{line}: the code block ending here prints {', '.join(missing)} with no way "
+                            "back to the source; add after it a line such as: Source: "
+                            + ", ".join(f"{{{{< source {k} >}}}}" for k in missing))
+    return problems
+
+
+def _paragraph_after(text, spans, code_end):
+    """(start, end) of the first paragraph after the closing fence of the code
+    region ending at code_end."""
+    fence_end = next((e for s, e, kind in spans if s == code_end and kind == "fence"), code_end)
+    start = fence_end
+    while start < len(text) and text[start] in " \t\n":
+        start += 1
+    blank = re.search(r"\n[ \t]*\n", text[start:])
+    return start, start + blank.start() if blank else len(text)
+
+
+def _unique(slug, taken):
+    taken = set(taken)
+    candidate, n = slug, 2
+    while candidate in taken:
+        candidate, n = f"{slug}-{n}", n + 1
+    return candidate
+
+
+def _check_claim(expect, key, values):
+    result = claimlib.evaluate(expect, measured(values, key), resolve=lambda k: measured(values, k))
+    return {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
+
+
+def _log_claim(log, binding, where):
+    if binding["claim"] is not None:
+        log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
+                    "value": binding["raw"], "holds": binding["claim"]["holds"],
+                    "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
+
+
+def inconclusive_message(claim, sources):
+    """Why a strict build stopped on a claim its measurement cannot decide,
+    and what to do about it."""
+    source = sources.get(claim["key"].split("[")[0], {})
+    rule = source.get("experiment", "the experiment")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{claim['location']}: claim '{claim['key']} {claim['expect']}' is inconclusive "
+            f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
+            f"The measurement was too noisy to decide: rerun it on a quieter machine with "
+            f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
+            f"to publish the value marked inconclusive.")
+
+
+# --- the provenance table ---------------------------------------------------
+
+def provenance_table(bindings):
+    """One row per key: where each printed number comes from. The first cell
+    carries the anchor (#v-...) the bound numbers link to."""
+    rows = {}
+    for b in bindings.values():
+        row = rows.setdefault(b["key"], {"binding": b, "quoted": [], "claims": []})
+        if b["printed"] and b["text"] not in row["quoted"]:
+            row["quoted"].append(b["text"])
+        if b["claim"]:
+            status = b["claim"].get("status")
+            mark = "✓" if b["claim"]["holds"] else ("? inconclusive" if status == claimlib.INCONCLUSIVE else "✗ FAILED")
+            row["claims"].append(f"{b['expect']} {mark}")
+    header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script |\n"
+              "|:------------|:--------|:--------|:--------|:--------|:--------|\n")
+    lines = []
+    for key in sorted(rows):
+        row = rows[key]
+        b = row["binding"]
+        cells = [
+            f"[`{key}`]{{#{b['anchor']}}}",
+            "; ".join(md_text(short_text(t)) for t in row["quoted"]),
+            md_text(short_text(b["raw"])),
+            md_text("; ".join(row["claims"])),
+            f"`{b['source']['artifact']}`",
+            f"`{b['source']['script']}`",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return header + "\n".join(lines) + "\n"
+
+
+def parse_bool(text):
+    lowered = str(text).strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit bind", description=__doc__.splitlines()[0])
+    parser.add_argument("article", help="the .qmd to bind")
+    parser.add_argument("--values", required=True, help="build/values.json")
+    parser.add_argument("--strict", type=parse_bool, default=True,
+                        help="true: a failed claim fails the build; false: it renders a warning")
+    parser.add_argument("--out", required=True, help="where to write build/bindings.json")
+    parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
+    args = parser.parse_args(argv)
+    try:
+        text = read_text(args.article)
+        baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
+        values_doc = read_json(args.values)
+        document = bind(args.article, text, values_doc, args.strict, baseline)
+    except BindError as exc:
+        print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"bind: {exc}", file=sys.stderr)
+        return 1
+    write_json(args.out, document)
+    failed = sum(c["status"] == claimlib.FAILS for c in document["claims"])
+    undecided = [c for c in document["claims"] if c["status"] == claimlib.INCONCLUSIVE]
+    for c in undecided:
+        print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
+    for message in document["departure_warnings"]:
+        print("bind: warning: " + message, file=sys.stderr)
+    print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
+          + (f", {failed} FAILED (shown as warnings: strict=false)" if failed else "")
+          + (f", {len(undecided)} inconclusive (shown as warnings: strict=false)" if undecided else "")
+          + (f", {len(document['departure_warnings'])} unexplained departures (shown on the page: strict=false)"
+             if document["departure_warnings"] else "")
+          + f" -> {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,285 @@
+"""Check the merged configuration against config/schema.yaml, and say where.
+
+Snakemake's own validate() stops at the first error and prints the schema
+around it. This lists every error, one line each, with the file and line it
+came from:
+
+    config.yaml:50: timing.rounds: 1 is less than the minimum of 6
+    config.yaml:12: bogus: Additional properties are not allowed ('bogus' was unexpected)
+
+A value given with --config has no file line; it is named as "--config".
+
+Before that, `check_syntax` reads each file strictly (articlekit.core.sources)
+and names the line of a YAML syntax error, a key given twice, a number
+Snakemake would read as text, a byte that is not UTF-8, or says that a file
+is empty; after it, the cross-key rules the schema marks with `x-divides`
+(heads must divide d_model) name both keys.
+
+    python -m articlekit config config.yaml [more.yaml ...]
+
+runs all three on files by hand (Snakemake reads `--configfile` files itself,
+before the workflow starts, and its message names neither file nor line).
+"""
+
+import difflib
+import os
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from articlekit.core.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
+                                yaml11_spelling, yaml_error_message)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def check_syntax(path):
+    """Raise ConfigError naming the file and line when `path` is not a YAML
+    mapping that Snakemake and articlekit read alike: a syntax error, a byte
+    that is not UTF-8, a key given twice (Snakemake's reader silently keeps
+    the second), a number Snakemake's YAML 1.1 reader takes for text (1e-7),
+    an empty file, or a list or scalar on top."""
+    shown = _shown(path)
+    try:
+        document = parse_yaml(read_text(path), shown)
+    except yaml.YAMLError as exc:
+        raise ConfigError(yaml_error_message(exc, shown)) from None
+    except SourceError as exc:  # not UTF-8, or a duplicate key
+        raise ConfigError(str(exc)) from None
+    data = document.data
+    if data is None:
+        raise ConfigError(f"{shown}: the file is empty; a config file holds the keys of config/schema.yaml "
+                          "(start from a copy of config.yaml)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{shown}:1: the top level must be keys (strict: ..., scaling: ...), "
+                          f"not a {type(data).__name__}")
+    texts = numbers_read_as_text(document)
+    if texts:
+        raise ConfigError("\n  ".join(
+            f"{shown}:{line}: {key}: {text} is a number, but Snakemake reads config files as YAML 1.1, "
+            f"which takes it for the text {text!r}; write {yaml11_spelling(text)} (a dot and a signed "
+            f"exponent), or quote it if you mean the text" for line, key, text in texts))
+    return data
+
+
+def check_syntax_for_snakemake(path):
+    """check_syntax, raised as the WorkflowError Snakemake prints without a
+    traceback. A missing file is left to Snakemake, which says so."""
+    from snakemake.exceptions import WorkflowError
+
+    if Path(path).exists():
+        try:
+            check_syntax(path)
+        except ConfigError as exc:
+            raise WorkflowError(str(exc)) from None
+
+
+def _line_index(path):
+    """{("timing", "rounds"): line} for every key of a YAML file (1-based)."""
+    try:
+        root = parse_yaml(read_text(path), path).root
+    except (OSError, yaml.YAMLError, SourceError):
+        return {}
+    lines = {(): 1}
+
+    def walk(node, prefix):
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                path = prefix + (key_node.value,)
+                lines[path] = key_node.start_mark.line + 1
+                walk(value_node, path)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[prefix + (i,)] = item.start_mark.line + 1
+                walk(item, prefix + (i,))
+
+    walk(root, ())
+    return lines
+
+
+_MISSING = object()
+
+
+def _value_at(path, file):
+    data = load_yaml(file)
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return data
+
+
+def _same(a, b):
+    """Equal and of the same JSON type: True is not 1 here, as in the schema."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return (isinstance(a, bool), isinstance(a, (int, float)), isinstance(a, str)) == (
+        isinstance(b, bool), isinstance(b, (int, float)), isinstance(b, str)) and a == b
+
+
+def _where(path, value, indexed):
+    """'file:line' of the key in the file of highest precedence that sets it
+    to this value; "--config" when the value came from the command line
+    instead ("--config (overriding file:line)" when a file sets it too).
+    An error about a key's content (a missing required key) points at the
+    key itself. indexed: (file, _line_index(file)), highest precedence first."""
+    for config_file, lines in indexed:
+        if path in lines:
+            where = f"{config_file}:{lines[path]}"
+            if not _same(_value_at(path, config_file), value):
+                return f"--config (overriding {where})"
+            return where
+    return "--config"
+
+
+def _hint(error):
+    """What would fix it, where the schema's own message does not say."""
+    if error.validator == "type" and error.validator_value == "boolean":
+        return "; write true or false"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        return f"; allowed here: {', '.join(allowed)}" if allowed else ""
+    return ""
+
+
+def _cross_key_errors(config, schema, prefix=()):
+    """(path, message) for each cross-key rule the config breaks: `x-divides:
+    OTHER`, the key's value must divide its sibling OTHER's (heads |
+    d_model); `x-at-most: OTHER`, it must not exceed it (the key's
+    description, when it has one, says why)."""
+    found = []
+    for name, rule in (schema.get("properties") or {}).items():
+        value = config.get(name) if isinstance(config, dict) else None
+        if isinstance(value, dict):
+            found += _cross_key_errors(value, rule, prefix + (name,))
+        bound = rule.get("x-at-most")
+        if bound and all(_is_number(v) for v in (value, config.get(bound))) and value > config[bound]:
+            dotted = ".".join(prefix + (bound,))
+            why = f" ({rule['description']})" if rule.get("description") else ""
+            found.append((prefix + (name,), value, f"{value} is more than {dotted} = {config[bound]}{why}; lower it "
+                          f"to at most {config[bound]}, or raise {dotted}"))
+        other = rule.get("x-divides")
+        if other and isinstance(value, int) and isinstance(config.get(other), int) and value > 0:
+            total = config[other]
+            if total % value:
+                divisors = [str(d) for d in range(1, total + 1) if total % d == 0]
+                dotted = ".".join(prefix + (other,))
+                found.append((prefix + (name,), value, f"{value} does not divide {dotted} = {total} (each of the "
+                              f"{value} parts would get {total / value:g} columns); "
+                              f"choose one of {', '.join(divisors)}, or change {dotted}"))
+    return found
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shown(path):
+    """A config file as the user would write it: relative when it is under
+    the working folder (Snakemake hands --configfile over as absolute)."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def check_config(config, schema_path, config_files=()):
+    """Raise ConfigError listing every violation of the schema, or return."""
+    try:
+        schema = load_yaml(schema_path)
+    except SourceError as exc:
+        raise ConfigError(str(exc)) from None
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    found = []
+    for error in errors:
+        path, value = tuple(error.absolute_path), error.instance
+        if error.validator == "additionalProperties":
+            # point at the unexpected key itself, not at its parent
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            if extra:
+                path, value = path + (extra[0],), error.instance[extra[0]]
+        found.append((path, value, error.message + _hint(error)))
+    if not found:  # cross-key rules only make sense once every key has its type
+        found = _cross_key_errors(config, schema)
+    if not found:
+        return
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    indexed = [(f, _line_index(f)) for f in by_precedence]
+    problems = []
+    for path, value, message in found:
+        dotted = ".".join(str(p) for p in path) or "(top level)"
+        where = _where(path, value, indexed) if path else (by_precedence[0] if by_precedence else "--config")
+        problems.append(f"{where}: {dotted}: {message}")
+    raise ConfigError(
+        f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
+    )
+
+
+def where(config, key, config_files=()):
+    """'file:line' of a key of the merged config ("timing.T" ->
+    "config.yaml:97", or "--config"), as check_config places it: for a
+    problem found after the schema, such as a size too large. `key` is
+    dotted, or a path that may index lists (("matrix", "environments", 0, "label"))."""
+    path, value = (tuple(key.split(".")) if isinstance(key, str) else tuple(key)), config
+    for part in path:
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value):
+            value = value[part]
+        else:
+            value = None
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    return _where(path, value, [(f, _line_index(f)) for f in by_precedence])
+
+
+def check_known_keys(config, known, config_files=(), what="not a known key"):
+    """Raise ConfigError naming each top-level key that is not in `known`,
+    with its file and line and the closest known key: a misspelt section
+    (publishin:) would otherwise be kept and silently never read."""
+    unknown = [key for key in config if key not in known]
+    if not unknown:
+        return
+    by_precedence = list(dict.fromkeys(map(_shown, reversed(list(config_files)))))
+    indexed = [(f, _line_index(f)) for f in by_precedence]
+    problems = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+        hint = f"did you mean {close[0]}?" if close else f"the keys are {', '.join(sorted(map(str, known)))}"
+        problems.append(f"{_where((key,), config[key], indexed)}: {key}: is {what}; {hint}")
+    raise ConfigError("unknown key(s) in the configuration:\n  " + "\n  ".join(problems))
+
+
+def main(argv):
+    """python -m articlekit config FILE...: the checks a build makes, by hand.
+    Later files override earlier ones, as with several --configfile."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m articlekit config", description=main.__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", help="config files, e.g. config.yaml config/test.yaml")
+    parser.add_argument("--schema", default="config/schema.yaml")
+    args = parser.parse_args(argv)
+    merged = {}
+    try:
+        for path in args.files:
+            _update(merged, check_syntax(path))
+        check_config(merged, args.schema, args.files)
+    except (OSError, ConfigError) as exc:
+        print(f"config: {exc}", file=sys.stderr)
+        return 1
+    print(f"config: {', '.join(args.files)} match {args.schema}", file=sys.stderr)
+    return 0
+
+
+def _update(base, new):
+    """Snakemake's merge of config files: nested keys override one by one."""
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _update(base[key], value)
+        else:
+            base[key] = value

@@ -1,0 +1,96 @@
+"""Merge experiment artifacts into one table of values under stable keys.
+
+    python -m articlekit values results/*.json --out build/values.json
+
+Each results/<name>.json envelope ({"experiment", "script", "params",
+"versions", "values"}, read through articlekit.experiment.artifacts) contributes:
+
+- `<experiment>.<path>` for every leaf of its nested `values` dict;
+- `<experiment>.params.<path>` for every leaf of its `params`.
+
+With --baseline, the published edition's numbers join them as
+`published.<entry id>` (source: the baseline file), so the article can set
+a regenerated value beside the published one without typing it.
+
+Lists stay whole (one key, one list); the article indexes them with
+`lookup`: `example.weights[0]`, `example.weights[0][2]`, and a dict inside a
+list with `[1].name` (articlekit.core.keys). Every key keeps its source (artifact file, script,
+experiment) so any number in the article can be traced back.
+
+A measured value carries its interval as three sibling leaves: `X.estimate`,
+`X.low` and `X.high` (an experiment writes {"estimate", "low", "high"}).
+`measured(values, "X.estimate")` returns it as a claims.Interval, so a claim
+about it is judged on the whole interval (articlekit.core.claims).
+
+build/values.json: {"values": {key: value}, "sources": {key: {"artifact",
+"script", "experiment"}}, "versions": {experiment: versions}}.
+"""
+
+import argparse
+import sys
+
+from articlekit.data.baseline import load_baseline
+from articlekit.experiment.artifacts import check_envelope, envelope, read_artifact
+from articlekit.core.jsonio import write_json
+
+def flatten(tree, prefix):
+    """{"a": {"b": 1}, "c": [1, 2]} -> {"<prefix>.a.b": 1, "<prefix>.c": [1, 2]}."""
+    flat = {}
+    for name, value in tree.items():
+        key = f"{prefix}.{name}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, key))
+        else:
+            flat[key] = value
+    return flat
+
+
+def merge(artifacts):
+    """artifacts: iterable of (path, envelope). Returns the values document."""
+    values, sources, versions = {}, {}, {}
+    for path, env in artifacts:
+        check_envelope(path, env)
+        name = env["experiment"]
+        if name in versions:
+            raise ValueError(f"{path}: experiment {name!r} also comes from {_artifact_of(sources, name)}")
+        versions[name] = env.get("versions", {})
+        source = {"artifact": str(path), "script": env["script"], "experiment": name}
+        flat = flatten(env["values"], name)
+        flat.update(flatten(env.get("params") or {}, f"{name}.params"))
+        for key, value in flat.items():
+            if key in values:
+                raise ValueError(f"{path}: key {key!r} is defined twice (a value and a param?)")
+            values[key] = value
+            sources[key] = source
+    return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions}
+
+
+def published_envelope(path):
+    """The baseline's entries as an artifact: published.<id> = its value."""
+    baseline = load_baseline(path)
+    values = {entry.id: entry.value for entry in baseline.entries if entry.value is not None}
+    return envelope("published", path, params={}, values=values, versions={})
+
+
+def _artifact_of(sources, experiment):
+    return next((s["artifact"] for s in sources.values() if s["experiment"] == experiment), "?")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit values", description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", help="results/<name>.json artifacts")
+    parser.add_argument("--baseline", help="baseline/published.yaml: add its values as published.<id>")
+    parser.add_argument("--out", required=True, help="where to write build/values.json")
+    args = parser.parse_args(argv)
+    try:
+        artifacts = [(path, read_artifact(path)) for path in args.results]
+        if args.baseline:
+            artifacts.append((args.baseline, published_envelope(args.baseline)))
+        document = merge(artifacts)
+        write_json(args.out, document)
+    except (OSError, ValueError) as exc:
+        print(f"values: {exc}", file=sys.stderr)
+        return 1
+    print(f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
+          file=sys.stderr)
+    return 0

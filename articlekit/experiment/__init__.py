@@ -1,0 +1,9 @@
+"""Running an experiment: what an article's experiment scripts import.
+
+Owns: the artifact envelope that every results/<name>.json is (artifacts:
+written atomically, read back strictly), the command-line adapter
+`run_experiment`, figures without timestamps, and the size check before
+work (footprint).
+
+May import: articlekit.core.
+"""

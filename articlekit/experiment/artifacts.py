@@ -1,0 +1,299 @@
+"""The artifact API: what an experiment script imports from articlekit.
+
+An experiment is a pure `run(params) -> dict` plus an optional
+`plot(values, params, figures)`, and ends with
+
+    if __name__ == "__main__":
+        run_experiment("scaling", run, plot)
+
+`run_experiment` is the thin command-line adapter; the workflow module calls
+
+    python -m experiments.scaling --params JSON --mem-mb 500 --runtime 5 \\
+        --json results/scaling.json --figure sweep=figures/scaling-sweep.svg \\
+        --log logs/scaling.log --library numpy
+
+and by hand the same module takes `--config config.yaml [--set key=value]`
+instead of --params (the limits then come from its experiments: entry).
+Before run(), the module's `footprint(params)`, when it has one, is
+checked against those limits and the machine's free memory
+(articlekit.experiment.footprint): sizes that would not fit are refused at once,
+naming the key.
+
+This module is the one owner of the artifact envelope: it writes it
+(`write_artifact`, also used by `articlekit listings`) and reads it back
+(`read_artifact`, used by `articlekit values`):
+
+    {"experiment": NAME, "script": PATH, "params": {...},
+     "versions": {"python": ..., DIST: ...}, "values": {...}}
+"""
+
+import argparse
+import errno
+import importlib.metadata
+import inspect
+import json
+import logging
+import os
+import platform
+import sys
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from articlekit.experiment import footprint
+from articlekit.core.jsonio import DiskFull, read_json, write_json
+
+log = logging.getLogger("experiment")
+
+ENVELOPE_FIELDS = ("experiment", "script", "values")
+
+# Top-level packages that drew the figures save_figure wrote during this
+# run_experiment: their versions are recorded like the --library ones.
+_drawn_with = []
+
+
+# ---- the envelope ----------------------------------------------------------------
+
+
+def library_versions(libraries=()):
+    """Python's version, then each distribution in `libraries` that this
+    process imported. A library the run never imported is left out: its
+    version says nothing about the result."""
+    versions = {"python": platform.python_version()}
+    for name in libraries:
+        if name not in versions and _imported(name):
+            versions[name] = importlib.metadata.version(name)
+    return versions
+
+
+def _imported(distribution):
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return any(module in sys.modules for module in _top_level_modules(dist))
+
+
+def _top_level_modules(dist):
+    """The importable names a distribution installs (top_level.txt, else its
+    file list): one distribution may install several packages."""
+    listed = (dist.read_text("top_level.txt") or "").split()
+    if listed:
+        return listed
+    found = set()
+    for file in dist.files or []:
+        top = PurePosixPath(file).parts[0]
+        name = top.removesuffix(".py")
+        if name.isidentifier():
+            found.add(name)
+    return sorted(found) or [dist.metadata["Name"].replace("-", "_").lower()]
+
+
+def envelope(experiment, script, params, values, versions):
+    """The artifact: the values with the parameters and versions that made them."""
+    return {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
+            "values": values}
+
+
+def write_artifact(path, experiment, script, params, values, libraries=()):
+    """Write the envelope atomically (articlekit.core.jsonio): a killed run leaves
+    the old artifact or the new one, never half of one."""
+    write_json(path, envelope(experiment, script, params, values, library_versions(libraries)))
+
+
+def check_envelope(path, artifact):
+    """Raise ValueError naming the file when `artifact` is not an envelope."""
+    if not isinstance(artifact, dict):
+        raise ValueError(f"{path}: not an experiment artifact (a {type(artifact).__name__}, not an object)")
+    for field in ENVELOPE_FIELDS:
+        if field not in artifact:
+            raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
+    return artifact
+
+
+def read_artifact(path):
+    """An experiment's envelope, or a ValueError that says how to get a good
+    one back: the file is built, so rebuilding it is the fix."""
+    try:
+        return check_envelope(path, read_json(path))
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
+                         "snakemake again to rebuild it") from None
+
+
+# ---- figures ---------------------------------------------------------------------
+
+
+def pyplot():
+    """matplotlib.pyplot on a headless backend with a plain article style."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "figure.figsize": (6.4, 3.8),
+            "font.size": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "svg.fonttype": "none",  # text stays text: smaller, searchable
+        }
+    )
+    return plt
+
+
+def save_figure(fig, path):
+    """Write an SVG with no timestamp and stable element ids, atomically.
+
+    The ids are salted with the file's name, so they differ between figures
+    (two inlined SVGs cannot clash) and stay the same between builds."""
+    import matplotlib
+
+    path = Path(path)
+    matplotlib.rcParams["svg.hashsalt"] = path.name
+    library = type(fig).__module__.partition(".")[0]
+    if library not in _drawn_with:
+        _drawn_with.append(library)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fig.savefig(tmp, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# ---- the entry point -------------------------------------------------------------
+
+
+def _configure_logging(log_file=None):
+    handlers = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", handlers=handlers, force=True
+    )
+
+
+def _parser(name):
+    parser = argparse.ArgumentParser(
+        prog=f"python -m experiments.{name}",
+        description=f"Run the {name} experiment: write its artifact and figures.",
+    )
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--params", metavar="JSON", help="the parameters as a JSON object (what the workflow passes)")
+    given.add_argument("--config", metavar="FILE",
+                       help=f"by hand: a YAML config with a {name!r} section (default config.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --config: override one parameter (VALUE is read as YAML)")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="the cores the job was given (for an experiment that takes every core): "
+                             "added to the params as `threads`")
+    parser.add_argument("--mem-mb", type=float, metavar="MB",
+                        help="the memory the job was given (its rule's mem_mb): sizes whose footprint exceeds it "
+                             "are refused before any work")
+    parser.add_argument("--runtime", type=float, metavar="MINUTES",
+                        help="the time the job was given (its rule's runtime), checked likewise")
+    parser.add_argument("--json", default=f"results/{name}.json", help="where to write the artifact")
+    parser.add_argument("--figure", action="append", default=[], metavar="NAME=PATH",
+                        help="write figure NAME to PATH")
+    parser.add_argument("--log", metavar="FILE", help="also write the log to FILE")
+    parser.add_argument("--library", action="append", default=None, metavar="DIST",
+                        help="record DIST's version if the run imports it (repeatable); with --config the "
+                             "default is the file's publishing.libraries and experiments.NAME.libraries")
+    return parser
+
+
+def _read_config(name, path, overrides):
+    """The experiment's params, libraries and limits (mem_mb, runtime: its
+    entry's, else None) from a config file, by hand."""
+    with open(path, encoding="utf-8") as f:
+        config = yaml.safe_load(f) or {}
+    # An experiment without parameters (environment) has no section.
+    params = dict(config.get(name) or {})
+    for item in overrides:
+        key, _, value = item.partition("=")
+        params[key] = yaml.safe_load(value)
+    entry = (config.get("experiments") or {}).get(name) or {}
+    recorded = (config.get("publishing") or {}).get("libraries") or {}
+    libraries = [lib for lib in [*recorded, *(entry.get("libraries") or [])] if lib != "python"]
+    return params, list(dict.fromkeys(libraries)), (entry.get("mem_mb"), entry.get("runtime"))
+
+
+def parse_command_line(name, argv=None):
+    """(params, json path, figures {name: path}, log file, libraries,
+    limits (mem_mb, runtime in minutes; None where not given))."""
+    parser = _parser(name)
+    args = parser.parse_args(argv)
+    if args.params is not None:
+        if args.set:
+            parser.error("--set changes a --config file's parameters; with --params, edit the JSON")
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            parser.error(f"--params is not JSON ({exc})")
+        if not isinstance(params, dict):
+            parser.error(f"--params must be a JSON object, not {args.params!r}")
+        libraries, limits = [], (None, None)
+    else:
+        params, libraries, limits = _read_config(name, args.config or "config.yaml", args.set)
+    for flag, given in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime)):
+        if given is not None and not given > 0:
+            parser.error(f"{flag} {given:g}: give the job's limit, a number above 0")
+    limits = tuple(given if given is not None else known for given, known in zip((args.mem_mb, args.runtime), limits))
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error(f"--threads {args.threads}: give the number of cores, at least 1")
+        params["threads"] = args.threads
+    if args.library is not None:
+        libraries = args.library
+    figures = {}
+    for item in args.figure:
+        figure, sep, path = item.partition("=")
+        if not sep or not figure or not path:
+            parser.error(f"--figure {item!r}: write NAME=PATH, e.g. --figure sweep=figures/{name}-sweep.svg")
+        figures[figure] = path
+    return params, args.json, figures, args.log, libraries, limits
+
+
+def _script_of(run):
+    """The file that defines run(), as the artifact names it: relative to the
+    working folder when it is inside it (experiments/scaling.py)."""
+    path = Path(inspect.getsourcefile(run)).resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def run_experiment(name, run, plot=None, argv=None):
+    """Run one experiment from the command line and write exactly its
+    declared outputs: the artifact and the figures asked for."""
+    params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
+    _drawn_with.clear()
+    _configure_logging(log_file)
+    try:
+        found = footprint.check_run(name, run, params, mem_mb, runtime)
+    except footprint.SizeError as exc:
+        log.error("%s", exc)  # in the job's log too, where Snakemake points
+        sys.exit(1)
+    if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
+        log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
+    log.info("%s: running with %s", name, params)
+    values = run(params)
+    try:
+        if plot is not None and figures:
+            plot(values, params, figures)
+            log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
+        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with])
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        # a full disk is the machine's state, not a bug: the file and the space, no traceback
+        full = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or json_path)
+        sys.exit(f"{name}: {full.strerror}")
+    log.info("%s: wrote %s", name, os.fspath(json_path))

@@ -1,0 +1,11 @@
+"""From the bound text to pages: the article's HTML and markdown, its PDF,
+and the live preview, with the renderers' Lua filters, the Quarto
+extension, the Typst style and the page's CSS beside the code that uses them.
+
+Owns: choosing a renderer and reading its version (renderers), the page
+(page), checking the page it got (pagecheck), the PDF (pdf), the preview
+(preview) and its piecewise render (incremental).
+
+May import: articlekit.core, articlekit.experiment, articlekit.data,
+articlekit.article.
+"""

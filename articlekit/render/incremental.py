@@ -1,0 +1,385 @@
+"""The preview's page, rendered piece by piece: only the edited section goes
+through Pandoc again.
+
+Pandoc's markdown reader costs about a second and a half on the whole
+article, and most of an edit's wait was that. So the body is split into
+chunks at its level-1 and level-2 headings (and around a paragraph that is
+only {{< provenance >}} or {{< departures >}}: those tables change with any
+value), each chunk rendered on its own to an HTML fragment with the very
+options and Lua filters of `articlekit render` (through a template that is
+only $body$), and the fragments are cached by a hash of everything they
+depend on: the chunk's text, the bindings its shortcodes look up (without
+their file:line, which moves whenever lines above move), the tables it
+places, the metadata, the filter and extension files, and the figures it
+embeds. Changed chunks are rendered in parallel, one Pandoc per core.
+
+The page around them (head, embedded style, title block, table of
+contents) is Pandoc's own standalone page for a skeleton document: the
+front matter, a marker, and the article's top-level heading lines. Its
+table of contents is therefore Pandoc's, identifiers included; it is
+rendered again only when the headings, the front matter, the style or
+_quarto.yml change.
+
+Assembling undoes what rendering apart changes, to give the page a full
+render gives (tests/test_preview.py compares them):
+- figures are numbered in page order ("Figure N:", quarto_layout.lua counts
+  per render);
+- each key's first place in the prose keeps its id (at-...) and the others
+  lose theirs, as value.lua decides in one render: the first paragraph that
+  is only that value (its block pass runs first), else the first place.
+- Two chunks giving a heading the same identifier (Pandoc would have made
+  the second one unique) or an article with footnotes or reference-link
+  definitions (whose numbering and targets span the document) is rendered
+  as one chunk: slower, never different.
+"""
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from articlekit.core.jsonio import dumps
+from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, pandoc_common_args,
+                               pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
+                               split_front_matter)
+from articlekit.article.shortcodes import lookup_id, normalize_space, scan, to_quarto_markdown
+from articlekit.core.sources import read_text
+
+BODY_MARK = "<!--articlekit-preview-body-->"
+BODY_TEMPLATE = "$body$\n"
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_DIV_OPEN = re.compile(r"^:{3,}\s*\S")
+_DIV_CLOSE = re.compile(r"^:{3,}\s*$")
+_SPLIT_HEADING = re.compile(r"^#{1,2}\s")
+_TOC_HEADING = re.compile(r"^#{1,6}\s")
+_SETEXT = re.compile(r"^(=+|-+)\s*$")
+_TABLE_SHORTCODE = re.compile(r"^\{\{<\s*(provenance|departures)\s*>\}\}\s*$")
+# document-wide constructs a chunk cannot see whole
+_DOCUMENT_WIDE = re.compile(r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s", re.M)
+_IMAGE = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
+
+
+@dataclass
+class Layout:
+    chunks: list  # texts; "".join(chunks) is the body
+    headings: list  # the top-level heading lines, for the table of contents
+
+
+def split_body(body):
+    """-> Layout. Splits only where a chunk boundary cannot change the
+    parse: before a heading (levels 1-2), a table shortcode paragraph or
+    an unindented code fence after a blank line, outside code fences and
+    fenced divs, and after such a paragraph or fence. (A fence of a language
+    Pandoc's highlighter does not know, such as text, makes it load every
+    syntax: half a second, paid only by the fence's own chunk.) None when the
+    body has to be rendered whole: a setext heading (the skeleton would
+    miss it) or a document-wide construct (footnotes, link definitions)."""
+    if _DOCUMENT_WIDE.search(body):
+        return None
+    chunks, current, headings = [], [], []
+    fence, depth, blank_before, own_paragraph, previous, fence_alone = None, 0, True, False, "", False
+    for line in body.splitlines(keepends=True):
+        text = line.rstrip("\n")
+        if fence:
+            current.append(line)
+            if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", text):
+                fence, own_paragraph = None, fence_alone
+            blank_before = False
+            continue
+        if own_paragraph and not text.strip():
+            chunks.append("".join(current))
+            current, own_paragraph = [], False
+        at_top = depth == 0 and blank_before
+        fenced = _FENCE.match(text)
+        fence_alone = bool(at_top and fenced and text[:1] in "`~")
+        if at_top and (_SPLIT_HEADING.match(text) or _TABLE_SHORTCODE.match(text) or fence_alone):
+            if current:
+                chunks.append("".join(current))
+            current = []
+            own_paragraph = bool(_TABLE_SHORTCODE.match(text))
+        if at_top and _TOC_HEADING.match(text):
+            headings.append(text)
+        if not blank_before and _SETEXT.match(text) and not _TOC_HEADING.match(previous):
+            return None
+        if fenced:
+            fence = fenced.group(1)
+        elif _DIV_OPEN.match(text):
+            depth += 1
+        elif _DIV_CLOSE.match(text) and depth:
+            depth -= 1
+        current.append(line)
+        blank_before, previous = not text.strip(), text
+    chunks.append("".join(current))
+    return Layout([c for c in chunks if c], headings)
+
+
+@lru_cache(maxsize=256)
+def lookups(text):
+    """-> (lookup ids, table fields) a text's shortcodes read."""
+    idents, tables = [], []
+    for sc in scan(text):
+        if sc.escaped:
+            continue
+        if sc.name in ("provenance", "departures"):
+            tables.append(f"{sc.name}_md")
+        elif sc.name in ("value", "claim", "source") and sc.args:
+            idents.append(lookup_id(normalize_space(sc.args[0]), normalize_space(sc.kwargs.get("fmt", "")),
+                                    normalize_space(sc.kwargs.get("expect", ""))))
+    return tuple(dict.fromkeys(idents)), tuple(dict.fromkeys(tables))
+
+
+def looked_up(text, document):
+    """What a chunk's shortcodes read from the bindings document: the
+    bindings by lookup id (without their locations, which move whenever a
+    line above moves) and the tables."""
+    idents, tables = lookups(text)
+    used = {"bindings": {}}
+    used.update({field: document.get(field) for field in tables})
+    for ident in idents:
+        binding = document["bindings"].get(ident)
+        if binding is not None:
+            used["bindings"][ident] = {k: v for k, v in binding.items() if k != "locations"}
+    return used
+
+
+def file_stamp(path):
+    try:
+        stat = Path(path).stat()
+        return [str(path), stat.st_mtime_ns, stat.st_size]
+    except OSError:
+        return [str(path), None, None]
+
+
+def digest(*parts):
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()  # NaN hashes too
+
+
+@lru_cache(maxsize=64)
+def _content(path, stamp):
+    return Path(path).read_bytes()
+
+
+def file_content(path):
+    """A file's bytes, read again only when its mtime or size changed."""
+    return _content(str(path), tuple(file_stamp(path)))
+
+
+class IncrementalPage:
+    """One article's page, re-rendered chunk by chunk. render() -> the page's
+    text; `rendered` says how many chunks the last call sent to Pandoc."""
+
+    def __init__(self, article, work_dir, jobs=None):
+        self.article = Path(article)
+        self.article_dir = self.article.parent.resolve()
+        self.project_dir = project_root(self.article_dir)
+        self.work_dir = Path(work_dir)
+        self.jobs = jobs or os.cpu_count() or 1
+        self.pandoc = pandoc_path()
+        self.fragments, self.shells = {}, {}  # hash -> html
+        self.rendered, self.fallback, self.fragments_now = 0, False, []
+
+    # --- what every piece depends on -------------------------------------------
+
+    def shared_inputs(self, front):
+        """Everything besides the text and its bindings that a piece's HTML
+        depends on: the filters and extensions, the metadata, the options."""
+        lua = [str(p) for p in filter_files()]
+        lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
+                if p.is_file()]
+        return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
+                {k: v for k, v in front.items()}]
+
+    def metadata(self, front, bindings_path):
+        return pandoc_metadata(front, self.article_dir, Path(bindings_path), self.pandoc)
+
+    # --- rendering pieces --------------------------------------------------------
+
+    def run_pandoc(self, markdown, used, front, extra, where):
+        """Render some markdown with the build's options; -> the output text."""
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=".piece-") as tmp:
+            tmp = Path(tmp).resolve()
+            bindings = tmp / "bindings.json"
+            bindings.write_text(dumps(used), encoding="utf-8")  # NaN tagged, as write_json does
+            meta = tmp / "metadata.yaml"
+            meta.write_text(yaml.safe_dump(self.metadata(front, bindings), allow_unicode=True), encoding="utf-8")
+            source, out = tmp / "piece.md", tmp / "piece.html"
+            source.write_text(to_quarto_markdown(markdown), encoding="utf-8")
+            cmd = pandoc_common_args(self.pandoc, source, meta, self.article_dir) + [
+                "--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
+            try:
+                run_tool(cmd, self.article, cwd=self.article_dir)
+            except RenderError as exc:
+                raise RenderError(f"{exc} (in {where})") from None
+            return out.read_text(encoding="utf-8")
+
+    def fragment_key(self, text, used, shared):
+        images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(text)]
+        return digest("fragment", text, used, shared, images)
+
+    def body_template(self):
+        """The template that makes a standalone render (the one
+        --embed-resources embeds figures in) print the body alone."""
+        template = self.work_dir / "body-template.html"
+        if not template.exists() or template.read_text(encoding="utf-8") != BODY_TEMPLATE:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+            template.write_text(BODY_TEMPLATE, encoding="utf-8")
+        return template.resolve()
+
+    def render_fragment(self, text, used, front, template, where):
+        html = self.run_pandoc(text, used, front, ["--template", str(template)], where)
+        return html[:-1] if html.endswith("\n") else html
+
+    def shell(self, front, headings, document, shared, highlighted):
+        """Pandoc's standalone page for front matter + marker + headings
+        (and a highlighted line of code when the body has some, for
+        Pandoc's template adds the highlighting style only then)."""
+        code = "```python\npass\n```\n\n" if highlighted else ""
+        skeleton = "\n```{=html}\n" + BODY_MARK + "\n```\n\n" + code + "\n\n".join(headings) + "\n"
+        used = looked_up(skeleton, document)
+        options = project_options(self.project_dir)
+        css = [file_stamp(p) for p in pandoc_page_args(self.project_dir, options) if p.startswith("/")]
+        key = digest("shell", skeleton, used, shared, options, css)
+        if key not in self.shells:
+            self.shells = {key: self.run_pandoc(skeleton, used, front, pandoc_page_args(self.project_dir, options),
+                                                "the page's head and table of contents")}
+            self.rendered += 1
+        return self.shells[key]
+
+    # --- the page ----------------------------------------------------------------
+
+    def render(self, document):
+        """-> the page for the article as it is now, bound by `document`
+        (the bindings document bind returned)."""
+        self.rendered, self.fallback, self.fragments_now = 0, False, []
+        front, body = split_front_matter(read_text(self.article), self.article)
+        shared = self.shared_inputs(front)
+        layout = split_body(body)
+        if layout is None:
+            return self.whole_page(front, body, document, shared)
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            fragments = self.fragments_for(layout.chunks, document, front, shared, pool)
+        if duplicate_heading_ids(fragments):
+            return self.whole_page(front, body, document, shared)
+        self.fragments_now = fragments
+        highlighted = any('class="sourceCode' in f for f in fragments)
+        return assemble(self.shell(front, layout.headings, document, shared, highlighted), fragments)
+
+    def whole_page(self, front, body, document, shared):
+        """The page in one Pandoc run, as `articlekit render` makes it: for
+        the articles chunks would render differently."""
+        self.fallback = True
+        options = project_options(self.project_dir)
+        used = looked_up(body, document)
+        css = [file_stamp(p) for p in pandoc_page_args(self.project_dir, options) if p.startswith("/")]
+        images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(body)]
+        key = digest("page", body, used, shared, options, css, images)
+        if key not in self.shells:
+            self.shells = {key: self.run_pandoc(body, used, front, pandoc_page_args(self.project_dir, options),
+                                                "the article")}
+            self.rendered += 1
+        self.fragments_now = [self.shells[key]]
+        return self.shells[key]
+
+    def fragments_for(self, chunks, document, front, shared, pool):
+        keyed = []
+        for n, text in enumerate(chunks):
+            used = looked_up(text, document)
+            keyed.append((self.fragment_key(text, used, shared), text, used, n))
+        missing = {key: (text, used, n) for key, text, used, n in keyed if key not in self.fragments}
+
+        def where(n):  # for Pandoc's messages, whose line numbers count from the chunk's start
+            first = (chunks[n].strip().splitlines() or [""])[0]
+            return f"the chunk starting '{first[:60]}'"
+
+        template = self.body_template() if missing else None
+        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n))
+                   for key, (text, used, n) in missing.items()}
+        fresh = {key: future.result() for key, future in futures.items()}
+        self.rendered += len(fresh)
+        # keep the fragments of this version only: the cache is as big as the article
+        self.fragments = {key: fresh[key] if key in fresh else self.fragments[key] for key, *_ in keyed}
+        return [self.fragments[key] for key, *_ in keyed]
+
+
+_HEADING_ID = re.compile(r"<h[1-6][^>]*\sid=\"([^\"]+)\"")
+
+
+def duplicate_heading_ids(fragments):
+    seen = set()
+    for fragment in fragments:
+        ids = set(_HEADING_ID.findall(fragment))
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
+
+
+_FIGURE_NUMBER = re.compile(r"(<figure id=\"fig-[^\"]*\"[^>]*>(?:(?!</figure>).)*?<figcaption[^>]*>Figure\u00a0)\d+:",
+                            re.S)
+_PLACED = re.compile(r' id="at-([^"]+)"')
+
+
+def renumber_figures(fragments):
+    count = 0
+
+    def number(match):
+        nonlocal count
+        count += 1
+        return f"{match.group(1)}{count}:"
+
+    return [_FIGURE_NUMBER.sub(number, fragment) if "<figure" in fragment else fragment for fragment in fragments]
+
+
+_CODE_BLOCK_ID = re.compile(r'((?:id="|href="#)cb)(\d+)(?=[-"])')
+
+
+def renumber_code_blocks(fragments):
+    """Pandoc numbers code blocks (cbN, their lines cbN-M) in page order,
+    counting every block, highlighted or not."""
+    out, before = [], 0
+    for fragment in fragments:
+        out.append(_CODE_BLOCK_ID.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + before}", fragment))
+        before += fragment.count("<pre")
+    return out
+
+
+def alone_in_paragraph(fragment, anchor):
+    """Whether the value holding id at-ANCHOR is a paragraph of its own (so
+    value.lua's block pass placed it before any inline one)."""
+    pattern = (r'<p><a [^>]*id="at-' + re.escape(anchor) + r'"[^>]*>(?:(?!</a>).)*</a>'
+               r'(?: <span class="claim-failed"[^>]*>[^<]*</span>)?</p>')
+    return re.search(pattern, fragment, re.S) is not None
+
+
+def keep_first_places(fragments):
+    """Each at-ANCHOR id on the one element a single render gives it."""
+    holders = {}  # anchor -> fragments holding it, in order
+    for n, fragment in enumerate(fragments):
+        for anchor in _PLACED.findall(fragment):
+            holders.setdefault(anchor, []).append(n)
+    keep = {}
+    for anchor, where in holders.items():
+        alone = (n for n in where if len(where) > 1 and alone_in_paragraph(fragments[n], anchor))
+        keep[anchor] = next(alone, where[0])
+    return [_PLACED.sub(lambda m: m.group(0) if keep[m.group(1)] == n else "", fragment)
+            for n, fragment in enumerate(fragments)]
+
+
+def assemble(shell, fragments):
+    """The shell with its marker and skeleton headings replaced by the body."""
+    start = shell.find(BODY_MARK)
+    end = shell.rfind("</body>")
+    if start < 0 or end < start:
+        raise RenderError("the preview's page shell has no body marker: Pandoc's template changed?")
+    fragments = keep_first_places(renumber_code_blocks(renumber_figures(fragments)))
+    body = "\n".join(f for f in fragments if f)
+    return shell[:start] + body + "\n" + shell[end:]

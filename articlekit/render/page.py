@@ -1,0 +1,452 @@
+"""Render the article to build/article.html (self-contained) and
+build/article.md (GitHub markdown, for diffs between builds).
+
+    python -m articlekit render article/index.qmd --bindings build/bindings.json \\
+        --renderer auto --html build/article.html --md build/article.md
+
+--renderer auto picks Quarto when `quarto` is on PATH, otherwise Pandoc 3
+(the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
+shortcode file, the Quarto extension shipped in this package
+(articlekit/render/quarto/_extensions/value/value.lua); no article keeps a copy.
+Both name it by its absolute path in the metadata field `shortcodes`
+(Quarto's own document option), so a render writes nothing into the
+article's folder for it, and renders running at once share nothing.
+Extensions the article keeps in its own _extensions/ still load.
+
+- quarto: `quarto render` in the article's folder (where a bare --output
+  lands), with the packaged shortcodes, the bindings path and the renderer
+  name passed as metadata (-M), and _quarto.yml's settings as a metadata
+  file: Quarto ignores _quarto.yml when a folder of the path starts with
+  ".", and renders the same page either way with them handed over. Its
+  leftovers are removed, even when it fails.
+- pandoc: the prose shortcodes are first rewritten into the spans Quarto's
+  own pre-processing produces (articlekit.article.shortcodes.to_quarto_markdown),
+  Quarto-only front matter is dropped, and Pandoc runs
+  articlekit/render/filters/quarto_shortcodes.lua, which calls the extension's handlers
+  the way Quarto does, then articlekit/render/filters/quarto_layout.lua, which writes
+  callouts and figures as Quarto does. toc and css are read from
+  _quarto.yml's html format.
+
+Both write build/article.md in the same form. A Lua filter's error is
+reported once, as its own message, without the traceback.
+
+The article can name its renderer with Quarto's built-in {{< meta renderer >}}
+("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
+render fails, keeping the old outputs, when its page is not self-contained
+or lacks an option _quarto.yml asks for (articlekit.render.pagecheck), or leaves
+any shortcode unresolved (or an unknown ?meta: key). Which renderer `auto`
+means, and its version, is articlekit.render.renderers' to say.
+"""
+
+import argparse
+import errno
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from articlekit.core.text import md_text
+from articlekit.core.jsonio import DiskFull, read_json
+from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
+from articlekit.render.pagecheck import check_page
+from articlekit.render.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
+                                  quarto_version, tool_version)
+from articlekit.core.workfiles import owner_tag, remove_stale
+from articlekit.article.shortcodes import regions, scan, to_quarto_markdown
+
+# Front matter Pandoc understands; everything else (format, execute, filters,
+# jupyter, ...) is Quarto's and is dropped on the Pandoc path.
+PANDOC_METADATA = {"title", "subtitle", "author", "date", "abstract", "lang", "keywords",
+                   "description", "toc-title"}
+
+
+# --- inputs ------------------------------------------------------------------
+
+
+def split_front_matter(text, path="the front matter"):
+    """-> (front matter dict, body). The body keeps its line count so
+    Pandoc's messages still point at the right lines. The front matter is
+    read strictly (articlekit.core.sources); SourceError names `path` and the
+    line of a key given twice or of a YAML error."""
+    if text.startswith("---\n"):
+        end = re.search(r"^(---|\.\.\.)\s*$", text[4:], re.M)
+        if end:
+            try:
+                front = parse_yaml(text[4:4 + end.start()], path, first_line=2).data or {}
+            except yaml.YAMLError as exc:
+                raise SourceError(yaml_error_message(exc, path)) from None
+            body_start = 4 + end.end()
+            return front, "\n" * text.count("\n", 0, body_start) + text[body_start:]
+    return {}, text
+
+
+def project_root(article_dir):
+    """The folder holding _quarto.yml (the article's own folder if none)."""
+    return next((f for f in [article_dir, *article_dir.parents] if (f / "_quarto.yml").exists()), article_dir)
+
+
+def project_config(project_dir):
+    """The project's _quarto.yml as a dict ({} without one)."""
+    path = project_dir / "_quarto.yml"
+    if not path.exists():
+        return {}
+    config = load_yaml(path) or {}
+    return config if isinstance(config, dict) else {}
+
+
+def project_options(project_dir):
+    """The html format options of the project's _quarto.yml: what Pandoc
+    needs, and what the page is checked against."""
+    html = (project_config(project_dir).get("format") or {}).get("html") or {}
+    return html if isinstance(html, dict) else {}
+
+
+def quarto_options(project_dir, article_dir):
+    """What Quarto is handed as --metadata-file: _quarto.yml's settings
+    (its project: aside), so that a render applies them even where Quarto
+    does not read the project (a path with a folder starting with "."),
+    and articlekit's style sheet before the article's.
+
+    Where Quarto does read the project, it merges the two (checked with
+    1.9.38): a list such as css is joined without repeats, a top-level
+    css before the format's. So the format's css keeps its own strings
+    (relative to the article's folder, where Quarto resolves a document's
+    paths), and page.css goes on top, as before."""
+    config = {key: value for key, value in project_config(project_dir).items() if key != "project"}
+    formats = {fmt: dict(options) for fmt, options in (config.get("format") or {}).items() if isinstance(options, dict)}
+    for options in formats.values():
+        if "css" in options:
+            sheets = [options["css"]] if isinstance(options["css"], str) else options["css"] or []
+            options["css"] = [os.path.relpath(project_dir / sheet, article_dir) for sheet in sheets]
+    if formats:
+        config["format"] = formats
+    top = config.get("css")
+    config["css"] = [str(PAGE_CSS), *([top] if isinstance(top, str) else top or [])]
+    return config
+
+
+# The Quarto extension every article renders with, shipped as package data.
+PACKAGED_EXTENSIONS = Path(__file__).resolve().parent / "quarto" / "_extensions"
+# The look of what articlekit puts on a page (bound values, failed claims,
+# the provenance table), for every article, before the article's own css.
+PAGE_CSS = Path(__file__).resolve().parent / "page.css"
+
+
+def extension_folders(article_dir):
+    """The packaged extensions, then the _extensions folders Quarto searches
+    itself: the document's folder and its parents, up to the project root
+    (the folder with _quarto.yml)."""
+    folders = [PACKAGED_EXTENSIONS]
+    for folder in [article_dir, *article_dir.parents]:
+        if (folder / "_extensions").is_dir():
+            folders.append(folder / "_extensions")
+        if (folder / "_quarto.yml").exists():
+            break
+    return folders
+
+
+def shortcode_files(article_dir):
+    """Every shortcode Lua file the extensions contribute, the packaged ones
+    first, as Quarto discovers them (_extension.yml, contributes: shortcodes:)."""
+    return contributed_shortcodes(extension_folders(article_dir))
+
+
+def contributed_shortcodes(folders):
+    files = []
+    manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))]
+    for manifest in manifests:
+        contributes = (load_yaml(manifest) or {}).get("contributes") or {}
+        files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
+    return files
+
+
+# --- the two renderers --------------------------------------------------------
+
+
+# A Lua filter's error, as Pandoc and Quarto both print it: the message sits
+# between "Error running filter FILE:" and the traceback.
+FILTER_ERROR = re.compile(r"Error running filter [^\n]*:\n(?:[^\n]*?\.lua:\d+: )?(.*?)\n(?:stack traceback:|$)", re.S)
+
+
+def tool_error(stderr):
+    """The one message that says what went wrong: a Lua filter's own message
+    when there is one (not the traceback under it), else the whole output."""
+    found = FILTER_ERROR.search(stderr)
+    return found.group(1).strip() if found else stderr.strip()
+
+
+def run_tool(cmd, article, cwd=None):
+    """Run a renderer's command; a failure stops with the tool's own message."""
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0 and "No space left on device" in done.stderr:
+        raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
+    if done.returncode != 0:
+        raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
+    if done.stderr.strip():
+        print(done.stderr.rstrip(), file=sys.stderr)
+    # Pandoc only warns when a figure is missing; the article must not ship without it.
+    missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
+    if missing:
+        raise RenderError("missing resource(s): " + "; ".join(missing))
+
+
+def pandoc_metadata(front, article_dir, bindings, pandoc):
+    """The metadata file's contents: Pandoc's share of the front matter, the
+    shortcode files, the bindings path and the renderer's name."""
+    metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+    # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
+    # where -- would become a dash and _x_ emphasis.
+    metadata.update({
+        "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
+        "value-bindings": md_text(str(bindings.resolve())),
+        "renderer": display_name("pandoc", tool_version(pandoc)),
+    })
+    return metadata
+
+
+def filter_files():
+    """The Lua filters the Pandoc route runs, in order."""
+    filters = resources.files("articlekit.render") / "filters"
+    return [filters / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
+
+
+def pandoc_common_args(pandoc, source, meta_file, article_dir):
+    """Reader, filters and resource path: shared by the HTML, the markdown
+    and the preview's pieces of the page."""
+    return [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
+            *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
+            "--resource-path", str(article_dir)]
+
+
+def pandoc_page_args(project_dir, options):
+    """What makes the HTML a page: the table of contents and the style sheets."""
+    args = ["--toc"] if options.get("toc") else []
+    args += ["--css", str(PAGE_CSS)]
+    css = options.get("css")
+    for sheet in [css] if isinstance(css, str) else css or []:
+        args += ["--css", str((project_dir / sheet).resolve())]
+    return args
+
+
+def render_with_pandoc(article, bindings, html_out, md_out, workdir):
+    article_dir = article.parent.resolve()
+    pandoc = pandoc_path()
+    front, body = split_front_matter(read_text(article), article)
+    source = workdir / "article.md"
+    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    project_dir = project_root(article_dir)
+    options = project_options(project_dir)
+    metadata = pandoc_metadata(front, article_dir, bindings, pandoc)
+    meta_file = workdir / "metadata.yaml"
+    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+    common = pandoc_common_args(pandoc, source, meta_file, article_dir)
+    html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
+                     "--output", str(html_out)] + pandoc_page_args(project_dir, options)
+    run_tool(html, article, cwd=article_dir)
+    if md_out is None:  # the preview: HTML only
+        return metadata["renderer"]
+    # No --standalone: the metadata (an absolute bindings path) would make
+    # two builds' markdown differ; the title goes on top as a heading.
+    # Math as Quarto's gfm writes it ($...$, $$...$$), not Pandoc's default
+    # (```math blocks): article.md comes out the same from both renderers.
+    run_tool(common + ["--to", "gfm-tex_math_gfm+tex_math_dollars", "--output", str(md_out)], article, cwd=article_dir)
+    if metadata.get("title"):
+        md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
+    return metadata["renderer"]
+
+
+def render_with_quarto(article, bindings, html_out, md_out, workdir):
+    quarto = quarto_path()
+    name = display_name("quarto", quarto_version(quarto))
+    article_dir = article.parent.resolve()
+    # Quarto reads an -M value as YAML: a JSON list of the packaged
+    # shortcode files (JSON quoting keeps any path intact). It adds the
+    # article's own _extensions/ on top, as always.
+    shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
+    options = workdir / "quarto-options.yaml"
+    options.write_text(yaml.safe_dump(quarto_options(project_root(article_dir), article_dir), allow_unicode=True),
+                       encoding="utf-8")
+    # Quarto resolves a bare --output name against its working directory
+    # (quarto-cli src/command/render/output.ts) and refuses one with a path,
+    # so it runs in the article's folder and the output lands there.
+    leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
+    leftovers = [path for path in leftovers if not path.exists()]
+    remove_stale(article_dir, "render-", "-")  # outputs of a Quarto render killed before its move
+    try:
+        for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
+            produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+            leftovers.append(produced)
+            run_tool([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
+                  "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
+                  "-M", f"renderer:{name}", "--metadata-file", str(options)], article, cwd=article_dir)
+            shutil.move(str(produced), out)
+    finally:
+        for path in leftovers:
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    # Quarto's gfm template leaves two blank lines under the title; the
+    # Pandoc route one. article.md is diffed between builds: one form.
+    if md_out:
+        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")),
+                          encoding="utf-8")
+    return name
+
+
+# --- checks and main -----------------------------------------------------------
+
+
+def expected_literal_shortcodes(text):
+    """How many `{{<` the output may legitimately show: escaped shortcodes
+    ({{{< x >}}}) and those in shortcodes="false" code blocks."""
+    escaped = sum(1 for sc in scan(text) if sc.escaped)
+    verbatim = sum(text.count("{{<", start, end) for start, end, kind in regions(text) if kind == "verbatim")
+    return escaped + verbatim
+
+
+def check_output(path, allowed):
+    text = Path(path).read_text(encoding="utf-8")
+    left = text.count("{{<") + text.count("{{&lt;")
+    if left > allowed:
+        at = text.find("{{<") if "{{<" in text else text.find("{{&lt;")
+        raise RenderError(f"{path}: {left - allowed} shortcode(s) were not resolved, first: {text[at:at + 80]!r}")
+    if "?meta:" in text:
+        at = text.find("?meta:")
+        raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
+
+
+def failed_claim_warnings(bindings):
+    """One line per claim a strict=false build kept although it fails, or
+    although its measured interval cannot decide it (inconclusive)."""
+    document = json.loads(Path(bindings).read_text(encoding="utf-8"))
+    return [f"WARNING: {c['location']}: claim '{c['key']} {c['expect']}' "
+            f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']} "
+            "(strict=false: the article shows it beside the number)"
+            for c in document.get("claims", []) if not c["holds"]]
+
+
+# The work folders the page commands make beside their outputs.
+WORK_FOLDER_PREFIXES = (".render-", ".pdf-")
+# The preview's, in its output folder: by default preview/ beside the build's
+# outputs (build/preview), where a build clears a killed preview's too.
+PREVIEW_FOLDER, PREVIEW_WORK_PREFIX = "preview", ".preview-"
+
+
+def remove_stale_render_folders(folder):
+    """Remove the .render-TAG-* and .pdf-TAG-* work folders of renders that
+    were killed (their process is gone), and those of a killed preview in
+    FOLDER/preview; a live render's or preview's are left alone. Either
+    command clears every kind: after a kill, Snakemake may rerun only one
+    of them, and a preview may never start again."""
+    for prefix in WORK_FOLDER_PREFIXES:
+        remove_stale(folder, prefix, "-")
+    remove_stale_preview_folders(Path(folder) / PREVIEW_FOLDER)
+
+
+def remove_stale_preview_folders(out_dir):
+    """Remove the .preview-TAG-* work folders of killed previews in their
+    output folder (its pieces and the page it was checking)."""
+    remove_stale(out_dir, PREVIEW_WORK_PREFIX, "-")
+
+
+class _Anchors(HTMLParser):
+    """Ids starting with v- (the provenance table's rows), and whether each
+    sits inside a table cell."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.in_cell, self.outside = 0, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("td", "th"):
+            self.in_cell += 1
+        anchor = dict(attrs).get("id") or ""
+        if anchor.startswith("v-"):
+            if self.in_cell:
+                self.cells += 1
+            else:
+                self.outside.append(anchor)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.in_cell:
+            self.in_cell -= 1
+
+
+_TABLE_RULE = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$", re.M)
+
+
+def check_structure(text, bindings, html_path, md_path):
+    """The provenance table came out as a table, in both outputs: written
+    inside a paragraph, Pandoc would flatten it into text, and no shortcode
+    would be left over to tell."""
+    placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
+    if not placed:
+        return
+    table = read_json(bindings).get("provenance_md", "")
+    rows = sum(1 for line in table.splitlines() if line.startswith("|")) - 2
+    parser = _Anchors()
+    parser.feed(Path(html_path).read_text(encoding="utf-8"))
+    if parser.outside or parser.cells < rows:
+        raise RenderError(f"{html_path}: the provenance table is not a table ({parser.cells} of {rows} rows in "
+                          f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
+                          "put {{< provenance >}} alone in its paragraph, with blank lines around it")
+    if md_path and len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
+        raise RenderError(f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
+                          "in its paragraph, with blank lines around it")
+
+
+def render(article, bindings, renderer, html_path, md_path=None):
+    """md_path None: the HTML only (the preview's quick route)."""
+    article, bindings = Path(article), Path(bindings)
+    html_path, md_path = Path(html_path), md_path and Path(md_path)
+    for out in filter(None, (html_path, md_path)):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    chosen = choose(renderer)
+    text = read_text(article)  # first: a byte that is not UTF-8 is named before any renderer runs
+    remove_stale_render_folders(html_path.parent)
+    project_dir = project_root(article.parent.resolve())
+    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
+        workdir = Path(tmp).resolve()  # pandoc runs in the article folder
+        html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
+        run = render_with_quarto if chosen == "quarto" else render_with_pandoc
+        name = run(article, bindings, html_tmp, md_tmp, workdir)
+        # the options the page is checked against are the ones the render read
+        check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path)
+        allowed = expected_literal_shortcodes(text)
+        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
+            if out:
+                check_output(done, allowed)
+        check_structure(text, bindings, html_tmp, md_tmp)
+        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
+            if out:
+                os.replace(done, out)
+    return name
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit render", description=__doc__.splitlines()[0])
+    parser.add_argument("article")
+    parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
+    parser.add_argument("--renderer", choices=CHOICES, default="auto")
+    parser.add_argument("--html", required=True)
+    parser.add_argument("--md", required=True)
+    args = parser.parse_args(argv)
+    try:
+        name = render(args.article, args.bindings, args.renderer, args.html, args.md)
+    except (RenderError, OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
+        print(f"render: {exc}", file=sys.stderr)
+        return 1
+    print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
+    # on stdout too: a rule sends stderr to its log, stdout to the terminal
+    for line in failed_claim_warnings(args.bindings):
+        print(line, file=sys.stderr)
+        print(line)
+    return 0

@@ -1,0 +1,138 @@
+"""Render the article to build/article.pdf through Typst. No TeX.
+
+    python -m articlekit pdf article/index.qmd --bindings build/bindings.json --out build/article.pdf
+
+Pandoc 3 (the same one `articlekit render` uses) writes Typst source, running
+the article's own shortcode extension through articlekit/render/filters/quarto_shortcodes.lua
+as the HTML's Pandoc route does, so the PDF prints the very texts of
+build/bindings.json. The `typst` package then compiles it in-process, with
+Typst's embedded fonts only, so the PDF looks the same on every machine.
+
+This route serves whichever renderer built the HTML: the Quarto on our
+machines ships without Quarto's Typst resources. articlekit/render/filters/pdf_prepare.lua
+and pdf_finish.lua make the provenance section an appendix, size tables to
+the page and give Typst absolute image paths; articlekit/render/pdf_style.typ sets
+code, tables, figures and claim-failure marks.
+"""
+
+import argparse
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from articlekit.core.text import md_text
+from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, remove_stale_render_folders,
+                               shortcode_files, split_front_matter)
+from articlekit.render.renderers import RenderError, pandoc_path, tool_version
+from articlekit.article.shortcodes import to_quarto_markdown
+from articlekit.core.sources import read_text
+from articlekit.core.workfiles import owner_tag
+
+# Pandoc's Typst template variables: an A4 paper, numbered sections.
+PAGE = {
+    "papersize": "a4",
+    "margin": {"x": "2.4cm", "y": "2.5cm"},
+    "mainfont": "Libertinus Serif",
+    "codefont": "DejaVu Sans Mono",
+    "fontsize": "10.5pt",
+    "section-numbering": "1.1",
+    "page-numbering": "1",
+}
+
+
+def renderer_name(pandoc):
+    return f"Pandoc {tool_version(pandoc)} and Typst (typst {importlib.metadata.version('typst')} for Python)"
+
+
+def typst_source(article, bindings, workdir):
+    """Write the article as Typst source in workdir -> its path."""
+    article_dir = article.parent.resolve()
+    pandoc = pandoc_path()
+    front, body = split_front_matter(read_text(article), article)
+    source = workdir / "article.md"
+    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+    metadata.update(PAGE)
+    metadata.update({
+        "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
+        "value-bindings": md_text(str(bindings.resolve())),
+        "renderer": md_text(renderer_name(pandoc)),
+    })
+    meta_file = workdir / "metadata.yaml"
+    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+    out = workdir / "article.typ"
+    kit = resources.files("articlekit.render")
+    cmd = [pandoc, str(source), "--from", "markdown", "--to", "typst", "--standalone", "--wrap", "preserve",
+           "--shift-heading-level-by", "-1", "--metadata-file", str(meta_file),
+           "--include-in-header", str(kit / "pdf_style.typ"), "--output", str(out)]
+    for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
+        cmd += ["--lua-filter", str(kit / "filters" / lua)]
+    run_pandoc(cmd, cwd=article_dir)
+    return out
+
+
+def run_pandoc(cmd, cwd):
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.stderr.strip():
+        print(done.stderr.rstrip(), file=sys.stderr)
+    if done.returncode != 0:
+        raise RenderError(f"pandoc failed (exit {done.returncode}): {done.stderr.strip()}")
+
+
+def check_source(typ, article):
+    """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)."""
+    text = typ.read_text(encoding="utf-8")
+    left = text.count("{{<") + text.count("{{\\<")
+    allowed = expected_literal_shortcodes(read_text(article))
+    if left > allowed:
+        raise RenderError(f"{article}: {left - allowed} shortcode(s) were not resolved in the PDF source")
+
+
+def compile_pdf(typ):
+    """Typst source -> PDF bytes. Image paths are absolute, so the root is /.
+    SOURCE_DATE_EPOCH, when set, fixes the PDF's creation date (reproducible builds)."""
+    import typst
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    try:
+        pdf, warnings = typst.compile_with_warnings(str(typ), root="/", ignore_system_fonts=True,
+                                                    timestamp=int(epoch) if epoch else None)
+    except typst.TypstError as exc:
+        raise RenderError(f"typst could not compile {typ.name}: {exc}") from None
+    for warning in warnings:
+        print(f"typst warning: {warning}", file=sys.stderr)
+    return pdf
+
+
+def render_pdf(article, bindings, out):
+    article, bindings, out = Path(article), Path(bindings), Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_render_folders(out.parent)  # left by a killed run
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:
+        workdir = Path(tmp).resolve()
+        typ = typst_source(article, bindings, workdir)
+        check_source(typ, article)
+        pdf = workdir / "article.pdf"
+        pdf.write_bytes(compile_pdf(typ))
+        os.replace(pdf, out)  # atomic: the old PDF or the new one, never half of one
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit pdf", description=__doc__.splitlines()[0])
+    parser.add_argument("article")
+    parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
+    parser.add_argument("--out", required=True, help="where to write build/article.pdf")
+    args = parser.parse_args(argv)
+    try:
+        render_pdf(args.article, args.bindings, args.out)
+    except (RenderError, OSError, ValueError) as exc:
+        print(f"pdf: {exc}", file=sys.stderr)
+        return 1
+    print(f"pdf: {args.article} -> {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,11 @@
+"""Reviewers' outputs: the audit against the published edition, the diff
+against the last release, release snapshots, and the version matrix, with
+the one page writer of their reports.
+
+Owns: the rules by which two builds agree (agreement), the audit (audit),
+the diff (diff), releases and their snapshots (release, snapshot,
+snapshot_digest), the matrix and its environments (matrix, matrixenv), and
+report pages (pages).
+
+May import: every stage before it (core, experiment, data, article).
+"""

@@ -1,0 +1,369 @@
+"""The version matrix: the article's claims, quoted texts and printed values
+in each environment of the `matrix:` config, side by side.
+
+    python -m articlekit.review.matrix column --label L --environment results/matrix/L/environment.json \\
+        --pin mylib==1.2.0 ... --results results/matrix/L/*.json --shared results/timing.json ... \\
+        --article article/index.qmd --out build/matrix/L.json
+    python -m articlekit.review.matrix report --baseline baseline/published.yaml build/matrix/*.json \\
+        --json build/matrix.json --md build/matrix.md --html build/matrix.html
+    python -m articlekit.review.matrix check build/matrix.json
+
+A column is what the main build's `values` and `bind` steps make of one
+environment's results (the same modules, run here, in this Python: binding
+needs none of the libraries the experiments import), with strict=false so
+that a failed claim is reported rather than fatal. Experiments left out of the matrix (timing: it
+measures the machine) and the code listings come from the main build, and
+their rows are left out of the comparison.
+
+Rows are the article's shortcodes (one per KEY|FMT|EXPECT, in reading
+order). A row is highlighted, with its reasons, when in some environment its
+claim fails, its quoted text is not the first environment's, or its value
+moved beyond the key's agreement rule (articlekit.review.agreement.between_builds: the
+baseline's class, e.g. a noise bound). Versions and other `info` rows are
+reported, never highlighted: they are what the columns differ in.
+"""
+
+import argparse
+import re
+import sys
+
+from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.article.bind import BindError, bind
+from articlekit.data.baseline import INFO, TEXT
+from articlekit.review.agreement import between_builds
+from articlekit.core.jsonio import read_json, write_json, write_text_atomic
+from articlekit.data.environment import in_record
+from articlekit.review.pages import cell, code, escape, table
+from articlekit.core.text import shorten
+from articlekit.data.publishing import Publishing
+from articlekit.data.publishing import add_argument as add_publishing_argument
+from articlekit.core.sources import read_text
+from articlekit.data.values import merge, published_envelope
+
+_SHOWN = 80  # characters of a printed value shown in a cell
+
+
+# ---- one environment's column ----------------------------------------------------
+
+def column(label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing()):
+    """The column document of one environment: its bindings, or why it has none.
+    `baseline_path` is bound as in the main build: its published.<id> values
+    and the {{< departures >}} section."""
+    record = read_json(environment)
+    doc = {"label": label, "pins": list(pins), "installed": record["installed"], "log": record["log"],
+           "versions": {}, "failed": [], "shared": [], "bindings": None}
+    if not record["installed"]:
+        doc["failed"].append({"experiment": "(install)", "reason": record.get("error", ""), "log": record["log"]})
+        return doc
+    artifacts = [(path, read_json(path)) for path in results]
+    doc["failed"] = [{"experiment": a["experiment"], "reason": a["reason"], "log": a.get("log")}
+                     for _, a in artifacts if a.get("not_run")]
+    ran = [(path, a) for path, a in artifacts if not a.get("not_run")]
+    for _, a in ran:
+        doc["versions"].update({k: v for k, v in a.get("versions", {}).items() if k in publishing.libraries})
+    if doc["failed"]:
+        return doc
+    borrowed = [(path, read_json(path)) for path in shared]
+    doc["shared"] = sorted(a["experiment"] for _, a in borrowed)
+    if baseline_path:
+        borrowed.append((baseline_path, published_envelope(baseline_path)))
+    baseline = load_baseline(baseline_path) if baseline_path else None
+    values = merge(ran + borrowed)
+    text = read_text(article_path)
+    try:
+        doc["bindings"] = bind(article_path, text, values, strict=False, baseline=baseline)
+    except BindError as exc:
+        # e.g. an experiment that wrote other keys under this version: a
+        # finding about the environment, shown in its column.
+        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+        doc["failed"].append({"experiment": "(bind)", "reason": "; ".join(exc.problems[:3]) + more,
+                              "log": f"build/matrix/{label}.json"})
+    return doc
+
+
+# ---- the matrix ---------------------------------------------------------------------
+
+def _line(location):
+    match = re.search(r":(\d+)$", location)
+    return int(match.group(1)) if match else 0
+
+
+def _kind(key, binding, baseline):
+    entries = baseline.for_key(key) if baseline else []
+    cls = entries[0].cls if entries else None
+    if cls == INFO or in_record(key):
+        return "info"
+    if cls == TEXT or isinstance(binding["raw"], str):
+        return "text"
+    return "value" if binding.get("printed", True) else "claim"
+
+
+def _cell(binding):
+    claim = binding.get("claim") or {}
+    return {"text": binding["text"] if binding.get("printed", True) else None, "raw": binding["raw"],
+            "holds": claim.get("holds"), "message": claim.get("message")}
+
+
+def _row_reasons(row, labels, baseline, publishing):
+    """Why a row differs across the columns (empty when it does not)."""
+    reasons = []
+    present = [label for label in labels if row["cells"].get(label)]
+    for label in present:
+        c = row["cells"][label]
+        if c["holds"] is False:
+            reasons.append(f"{label}: claim '{row['expect']}' fails ({c['message']})")
+    if row["kind"] == "info" or len(present) < 2:
+        return reasons
+    first = row["cells"][present[0]]
+    rule, test = between_builds(row["key"], baseline, publishing)
+    row["rule"] = rule
+    for label in present[1:]:
+        same, why = test(first["raw"], row["cells"][label]["raw"])
+        if not same:
+            what = "text changed" if row["kind"] == "text" else f"moved beyond '{rule}' ({why})"
+            reasons.append(f"{label}: {what} from {present[0]}")
+        elif row["cells"][label]["text"] != first["text"]:
+            row["within"].append(f"{label}: {why}")
+    return reasons
+
+
+def build(columns, baseline=None, publishing=Publishing()):
+    """The matrix as plain data (what build/matrix.json holds)."""
+    labels = [c["label"] for c in columns]
+    complete = [c for c in columns if c["bindings"]]
+    shared = set().union(*(c["shared"] for c in complete)) if complete else set()
+    rows, left_out = {}, set()
+    for col in complete:
+        for ident, b in col["bindings"]["bindings"].items():
+            if b["source"]["experiment"] in shared:
+                left_out.add(b["source"]["experiment"])
+                continue
+            if ident not in rows:
+                rows[ident] = {"id": ident, "key": b["key"], "fmt": b.get("fmt"), "expect": b.get("expect"),
+                               "kind": _kind(b["key"], b, baseline), "locations": b["locations"],
+                               "rule": "reported" if in_record(b["key"]) else None, "cells": {},
+                               "within": []}
+            rows[ident]["cells"][col["label"]] = _cell(b)
+    ordered = sorted(rows.values(), key=lambda r: (min(map(_line, r["locations"]), default=0), r["id"]))
+    for row in ordered:
+        row["reasons"] = _row_reasons(row, labels, baseline, publishing)
+        row["differs"] = bool(row["reasons"])
+    summary = []
+    for col in columns:
+        label = col["label"]
+        own = [r for r in ordered if label in r["cells"]]
+        summary.append({
+            "label": label, "pins": col["pins"], "versions": col["versions"], "complete": bool(col["bindings"]),
+            "failed": col["failed"],
+            "claims_held": sum(r["cells"][label]["holds"] is True for r in own),
+            "claims_failed": sum(r["cells"][label]["holds"] is False for r in own),
+            "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
+            "moved": sum(any(x.startswith(f"{label}: moved") for x in r["reasons"]) for r in own),
+        })
+    return {"environments": summary, "reference": complete[0]["label"] if complete else None,
+            "left_out": sorted(left_out), "rows": ordered,
+            "differing": sum(r["differs"] for r in ordered)}
+
+
+# ---- markdown ----------------------------------------------------------------------
+
+def _short(text, limit=_SHOWN):
+    return shorten(str(text), limit)
+
+
+def _differ(n):
+    return f"{n} differs" if n == 1 else f"{n} differ"
+
+
+def _cell_text(c):
+    if c is None:
+        return "—"
+    mark = {True: " ✓", False: " ✗", None: ""}[c["holds"]]
+    shown = code(_short(c["text"])) if c["text"] is not None else "(claim)"
+    return shown + mark
+
+
+def _status(s):
+    if s["complete"]:
+        return "built"
+    return "; ".join(f"{f['experiment']} failed, log `{f['log']}`" for f in s["failed"])
+
+
+def to_markdown(matrix, publishing=Publishing()):
+    envs, rows = matrix["environments"], matrix["rows"]
+    lines = ["# Version matrix", "",
+             f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
+             f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
+             f"Values are compared with the first built environment, `{matrix['reference']}`; "
+             "✓/✗: the row's claim holds/fails there.", ""]
+    if matrix["left_out"]:
+        lines += [f"Not run per environment (taken from the main build, not compared): "
+                  f"{', '.join(matrix['left_out'])}.", ""]
+    lines += ["## Summary", ""]
+    lines += table(["Environment", "Pins", "Got", "Claims held", "Claims failed", "Texts changed",
+                    "Moved beyond rule", "Status"],
+                   [[code(s["label"]), cell(" ".join(s["pins"])), cell(publishing.versions_text(s["versions"])),
+                     str(s["claims_held"]), str(s["claims_failed"]), str(s["texts_changed"]), str(s["moved"]),
+                     cell(_status(s))] for s in envs])
+    labels = [s["label"] for s in envs]
+
+    def md_rows(selected):
+        return table(["", "Key", "Rule", *[code(label) for label in labels], "Why it differs"],
+                     [["**≠**" if r["differs"] else "", code(r["key"]) + (f" `{r['fmt']}`" if r["fmt"] else ""),
+                       cell(r["rule"] or r["kind"]), *[_cell_text(r["cells"].get(label)) for label in labels],
+                       cell("; ".join(r["reasons"] + [f"(within rule) {w}" for w in r["within"]]))]
+                      for r in selected])
+
+    differing = [r for r in rows if r["differs"]]
+    lines += ["", "## Rows that differ", ""]
+    lines += md_rows(differing) if differing else ["None: every row agrees within its rule in every environment."]
+    lines += ["", "## All rows, in reading order", ""] + md_rows(rows)
+    return "\n".join(lines) + "\n"
+
+
+# ---- html --------------------------------------------------------------------------
+
+_STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;font-size:.85rem;min-width:100%}
+th,td{border-bottom:1px solid #e6e8eb;padding:.3rem .45rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.key{position:sticky;left:0;background:#fff;max-width:15rem;z-index:1}
+.why-inline{display:none}
+@media (max-width:600px){td.key{max-width:9.5rem}body{margin:1rem auto}.why-inline{display:block;min-width:0}td.why,th.why{display:none}}
+tr.differs td{background:#fff8c5}tr.differs td.key{background:#fff8c5;box-shadow:inset 3px 0 #bf8700}
+code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-width:12rem}
+.badge{display:inline-block;border-radius:1rem;padding:.05rem .5rem;font-size:.75rem;font-weight:600;white-space:nowrap}
+.holds{background:#dafbe1;color:#116329}.fails{background:#ffebe9;color:#a40e26}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:.8rem}
+.card{border:1px solid #d0d7de;border-radius:.5rem;padding:.6rem .9rem}.card.bad{border-color:#cf222e}
+.card h3{margin:0 0 .3rem;font-size:1rem}.card dl{display:grid;grid-template-columns:auto auto;gap:0 .8rem;margin:.3rem 0 0}
+.card dd{margin:0;font-weight:600;text-align:right}.muted{color:#57606a;font-size:.85rem}
+"""
+
+
+def _html_cell(c):
+    if c is None:
+        return '<td class="val muted">—</td>'
+    shown = f"<code>{escape(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
+    if c["holds"] is not None:
+        css, mark = ("holds", "✓ holds") if c["holds"] else ("fails", "✗ fails")
+        shown += f' <span class="badge {css}" title="{escape(c["message"])}">{mark}</span>'
+    return f'<td class="val" title="{escape(_short(c["raw"], 300))}">{shown}</td>'
+
+
+def _card(s, publishing):
+    bad = s["claims_failed"] or s["texts_changed"] or s["moved"] or not s["complete"]
+    facts = [("claims held", s["claims_held"]), ("claims failed", s["claims_failed"]),
+             ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
+    body = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
+    status = "" if s["complete"] else f'<p class="fails badge">{escape(_status(s))}</p>'
+    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{escape(s["label"])}</code></h3>'
+            f'<div class="muted">{escape(" ".join(s["pins"]))}<br>got {escape(publishing.versions_text(s["versions"]) or "nothing")}</div>'
+            f"{status}<dl>{body}</dl></div>")
+
+
+def _html_rows(rows, labels):
+    head = "".join(f"<th>{escape(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
+    body = []
+    for r in rows:
+        first, *more = r["locations"] or [""]
+        where = first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else "")
+        key = (f"<code>{escape(r['key'])}</code>" + (f' <span class="muted">{escape(r["fmt"])}</span>' if r["fmt"] else "")
+               + f'<div class="muted" title="{escape(", ".join(r["locations"]))}">{escape(where)} · {escape(r["rule"] or r["kind"])}</div>')
+        cells = "".join(_html_cell(r["cells"].get(label)) for label in labels)
+        why = "<br>".join([escape(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {escape(w)}</span>'
+                                                            for w in r["within"]])
+        # Narrow screens: the reasons under the key, the last column hidden.
+        inline = f'<div class="why why-inline">{why}</div>' if why else ""
+        body.append(f'<tr class="{"differs" if r["differs"] else ""}"><td class="key">{key}{inline}</td>{cells}'
+                    f'<td class="why">{why}</td></tr>')
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>\n'
+            + "\n".join(body) + "\n</tbody></table></div>")
+
+
+def to_html(matrix, publishing=Publishing()):
+    envs, rows = matrix["environments"], matrix["rows"]
+    labels = [s["label"] for s in envs]
+    differing = [r for r in rows if r["differs"]]
+    left_out = (f"<p class=\"muted\">Not run per environment (taken from the main build, not compared): "
+                f"{escape(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
+    differences = (_html_rows(differing, labels) if differing
+                   else "<p>None: every row agrees within its rule in every environment.</p>")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Version matrix</title><style>{_STYLE}</style></head><body>
+<h1>Version matrix</h1>
+<p>{len(rows)} rows (the article's claims, the error texts it quotes, the values it prints) in {len(envs)}
+environments; <b>{_differ(len(differing))}</b> beyond their agreement rule (highlighted, with the reason).
+Values are compared with the first built environment, <code>{escape(matrix['reference'])}</code>.</p>
+{left_out}
+<div class="cards">{''.join(_card(s, publishing) for s in envs)}</div>
+<h2>Rows that differ</h2>
+{differences}
+<h2>All rows, in reading order</h2>
+{_html_rows(rows, labels)}
+</body></html>
+"""
+
+
+# ---- check: fail the target when an environment did not build -----------------------
+
+def problems(matrix):
+    return [f"matrix environment {s['label']!r}: {f['experiment']}: {f['reason']} (log: {f['log']})"
+            for s in matrix["environments"] for f in s["failed"]]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m articlekit.review.matrix", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("column", help="bind one environment's results")
+    p.add_argument("--label", required=True)
+    p.add_argument("--pin", action="append", required=True)
+    p.add_argument("--environment", required=True)
+    p.add_argument("--results", nargs="+", required=True)
+    p.add_argument("--shared", nargs="*", default=[])
+    p.add_argument("--article", required=True)
+    p.add_argument("--baseline", help="baseline/published.yaml, bound as the main build binds it")
+    p.add_argument("--out", required=True)
+    add_publishing_argument(p)
+    p = sub.add_parser("report", help="build/matrix.{json,md,html} from the columns")
+    p.add_argument("columns", nargs="+")
+    p.add_argument("--baseline")
+    p.add_argument("--json", required=True)
+    p.add_argument("--md", required=True)
+    p.add_argument("--html", required=True)
+    add_publishing_argument(p)
+    p = sub.add_parser("check", help="fail, naming the logs, when an environment did not build")
+    p.add_argument("matrix")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "column":
+            write_json(args.out, column(args.label, args.pin, args.environment, args.results, args.shared,
+                                        args.article, args.baseline, args.publishing))
+            return 0
+        if args.command == "report":
+            baseline = load_baseline(args.baseline) if args.baseline else None
+            matrix = build([read_json(path) for path in args.columns], baseline, args.publishing)
+            write_json(args.json, matrix)
+            write_text_atomic(args.md, to_markdown(matrix, args.publishing))
+            write_text_atomic(args.html, to_html(matrix, args.publishing))
+            print(f"matrix: {len(matrix['rows'])} rows x {len(matrix['environments'])} environments, "
+                  f"{matrix['differing']} differ -> {args.html}", file=sys.stderr)
+            return 0
+        found = problems(read_json(args.matrix))
+        for line in found:
+            print(line, file=sys.stderr)
+        if found:
+            print(f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}",
+                  file=sys.stderr)
+        return 1 if found else 0
+    except (BindError, BaselineError, OSError, ValueError) as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""The version matrix's environments: one isolated venv per `matrix:` entry.
+
+    python -m articlekit.review.matrixenv lock    --label L --pin mylib==1.2.0 ... --out LOCK
+    python -m articlekit.review.matrixenv install --label L --lock LOCK --venv DIR --out ENV.json
+    python -m articlekit.review.matrixenv run     --environment ENV.json --experiment NAME
+                                           --params JSON --out RESULT.json
+
+`uv` does the work; it reads the same package sources as this machine's pip
+(`pip config list`: index URLs, find-links, the constraint file, the CA
+certificate), so an environment resolves exactly what `pip install` would,
+e.g. the CPU build of torch==2.13.0 from the find-links folder. Like pip, uv
+is told to pick the best version across all of them (unsafe-best-match):
+uv's own default stops at the first index that knows the package.
+
+lock resolves the pins without installing anything: a pin the index does
+not have fails here, before any environment is built. install never fails
+the build: an environment that does not install is recorded as such
+({"installed": false, "log": ...}), so that the other environments are still
+built and the matrix shows which one failed and where its log is. run then
+records the experiment as not run in that environment.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from articlekit.data.config import where as config_line
+from articlekit.core.jsonio import read_json, write_json, write_text_atomic
+
+# Python itself is the environment's interpreter, not a pin.
+UNPINNED = ("python",)
+# What the project itself needs to run an experiment (besides the pins), and
+# its build backend (pyproject.toml), installed up front so that the project
+# installs without an isolated build environment of its own (seconds saved).
+PROJECT_REQUIREMENTS = ["pyyaml>=6.0", "setuptools>=64"]
+
+# pip option -> the uv flag that means the same; list options take one flag each.
+_PIP_TO_UV = {
+    "index-url": "--default-index",
+    "extra-index-url": "--extra-index-url",
+    "find-links": "--find-links",
+    "constraint": "--constraint",
+}
+# Sections of `pip config list`, lowest precedence first (env overrides files).
+_SECTIONS = ("global", "install", ":env:")
+
+
+class MatrixConfigError(ValueError):
+    pass
+
+
+# ---- the matrix: section ----------------------------------------------------------
+
+def pin_name(pin):
+    """'numpy==1.26.4' -> 'numpy' (the distribution a pin names, normalised)."""
+    name = pin.strip()
+    for stop in "<>=!~;[ @":
+        name = name.split(stop, 1)[0]
+    return name.lower().replace("_", "-")
+
+
+def required_pins(config):
+    """The libraries every environment must pin: those the article records
+    (publishing.libraries), Python aside. Unpinned, a library would be
+    whatever the index has newest (for some, a multi-GB build)."""
+    libraries = ((config.get("publishing") or {}).get("libraries")) or {}
+    return [pin_name(lib) for lib in libraries if lib not in UNPINNED]
+
+
+def check_matrix(config, config_files=()):
+    """Raise MatrixConfigError listing what the schema cannot say: duplicate
+    labels, pins missing a recorded library, a package pinned twice."""
+    matrix = config.get("matrix") or {}
+    problems, first_of = [], {}
+    for i, entry in enumerate(matrix.get("environments", [])):
+        label, pins = entry.get("label"), entry.get("pins", [])
+        where = config_line(config, ("matrix", "environments", i, "label"), config_files)
+        if label in first_of:
+            problems.append(f"{where}: matrix.environments[{i}].label: {label!r} is already the label of "
+                            f"entry {first_of[label]}; labels name folders (results/matrix/<label>), give each its own")
+        first_of.setdefault(label, i)
+        names = [pin_name(p) for p in pins]
+        for lib in required_pins(config):
+            if lib not in names:
+                problems.append(f"{where}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
+                                f"'{lib}==<version>' (unpinned, {lib} would be whatever the index has newest)")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            problems.append(f"{where}: matrix.environments[{i}] ({label}) pins {', '.join(twice)} more than once")
+    if problems:
+        raise MatrixConfigError("the matrix configuration is not usable:\n  " + "\n  ".join(problems))
+
+
+# ---- package sources: pip's, handed to uv ---------------------------------------
+
+def pip_settings(python=sys.executable):
+    """{option: value} from `pip config list` (env variables over files)."""
+    listed = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    by_section = {}
+    for line in listed.splitlines():
+        key, sep, value = line.partition("=")
+        section, _, option = key.rpartition(".")
+        if sep and section in _SECTIONS:
+            by_section.setdefault(section, {})[option] = value.strip().strip("'\"")
+    merged = {}
+    for section in _SECTIONS:
+        merged.update(by_section.get(section, {}))
+    return merged
+
+
+def uv_source_flags(settings):
+    """uv command-line flags for pip's package sources, in pip's semantics."""
+    flags = ["--index-strategy", "unsafe-best-match"]
+    for option, flag in _PIP_TO_UV.items():
+        for value in settings.get(option, "").split():
+            flags += [flag, value]
+    if settings.get("no-index", "").lower() in ("1", "true", "yes", "on"):
+        flags.append("--no-index")
+    return flags
+
+
+def uv_environ(settings):
+    """os.environ for uv: pip's CA certificate, if it sets one."""
+    env = dict(os.environ)
+    if settings.get("cert") and "SSL_CERT_FILE" not in env:
+        env["SSL_CERT_FILE"] = settings["cert"]
+    return env
+
+
+def uv_executable():
+    found = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    if not found:
+        raise FileNotFoundError("uv is not installed: pip install -r requirements-dev.txt (it lists uv)")
+    return found
+
+
+# ---- lock: resolve without installing -----------------------------------------------
+
+def lock(label, pins, out):
+    """Resolve pins + the project's requirements into a lock file, or fail
+    saying which pin the index cannot satisfy."""
+    settings = pip_settings()
+    with tempfile.TemporaryDirectory() as tmp:
+        wanted = Path(tmp) / "requirements.in"
+        wanted.write_text("\n".join([*pins, *PROJECT_REQUIREMENTS]) + "\n", encoding="utf-8")
+        command = [uv_executable(), "pip", "compile", str(wanted), "--python", sys.executable,
+                   "--no-header", "--no-annotate", "--quiet", *uv_source_flags(settings)]
+        print("$ " + shlex.join(command), file=sys.stderr)
+        done = subprocess.run(command, capture_output=True, text=True, env=uv_environ(settings))
+    if done.returncode != 0:
+        sources = " ".join(["PyPI" if "index-url" not in settings else "", *uv_source_flags(settings)[2:]]).strip()
+        reason = "\n    ".join(line for line in done.stderr.strip().splitlines() if line.strip())
+        print(f"matrix environment {label!r}: its pins {', '.join(pins)} cannot be resolved "
+              f"(package sources: {sources}); nothing was installed.\n    {reason}\n"
+              f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists).",
+              file=sys.stderr)
+        return 1
+    write_text_atomic(out, f"# {label}: {' '.join(pins)}\n" + done.stdout)
+    return 0
+
+
+# ---- install: the venv, recorded ---------------------------------------------------
+
+def _run_logged(command, log, env):
+    log.write("$ " + shlex.join(command) + "\n")
+    log.flush()
+    return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env).returncode
+
+
+def install(label, lock_file, venv, out, log_path, project="."):
+    """Make the venv from the lock file and the project; write what it got
+    (uv pip freeze) or that it failed, never raise for an install error."""
+    settings = pip_settings()
+    uv, env = uv_executable(), uv_environ(settings)
+    venv, python = Path(venv), Path(venv) / "bin" / "python"
+    steps = [
+        [uv, "venv", "--python", sys.executable, "--clear", str(venv)],
+        [uv, "pip", "sync", str(lock_file), "--python", str(python), *uv_source_flags(settings)],
+        # --no-deps: the lock already holds every requirement; editable, so the
+        # experiments run the working tree's code, as the main build does.
+        [uv, "pip", "install", "--no-deps", "--no-build-isolation", "-e", str(project), "--python", str(python),
+         *uv_source_flags(settings)],
+    ]
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    record = {"label": label, "lock": str(lock_file), "venv": str(venv), "log": str(log_path)}
+    with open(log_path, "w", encoding="utf-8") as log:
+        for step in steps:
+            if _run_logged(step, log, env) != 0:
+                log.close()
+                tail = Path(log_path).read_text(encoding="utf-8").strip().splitlines()[-3:]
+                print(f"matrix environment {label!r} did not install; see {log_path}", file=sys.stderr)
+                write_json(out, {**record, "installed": False, "error": "\n".join(tail)})
+                return 0
+        freeze = subprocess.run([uv, "pip", "freeze", "--python", str(python)],
+                                capture_output=True, text=True, env=env, check=True).stdout
+    packages = [line for line in freeze.splitlines() if line and not line.startswith("-e ")]
+    write_json(out, {**record, "installed": True, "python": str(python), "freeze": packages})
+    return 0
+
+
+# ---- run: one experiment in one environment ----------------------------------------
+
+def run_experiment(environment, experiment, params, out, log_path=None, libraries=()):
+    """Run experiments/<experiment>.py with the environment's Python and the
+    main build's params; or record that its environment did not install."""
+    record = read_json(environment)
+    if not record["installed"]:
+        write_json(out, {"experiment": experiment, "not_run": True, "log": record["log"],
+                         "reason": f"environment {record['label']} did not install"})
+        return 0
+    log_path = log_path or f"{out}.log"
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        # The exact params of the main rule, as the script's own --config file.
+        config_file = Path(tmp) / "params.yaml"
+        config_file.write_text(yaml.safe_dump({experiment: params}), encoding="utf-8")
+        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), "--json", str(out),
+                   # the versions the columns compare, recorded in each artifact
+                   *(f"--library={name}" for name in libraries)]
+        # The venv's own packages only: nothing of the main environment leaks in.
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        with open(log_path, "w", encoding="utf-8") as log:
+            status = _run_logged(command, log, env)
+    if status != 0:
+        # A crash under another version is a finding, not a broken build:
+        # recorded, and the matrix names the log.
+        Path(out).unlink(missing_ok=True)
+        print(f"matrix environment {record['label']!r}: experiments/{experiment}.py failed; see {log_path}",
+              file=sys.stderr)
+        write_json(out, {"experiment": experiment, "not_run": True, "log": str(log_path),
+                         "reason": f"experiments/{experiment}.py exited with status {status}"})
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m articlekit.review.matrixenv", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("lock", help="resolve an environment's pins, install nothing")
+    p.add_argument("--label", required=True)
+    p.add_argument("--pin", action="append", required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("install", help="build the venv from a lock file and record what it got")
+    p.add_argument("--label", required=True)
+    p.add_argument("--lock", required=True)
+    p.add_argument("--venv", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--log", required=True)
+    p = sub.add_parser("run", help="run one experiment in one environment")
+    p.add_argument("--environment", required=True)
+    p.add_argument("--experiment", required=True)
+    p.add_argument("--params", required=True, help="the experiment's params as JSON")
+    p.add_argument("--threads", type=int, help="the cores the job got, for an experiment that takes every core")
+    p.add_argument("--out", required=True)
+    p.add_argument("--log")
+    p.add_argument("--library", action="append", default=[], metavar="DIST",
+                   help="a library whose version the artifact records (as the main build's rule passes)")
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except FileNotFoundError as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args):
+    if args.command == "lock":
+        return lock(args.label, args.pin, args.out)
+    if args.command == "install":
+        return install(args.label, args.lock, args.venv, args.out, args.log)
+    params = json.loads(args.params)
+    if args.threads is not None:
+        params["threads"] = args.threads
+    return run_experiment(args.environment, args.experiment, params, args.out, args.log, args.library)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

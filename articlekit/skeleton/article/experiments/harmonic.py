@@ -1,0 +1,49 @@
+"""The harmonic numbers H(n) = 1 + 1/2 + ... + 1/n against their classic
+approximation ln(n) + gamma, Euler's constant: the gap shrinks like 1/(2n).
+
+Replace this with your own experiment: run(params) returns a dict of
+values (each becomes a key the article can bind, e.g. harmonic.value),
+plot draws the figures config.yaml names.
+"""
+
+import math
+
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
+
+EULER_GAMMA = 0.5772156649015329
+
+
+def harmonic_number(n):
+    """1 + 1/2 + ... + 1/n, rounded once (math.fsum), not once per term."""
+    return math.fsum(1 / k for k in range(n, 0, -1))
+
+
+def run(params):
+    """params: n (terms), plot_every (spacing of the figure's points)."""
+    n = params["n"]
+    value = harmonic_number(n)
+    approximation = math.log(n) + EULER_GAMMA
+    points = list(range(params["plot_every"], n + 1, params["plot_every"]))
+    return {
+        "value": value,
+        "approximation": approximation,
+        "gap": value - approximation,
+        "gap_times_2n": (value - approximation) * 2 * n,
+        "curve": {"n": points, "gap": [harmonic_number(k) - math.log(k) - EULER_GAMMA for k in points]},
+    }
+
+
+def plot(values, params, figures):
+    plt = pyplot()
+    fig, ax = plt.subplots(layout="constrained")
+    curve = values["curve"]
+    ax.plot(curve["n"], curve["gap"], label="H(n) - ln n - γ")
+    ax.plot(curve["n"], [1 / (2 * k) for k in curve["n"]], "--", label="1 / 2n")
+    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="gap")
+    ax.legend()
+    save_figure(fig, figures["partial_sums"])
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    run_experiment("harmonic", run, plot)

@@ -1,0 +1,101 @@
+"""Write the skeleton of a new article, ready to build.
+
+    python -m articlekit new PATH [--title TITLE]
+
+PATH gets an article folder (the shape every articlekit article has):
+Snakefile (the articlekit module, a few lines), config.yaml (one experiment
+and the publishing settings), experiments/ (a package with that
+experiment), article/index.qmd (a bound value, a checked claim, a listing,
+a figure) with its _quarto.yml, baseline/published.yaml, and .gitignore
+files for what the build writes. It builds as written: `cd PATH &&
+snakemake --cores 2`.
+
+The files are package data (articlekit/skeleton/article/); the title, the
+date and the Python version are filled in. PATH must be missing or empty:
+nothing is ever overwritten.
+"""
+
+import argparse
+import datetime
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+from articlekit import __version__
+
+TEMPLATE = Path(__file__).resolve().parent / "article"
+
+# Dot files do not survive every packaging route as package data; the
+# template stores them without the dot.
+RENAMED = {"gitignore": ".gitignore"}
+
+
+class NewArticleError(Exception):
+    pass
+
+
+def template_files():
+    """(path inside the template, path inside the new article), sorted."""
+    files = sorted(p for p in TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return [(p, Path(*p.relative_to(TEMPLATE).parts[:-1], RENAMED.get(p.name, p.name))) for p in files]
+
+
+def title_from(folder):
+    """my-first_article -> My first article."""
+    words = folder.resolve().name.replace("-", " ").replace("_", " ").split()
+    return " ".join(words).capitalize() or "A new article"
+
+
+def articlekit_requirement():
+    """How the new article's environment.yml installs articlekit: from the
+    source tree this articlekit runs from (editable), else its release."""
+    source = Path(__file__).resolve().parents[2]
+    if (source / "pyproject.toml").is_file():
+        return f"-e {source}"
+    return f"articlekit=={__version__}"
+
+
+def fill(text, title, folder):
+    return (text.replace("__TITLE__", title)
+            .replace("__ENVNAME__", folder.resolve().name)
+            .replace("__ARTICLEKIT__", articlekit_requirement())
+            .replace("__DATE__", datetime.date.today().isoformat())
+            .replace("__PYTHON__", ".".join(platform.python_version_tuple()[:2])))
+
+
+def new_article(folder, title=None):
+    """Write the skeleton into folder (missing or empty); return the paths written."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NewArticleError(f"{folder} is a file, not a folder; name a new or empty folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        present = sorted(p.name for p in folder.iterdir())
+        raise NewArticleError(f"{folder} is not empty (it holds {', '.join(present[:3])}"
+                              f"{', ...' if len(present) > 3 else ''}); name a new or empty folder, "
+                              "nothing is overwritten")
+    title = title or title_from(folder)
+    written = []
+    for source, relative in template_files():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(fill(source.read_text(encoding="utf-8"), title, folder), encoding="utf-8")
+        written.append(relative)
+    return written
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit new", description=__doc__.splitlines()[0])
+    parser.add_argument("path", help="the new article's folder (missing or empty)")
+    parser.add_argument("--title", help="the article's title (default: from the folder's name)")
+    args = parser.parse_args(argv)
+    try:
+        written = new_article(args.path, args.title)
+    except (NewArticleError, OSError) as exc:
+        print(f"new: {exc}", file=sys.stderr)
+        return 1
+    print(f"new: wrote {len(written)} files in {args.path}:")
+    for path in written:
+        print(f"  {path}")
+    print(f"next: cd {shlex.quote(args.path)} && snakemake --cores 2   (then open build/article.html)")
+    return 0
