@@ -3,13 +3,16 @@
 `snakemake --dag` builds the DAG of jobs and prints it. With `record_plan()`
 installed first, it writes instead, to the file named by $SNAKEMAKE_PLAN:
 
-    {"jobs": [{"rule", "input": [...], "output": [...], "params": {...}}, ...],
+    {"jobs": [{"rule", "input": [...], "output": [...], "params": {...},
+               "resources": {...}, "threads", "conda_env", "runs"}, ...],
      "scheduled": [rule, ...]}
 
 `jobs` is every job of the DAG, whether it needs to run or not, with its
 params evaluated as the job would see them (those Snakemake treats as
 derived included: the point is to compare them independently of Snakemake's
-own rerun triggers); `scheduled` is the rules of the jobs Snakemake decided
+own rerun triggers), its resources and threads as the executor would
+read them, its rule's conda environment, and whether it runs a command
+(`rule all` does not); `scheduled` is the rules of the jobs Snakemake decided
 to run, exactly what a dry run would list.
 
 It patches Snakemake's own `Workflow.printdag`, so the command line, the
@@ -28,6 +31,11 @@ def _job(job):
         "input": sorted(map(str, job.input)),
         "output": sorted(map(str, job.output)),
         "params": {name: json.dumps(value, sort_keys=True, default=str) for name, value in job.params.items()},
+        "resources": {name: value if isinstance(value, (int, float)) else str(value)
+                      for name, value in job.resources.items() if not name.startswith("_")},
+        "threads": job.threads,
+        "conda_env": None if job.rule.conda_env is None else str(job.rule.conda_env),
+        "runs": not job.rule.norun,
     }
 
 

@@ -15,12 +15,6 @@ if LISTING_SOURCES:
             "logs/listings.log",
         benchmark:
             "benchmarks/out/listings.tsv"
-        conda:
-            CONDA_ENV
-        threads: 1
-        resources:
-            mem_mb=400,
-            runtime=2,
         params:
             publishing=PUBLISHING_JSON,
         shell:
@@ -39,12 +33,6 @@ rule values:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     shell:
         "python -m articlekit values {input.results} --baseline {input.baseline} "
         "--out {output.json} 2> {log}"
@@ -61,12 +49,6 @@ rule lint_article:
         "logs/lint_article.log",
     benchmark:
         "benchmarks/out/lint_article.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     shell:
         "python -m articlekit lint {input.article} --values {input.values} --out {output.report} 2> {log}"
 
@@ -84,12 +66,6 @@ rule bind:
         "logs/bind.log",
     benchmark:
         "benchmarks/out/bind.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         strict=STRICT,
     shell:
@@ -114,9 +90,6 @@ rule render:
         "logs/render.log",
     benchmark:
         "benchmarks/out/render.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
@@ -146,9 +119,6 @@ rule pdf:
         "logs/pdf.log",
     benchmark:
         "benchmarks/out/pdf.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
     resources:
         mem_mb=1000,
         runtime=5,

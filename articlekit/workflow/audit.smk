@@ -18,12 +18,6 @@ rule audit:
         "logs/audit.log",
     benchmark:
         "benchmarks/out/audit.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         publishing=PUBLISHING_JSON,
     shell:
@@ -49,12 +43,6 @@ rule diff:
         "logs/diff.log",
     benchmark:
         "benchmarks/out/diff.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         publishing=PUBLISHING_JSON,
     shell:
@@ -72,12 +60,6 @@ rule release:
         audit=AUDIT_JSON,
     log:
         "logs/release.log",
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         label=RELEASE_LABEL,
         releases=RELEASES,

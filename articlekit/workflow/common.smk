@@ -15,7 +15,13 @@ from articlekit.__main__ import COMMANDS
 from articlekit.workflow import codegraph
 from articlekit.experiment import footprint
 from articlekit.render import renderers
-from articlekit.data.config import ConfigError, check_config, check_known_keys, check_syntax, where
+from articlekit.data.config import (
+    ConfigError,
+    check_config,
+    check_known_keys,
+    check_syntax,
+    where,
+)
 from articlekit.data.publishing import PublishingError, parse as parse_publishing
 from articlekit.core.sources import SourceError, read_text
 from articlekit.workflow import settings
@@ -142,7 +148,8 @@ REPORT_FRONT_PAGE = (
     if os.path.exists("report/workflow.rst")
     else os.path.join(MODULE_DIR, "report/workflow.rst")
 )
-# The article's own conda environment, when it ships one.
+# The article's own conda environment, when it ships one: every rule of the
+# module runs in it under --use-conda (use_the_article_environment).
 CONDA_ENV = (
     os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None
 )
@@ -342,6 +349,38 @@ def article_figures(wildcards):
             f"figures that rules build: {', '.join(sorted(p for p in built if p.startswith('figures/')))}"
         )
     return named
+
+
+# ---- what every rule shares, said once ----------------------------------------------
+#
+# A rule lists only what is its own. Threads default to 1 (Snakemake's own
+# default); mem_mb and runtime, for a rule that names none, come from the
+# profile's default-resources (profiles/slurm), or from Snakemake's own
+# defaults for a cluster (mem_mb 1000 and up); a local build reads them for
+# no rule but the experiments, whose entries set them. The conda
+# environment is set below, once for every rule.
+
+
+def module_rules():
+    """The rules this module defined (not the article's own)."""
+    return [
+        each
+        for each in workflow.rules
+        if os.path.abspath(str(each.snakefile)).startswith(MODULE_DIR + os.sep)
+    ]
+
+
+def use_the_article_environment(conda_env):
+    """Give every rule of the module that runs a command and names no
+    environment of its own the article's (environment.yml). Snakemake's
+    top-level `conda:` is not a default for rules (it deploys the
+    workflow's own dependencies; snakemake/snakemake#551 asks for one), and
+    `snakemake --lint` wants an environment on each rule."""
+    if conda_env is None:
+        return
+    for each in module_rules():
+        if each.conda_env is None and not each.norun:
+            each.conda_env = conda_env
 
 
 # Rules asked for by name only (`snakemake matrix`), never by default.

@@ -20,8 +20,6 @@ for experiment in EXPERIMENTS:
             f"logs/{experiment.name}.log",
         benchmark:
             f"benchmarks/out/{experiment.name}.tsv"
-        conda:
-            CONDA_ENV
         threads: experiment_threads(experiment)
         resources:
             mem_mb=experiment.mem_mb,

@@ -22,9 +22,6 @@ rule matrix_lock:
         "logs/matrix/{label}/lock.log",
     benchmark:
         "benchmarks/out/matrix/{label}/lock.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
     resources:
         mem_mb=500,
         runtime=5,
@@ -46,9 +43,6 @@ rule matrix_env:
         "logs/matrix/{label}/install.log",
     benchmark:
         "benchmarks/out/matrix/{label}/install.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
@@ -69,8 +63,6 @@ rule matrix_experiment:
         "logs/matrix/{label}/{experiment}.log",
     benchmark:
         "benchmarks/out/matrix/{label}/{experiment}.tsv"
-    conda:
-        CONDA_ENV
     threads: matrix_threads
     resources:
         mem_mb=1000,
@@ -103,12 +95,6 @@ rule matrix_column:
         "logs/matrix/{label}/column.log",
     benchmark:
         "benchmarks/out/matrix/{label}/column.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         pins=matrix_pin_args,
         publishing=PUBLISHING_JSON,
@@ -132,12 +118,6 @@ rule matrix_report:
         "logs/matrix/report.log",
     benchmark:
         "benchmarks/out/matrix/report.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     params:
         publishing=PUBLISHING_JSON,
     shell:
@@ -155,11 +135,5 @@ rule matrix:
         html="build/matrix.html",
     log:
         "logs/matrix/check.log",
-    conda:
-        CONDA_ENV
-    threads: 1
-    resources:
-        mem_mb=400,
-        runtime=2,
     shell:
         "python -m articlekit.review.matrix check {input.json} 2> {log} || (cat {log} >&2; exit 1)"
