@@ -4,15 +4,15 @@
 installed first, it writes instead, to the file named by $SNAKEMAKE_PLAN:
 
     {"jobs": [{"rule", "input": [...], "output": [...], "params": {...},
-               "resources": {...}, "threads", "conda_env", "runs"}, ...],
+               "resources": {...}, "threads", "conda_env", "runs", "shell"}, ...],
      "scheduled": [rule, ...]}
 
 `jobs` is every job of the DAG, whether it needs to run or not, with its
 params evaluated as the job would see them (those Snakemake treats as
 derived included: the point is to compare them independently of Snakemake's
 own rerun triggers), its resources and threads as the executor would
-read them, its rule's conda environment, and whether it runs a command
-(`rule all` does not); `scheduled` is the rules of the jobs Snakemake decided
+read them, its rule's conda environment, whether it runs a command (`rule all`
+does not) and the rule's shell command, unformatted; `scheduled` is the rules of the jobs Snakemake decided
 to run, exactly what a dry run would list.
 
 It patches Snakemake's own `Workflow.printdag`, so the command line, the
@@ -36,6 +36,7 @@ def _job(job):
         "threads": job.threads,
         "conda_env": None if job.rule.conda_env is None else str(job.rule.conda_env),
         "runs": not job.rule.norun,
+        "shell": job.rule.shellcmd,
     }
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from articlekit.__main__ import COMMANDS
 from articlekit.review.snapshot_digest import sealed
 from snakemake_fork import SnakemakeServer
 from tests.workspace import copy_environment
@@ -220,6 +221,38 @@ def test_every_source_file_reaches_what_reads_it(snakemake, project, base):
         for path in chosen:
             with edited(project, path):
                 check(snakemake, base, [path])
+
+
+def command_stage(shell):
+    """The package of the articlekit module a rule's command runs
+    ("articlekit.review" for `python -m articlekit audit ...` and for
+    `python -m articlekit.review.matrix ...`), None for an experiment's."""
+    found = re.match(r"python -m (articlekit[\w.]*)(?: (\w+))?", shell or "")
+    if not found:
+        return None
+    module, command = found.groups()
+    if module == "articlekit":
+        module = COMMANDS[command][0]
+    return module.rpartition(".")[0]
+
+
+def test_an_edit_to_a_review_module_reruns_only_review_rules(snakemake, project, base):
+    """Issue 18: the audit's and the diff's code (the agreement between builds
+    among it) is not the article's; an edit to any module of the review
+    stage reruns rules of that stage (audit, diff, the matrix's) and never
+    binds or renders the article again. A rule's stage is the package of
+    the module its command runs; the modules are those the rules read."""
+    stage = {job["rule"]: command_stage(job["shell"]) for job in base.jobs.values()}
+    review = {rule for rule, package in stage.items() if package == "articlekit.review"}
+    assert {"audit", "diff"} <= review and not review & {"bind", "render", "pdf"}
+    modules = [p for p in base.sources() if p.startswith("articlekit/review/") and p.endswith(".py")]
+    assert "articlekit/review/agreement.py" in modules, modules
+    targets = {job["rule"] for job in base.jobs.values() if not job["runs"]}  # rule all
+    for path in modules:
+        with edited(project, path):
+            after = check(snakemake, base, [path])
+        rerun = after.scheduled - targets
+        assert rerun <= review, f"editing {path} reruns {sorted(rerun - review)} too"
 
 
 def test_a_new_release_reaches_the_diff(snakemake, project, base):
