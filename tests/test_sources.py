@@ -143,3 +143,46 @@ def test_every_yaml_file_the_project_ships_reads_strictly():
     for name in listed:
         document = parse_yaml(read_text(PROJECT_ROOT / name), name)
         assert not numbers_read_as_text(document), name
+
+
+# --- libyaml reads as the pure-Python reader does ------------------------------------------
+
+
+def readings(text):
+    """(data, every node's kind, tag and line) as each loader reads text."""
+    from articlekit.core.sources import FastStrictLoader, StrictLoader, _parse_with, walk
+
+    assert FastStrictLoader is not None, "PyYAML without libyaml: every reading takes the slow path"
+    return [(document.data, [(type(node).__name__, node.tag, node.start_mark.line) for node, _ in walk(document.root)],
+             numbers_read_as_text(document))
+            for document in (_parse_with(loader, text, "f.yaml") for loader in (StrictLoader, FastStrictLoader))]
+
+
+def test_libyaml_reads_every_yaml_file_of_the_project_as_the_strict_reader_does():
+    listed = subprocess.run(["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True,
+                            capture_output=True, text=True).stdout.split()
+    for name in listed:
+        slow, fast = readings(read_text(PROJECT_ROOT / name))
+        assert fast == slow, name
+
+
+@pytest.mark.parametrize("text", ["a: 1e-7\nb: [1, 2E3, '1e-7']\n", "x: &anchor {k: 1}\ny: *anchor\n",
+                                  "- id: a\n  check: '< 1'\n- {id: b, value: -.5}\n", "{1: one, '1': two}\n"])
+def test_libyaml_reads_numbers_anchors_and_lines_as_the_strict_reader_does(text):
+    slow, fast = readings(text)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", ["a: 1\nb: [1, 2\nc: 3\n", "a: 1\nb:\n  c: 1\n  c: 1.0\n", "{1: one, 1.0: two}\n"])
+def test_an_error_is_worded_as_the_strict_reader_words_it(text):
+    from articlekit.core.sources import FastStrictLoader, StrictLoader, _parse_with
+
+    with pytest.raises((yaml.YAMLError, SourceError)) as slow:
+        _parse_with(StrictLoader, text, "f.yaml")
+    with pytest.raises(type(slow.value)) as fast:
+        _parse_with(FastStrictLoader, text, "f.yaml")
+    with pytest.raises(type(slow.value)) as read:
+        parse_yaml(text, "f.yaml")
+    assert str(read.value) == str(slow.value)
+    if isinstance(slow.value, SourceError):  # a key given twice: found by the same check on the same nodes
+        assert str(fast.value) == str(slow.value)

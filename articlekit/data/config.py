@@ -23,9 +23,9 @@ before the workflow starts, and its message names neither file nor line).
 
 import difflib
 import os
+from functools import lru_cache
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from articlekit.core.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
@@ -80,7 +80,7 @@ def check_syntax_for_snakemake(path):
 def _line_index(path):
     """{("timing", "rounds"): line} for every key of a YAML file (1-based)."""
     try:
-        root = parse_yaml(read_text(path), path).root
+        root = _read_only_document(path).root
     except (OSError, yaml.YAMLError, SourceError):
         return {}
     lines = {(): 1}
@@ -100,11 +100,25 @@ def _line_index(path):
     return lines
 
 
+def _read_only_document(path):
+    """The file read strictly, once per content: where() and the messages
+    look keys up in the same files many times. Never to be changed."""
+    return _parsed(str(path), read_text(path))
+
+
+@lru_cache(maxsize=16)
+def _parsed(path, text):
+    return parse_yaml(text, path)
+
+
 _MISSING = object()
 
 
 def _value_at(path, file):
-    data = load_yaml(file)
+    try:
+        data = _read_only_document(file).data
+    except yaml.YAMLError as exc:
+        raise SourceError(yaml_error_message(exc, file)) from None
     for part in path:
         try:
             data = data[part]
@@ -193,6 +207,8 @@ def check_config(config, schema_path, config_files=()):
         schema = load_yaml(schema_path)
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
+    import jsonschema  # here, not on top: a plan that remembers its checks passed never loads it
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     found = []

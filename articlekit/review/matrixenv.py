@@ -82,19 +82,22 @@ def check_matrix(config, config_files=()):
     problems, first_of = [], {}
     for i, entry in enumerate(matrix.get("environments", [])):
         label, pins = entry.get("label"), entry.get("pins", [])
-        where = config_line(config, ("matrix", "environments", i, "label"), config_files)
+
+        def where(i=i):  # looked up only for a problem: it reads the config files again
+            return config_line(config, ("matrix", "environments", i, "label"), config_files)
+
         if label in first_of:
-            problems.append(f"{where}: matrix.environments[{i}].label: {label!r} is already the label of "
+            problems.append(f"{where()}: matrix.environments[{i}].label: {label!r} is already the label of "
                             f"entry {first_of[label]}; labels name folders (results/matrix/<label>), give each its own")
         first_of.setdefault(label, i)
         names = [pin_name(p) for p in pins]
         for lib in required_pins(config):
             if lib not in names:
-                problems.append(f"{where}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
+                problems.append(f"{where()}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
                                 f"'{lib}==<version>' (unpinned, {lib} would be whatever the index has newest)")
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            problems.append(f"{where}: matrix.environments[{i}] ({label}) pins {', '.join(twice)} more than once")
+            problems.append(f"{where()}: matrix.environments[{i}] ({label}) pins {', '.join(twice)} more than once")
     if problems:
         raise MatrixConfigError("the matrix configuration is not usable:\n  " + "\n  ".join(problems))
 

@@ -20,20 +20,30 @@ Imports are read with `ast`, never executed. An import that resolves to
 neither the article's folder nor articlekit (numpy, the standard library)
 is not followed: installed libraries enter the rules as versions, not files.
 
+Every `snakemake` call reads the graph, a no-op too, and parsing the
+modules is most of that. With `remember_scans(FILE)` (the workflow module
+keeps .snakemake/articlekit/codegraph.json), what each file's parse found
+is kept between runs under the digest of the file's bytes (and of this
+module's own), so a file is parsed again exactly when its content changed.
+
     python -m articlekit.workflow.codegraph articlekit.render.page
     python -m articlekit.workflow.codegraph --experiment scaling
 """
 
 import ast
-import os
+import hashlib
+import json
 import sys
 from functools import lru_cache
 from pathlib import Path
+
+from articlekit.core.jsonio import write_text_atomic
 
 PACKAGE = "articlekit"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
+@lru_cache(maxsize=None)
 def _module_path(module, root):
     """The file of a dotted module name under root, or None."""
     base = Path(root, *module.split("."))
@@ -43,6 +53,7 @@ def _module_path(module, root):
     return None
 
 
+@lru_cache(maxsize=None)
 def _locate(module, article_root):
     """(file, root) for an articlekit module or one of the article's own, else None."""
     if module == PACKAGE or module.startswith(PACKAGE + "."):
@@ -60,18 +71,77 @@ def _parents(module):
 
 
 @lru_cache(maxsize=None)
+def file_digest(path):
+    """The SHA-256 of a file's bytes (None when there is no such file), once
+    per process: a plan reads each file as it is when the plan starts."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+@lru_cache(maxsize=None)
 def _scan(path):
-    """One pass over a file's syntax tree: its imports as (level, module,
-    names), and its string constants (where it names its data files)."""
+    """A file's imports as (level, module, names), and its string constants
+    (where it names its data files): remembered, else parsed."""
+    digest = file_digest(path)
+    kept = _remembered["scans"].get(str(path))
+    if kept and kept[0] == digest:
+        imports, strings = kept[1:]
+        return tuple((level, module, tuple(names)) for level, module, names in imports), frozenset(strings)
+    imports, strings = _parse(Path(path).read_text(encoding="utf-8"), path)
+    _remembered["scans"][str(path)] = [digest, imports, sorted(strings)]
+    _remembered["changed"] = True
+    return imports, strings
+
+
+def _parse(text, path):
+    """One pass over a file's syntax tree. Strings with a line break are
+    left out (docstrings): no data file's name holds one."""
     imports, strings = [], set()
-    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(ast.parse(text, filename=str(path))):
         if isinstance(node, ast.Import):
             imports += [(0, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             imports.append((node.level, node.module, tuple(a.name for a in node.names if a.name != "*")))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value:
             strings.add(node.value)
     return tuple(imports), frozenset(strings)
+
+
+# What earlier runs' parses found: {"scans": {path: [digest, imports, strings]}}.
+_remembered = {"file": None, "scans": {}, "changed": False}
+
+
+def _own_digest():
+    """This module's own code: scans it did not make are not trusted."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def remember_scans(path):
+    """Read the scans kept in `path` (JSON) and keep new ones there on
+    save_scans(). A missing, unreadable or foreign file is a cache miss."""
+    _remembered.update(file=Path(path), scans={}, changed=False)
+    try:
+        kept = json.loads(Path(path).read_text(encoding="utf-8"))
+        if kept.get("codegraph") == _own_digest() and isinstance(kept.get("scans"), dict):
+            _remembered["scans"] = kept["scans"]
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def save_scans():
+    """Write the scans to remember_scans' file when any is new: atomically,
+    so that runs at once keep one whole file. A folder that cannot be
+    written leaves it as it was (each run then parses)."""
+    path = _remembered["file"]
+    if path is None or not _remembered["changed"]:
+        return
+    try:
+        write_text_atomic(path, json.dumps({"codegraph": _own_digest(), "scans": _remembered["scans"]}))
+        _remembered["changed"] = False
+    except OSError:
+        pass
 
 
 def imported_names(path, module):
@@ -121,33 +191,49 @@ def module_graph(modules, article_root="."):
         if module in seen:
             continue
         seen.add(module)
-        located = _locate(module, article_root)
-        if located is None:
-            continue
-        path, _ = located
-        files.add(path)
-        queue += _parents(module)
-        queue += imported_names(path, module)
-        if module.startswith(PACKAGE):
-            data = _package_data(path.parent)
-            for name in named_strings(path):
-                files.update(data.get(name, []))
+        node = _node(module, article_root)
+        if node is not None:
+            module_files, next_modules = node
+            files.update(module_files)
+            queue += next_modules
     return files
+
+
+@lru_cache(maxsize=None)
+def _node(module, article_root):
+    """(its file and the data files it names, the modules Python imports
+    for it) for a module of articlekit or of the article, else None. Once
+    per module: every step's graph goes through the same modules."""
+    located = _locate(module, article_root)
+    if located is None:
+        return None
+    path, _ = located
+    files = [path]
+    if module.startswith(PACKAGE):
+        data = _package_data(path.parent)
+        for name in named_strings(path):
+            files += data.get(name, [])
+    return tuple(files), (*_parents(module), *imported_names(path, module))
 
 
 def _shown(paths, article_root):
     """Sorted paths, relative to the article's folder when inside it (so a
     rule's inputs read articlekit/article/bind.py in a checkout, and stay absolute
     for an installed articlekit)."""
-    root = Path(article_root).resolve()
-    shown = []
-    for path in paths:
-        path = Path(path).resolve()
-        try:
-            shown.append(path.relative_to(root).as_posix())
-        except ValueError:
-            shown.append(path.as_posix())
-    return sorted(set(shown))
+    root = _resolved(Path(article_root))
+    return sorted({_relative(_resolved(Path(path)), root) for path in paths})
+
+
+@lru_cache(maxsize=None)
+def _resolved(path):
+    return path.resolve()
+
+
+def _relative(path, root):
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def package_files(*modules, article_root="."):

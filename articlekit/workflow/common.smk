@@ -1,6 +1,8 @@
 # Shared names for the module's rules: the checked config, the paths every
 # rule agrees on, library versions, and the code each step runs.
 
+import atexit
+import copy
 import json
 import os
 import shlex
@@ -12,7 +14,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph
+from articlekit.workflow import codegraph, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.data.config import (
@@ -29,6 +31,22 @@ from articlekit.workflow import settings
 MODULE_DIR = str(articlekit.workflow.FOLDER)
 CONFIG_FILES = [*workflow.configfiles, *workflow.overwrite_configfiles]
 
+# Every snakemake call plans, a no-op too. What the plan's checks found
+# passed is remembered between runs by a digest of all they read
+# (articlekit/workflow/plancache.py), the code graph's parses by each
+# file's digest (codegraph.py): a plan whose inputs did not change repeats
+# neither. Kept at exit, once the DAG's input functions have run too.
+codegraph.remember_scans(".snakemake/articlekit/codegraph.json")
+PLAN_MEMORY = plancache.PlanMemory(".snakemake/articlekit/plan.json")
+atexit.register(codegraph.save_scans)
+atexit.register(PLAN_MEMORY.save)
+# The module's own rules and checks, part of every check's fingerprint.
+MODULE_FILES = sorted(
+    str(path)
+    for path in Path(MODULE_DIR).iterdir()
+    if path.suffix == ".smk" or path.name == "Snakefile"
+)
+
 # `--config strict=false` arrives as the string "false": read it as YAML
 # would, so the schemas see a boolean.
 if "strict" in config:
@@ -43,31 +61,55 @@ except ValueError as error:
     raise WorkflowError(str(error)) from None
 config.pop("versions", None)
 
-# Every violation at once, each with its file and line: first the keys this
-# module reads, then the article's own schema when it has one (with
-# Snakemake's validate, the standard check, after).
 ARTICLE_SCHEMA = "config/schema.yaml"
-# A top-level key is the module's, matrix:, or an experiment's parameters:
-# anything else is a slip (publishin:) that would silently never be read.
-MODULE_KEYS = [*settings.module_keys(MODULE_DIR), "matrix"]
-try:
-    # Each file read again, strictly: Snakemake's own reader lets a key given
-    # twice silently win and takes 1e-7 for text.
-    for config_file in CONFIG_FILES:
-        check_syntax(config_file)
-    check_config(config, os.path.join(MODULE_DIR, "schema.yaml"), CONFIG_FILES)
+MODULE_SCHEMA = os.path.join(MODULE_DIR, "schema.yaml")
+
+
+def check_the_config():
+    """Every violation at once, each with its file and line: first the keys
+    this module reads, then the article's own schema when it has one (with
+    Snakemake's validate, the standard check, after)."""
+    try:
+        # Each file read again, strictly: Snakemake's own reader lets a key
+        # given twice silently win and takes 1e-7 for text.
+        for config_file in CONFIG_FILES:
+            check_syntax(config_file)
+        check_config(config, MODULE_SCHEMA, CONFIG_FILES)
+        if os.path.exists(ARTICLE_SCHEMA):
+            check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
+        # A top-level key is the module's, matrix:, or an experiment's
+        # parameters: anything else is a slip (publishin:) never read.
+        check_known_keys(
+            config,
+            [
+                *settings.module_keys(MODULE_DIR),
+                "matrix",
+                *(config.get("experiments") or {}),
+            ],
+            CONFIG_FILES,
+            "neither a setting of articlekit's module nor an experiment's parameters (experiments:)",
+        )
+    except ConfigError as error:
+        raise WorkflowError(str(error)) from None
     if os.path.exists(ARTICLE_SCHEMA):
-        check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
-    check_known_keys(
-        config,
-        [*MODULE_KEYS, *(config.get("experiments") or {})],
-        CONFIG_FILES,
-        "neither a setting of articlekit's module nor an experiment's parameters (experiments:)",
-    )
-except ConfigError as error:
-    raise WorkflowError(str(error)) from None
-if os.path.exists(ARTICLE_SCHEMA):
-    validate(config, os.path.abspath(ARTICLE_SCHEMA))
+        validate(config, os.path.abspath(ARTICLE_SCHEMA))
+
+
+# The same config, files, schemas, code and libraries as a check that passed:
+# it passes again. Kept only when the check changed nothing (Snakemake's
+# validate fills in the defaults a schema gives).
+CONFIG_CHECK = PLAN_MEMORY.fingerprint(
+    "config",
+    files=[*CONFIG_FILES, MODULE_SCHEMA, ARTICLE_SCHEMA, *MODULE_FILES],
+    values=config,
+    code=["articlekit.data.config", "articlekit.workflow.settings"],
+    libraries=["jsonschema", "pyyaml", "snakemake"],
+)
+if not PLAN_MEMORY.recall(CONFIG_CHECK):
+    _unchecked = copy.deepcopy(config)
+    check_the_config()
+    if config == _unchecked:
+        PLAN_MEMORY.keep(CONFIG_CHECK)
 
 # What the machinery records and compares (articlekit/data/publishing.py): read
 # here for the rules, and handed to each command as it is written, in the
@@ -410,8 +452,26 @@ def every_output(wildcards):
 def latest_release(wildcards):
     """The newest releases/<label>/snapshot.json, or nothing before the first
     release. Newest by the snapshot's own released_at, not by file time, so a
-    fresh clone orders them the same."""
-    from articlekit.review.snapshot import latest_snapshot
+    fresh clone orders them the same. Remembered when every snapshot is
+    trusted (an untrusted one is returned, for the diff to refuse)."""
+    snapshots = sorted(Path(RELEASES).glob("*/snapshot.json"))
+    fingerprint = PLAN_MEMORY.fingerprint(
+        "latest release",
+        files=snapshots,
+        code=["articlekit.review.snapshot"],
+        libraries=["jsonschema"],
+    )
+    remembered = PLAN_MEMORY.recall(fingerprint)
+    if remembered is not None:
+        return remembered
+    from articlekit.review.snapshot import SnapshotError, latest_snapshot, load_snapshot
 
     found = latest_snapshot(RELEASES)
-    return [str(found)] if found else []
+    latest = [str(found)] if found else []
+    try:
+        if found:
+            load_snapshot(found)  # trusted: then so is every other
+        PLAN_MEMORY.keep(fingerprint, latest)
+    except SnapshotError:
+        pass
+    return latest
