@@ -17,6 +17,7 @@ COMMANDS = {
     "values": ("articlekit.data.values", "merge experiment results into build/values.json"),
     "lint": ("articlekit.article.lint", "fail on numerals typed into the prose"),
     "bind": ("articlekit.article.bind", "resolve every shortcode and check its claim"),
+    "parse": ("articlekit.render.parse", "read the article as Pandoc does, once for every page"),
     "render": ("articlekit.render.page", "render the article with Quarto or Pandoc"),
     "pdf": ("articlekit.render.pdf", "render the article to PDF through Typst"),
     "preview": ("articlekit.render.preview", "serve the article, re-rendering on each save"),

@@ -175,3 +175,20 @@ def test_a_missing_figure_fails_and_leaves_no_pdf(tmp_path):
     with pytest.raises(pdfmod.RenderError):
         pdfmod.render_pdf(article, bindings, out)
     assert not out.exists()
+
+
+def test_the_typst_source_written_from_the_articles_tree_is_the_one_read_from_the_article(built, tmp_path):
+    """The PDF's Typst source is written from the tree `articlekit parse`
+    reads once (build/article.ast.json), the same as from the article."""
+    from articlekit.render.page import write_ast
+
+    _, out, _ = built
+    folder = out.parent.parent
+    article, bindings = folder / "index.qmd", folder / "build" / "bindings.json"
+    tree = tmp_path / "article.ast.json"
+    write_ast(article, tree)
+    (tmp_path / "read").mkdir()
+    (tmp_path / "tree").mkdir()
+    read = pdfmod.typst_source(article, bindings, tmp_path / "read")
+    from_tree = pdfmod.typst_source(article, bindings, tmp_path / "tree", ast=tree)
+    assert from_tree.read_text(encoding="utf-8") == read.read_text(encoding="utf-8")

@@ -424,3 +424,18 @@ def test_a_killed_renders_folder_goes_even_when_its_pid_came_back(tmp_path):
         folder.mkdir()
     rendermod.remove_stale_render_folders(tmp_path)
     assert live.exists() and not reused.exists() and not gone.exists() and not killed_pdf.exists()
+
+
+def test_the_page_written_from_the_articles_tree_is_the_page_read_from_the_article(tmp_path):
+    """`articlekit parse` reads the article once for every page Pandoc
+    writes; written from that tree, the HTML and the markdown are the same
+    bytes as when the render reads the article itself."""
+    folder = tmp_path / "article"
+    _, read_page, read_md = bind_and_render(folder)
+    tree = folder / "build" / "article.ast.json"
+    rendermod.write_ast(folder / "index.qmd", tree)
+    html_out, md_out = tmp_path / "from-tree.html", tmp_path / "from-tree.md"
+    rendermod.render(folder / "index.qmd", folder / "build" / "bindings.json", "pandoc", html_out, md_out, ast=tree)
+    assert html_out.read_text(encoding="utf-8") == read_page
+    assert md_out.read_text(encoding="utf-8") == read_md
+    assert json.loads(tree.read_text(encoding="utf-8"))["pandoc-api-version"]  # Pandoc's own tree

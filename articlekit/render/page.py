@@ -218,12 +218,50 @@ def filter_files():
     return [filters / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
 
 
-def pandoc_common_args(pandoc, source, meta_file, article_dir):
+def pandoc_common_args(pandoc, source, meta_file, article_dir, reader="markdown"):
     """Reader, filters and resource path: shared by the HTML, the markdown
-    and the preview's pieces of the page."""
-    return [pandoc, str(source), "--from", "markdown", "--wrap", "preserve", "--metadata-file", str(meta_file),
+    and the preview's pieces of the page. reader "json": source is the
+    article's tree (write_ast)."""
+    return [pandoc, str(source), "--from", reader, "--wrap", "preserve", "--metadata-file", str(meta_file),
             *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
             "--resource-path", str(article_dir)]
+
+
+# --- the article as Pandoc reads it, once for every page ----------------------------
+#
+# Reading the markdown is most of what Pandoc spends on a page of this kind
+# (its shortcodes arrive as nested spans), and the HTML, the GitHub markdown
+# and the PDF's Typst source each read the same text. `articlekit parse`
+# reads it once into Pandoc's JSON form of the document (its tree), and
+# render and pdf given --ast write their pages from the tree, byte for byte
+# as from the markdown: filters and metadata apply after reading. Quarto
+# reads the article itself; the tree is Pandoc's alone.
+
+
+def pandoc_source(article, workdir, ast=None):
+    """(front matter, the file Pandoc reads, its reader): the tree when one
+    is given, else the body written into workdir as Pandoc is handed it
+    (the prose shortcodes as Quarto's pre-processing writes them, the front
+    matter's lines blank, so a message still names the article's line)."""
+    front, body = split_front_matter(read_text(article), article)
+    if ast is not None:
+        return front, Path(ast).resolve(), "json"
+    source = Path(workdir) / "article.md"
+    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    return front, source, "markdown"
+
+
+def write_ast(article, out):
+    """Read the article with Pandoc into `out` (its tree, as JSON), atomically."""
+    article, out = Path(article), Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".parse-{owner_tag()}-") as tmp:
+        workdir = Path(tmp).resolve()  # pandoc runs in the article's folder
+        _, source, reader = pandoc_source(article, workdir)
+        tree = workdir / "article.ast.json"
+        run_tool([pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(tree)], article,
+                 cwd=article.parent.resolve())
+        os.replace(tree, out)
 
 
 def pandoc_page_args(project_dir, options):
@@ -236,18 +274,16 @@ def pandoc_page_args(project_dir, options):
     return args
 
 
-def render_with_pandoc(article, bindings, html_out, md_out, workdir):
+def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast=None):
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, body = split_front_matter(read_text(article), article)
-    source = workdir / "article.md"
-    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    front, source, reader = pandoc_source(article, workdir, ast)
     project_dir = project_root(article_dir)
     options = project_options(project_dir)
     metadata = pandoc_metadata(front, article_dir, bindings, pandoc)
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    common = pandoc_common_args(pandoc, source, meta_file, article_dir)
+    common = pandoc_common_args(pandoc, source, meta_file, article_dir, reader)
     html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
                      "--output", str(html_out)] + pandoc_page_args(project_dir, options)
     run_tool(html, article, cwd=article_dir)
@@ -263,7 +299,8 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir):
     return metadata["renderer"]
 
 
-def render_with_quarto(article, bindings, html_out, md_out, workdir):
+def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
+    """ast: not read (Quarto reads the article itself)."""
     quarto = quarto_path()
     name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
@@ -401,8 +438,10 @@ def check_structure(text, bindings, html_path, md_path):
                           "in its paragraph, with blank lines around it")
 
 
-def render(article, bindings, renderer, html_path, md_path=None):
-    """md_path None: the HTML only (the preview's quick route)."""
+def render(article, bindings, renderer, html_path, md_path=None, ast=None):
+    """md_path None: the HTML only (the preview's quick route). ast: the
+    article's tree (write_ast), for Pandoc to write from instead of reading
+    the article again."""
     article, bindings = Path(article), Path(bindings)
     html_path, md_path = Path(html_path), md_path and Path(md_path)
     for out in filter(None, (html_path, md_path)):
@@ -415,7 +454,7 @@ def render(article, bindings, renderer, html_path, md_path=None):
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
-        name = run(article, bindings, html_tmp, md_tmp, workdir)
+        name = run(article, bindings, html_tmp, md_tmp, workdir, ast)
         # the options the page is checked against are the ones the render read
         check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path)
         allowed = expected_literal_shortcodes(text)
@@ -436,9 +475,10 @@ def main(argv):
     parser.add_argument("--renderer", choices=CHOICES, default="auto")
     parser.add_argument("--html", required=True)
     parser.add_argument("--md", required=True)
+    parser.add_argument("--ast", help="build/article.ast.json from `articlekit parse`, for Pandoc to write from")
     args = parser.parse_args(argv)
     try:
-        name = render(args.article, args.bindings, args.renderer, args.html, args.md)
+        name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast)
     except (RenderError, OSError, ValueError) as exc:
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in

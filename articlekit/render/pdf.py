@@ -27,10 +27,9 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.text import md_text
-from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, remove_stale_render_folders,
-                               shortcode_files, split_front_matter)
+from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, pandoc_source,
+                               remove_stale_render_folders, shortcode_files)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
-from articlekit.article.shortcodes import to_quarto_markdown
 from articlekit.core.sources import read_text
 from articlekit.core.workfiles import owner_tag
 
@@ -50,13 +49,13 @@ def renderer_name(pandoc):
     return f"Pandoc {tool_version(pandoc)} and Typst (typst {importlib.metadata.version('typst')} for Python)"
 
 
-def typst_source(article, bindings, workdir):
-    """Write the article as Typst source in workdir -> its path."""
+def typst_source(article, bindings, workdir, ast=None):
+    """Write the article as Typst source in workdir -> its path. ast: the
+    article's tree (articlekit.render.page.write_ast), written from instead
+    of reading the article again."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, body = split_front_matter(read_text(article), article)
-    source = workdir / "article.md"
-    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    front, source, reader = pandoc_source(article, workdir, ast)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     metadata.update(PAGE)
     metadata.update({
@@ -68,7 +67,7 @@ def typst_source(article, bindings, workdir):
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
     kit = resources.files("articlekit.render")
-    cmd = [pandoc, str(source), "--from", "markdown", "--to", "typst", "--standalone", "--wrap", "preserve",
+    cmd = [pandoc, str(source), "--from", reader, "--to", "typst", "--standalone", "--wrap", "preserve",
            "--shift-heading-level-by", "-1", "--metadata-file", str(meta_file),
            "--include-in-header", str(kit / "pdf_style.typ"), "--output", str(out)]
     for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
@@ -110,13 +109,13 @@ def compile_pdf(typ):
     return pdf
 
 
-def render_pdf(article, bindings, out):
+def render_pdf(article, bindings, out, ast=None):
     article, bindings, out = Path(article), Path(bindings), Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_render_folders(out.parent)  # left by a killed run
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()
-        typ = typst_source(article, bindings, workdir)
+        typ = typst_source(article, bindings, workdir, ast)
         check_source(typ, article)
         pdf = workdir / "article.pdf"
         pdf.write_bytes(compile_pdf(typ))
@@ -128,9 +127,10 @@ def main(argv):
     parser.add_argument("article")
     parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
     parser.add_argument("--out", required=True, help="where to write build/article.pdf")
+    parser.add_argument("--ast", help="build/article.ast.json from `articlekit parse`, to write from")
     args = parser.parse_args(argv)
     try:
-        render_pdf(args.article, args.bindings, args.out)
+        render_pdf(args.article, args.bindings, args.out, args.ast)
     except (RenderError, OSError, ValueError) as exc:
         print(f"pdf: {exc}", file=sys.stderr)
         return 1

@@ -1,5 +1,5 @@
 # From artifacts to the article: merge values, bind them into the prose,
-# lint for typed numbers, render.
+# lint for typed numbers, read it once as Pandoc does, render the page and the PDF.
 
 
 # Only for an article that shows listings (publishing.listings).
@@ -73,6 +73,26 @@ rule bind:
         "--strict {params.strict} --baseline {input.baseline} --out {output.json} 2> {log}"
 
 
+# The article as Pandoc reads it (its tree, in Pandoc's JSON), read once for
+# the HTML, the markdown and the PDF, which Pandoc writes from it: reading
+# is most of what each costs. Its Pandoc's version is a param: a new Pandoc
+# reads the article again.
+rule parse_article:
+    input:
+        article=ARTICLE,
+        code=command_code("parse"),
+    output:
+        ast=PANDOC_TREE,
+    log:
+        "logs/parse_article.log",
+    benchmark:
+        "benchmarks/out/parse_article.tsv"
+    params:
+        pandoc_version=PANDOC_VERSION,
+    shell:
+        "python -m articlekit parse {input.article} --out {output.ast} 2> {log}"
+
+
 rule render:
     input:
         article=ARTICLE,
@@ -82,6 +102,8 @@ rule render:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
+        # Pandoc writes the page from the tree; Quarto reads the article
+        ast=[PANDOC_TREE] if RENDERER == "pandoc" else [],
         code=command_code("render"),
     output:
         html="build/article.html",
@@ -96,9 +118,10 @@ rule render:
     params:
         renderer=RENDERER,
         renderer_version=RENDERER_VERSION,
+        ast=f"--ast {PANDOC_TREE}" if RENDERER == "pandoc" else "",
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} --html {output.html} --md {output.md} 2> {log}"
+        "--renderer {params.renderer} {params.ast} --html {output.html} --md {output.md} 2> {log}"
 
 
 rule pdf:
@@ -108,6 +131,7 @@ rule pdf:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
+        ast=PANDOC_TREE,
         code=command_code("pdf"),
     output:
         pdf=report(
@@ -127,4 +151,4 @@ rule pdf:
         typst_version=TYPST_VERSION,
     shell:
         "python -m articlekit pdf {input.article} --bindings {input.bindings} "
-        "--out {output.pdf} 2> {log}"
+        "--ast {input.ast} --out {output.pdf} 2> {log}"

@@ -161,6 +161,7 @@ LISTINGS = "results/listings.json"
 VALUES = "build/values.json"
 BINDINGS = "build/bindings.json"
 LINT_REPORT = "build/lint.txt"
+PANDOC_TREE = "build/article.ast.json"  # the article as Pandoc reads it
 AUDIT_JSON = "build/audit.json"
 # The article's own shortcode extension and style, when it has them: their
 # edits redo the render.

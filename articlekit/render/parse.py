@@ -1,0 +1,31 @@
+"""Read the article as Pandoc does, once, for every page Pandoc writes.
+
+    python -m articlekit parse article/index.qmd --out build/article.ast.json
+
+Writes the article's tree in Pandoc's JSON (articlekit.render.page.write_ast);
+`articlekit render --ast` and `articlekit pdf --ast` write the HTML, the
+GitHub markdown and the PDF's Typst source from it instead of each reading
+the markdown again, which is most of what Pandoc spends on them. The tree
+is Pandoc's own format, tied to its version: the rule that writes it takes
+the version as a param, so a new Pandoc reads the article again.
+"""
+
+import argparse
+import sys
+
+from articlekit.render.page import write_ast
+from articlekit.render.renderers import RenderError
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m articlekit parse", description=__doc__.splitlines()[0])
+    parser.add_argument("article")
+    parser.add_argument("--out", required=True, help="where to write build/article.ast.json")
+    args = parser.parse_args(argv)
+    try:
+        write_ast(args.article, args.out)
+    except (RenderError, ValueError, OSError) as exc:  # a SourceError is a ValueError
+        print(f"parse: {exc}", file=sys.stderr)
+        return 1
+    print(f"parse: {args.article} -> {args.out}", file=sys.stderr)
+    return 0
