@@ -8,8 +8,15 @@ no build can avoid: Python, Snakemake and its plugins importing), then a
 no-op build, then a build after a one-sentence prose edit, back to back,
 and divides each build by that round's start-up. Printed: the median and
 the range over the rounds, by the wall clock and by CPU time (the build's
-processes and all their children), plus the cold build and which rules each
-scenario ran.
+processes and all their children), plus the cold build, which rules each
+scenario ran and, for the prose edit, each job's seconds (from its rule's
+benchmark: file, benchmarks/out/RULE.tsv).
+
+The same rounds time Snakemake alone, a one-rule workflow beside the copy:
+its no-op, and a run of its one job. That is the floor no article can go
+under: Snakemake's own plan, and for any build that runs a job, the second
+or so it waits before it exits (its job-rate limiter's timer, which the
+default --max-jobs-per-timespan 100/1s starts after each round of jobs).
 
 Targets (issue 18): no-op under 1.5x the start-up, a prose edit under 4x.
 """
@@ -29,6 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.workspace import copy_environment, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
+
+# Snakemake alone: one rule, one job.
+BARE_SNAKEFILE = """rule one:
+    output:
+        "one.txt",
+    shell:
+        "touch {output}"
+"""
 
 
 def timed(command, workdir):
@@ -58,14 +73,18 @@ def main(argv=None):
 
     tmp = Path(tempfile.mkdtemp(prefix="articlekit-bench-"))
     work = copy_project(tmp / "project")
+    bare = tmp / "snakemake-alone"
+    bare.mkdir()
+    (bare / "Snakefile").write_text(BARE_SNAKEFILE, encoding="utf-8")
     build = ["snakemake", "--cores", str(args.cores), "--configfile", args.configfile]
     print(f"benchmarking in {work}: {' '.join(build)}", file=sys.stderr)
     try:
         cold_wall, _, log = timed(build, work)
         cold_rules = sorted(set(FINISHED.findall(log)))
+        timed(["snakemake", "--cores", "1"], bare)
         article = work / "article/index.qmd"
-        ratios = {"no-op": ([], []), "prose": ([], [])}
-        rules = {}
+        ratios = {scenario: ([], []) for scenario in ("no-op", "prose", "alone, no-op", "alone, 1 job")}
+        rules, job_seconds = {}, {}
         for round_number in range(1, args.rounds + 1):
             start_wall, start_cpu, _ = timed(["snakemake", "--version"], work)
             for scenario in ratios:
@@ -73,20 +92,40 @@ def main(argv=None):
                     time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
                     with article.open("a", encoding="utf-8") as f:
                         f.write(f"\nAnother sentence for round {'i' * round_number}, with no digits.\n")
-                wall, cpu, log = timed(build, work)
+                if scenario == "alone, 1 job":
+                    (bare / "one.txt").unlink()
+                if scenario.startswith("alone"):
+                    wall, cpu, log = timed(["snakemake", "--cores", str(args.cores)], bare)
+                else:
+                    wall, cpu, log = timed(build, work)
                 ratios[scenario][0].append(wall / start_wall)
                 ratios[scenario][1].append(cpu / start_cpu)
                 rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})
+                if scenario == "prose":
+                    job_seconds = {rule: benchmark_seconds(work, rule) for rule in rules[scenario]}
             print(f"  round {round_number}: start-up {start_wall:.2f} s", file=sys.stderr)
     finally:
         if not args.keep:
             shutil.rmtree(tmp)
 
     print(f"cold build: {cold_wall:.1f} s wall ({len(cold_rules)} rules)")
-    print(f"\n{'scenario':<8} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds)")
+    print(f"\n{'scenario':<13} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds)")
     for scenario, (wall, cpu) in ratios.items():
-        print(f"{scenario:<8} {summary(wall):>22} {summary(cpu):>22}  {', '.join(rules[scenario]) or '(none)'}")
+        ran = ", ".join(rules[scenario]) or "(none)"
+        if scenario.startswith("alone"):
+            ran = "(Snakemake alone: a one-rule workflow)"
+        print(f"{scenario:<13} {summary(wall):>22} {summary(cpu):>22}  {ran}")
+    print("\nthe prose edit's jobs, last round (seconds, wall, from benchmarks/out/RULE.tsv; up to "
+          f"{args.cores} run at once):")
+    print("  " + ", ".join(f"{rule} {'?' if seconds is None else f'{seconds:.2f}'}"
+                           for rule, seconds in job_seconds.items()))
     print("\ntargets: no-op under 1.5x, prose under 4x (median, wall)")
+
+
+def benchmark_seconds(work, rule):
+    """The wall seconds of a rule's last job, from its benchmark: file (None without one)."""
+    path = work / "benchmarks" / "out" / f"{rule}.tsv"
+    return float(path.read_text(encoding="utf-8").splitlines()[-1].split("\t")[0]) if path.exists() else None
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ the version as a param, so a new Pandoc reads the article again.
 """
 
 import argparse
+import errno
 import sys
 
+from articlekit.core.jsonio import DiskFull
 from articlekit.render.page import write_ast
 from articlekit.render.renderers import RenderError
 
@@ -25,6 +27,8 @@ def main(argv):
     try:
         write_ast(args.article, args.out)
     except (RenderError, ValueError, OSError) as exc:  # a SourceError is a ValueError
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            exc = DiskFull(args.out)  # named by the output, not by the work folder it was written in
         print(f"parse: {exc}", file=sys.stderr)
         return 1
     print(f"parse: {args.article} -> {args.out}", file=sys.stderr)
