@@ -47,10 +47,11 @@ from tests.workspace import TEST_BUILD, MissingCommit, copy_commit, copy_environ
 REFERENCE = "fd0388439cd08eb78f165c08ff4c321eec048b53"
 
 # Files of articlekit that moved since REFERENCE and whose path the build
-# prints (the listings artifact names the tool that cut it; the diff page
-# points at its agreement rules). The reference's own code is made to name
-# them where they are now, so that every other byte is still compared;
-# nothing else of the reference is touched. Clear it when REFERENCE moves.
+# prints (the listings artifact names the tool that cut it, a baseline
+# reason names it too; the diff page points at its agreement rules). The
+# reference's sources are made to name them where they are now, so that
+# every other byte is still compared; nothing else of the reference is
+# touched. Clear it when REFERENCE moves.
 MOVED_SINCE_REFERENCE = {
     "articlekit/listings.py": "articlekit/data/listings.py",
     "articlekit/agreement.py": "articlekit/review/agreement.py",
@@ -101,9 +102,12 @@ def measures_volatile(result, volatile):
 
 
 def name_moved_files_where_they_are(project):
-    """In the reference's articlekit sources, each path of MOVED_SINCE_REFERENCE
-    replaced by the file's path today (and nothing else changed)."""
-    for path in sorted((project / "articlekit").rglob("*.py")):
+    """In the reference's sources (articlekit's code, the baseline, the
+    prose, the config), each path of MOVED_SINCE_REFERENCE replaced by the
+    file's path today, and nothing else changed."""
+    for path in sorted(project.rglob("*")):
+        if path.suffix not in (".py", ".yaml", ".qmd", ".smk") or not path.is_file():
+            continue
         text = path.read_text(encoding="utf-8")
         renamed = text
         for old, new in MOVED_SINCE_REFERENCE.items():
