@@ -2,7 +2,8 @@
 of source files, JSON and work files.
 
 Owns: how a value becomes text (fmt), the claim grammar and its verdicts
-(claims), key paths into the values (keys), reading YAML and text strictly
+(claims), a claim's status and every word, sign and mark that says it
+(status), key paths into the values (keys), reading YAML and text strictly
 (sources), JSON at full precision with atomic writes (jsonio), work folders
 a killed run leaves (workfiles).
 
