@@ -12,7 +12,8 @@ This route serves whichever renderer built the HTML: the Quarto on our
 machines ships without Quarto's Typst resources. articlekit/render/filters/pdf_prepare.lua
 and pdf_finish.lua make the provenance section an appendix, size tables to
 the page and give Typst absolute image paths; articlekit/render/pdf_style.typ sets
-code, tables, figures and claim-failure marks.
+code, tables, figures and the marks of claims that do not hold, each in its
+status's colour (their words come from articlekit.core.status, as on the page).
 """
 
 import argparse
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, remove_stale_render_folders,
                                shortcode_files, split_front_matter)
@@ -44,6 +46,14 @@ PAGE = {
     "section-numbering": "1.1",
     "page-numbering": "1",
 }
+
+
+def claim_mark_rules():
+    """Typst show rules giving each claim mark its colour where no class can
+    reach it: inside code, where value.lua prints the mark as plain text.
+    pdf_style.typ's claim-mark colours it by the mark's class."""
+    return "".join(f'#show "{s.page_mark}": it => claim-mark("{s.page_class}", it)\n'
+                   for s in STATUS.values() if s.page_mark)
 
 
 def renderer_name(pandoc):
@@ -68,9 +78,12 @@ def typst_source(article, bindings, workdir):
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
     kit = resources.files("articlekit.render")
+    marks = workdir / "claim_marks.typ"
+    marks.write_text(claim_mark_rules(), encoding="utf-8")
     cmd = [pandoc, str(source), "--from", "markdown", "--to", "typst", "--standalone", "--wrap", "preserve",
            "--shift-heading-level-by", "-1", "--metadata-file", str(meta_file),
-           "--include-in-header", str(kit / "pdf_style.typ"), "--output", str(out)]
+           "--include-in-header", str(kit / "pdf_style.typ"), "--include-in-header", str(marks),
+           "--output", str(out)]
     for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
         cmd += ["--lua-filter", str(kit / "filters" / lua)]
     run_pandoc(cmd, cwd=article_dir)
