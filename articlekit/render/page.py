@@ -53,6 +53,7 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull, read_json
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
@@ -325,8 +326,7 @@ def failed_claim_warnings(bindings):
     """One line per claim a strict=false build kept although it fails, or
     although its measured interval cannot decide it (inconclusive)."""
     document = json.loads(Path(bindings).read_text(encoding="utf-8"))
-    return [f"WARNING: {c['location']}: claim '{c['key']} {c['expect']}' "
-            f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']} "
+    return [f"WARNING: {c['location']}: {claim_said(c)}: {c['message']} "
             "(strict=false: the article shows it beside the number)"
             for c in document.get("claims", []) if not c["holds"]]
 

@@ -61,6 +61,7 @@ from pathlib import Path
 
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
+from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json, write_json
@@ -267,8 +268,7 @@ class Preview:
             staged.unlink()
             raise
         os.replace(staged, self.html_path)  # whole or not at all: the benchmark and browsers read it
-        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' "
-                  f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: value {short_text(c['value'])}"
+        failed = [f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
                   for c in document["claims"] if not c["holds"]]
         return self.html_path.read_bytes(), failed
 
