@@ -43,7 +43,7 @@ import sys
 from articlekit.data.edition import (CITED, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, verdicts)
 from articlekit.data.baseline import CITED_CLASS
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.core.claims import INCONCLUSIVE
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.review.pages import (badge, cell, code, cols, counts_table, escape, html_page, html_table, key_html, table, words, write_report)
@@ -138,7 +138,7 @@ def audit(baseline, values_doc, bindings_doc):
     others = [b for b in bound if not any(keys_related(b["key"], k) for k in audited_keys)]
     # one per place the article makes a claim (bind's log), not one per binding
     claims = bindings_doc.get("claims", [])
-    failed = [c for c in claims if not c.get("holds")]
+    failed = [c for c in claims if not c.get("holds")]  # failed or inconclusive, each with its status
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
     summary = {
         "entries": len(rows),
@@ -153,7 +153,8 @@ def audit(baseline, values_doc, bindings_doc):
         "reproduced": counts[REPRODUCED],
         "cited": counts[CITED],
         "claims_checked": len(claims),
-        "claims_failed": len(failed),
+        # failed only: an inconclusive claim is not a failed one (inconclusive_claims counts those)
+        "claims_failed": sum(1 for c in failed if status_of(c) == FAILS),
     }
     return {
         "baseline": baseline.path,
@@ -195,7 +196,8 @@ def summary_line(report):
     return (f"audit: {s['reproduced']} reproduced, {s['moved_as_expected']} moved as expected, "
             f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
             f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
-            f"{s['claims_failed']} of {s['claims_checked']} claims failed")
+            f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
+            + (f", {n} {STATUS[INCONCLUSIVE].counted}" if (n := inconclusive_claims(report)) else ""))
 
 
 def card_counts(report):
@@ -205,6 +207,25 @@ def card_counts(report):
          UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"], MISSING: s["key_missing"],
          EXPECTED: s["moved_as_expected"], REPRODUCED: s["reproduced"], CITED: s["cited"]}
     return [(status, n[status], CSS[status]) for status in STATUSES]
+
+
+def inconclusive_claims(report):
+    """How many of the article's claims its measurements cannot decide."""
+    return sum(1 for c in report["failed_claims"] if status_of(c) == INCONCLUSIVE)
+
+
+def claim_counts(report):
+    """(label, count, css) of the claims that fail, and of those that are
+    inconclusive when there are any: never counted as failed."""
+    s, undecided = report["summary"], inconclusive_claims(report)
+    failed = ("claims " + STATUS[FAILS].counted, s["claims_failed"], STATUS[FAILS if s["claims_failed"] else HOLDS].css)
+    return [failed] + ([("claims " + STATUS[INCONCLUSIVE].counted, undecided, STATUS[INCONCLUSIVE].css)]
+                       if undecided else [])
+
+
+def _failed_heading(report):
+    """The section listing the claims that do not hold."""
+    return "Claims that fail" + (" or are " + STATUS[INCONCLUSIVE].word if inconclusive_claims(report) else "")
 
 
 def groups(report):
@@ -230,14 +251,9 @@ def _explained_text(row):
 
 
 def _claims_text(claims):
-    """'✓ < 1e-12' per claim the article makes about the key; '' when none."""
-    parts = []
-    for c in claims:
-        if c["holds"] is None:  # printed, no claim made about it
-            continue
-        mark = "✓" if c["holds"] else ("? INCONCLUSIVE" if c.get("status") == INCONCLUSIVE else "✗ FAILS")
-        parts.append(f"{mark} {c['expect']}")
-    return "; ".join(parts)
+    """Each claim the article makes about the key, its status shown as
+    articlekit.core.status shows it in a cell, then the claim; '' when none."""
+    return "; ".join(f"{of(c).shown} {c['expect']}" for c in claims if of(c))  # of(): None when no claim made
 
 
 def _source_text(source):
@@ -259,7 +275,7 @@ def to_markdown(report, publishing=Publishing()):
         "",
         f"Baseline `{report['baseline']}`: {_versions_line(report, publishing, cell)}",
         "",
-        *counts_table(counts + [("claims failed", f"{s['claims_failed']} of {s['claims_checked']}")]),
+        *counts_table(counts + [(label, f"{n} of {s['claims_checked']}") for label, n, _ in claim_counts(report)]),
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
         "",
@@ -271,9 +287,9 @@ def to_markdown(report, publishing=Publishing()):
                   for r in unexpected]
         lines.append("")
     if report["failed_claims"]:
-        lines += ["## Claims that fail", ""]
-        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))}: "
-                  f"{cell(c.get('message'))}" for c in report["failed_claims"]]
+        lines += [f"## {_failed_heading(report)}", ""]
+        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))} "
+                  f"{of(c).shown}: {cell(c.get('message'))}" for c in report["failed_claims"]]
         lines.append("")
     lines += ["## Every printed value, by status", ""]
     lines += table(
@@ -299,13 +315,9 @@ def to_markdown(report, publishing=Publishing()):
 
 
 def _claim_badges(claims):
-    out = []
-    for c in claims:
-        if c["holds"] is None:
-            continue
-        css, mark = ("holds", "✓") if c["holds"] else ("fails", "?" if c.get("status") == INCONCLUSIVE else "✗")
-        out.append(f'{badge(mark + " " + c["expect"], css)} <span class="muted">{escape(", ".join(c["locations"]))}</span>')
-    return "<br>".join(out)
+    return "<br>".join(f'{badge(of(c).shown + " " + c["expect"], of(c).css)} '
+                       f'<span class="muted">{escape(", ".join(c["locations"]))}</span>'
+                       for c in claims if of(c))
 
 
 def _group_cells(group):
@@ -334,7 +346,6 @@ def to_html(report, publishing=Publishing()):
     s = report["summary"]
     all_groups = groups(report)
     cards = [(label, n, css) for label, n, css in card_counts(report)]
-    claims_css = "fails" if s["claims_failed"] else "holds"
     parts = [
         "<h1>Audit: the published edition vs this build</h1>",
         f"<p>Baseline {key_html(report['baseline'])}: {_versions_line(report, publishing, escape)} "
@@ -342,17 +353,18 @@ def to_html(report, publishing=Publishing()):
         '<nav class="cards">' + "".join(
             f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{badge(label, css)}<b>{n}</b></a>'
             for label, n, css in cards)
-        + f'<a class="card" href="#claims">{badge("claims failed", claims_css)}'
-          f'<b>{s["claims_failed"]} / {s["claims_checked"]}</b></a></nav>',
+        + "".join(f'<a class="card" href="#claims">{badge(label, css)}<b>{n} / {s["claims_checked"]}</b></a>'
+                  for label, n, css in claim_counts(report)) + "</nav>",
         f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
         "measured. A failed claim fails a strict build, and so does an unexpected move the baseline does not "
         "explain (the article lists every unexpected move). Each status below folds; each entry's id is "
         "its anchor (audit.html#ID).</p>",
     ]
-    parts.append('<h2 id="claims">Claims that fail</h2>')
+    parts.append(f'<h2 id="claims">{escape(_failed_heading(report))}</h2>')
     if report["failed_claims"]:
         parts.append(html_table(["where", "key", "claim", "result"], [
-            [escape(c.get("location")), key_html(c.get("key")), f"<code>{escape(c.get('expect'))}</code>",
+            [escape(c.get("location")), key_html(c.get("key")),
+             f"<code>{escape(c.get('expect'))}</code> {badge(of(c).shown, of(c).css)}",
              escape(c.get("message"))] for c in report["failed_claims"]]))
     else:
         parts.append(f"<p>None: all {s['claims_checked']} claims of the article hold.</p>")

@@ -36,6 +36,7 @@ from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.data.environment import built_at, field_name, is_environment, is_per_build, machine_change, recorded_versions
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
+from articlekit.core.status import STATUS, of, status_of
 from articlekit.review.pages import cell, code, counts_table, section, write_report
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
@@ -91,11 +92,12 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
                             "build": after.get("text"), "locations": after.get("locations", [])})
         old_claim = (before or {}).get("claim") or {}
         new_claim = (after or {}).get("claim") or {}
-        old_holds, new_holds = old_claim.get("holds"), new_claim.get("holds")
-        if old_holds != new_holds:
+        # by status: a claim gone from failed to inconclusive changed too (it holds in neither)
+        old_status, new_status = status_of(old_claim), status_of(new_claim)
+        if old_status != new_status:
             claims.append({"binding": binding_id, "key": (after or before).get("key"),
                            "expect": (new_claim or old_claim).get("expect"),
-                           "release": _claim_state(old_holds, before), "build": _claim_state(new_holds, after),
+                           "release": _claim_state(old_status, before), "build": _claim_state(new_status, after),
                            "message": new_claim.get("message"),
                            "locations": (after or before).get("locations", [])})
 
@@ -132,19 +134,19 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
 
 def _claims_note(key, bindings_doc):
     """What the article claims about a changed number, so the reader can
-    judge the change: '; the article claims < 1e-12: holds'."""
-    notes = sorted({f"{b['claim']['expect']}: {'holds' if b['claim']['holds'] else 'FAILS'}"
+    judge the change: '; the article claims < 1e-12: holds' (its status's word)."""
+    notes = sorted({f"{b['claim']['expect']}: {of(b['claim']).word}"
                     for b in bindings_doc.get("bindings", {}).values()
                     if b.get("key") == key and b.get("claim")})
     return f"; the article claims {', '.join(notes)}" if notes else ""
 
 
-def _claim_state(holds, binding):
+def _claim_state(status, binding):
     if binding is None:
         return "not in the article"
-    if holds is None:
+    if status is None:
         return "no claim"
-    return "holds" if holds else "fails"
+    return STATUS[status].word
 
 
 # ---- Markdown --------------------------------------------------------------------

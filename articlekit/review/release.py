@@ -25,6 +25,7 @@ from pathlib import Path
 
 from articlekit.data.environment import record as environment_record
 from articlekit.core.jsonio import dumps, loads, read_json, write_json, write_text_atomic
+from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, status_of
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.review.snapshot import LABEL_PATTERN, SNAPSHOT_FORMAT, SnapshotError, seal_file
@@ -64,7 +65,7 @@ def readme_of(snapshot, publishing=Publishing()):
     env = snapshot["environment"]
     s = snapshot["audit"]["summary"]
     claims = snapshot["claims"]
-    failed = sum(1 for c in claims if not c.get("holds"))
+    failed, undecided = (sum(1 for c in claims if status_of(c) == status) for status in (FAILS, INCONCLUSIVE))
     lines = [
         f"# Release {snapshot['label']}",
         "",
@@ -73,7 +74,8 @@ def readme_of(snapshot, publishing=Publishing()):
         "- " + ", ".join(f"{publishing.display(lib)} {env.get(lib, '?')}" for lib in publishing.libraries),
         f"- Machine: {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {env.get('os', '?')}",
         f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
-        f"{len(claims)} claims ({failed} failing)",
+        f"{len(claims)} claims ({failed} {STATUS[FAILS].counted}"
+        + (f", {undecided} {STATUS[INCONCLUSIVE].counted}" if undecided else "") + ")",
     ]
     if s:
         errata = f", {s['erratum']} errata, {s['not_reproducible']} not reproducible" if "erratum" in s else ""
