@@ -38,9 +38,12 @@ from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.sources import read_text
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.data.values import merge, published_envelope
 
 _SHOWN = 80  # characters of a printed value shown in a cell
+# an environment's summary counts its claims by status: an inconclusive one is never a failed one
+_COUNTS = {HOLDS: "claims_held", FAILS: "claims_failed", INCONCLUSIVE: "claims_inconclusive"}
 
 
 # ---- one environment's column ----------------------------------------------------
@@ -101,7 +104,7 @@ def _kind(key, binding, baseline):
 def _cell(binding):
     claim = binding.get("claim") or {}
     return {"text": binding["text"] if binding.get("printed", True) else None, "raw": binding["raw"],
-            "holds": claim.get("holds"), "message": claim.get("message")}
+            "holds": claim.get("holds"), "status": status_of(claim), "message": claim.get("message")}
 
 
 def _row_reasons(row, labels, baseline, publishing):
@@ -110,8 +113,8 @@ def _row_reasons(row, labels, baseline, publishing):
     present = [label for label in labels if row["cells"].get(label)]
     for label in present:
         c = row["cells"][label]
-        if c["holds"] is False:
-            reasons.append(f"{label}: claim '{row['expect']}' fails ({c['message']})")
+        if c["holds"] is False:  # failed, or inconclusive: each said as it is
+            reasons.append(f"{label}: claim '{row['expect']}' {of(c).verdict} ({c['message']})")
     if row["kind"] == "info" or len(present) < 2:
         return reasons
     first = row["cells"][present[0]]
@@ -155,8 +158,7 @@ def build(columns, baseline=None, publishing=Publishing()):
         summary.append({
             "label": label, "pins": col["pins"], "versions": col["versions"], "complete": bool(col["bindings"]),
             "failed": col["failed"],
-            "claims_held": sum(r["cells"][label]["holds"] is True for r in own),
-            "claims_failed": sum(r["cells"][label]["holds"] is False for r in own),
+            **{field: sum(status_of(r["cells"][label]) == status for r in own) for status, field in _COUNTS.items()},
             "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
             "moved": sum(any(x.startswith(f"{label}: moved") for x in r["reasons"]) for r in own),
         })
@@ -175,12 +177,17 @@ def _differ(n):
     return f"{n} differs" if n == 1 else f"{n} differ"
 
 
+def _claim_counts(s):
+    """("claims held", n), ("claims failed", n), ("claims inconclusive", n)
+    of an environment's summary: an inconclusive claim is never counted as failed."""
+    return [(f"claims {STATUS[status].counted}", s[field]) for status, field in _COUNTS.items()]
+
+
 def _cell_text(c):
     if c is None:
         return "—"
-    mark = {True: " ✓", False: " ✗", None: ""}[c["holds"]]
     shown = code(_short(c["text"])) if c["text"] is not None else "(claim)"
-    return shown + mark
+    return shown + (f" {of(c).shown}" if of(c) else "")
 
 
 def _status(s):
@@ -195,15 +202,16 @@ def to_markdown(matrix, publishing=Publishing()):
              f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
              f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
              f"Values are compared with the first built environment, `{matrix['reference']}`; "
-             "✓/✗: the row's claim holds/fails there.", ""]
+             f"{STATUS[HOLDS].shown}: the row's claim holds there; "
+             f"{', '.join(STATUS[k].shown for k in (FAILS, INCONCLUSIVE))}: it does not.", ""]
     if matrix["left_out"]:
         lines += [f"Not run per environment (taken from the main build, not compared): "
                   f"{', '.join(matrix['left_out'])}.", ""]
     lines += ["## Summary", ""]
-    lines += table(["Environment", "Pins", "Got", "Claims held", "Claims failed", "Texts changed",
-                    "Moved beyond rule", "Status"],
+    lines += table(["Environment", "Pins", "Got", *[f"Claims {STATUS[status].counted}" for status in _COUNTS],
+                    "Texts changed", "Moved beyond rule", "Status"],
                    [[code(s["label"]), cell(" ".join(s["pins"])), cell(publishing.versions_text(s["versions"])),
-                     str(s["claims_held"]), str(s["claims_failed"]), str(s["texts_changed"]), str(s["moved"]),
+                     *[str(n) for _, n in _claim_counts(s)], str(s["texts_changed"]), str(s["moved"]),
                      cell(_status(s))] for s in envs])
     labels = [s["label"] for s in envs]
 
@@ -236,7 +244,7 @@ tr.differs td{background:#fff8c5}tr.differs td.key{background:#fff8c5;box-shadow
 code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-width:12rem}
 .badge{display:inline-block;border-radius:1rem;padding:.05rem .5rem;font-size:.75rem;font-weight:600;white-space:nowrap}
-.holds{background:#dafbe1;color:#116329}.fails{background:#ffebe9;color:#a40e26}
+.holds{background:#dafbe1;color:#116329}.fails{background:#ffebe9;color:#a40e26}.inconclusive{background:#fff8c5;color:#7d4e00}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:.8rem}
 .card{border:1px solid #d0d7de;border-radius:.5rem;padding:.6rem .9rem}.card.bad{border-color:#cf222e}
 .card h3{margin:0 0 .3rem;font-size:1rem}.card dl{display:grid;grid-template-columns:auto auto;gap:0 .8rem;margin:.3rem 0 0}
@@ -248,16 +256,14 @@ def _html_cell(c):
     if c is None:
         return '<td class="val muted">—</td>'
     shown = f"<code>{escape(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
-    if c["holds"] is not None:
-        css, mark = ("holds", "✓ holds") if c["holds"] else ("fails", "✗ fails")
-        shown += f' <span class="badge {css}" title="{escape(c["message"])}">{mark}</span>'
+    if of(c):
+        shown += f' <span class="badge {of(c).css}" title="{escape(c["message"])}">{escape(of(c).shown)}</span>'
     return f'<td class="val" title="{escape(_short(c["raw"], 300))}">{shown}</td>'
 
 
 def _card(s, publishing):
-    bad = s["claims_failed"] or s["texts_changed"] or s["moved"] or not s["complete"]
-    facts = [("claims held", s["claims_held"]), ("claims failed", s["claims_failed"]),
-             ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
+    bad = s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"] or not s["complete"]
+    facts = [*_claim_counts(s), ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
     body = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
     status = "" if s["complete"] else f'<p class="fails badge">{escape(_status(s))}</p>'
     return (f'<div class="card{" bad" if bad else ""}"><h3><code>{escape(s["label"])}</code></h3>'
