@@ -46,7 +46,7 @@ from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
-from articlekit.review.pages import (badge, cell, code, cols, counts_table, escape, html_page, html_table, key_html, table, words, write_report)
+from articlekit.review.pages import cell, code, counts_table, html_page, table, write_report
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
@@ -314,91 +314,58 @@ def to_markdown(report, publishing=Publishing()):
     return "\n".join(lines) + "\n"
 
 
-def _claim_badges(claims):
-    return "<br>".join(f'{badge(of(c).shown + " " + c["expect"], of(c).css)} '
-                       f'<span class="muted">{escape(", ".join(c["locations"]))}</span>'
-                       for c in claims if of(c))
+def _claim_marks(claims):
+    """Each claim the article makes about the key, as the page marks it
+    (articlekit.core.status): {text: MARK + " " + expect, css, where}; none for a
+    value printed without one."""
+    return [{"text": f"{of(c).shown} {c['expect']}", "css": of(c).css, "where": ", ".join(c["locations"])}
+            for c in claims if of(c)]
 
 
-def _group_cells(group):
-    """One row of the table: every entry of a key and status together."""
+def _group_data(group):
+    """One row of the page: every entry of a key and status together."""
     first = group[0]
-    key = (key_html(first["key"]) + f'<br><span class="muted">{escape(first["class"])}'
-           + (f' · {escape(_source_text(first["source"]))}' if first["source"] else "") + "</span>")
-    printed = []
-    for r in group:
-        shown = "" if r["regenerated"] is None else (
-            f' <span class="arrow">→</span> <code>{escape(shorten(r["regenerated"], 160))}</code>')
-        printed.append(f'<div class="entry" id="{escape(r["id"])}"><a class="id" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
-                       f'<br><code>{escape(r["published"])}</code>{shown}'
-                       f'<br><span class="muted">{escape(r["where"]["section"])}: “{words(r["where"]["quote"])}”</span></div>')
-    whys = list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group))
-    why = "<br>".join(words(w) for w in whys)
-    badges = _claim_badges(first["claims"])
-    links = []
-    if first["article"]:
-        links.append(f'<a href="{escape(first["article"])}">in the article</a>')
-    return [key, "".join(printed), why + (f"<br>{badges}" if badges else ""),
-            "<br>".join(links) or '<span class="muted">not printed</span>']
+    return {
+        "key": first["key"], "class": first["class"],
+        "script": _source_text(first["source"]) if first["source"] else None,
+        "entries": [{"id": r["id"], "published": r["published"],
+                     "regenerated": None if r["regenerated"] is None else shorten(r["regenerated"], 160),
+                     "section": r["where"]["section"], "quote": r["where"]["quote"]} for r in group],
+        "whys": list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group)),
+        "marks": _claim_marks(first["claims"]),
+        "article": first["article"],
+    }
+
+
+def page_data(report, publishing=Publishing()):
+    """What build/audit.html shows, as plain values (templates/audit.html lays it out)."""
+    s = report["summary"]
+    cards = [{"label": label, "count": n, "css": css} for label, n, css in card_counts(report)]
+    all_groups = groups(report)
+    return {
+        "baseline": report["baseline"],
+        "versions": _versions_line(report, publishing, str),
+        "summary": s,
+        "cards": cards,
+        "claim_cards": [{"label": label, "count": n, "css": css} for label, n, css in claim_counts(report)],
+        "failed_heading": _failed_heading(report),
+        "failed_claims": [{"location": c.get("location"), "key": c.get("key"), "expect": c.get("expect"),
+                           "mark": of(c).shown, "css": of(c).css, "message": c.get("message")}
+                          for c in report["failed_claims"]],
+        "statuses": [{**card, "groups": [_group_data(g) for g in all_groups if g[0]["status"] == card["label"]]}
+                     for card in cards if card["label"] != CITED],
+        "other_bindings": [{"key": b["key"], "printed": shorten(b["text"]), "marks": _claim_marks([b]),
+                            "where": ", ".join(b["locations"]), "script": _source_text(b["source"])}
+                           for b in report["other_bindings"]],
+        "cited": {"label": CITED, "css": CSS[CITED],
+                  "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],
+                               "why": r["why"]} for r in report["entries"] if r["status"] == CITED]},
+    }
 
 
 def to_html(report, publishing=Publishing()):
-    s = report["summary"]
-    all_groups = groups(report)
-    cards = [(label, n, css) for label, n, css in card_counts(report)]
-    parts = [
-        "<h1>Audit: the published edition vs this build</h1>",
-        f"<p>Baseline {key_html(report['baseline'])}: {_versions_line(report, publishing, escape)} "
-        '<a href="article.html">The article</a>.</p>',
-        '<nav class="cards">' + "".join(
-            f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{badge(label, css)}<b>{n}</b></a>'
-            for label, n, css in cards)
-        + "".join(f'<a class="card" href="#claims">{badge(label, css)}<b>{n} / {s["claims_checked"]}</b></a>'
-                  for label, n, css in claim_counts(report)) + "</nav>",
-        f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
-        "measured. A failed claim fails a strict build, and so does an unexpected move the baseline does not "
-        "explain (the article lists every unexpected move). Each status below folds; each entry's id is "
-        "its anchor (audit.html#ID).</p>",
-    ]
-    parts.append(f'<h2 id="claims">{escape(_failed_heading(report))}</h2>')
-    if report["failed_claims"]:
-        parts.append(html_table(["where", "key", "claim", "result"], [
-            [escape(c.get("location")), key_html(c.get("key")),
-             f"<code>{escape(c.get('expect'))}</code> {badge(of(c).shown, of(c).css)}",
-             escape(c.get("message"))] for c in report["failed_claims"]]))
-    else:
-        parts.append(f"<p>None: all {s['claims_checked']} claims of the article hold.</p>")
-    parts.append("<h2>Every printed value, by status</h2>")
-    head = ["key", "published → this build", "why", "article"]
-    for label, n, css in cards:
-        if label == CITED:
-            continue
-        rows = [_group_cells(g) for g in all_groups if g[0]["status"] == label]
-        parts.append(f'<details id="status-{css}" open><summary>{badge(label, css)} {n} '
-                     f'{"entry" if n == 1 else "entries"}</summary>')
-        parts.append(html_table(head, rows, cols("key", "printed", "why", "links")) if rows
-                     else '<p class="muted">None.</p>')
-        parts.append("</details>")
-    parts.append("<h2>Other values bound in the article</h2>")
-    if report["other_bindings"]:
-        parts.append(html_table(["key", "printed", "claim", "script"], [
-            [key_html(b["key"]), f"<code>{escape(shorten(b['text']))}</code>", _claim_badges([b])
-             or badge("no claim", "none") + f' <span class="muted">{escape(", ".join(b["locations"]))}</span>',
-             key_html(_source_text(b["source"]))] for b in report["other_bindings"]],
-            cols("key", "printed", "why", "links")))
-    else:
-        parts.append("<p>None: every bound value is in the baseline.</p>")
-    cited = [r for r in report["entries"] if r["status"] == CITED]
-    parts.append(f'<details id="status-cited" open><summary>{badge(CITED, "cited")} {len(cited)} '
-                 "cited, not audited</summary>")
-    if cited:
-        parts.append(html_table(["id", "printed", "why"], [
-            [f'<a class="id" id="{escape(r["id"])}" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
-             + (f'<br>{badge("dropped", "none")}' if r.get("dropped") else ""),
-             f"<code>{escape(r['published'])}</code>", words(r["why"])] for r in cited],
-            cols("key", "printed", "why")))
-    parts.append("</details>")
-    return html_page("Audit: published edition vs this build", parts)
+    """build/audit.html: the page_data laid out by templates/audit.html."""
+    return html_page("audit.html", **page_data(report, publishing))
 
 
 def main(argv):
