@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_info
 
 from articlekit.experiment.artifacts import run_experiment
 
@@ -50,14 +49,28 @@ def blas_kernel():
 
     NumPy's BLAS is the pool loaded from NumPy's own folders (a wheel's
     numpy.libs), else the only BLAS loaded: PyTorch may bring another.
+    None too without threadpoolctl: the project's environment has it, a
+    version-matrix environment holds only its pins and their dependencies.
     """
-    pools = [pool for pool in threadpool_info() if pool.get("user_api") == "blas"]
+    info = threadpool_info()
+    if info is None:
+        return None
+    pools = [pool for pool in info if pool.get("user_api") == "blas"]
     site = Path(np.__file__).resolve().parent.parent
     own = [pool for pool in pools
            if Path(pool["filepath"]).resolve().parent.name in ("numpy", "numpy.libs")
            and Path(pool["filepath"]).resolve().parent.parent == site]
     chosen = own or (pools if len(pools) == 1 else [])
     return chosen[0].get("architecture") if chosen else None
+
+
+def threadpool_info():
+    """threadpoolctl's report of the loaded thread pools, or None where it is not installed."""
+    try:
+        from threadpoolctl import threadpool_info as report
+    except ImportError:
+        return None
+    return report()
 
 
 def cpu_model():

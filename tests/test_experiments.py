@@ -168,6 +168,11 @@ def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
         assert env.blas_kernel() == numpy_pools[0]["architecture"]
         assert env.blas_description().endswith(f", running its {numpy_pools[0]['architecture']} kernel")
 
+    with monkeypatch.context() as without:  # a version-matrix environment: its pins, no threadpoolctl
+        without.setitem(sys.modules, "threadpoolctl", None)
+        assert env.threadpool_info() is None and env.blas_kernel() is None
+        assert "kernel" not in env.blas_description() and env.blas_description() != "unknown"
+
     wheel = str(Path(np.__file__).resolve().parent.parent / "numpy.libs" / "libscipy_openblas64_.so")
     torch_blas = {"user_api": "blas", "internal_api": "mkl", "filepath": "/opt/torch/lib/libmkl_rt.so.2"}
     monkeypatch.setattr(env, "threadpool_info", lambda: [
