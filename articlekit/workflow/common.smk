@@ -71,6 +71,10 @@ try:
 except PublishingError as error:
     raise WorkflowError(str(error)) from None
 PUBLISHING_JSON = json.dumps(config.get("publishing") or {})
+# Cutting the listings reads publishing.listings alone: handed only that, so
+# that an edit to how the review judges keys (error_measures, spread, ...)
+# does not cut them again and with them render the whole article.
+LISTINGS_PUBLISHING_JSON = json.dumps({"listings": (config.get("publishing") or {}).get("listings") or {}})
 
 
 def check_writable(folder):
