@@ -13,8 +13,10 @@ What counts as a change is each key's agreement rule, defined once in
 articlekit/review/agreement.py (`between_builds`): a key in the baseline follows its
 entry's class; other keys follow the float rule (floats within FLOAT_ULPS
 units in the last place, the rest equal), and numbers under the article's
-volatile prefixes (publishing.volatile) a band around the release's, their
-spread reported but not compared.
+volatile prefixes (publishing.volatile) a band around the release's; the
+keys the article calls a measurement's spread (publishing.spread) are
+reported but not compared, and those that differ on every build by design
+(publishing.per_build) are not listed at all.
 
 The diff says when the machine changed (the keys of publishing.machine):
 last-bit moves are then machine noise, listed as moves within the rule, not
@@ -30,10 +32,10 @@ one). Moves inside the agreement rule are listed as such, not as changes.
 import argparse
 import sys
 
-from articlekit.review.agreement import FLOAT_ULPS, between_builds, is_spread
+from articlekit.review.agreement import FLOAT_ULPS, between_builds
 from articlekit.core.equality import same_value
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.data.environment import built_at, field_name, is_environment, is_per_build, machine_change, recorded_versions
+from articlekit.data.environment import built_at, field_name, is_environment, machine_change, recorded_versions
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
 from articlekit.core.status import STATUS, of, status_of
@@ -53,8 +55,10 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     numbers, texts, within, environment, not_compared = [], [], [], [], []
     for key in sorted(set(old_values) & set(new_values)):
         old, new = old_values[key], new_values[key]
-        if is_environment(key):
-            if not is_per_build(key) and not same_value(old, new):
+        if publishing.is_per_build(key):
+            continue  # differs on every build by design (publishing.per_build)
+        if is_environment(key, publishing):
+            if not same_value(old, new):
                 environment.append({"what": field_name(key), "release": old, "build": new})
             continue
         rule, test = between_builds(key, baseline, publishing)
@@ -64,7 +68,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
         if same:
             if same_value(old, new):
                 continue
-            if is_spread(key, publishing):
+            if publishing.is_spread(key):
                 not_compared.append(key)
             else:
                 within.append(row)
@@ -113,7 +117,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     return {
         "against": {"label": snapshot["label"], "released_at": snapshot["released_at"],
                     "versions": recorded_versions(old_values, publishing)},
-        "build": {"versions": recorded_versions(new_values, publishing), "built_at": built_at(new_values)},
+        "build": {"versions": recorded_versions(new_values, publishing), "built_at": built_at(new_values, publishing)},
         "summary": {
             "numbers_changed": len(numbers), "texts_changed": len(texts), "printed_changed": len(printed),
             "claims_changed": len(claims), "environment_changed": len(environment),

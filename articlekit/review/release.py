@@ -23,6 +23,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
 from articlekit.core.jsonio import dumps, loads, read_json, write_json, write_text_atomic
 from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, status_of
@@ -61,6 +62,15 @@ def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
     }
 
 
+def machine_line(values, publishing):
+    """The README's line on the machine: the keys publishing.machine names,
+    each with its value ('?' where the build did not record it); none
+    without such keys."""
+    if not publishing.machine:
+        return []
+    return ["- Machine: " + "; ".join(f"{field_name(key)} {values.get(key, '?')}" for key in publishing.machine)]
+
+
 def readme_of(snapshot, publishing=Publishing()):
     env = snapshot["environment"]
     s = snapshot["audit"]["summary"]
@@ -72,7 +82,7 @@ def readme_of(snapshot, publishing=Publishing()):
         f"Frozen {snapshot['released_at']} by `snakemake release` (`python -m articlekit release`).",
         "",
         "- " + ", ".join(f"{publishing.display(lib)} {env.get(lib, '?')}" for lib in publishing.libraries),
-        f"- Machine: {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {env.get('os', '?')}",
+        *machine_line(snapshot["values"], publishing),
         f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
         f"{len(claims)} claims ({failed} {STATUS[FAILS].counted}"
         + (f", {undecided} {STATUS[INCONCLUSIVE].counted}" if undecided else "") + ")",

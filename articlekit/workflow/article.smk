@@ -22,7 +22,7 @@ if LISTING_SOURCES:
             mem_mb=400,
             runtime=2,
         params:
-            publishing=PUBLISHING_JSON,
+            publishing=LISTINGS_PUBLISHING_JSON,
         shell:
             "python -m articlekit listings --publishing {params.publishing:q} "
             "--out {output.json} 2> {log}"
