@@ -69,7 +69,7 @@ from articlekit.article.departures import departures_of, departures_record, depa
 from articlekit.core.fmt import format_value
 from articlekit.core.text import md_text, short_text
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
+from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
 from articlekit.core.sources import read_text
 from articlekit.core.keys import UnknownKey, lookup, measured
 
@@ -132,13 +132,11 @@ def bind(article, text, values_doc, strict, baseline=None):
         if sc.name == "claim" and not sc.kwargs.get("expect"):
             problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
             continue
-        key = normalize_space(sc.args[0])
-        fmt = normalize_space(sc.kwargs.get("fmt", ""))
         if sc.kwargs.get("code", "true") not in ("true", "false"):
             problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
             continue
-        expect = normalize_space(sc.kwargs.get("expect", ""))
-        ident = lookup_id(key, fmt, expect)
+        key, fmt, expect = sc.lookup_parts
+        ident = sc.lookup_id
         if ident in bindings:
             bindings[ident]["locations"].append(where)
             bindings[ident]["printed"] |= sc.name == "value"

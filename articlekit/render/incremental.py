@@ -49,7 +49,7 @@ from articlekit.core.jsonio import dumps
 from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, pandoc_common_args,
                                pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
                                split_front_matter)
-from articlekit.article.shortcodes import lookup_id, normalize_space, scan, to_quarto_markdown
+from articlekit.article.shortcodes import scan, to_quarto_markdown
 from articlekit.core.sources import read_text
 
 BODY_MARK = "<!--articlekit-preview-body-->"
@@ -131,8 +131,7 @@ def lookups(text):
         if sc.name in ("provenance", "departures"):
             tables.append(f"{sc.name}_md")
         elif sc.name in ("value", "claim", "source") and sc.args:
-            idents.append(lookup_id(normalize_space(sc.args[0]), normalize_space(sc.kwargs.get("fmt", "")),
-                                    normalize_space(sc.kwargs.get("expect", ""))))
+            idents.append(sc.lookup_id)
     return tuple(dict.fromkeys(idents)), tuple(dict.fromkeys(tables))
 
 
