@@ -46,9 +46,9 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.jsonio import dumps
-from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, pandoc_common_args,
-                               pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
-                               split_front_matter)
+from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, filter_library_files,
+                               pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path, project_options,
+                               project_root, split_front_matter)
 from articlekit.article.shortcodes import scan, to_quarto_markdown
 from articlekit.core.sources import read_text
 
@@ -190,7 +190,7 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters and extensions, the metadata, the options."""
-        lua = [str(p) for p in filter_files()]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files())]
         lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
                 if p.is_file()]
         return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],

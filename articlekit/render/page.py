@@ -218,6 +218,16 @@ def filter_files():
     return [filters / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
 
 
+# Lua that the filters load themselves (dofile, from their own folder): the
+# page and the PDF depend on it as on the filters (the preview's cache too).
+FILTER_LIBRARY = ("callouts.lua",)
+
+
+def filter_library_files():
+    filters = resources.files("articlekit.render") / "filters"
+    return [filters / name for name in FILTER_LIBRARY]
+
+
 def pandoc_common_args(pandoc, source, meta_file, article_dir):
     """Reader, filters and resource path: shared by the HTML, the markdown
     and the preview's pieces of the page."""
