@@ -43,6 +43,7 @@ import sys
 from articlekit.data.edition import (CITED, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, verdicts)
 from articlekit.data.baseline import CITED_CLASS
 from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.article.bindings import load_bindings
 from articlekit.core.claims import INCONCLUSIVE
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
@@ -409,7 +410,7 @@ def main(argv):
     try:
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
-        bindings_doc = read_json(args.bindings)
+        bindings_doc = load_bindings(args.bindings)
     except (BaselineError, OSError, ValueError) as exc:
         say(f"audit: {exc}")
         _write_log(args.log, messages)
