@@ -4,7 +4,6 @@ command that reads the file refuses one that is not a bindings file, naming
 the file, the first entry that is wrong and the fix."""
 
 import copy
-import json
 from pathlib import Path
 
 import jsonschema

@@ -41,7 +41,6 @@ do; with --strict false it renders "⚠ claim inconclusive" beside the number.
 """
 
 import argparse
-import json
 import os
 import re
 import sys

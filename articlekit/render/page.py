@@ -399,8 +399,7 @@ def check_structure(text, provenance_md, html_path, md_path):
     placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
     if not placed:
         return
-    table = provenance_md
-    rows = sum(1 for line in table.splitlines() if line.startswith("|")) - 2
+    rows = sum(1 for line in provenance_md.splitlines() if line.startswith("|")) - 2
     parser = _Anchors()
     parser.feed(Path(html_path).read_text(encoding="utf-8"))
     if parser.outside or parser.cells < rows:

@@ -59,7 +59,7 @@ end
 
 -- One argument as the lookup id spells it: unquoted in "text" context, white
 -- space runs collapsed (stringified inlines join words with single spaces).
-local function part(x, context)
+local function clean(x, context)
   local s = as_string(x)
   if context == "text" then
     s = unquote(s)
@@ -128,11 +128,11 @@ end
 
 -- KEY|FMT|EXPECT: articlekit.article.shortcodes.lookup_id's contract
 local function lookup_id(args, kwargs, context)
-  return part(args[1], context) .. "|" .. part(kwargs["fmt"], context) .. "|" .. part(kwargs["expect"], context)
+  return clean(args[1], context) .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
 end
 
 local function binding_for(args, kwargs, meta, context, name)
-  local key = part(args[1], context)
+  local key = clean(args[1], context)
   if key == "" then
     fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " experiment.result >}}")
   end
@@ -172,7 +172,7 @@ local function value(args, kwargs, meta, raw_args, context)
     return b.text
   end
   local shown = pandoc.Str(b.text)
-  if part(kwargs["code"], context) == "true" then
+  if clean(kwargs["code"], context) == "true" then
     shown = pandoc.Code(b.text)
   end
   local number = shown
