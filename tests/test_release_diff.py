@@ -421,7 +421,7 @@ def test_a_changed_error_message_shows_as_a_text(build, baseline, tmp_path):
 def test_a_claim_whose_result_changed_shows(build, baseline, tmp_path):
     snapshot = released(build, tmp_path)
     binding = build["bindings"]["bindings"]["scaling.dk64.unscaled.max_weight|.6f|> 0.9"]
-    binding["claim"]["holds"] = False
+    binding["claim"].update(holds=False, status="fails")
     binding["text"] = "0.850000"
     diff = compare(snapshot, build["values"], build["bindings"], baseline)
     assert changes(diff) == {"claims_changed": 1, "printed_changed": 1}

@@ -7,31 +7,12 @@ Python does all the work (lookup, formatting, claims, provenance); the Lua
 shortcode only looks the finished text up by its lookup id, so what the
 article prints is decided, and tested, here.
 
-bindings.json:
-
-    {"article": "article/index.qmd", "strict": true,
-     "bindings": {"KEY|FMT|EXPECT": {
-         "key", "fmt", "expect",
-         "text":   the formatted value, exactly what the article prints,
-         "raw":    the JSON value,
-         "title":  tooltip "KEY = raw (experiments/x.py)",
-         "claim":  null | {"expect", "holds", "status", "message"[, "mark"]},
-                   "mark": only on a claim that does not hold, what the page
-                   shows beside it: {"text", "class"} (articlekit.core.status),
-         "source": {"artifact", "script", "experiment"},
-         "anchor": "v-<slug of key>", the provenance row it links to,
-         "locations": ["article/index.qmd:42", ...],
-         "printed": false when only {{< claim >}} uses it,
-         "in_prose": true when printed in prose (the first such place
-                     carries the id "at-<anchor>"),
-         "in_text": false when only {{< departures >}} binds it}},
-     "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
-     "provenance_md": markdown table, one row per key, each row anchored,
-     "departures_md": the {{< departures >}} section (articlekit.article.departures),
-                      made from --baseline; each value in it is a binding,
-     "departures": [{"id", "key", "line", "kind", "status", "explained"}],
-                   one per item of the section, the verdicts it printed,
-     "departure_warnings": [unexplained unexpected moves, strict=false only]}
+The document's shape is bindings_schema.json, owned by
+articlekit.article.bindings, through which it is written (and every reader
+reads it): one binding per lookup id KEY|FMT|EXPECT, holding the formatted
+text, the raw value, the claim's verdict, the source and the provenance
+anchor; the claims checked; the provenance table and the departures section
+as markdown.
 
 Values printed inside code carry no tooltip or link, so each needs a way
 back: a code block is followed, in its next paragraph, by
@@ -62,7 +43,6 @@ do; with --strict false it renders its own mark, never the failed one
 """
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -73,8 +53,9 @@ from articlekit.data.baseline import load_baseline
 from articlekit.article.departures import departures_of, departures_record, departures_section
 from articlekit.core.fmt import format_value
 from articlekit.core.text import md_text, short_text
-from articlekit.core.jsonio import read_json, write_json
-from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
+from articlekit.core.jsonio import read_json
+from articlekit.article.bindings import BindingsError, write_bindings
+from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
 from articlekit.core.sources import read_text
 from articlekit.core.keys import UnknownKey, lookup, measured
 
@@ -137,13 +118,11 @@ def bind(article, text, values_doc, strict, baseline=None):
         if sc.name == "claim" and not sc.kwargs.get("expect"):
             problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
             continue
-        key = normalize_space(sc.args[0])
-        fmt = normalize_space(sc.kwargs.get("fmt", ""))
         if sc.kwargs.get("code", "true") not in ("true", "false"):
             problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
             continue
-        expect = normalize_space(sc.kwargs.get("expect", ""))
-        ident = lookup_id(key, fmt, expect)
+        key, fmt, expect = sc.lookup_parts
+        ident = sc.lookup_id
         if ident in bindings:
             bindings[ident]["locations"].append(where)
             bindings[ident]["printed"] |= sc.name == "value"
@@ -346,7 +325,11 @@ def main(argv):
     except (OSError, ValueError) as exc:
         print(f"bind: {exc}", file=sys.stderr)
         return 1
-    write_json(args.out, document)
+    try:
+        write_bindings(args.out, document)
+    except BindingsError as exc:
+        print(f"bind: {exc}", file=sys.stderr)
+        return 1
     failed = sum(c["status"] == FAILS for c in document["claims"])
     undecided = [c for c in document["claims"] if c["status"] == INCONCLUSIVE]
     for c in undecided:

@@ -32,6 +32,7 @@ from articlekit.core.text import md_text
 from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, remove_stale_render_folders,
                                shortcode_files, split_front_matter)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
+from articlekit.article.bindings import load_bindings
 from articlekit.article.shortcodes import to_quarto_markdown
 from articlekit.core.sources import read_text
 from articlekit.core.workfiles import owner_tag
@@ -125,6 +126,7 @@ def compile_pdf(typ):
 
 def render_pdf(article, bindings, out):
     article, bindings, out = Path(article), Path(bindings), Path(out)
+    load_bindings(bindings)  # value.lua reads it: a file that is not one is named here, with its fix
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_render_folders(out.parent)  # left by a killed run
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:

@@ -64,7 +64,7 @@ from articlekit.article.bind import BindError, bind
 from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
-from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.jsonio import read_json
 from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
                                expected_literal_shortcodes, remove_stale_preview_folders)
 from articlekit.core.sources import read_text
@@ -259,10 +259,8 @@ class Preview:
         try:
             check_output(staged, expected_literal_shortcodes(text))
             if structure != self.structure_checked:
-                bindings = self.work_dir / "provenance.json"
                 tables.write_text(table_html, encoding="utf-8")
-                write_json(bindings, {"provenance_md": document["provenance_md"]})
-                check_structure(text, bindings, tables, None)
+                check_structure(text, document["provenance_md"], tables, None)
                 self.structure_checked = structure
         except RenderError:
             staged.unlink()

@@ -44,6 +44,7 @@ from articlekit.data.edition import (CITED, ERRATUM, EXPECTED, MISSING, NOT_REPR
 from articlekit.data.baseline import CITED_CLASS
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
+from articlekit.article.bindings import load_bindings
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.review.pages import cell, code, counts_table, html_page, table, write_report
@@ -388,7 +389,7 @@ def main(argv):
     try:
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
-        bindings_doc = read_json(args.bindings)
+        bindings_doc = load_bindings(args.bindings)
     except (BaselineError, OSError, ValueError) as exc:
         say(f"audit: {exc}")
         _write_log(args.log, messages)

@@ -35,6 +35,7 @@ import sys
 from articlekit.review.agreement import FLOAT_ULPS, between_builds
 from articlekit.core.equality import same_value
 from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.article.bindings import load_bindings
 from articlekit.data.environment import built_at, field_name, is_environment, machine_change, recorded_versions
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
@@ -251,7 +252,7 @@ def main(argv):
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
     try:
-        values_doc, bindings_doc = read_json(args.values), read_json(args.bindings)
+        values_doc, bindings_doc = read_json(args.values), load_bindings(args.bindings)
         baseline = load_baseline(args.baseline) if args.baseline else None
         snapshot = load_snapshot(args.snapshot) if args.snapshot else None
     except (SnapshotError, BaselineError, OSError, ValueError) as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
+from articlekit.article.bindings import load_bindings
 from articlekit.core.jsonio import dumps, loads, read_json, write_json, write_text_atomic
 from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, status_of
 from articlekit.data.publishing import Publishing
@@ -147,7 +148,7 @@ def main(argv):
     if missing:
         parser.error(f"a release needs {', '.join(missing)} (or --seal SNAPSHOT to seal an older one)")
     try:
-        target = release(args.label, read_json(args.values), read_json(args.bindings), read_json(args.audit),
+        target = release(args.label, read_json(args.values), load_bindings(args.bindings), read_json(args.audit),
                          args.releases, force=args.force, publishing=args.publishing)
     except (OSError, ValueError) as exc:
         print(f"release: {exc}", file=sys.stderr)

@@ -7,8 +7,8 @@ pdf_finish.lua: Typst layout for the PDF edition, after the shortcodes ran
   about the printed page). The provenance table gets fixed shares of the
   width, and its keys, paths and numbers may break after . / _ so none
   runs into the next column. A cell may not start with Typst markup.
-- Callouts (::: {.callout-note title="..."}) become tinted boxes with their
-  title, as Quarto draws them.
+- Callouts (::: {.callout-note title="..."}, as callouts.lua finds them)
+  become tinted boxes with their title, as Quarto draws them.
 - Bound values are set without hyphenation; the mark of a claim that does
   not hold in its status's colour (pdf_style.typ's claim-mark).
 ]]
@@ -49,8 +49,10 @@ local function table_layout(tbl)
   return tbl
 end
 
+local callouts = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "callouts.lua" }))
+
 local function callout(div)
-  local kind = div.classes[1] and div.classes[1]:match("^callout%-(%a+)")
+  local kind = callouts.kind(div)
   if kind == nil then
     return nil
   end

@@ -13,13 +13,19 @@ Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
 
 `python -m articlekit bind` has already resolved each occurrence into the
 bindings file (metadata `value-bindings`): formatted text, raw value, claim
-result, source. This file only finds the entry by its lookup id
-"KEY|FMT|EXPECT" and wraps the text for the output format. A key with no
-entry is an error, never a blank.
+result, source. This file parses no shortcode (Quarto, or for the Pandoc
+route articlekit/article/shortcodes.py, hands it the arguments); it builds
+the lookup id from them, finds the entry and wraps its text for the output
+format. A key with no entry is an error, never a blank.
 
-Arguments: in prose (context "inline"/"block") Quarto hands over values with
+The lookup id is "KEY|FMT|EXPECT", as articlekit.article.shortcodes.lookup_id
+defines it (the contract; tests/test_render.py holds both to it for every
+shortcode of the article): KEY the first argument, FMT fmt=, EXPECT
+expect=, each unquoted, white space runs as one space, trimmed, empty when
+absent. In prose (context "inline"/"block") Quarto hands over values with
 their quotes already removed, as strings or inlines (stringify both); inside
-code (context "text") they keep their quote characters, so strip them here.
+code (context "text") it hands the tokens as written, quotes kept, so they
+are removed here.
 ]]
 
 local bindings_doc = nil -- read once per render
@@ -120,12 +126,17 @@ local function load_bindings(meta)
   return bindings_doc
 end
 
+-- KEY|FMT|EXPECT: articlekit.article.shortcodes.lookup_id's contract
+local function lookup_id(args, kwargs, context)
+  return clean(args[1], context) .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
+end
+
 local function binding_for(args, kwargs, meta, context, name)
   local key = clean(args[1], context)
   if key == "" then
     fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " experiment.result >}}")
   end
-  local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
+  local id = lookup_id(args, kwargs, context)
   local b = load_bindings(meta).bindings[id]
   if b == nil then
     fail(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
