@@ -11,6 +11,7 @@ import os
 import platform
 import socket
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,10 +22,15 @@ log = logging.getLogger("experiment")
 
 
 def blas_description():
-    """A short name for NumPy's BLAS, e.g. 'scipy-openblas 0.3.31 (...)'.
+    """A short name for NumPy's BLAS and the kernel it runs, e.g.
+    'scipy-openblas 0.3.31 (OpenBLAS ... DYNAMIC_ARCH ... Haswell ...), running
+    its SkylakeX kernel'.
 
-    NumPy's own build record rather than threadpoolctl, so that it needs no
-    extra dependency; it describes the library NumPy was built against.
+    The name and configuration are NumPy's own build record: what it was
+    built against. A DYNAMIC_ARCH OpenBLAS picks its kernel for the CPU when
+    it loads, whatever the record says (it names the build machine's), and
+    another kernel sums in another order: threadpoolctl reports the one that
+    runs, so that a kernel change is a machine change in the diff.
     """
     try:
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
@@ -32,7 +38,39 @@ def blas_description():
         return "unknown"
     text = f"{blas.get('name', 'unknown')} {blas.get('version', '')}".strip()
     config = blas.get("openblas configuration")
-    return f"{text} ({' '.join(config.split())})" if config else text
+    text = f"{text} ({' '.join(config.split())})" if config else text
+    kernel = blas_kernel()
+    return f"{text}, running its {kernel} kernel" if kernel else text
+
+
+def blas_kernel():
+    """The kernel NumPy's BLAS runs on this CPU (OpenBLAS's architecture,
+    e.g. Haswell or SkylakeX), or None where its BLAS does not say.
+
+    NumPy's BLAS is the pool loaded from NumPy's own folders (a wheel's
+    numpy.libs), else the only BLAS loaded: PyTorch may bring another.
+    None too without threadpoolctl: the project's environment has it, a
+    version-matrix environment holds only its pins and their dependencies.
+    """
+    info = threadpool_info()
+    if info is None:
+        return None
+    pools = [pool for pool in info if pool.get("user_api") == "blas"]
+    site = Path(np.__file__).resolve().parent.parent
+    own = [pool for pool in pools
+           if Path(pool["filepath"]).resolve().parent.name in ("numpy", "numpy.libs")
+           and Path(pool["filepath"]).resolve().parent.parent == site]
+    chosen = own or (pools if len(pools) == 1 else [])
+    return chosen[0].get("architecture") if chosen else None
+
+
+def threadpool_info():
+    """threadpoolctl's report of the loaded thread pools, or None where it is not installed."""
+    try:
+        from threadpoolctl import threadpool_info as report
+    except ImportError:
+        return None
+    return report()
 
 
 def cpu_model():

@@ -1,6 +1,7 @@
 """shortcodes + bind: every shortcode found, resolved, formatted and checked."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -66,12 +67,52 @@ def test_lookup_id_is_key_fmt_expect_with_white_space_collapsed():
     assert lookup_id("k") == "k||"
 
 
-def test_prose_shortcodes_become_quartos_spans_and_code_keeps_them():
-    md = to_quarto_markdown('x {{< value k fmt=".6f" >}}\n\n```\n{{< value k >}}\n```\n')
+def test_each_shortcode_knows_its_lookup_id_unquoted_and_with_white_space_collapsed():
+    value, claim, source, other = scan('{{< value  k  fmt=".2e" expect="<\n  1" >}} {{< claim k expect=\'< 1\' >}} '
+                                       '{{< source k >}} {{< value k fmt=.2e code=true >}}')
+    assert value.lookup_id == "k|.2e|< 1" and value.lookup_parts == ("k", ".2e", "< 1")
+    assert claim.lookup_id == "k||< 1" and source.lookup_id == "k||" and other.lookup_id == "k|.2e|"
+    assert value.lookup_id == lookup_id("k", ".2e", "< 1")  # one definition
+
+
+def test_prose_shortcodes_become_quartos_spans():
+    md = to_quarto_markdown('x {{< value k fmt=".6f" >}}\n')
     assert ('[[]{.quarto-shortcode__-param data-value="value" data-raw="value"}'
             '[]{.quarto-shortcode__-param data-value="k" data-raw="k"}'
             '[]{.quarto-shortcode__-param data-key="fmt" data-value=".6f"}]{.quarto-shortcode__ ') in md
-    assert "```\n{{< value k >}}\n```" in md
+
+
+def marker_calls(md):
+    return [json.loads(bytes.fromhex(h)) for h in re.findall(r"@@articlekit-shortcode:([0-9A-F]+)@@", md)]
+
+
+def test_shortcodes_in_code_and_comments_become_markers_holding_quartos_text_parameters():
+    """Quarto's code parser hands a handler in "text" context each token as
+    written (quotes kept), named or not: the marker holds exactly that."""
+    md = to_quarto_markdown('```\n{{< value k fmt=".2e" expect=\'< 1\' >}}\n```\n\n'
+                            '`{{< meta x >}}` <!-- {{< value "k" >}} -->\n')
+    assert marker_calls(md) == [
+        {"name": "value", "params": [{"value": "k"}, {"name": "fmt", "value": '".2e"'},
+                                     {"name": "expect", "value": "'< 1'"}],
+         "raw": "{{< value k fmt=\".2e\" expect='< 1' >}}"},
+        {"name": "meta", "params": [{"value": "x"}], "raw": "{{< meta x >}}"},
+        {"name": "value", "params": [{"value": '"k"'}], "raw": '{{< value "k" >}}'},
+    ]
+
+
+def test_pandoc_reads_no_shortcode_python_did_not_parse():
+    """The Lua filter has no parser: every shortcode reaches it taken apart,
+    except the escaped ones (printed as shortcodes) and those of a
+    shortcodes="false" block (shown as written)."""
+    text = (FIXTURE / "index.qmd").read_text(encoding="utf-8")
+    md = to_quarto_markdown(text)
+    outside_spans = re.sub(r'data-(?:raw|value)="(?:\\.|[^"\\])*"', "", md)
+    verbatim = '```{.markdown shortcodes="false"}\n{{< value demo.dk64.unscaled.max_weight fmt=".6f" >}}\n```'
+    assert outside_spans.count("{{<") == 1 and verbatim in outside_spans
+    assert '[]{.quarto-shortcode__-escaped data-value="{{< value demo.arrow >}}"}' in md
+    in_code = [sc for sc in scan(text) if sc.context != "prose"]
+    assert [c["raw"] for c in marker_calls(md)] == [sc.raw for sc in in_code] and len(in_code) == 4
+    assert to_quarto_markdown("```\n{{{< value k >}}}\n```\n") == "```\n{{< value k >}}\n```\n"  # escaped, in code
 
 
 # --- binding ------------------------------------------------------------------
@@ -135,7 +176,7 @@ def test_non_strict_mode_keeps_the_failed_claim_for_a_visible_warning(values_doc
     text = 'It is {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
     doc = bind_text(text, values_doc, strict=False)
     assert doc["bindings"]["demo.parity.reversed_diff|.2f|< 1e-12"]["claim"]["holds"] is False
-    assert "✗ FAILED" in doc["provenance_md"]
+    assert "✗ fails" in doc["provenance_md"]
 
 
 def test_a_malformed_claim_fails_even_when_not_strict(values_doc):

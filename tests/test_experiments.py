@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -152,6 +153,37 @@ def test_environment_names_the_executor(monkeypatch):
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", local["build_date"]) and local["cores"] >= 1
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     assert (env.run({})["executor"], env.run({})["slurm_job_id"]) == ("slurm", "4242")
+
+
+def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
+    """NumPy's build record names the machine it was built on (a DYNAMIC_ARCH
+    OpenBLAS says Haswell wherever it runs); the record adds the kernel
+    OpenBLAS picked here, as threadpoolctl reports it for NumPy's own BLAS."""
+    env = experiment("environment")
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    numpy_pools = [pool for pool in threadpool_info() if pool["user_api"] == "blas" and "numpy" in pool["filepath"]]
+    if numpy_pools and numpy_pools[0].get("architecture"):
+        assert env.blas_kernel() == numpy_pools[0]["architecture"]
+        assert env.blas_description().endswith(f", running its {numpy_pools[0]['architecture']} kernel")
+
+    with monkeypatch.context() as without:  # a version-matrix environment: its pins, no threadpoolctl
+        without.setitem(sys.modules, "threadpoolctl", None)
+        assert env.threadpool_info() is None and env.blas_kernel() is None
+        assert "kernel" not in env.blas_description() and env.blas_description() != "unknown"
+
+    wheel = str(Path(np.__file__).resolve().parent.parent / "numpy.libs" / "libscipy_openblas64_.so")
+    torch_blas = {"user_api": "blas", "internal_api": "mkl", "filepath": "/opt/torch/lib/libmkl_rt.so.2"}
+    monkeypatch.setattr(env, "threadpool_info", lambda: [
+        torch_blas, {"user_api": "blas", "internal_api": "openblas", "filepath": wheel, "architecture": "SkylakeX"}])
+    assert env.blas_kernel() == "SkylakeX"  # NumPy's, not PyTorch's
+    monkeypatch.setattr(env, "threadpool_info", lambda: [
+        {"user_api": "blas", "internal_api": "openblas", "filepath": "/usr/lib/libopenblas.so.0", "architecture": "Zen"}])
+    assert env.blas_kernel() == "Zen"  # the only BLAS loaded (NumPy linked to the system's)
+    monkeypatch.setattr(env, "threadpool_info", lambda: [torch_blas, {**torch_blas, "filepath": "/usr/lib/libblas.so"}])
+    assert env.blas_kernel() is None  # two others, neither NumPy's: say nothing rather than guess
+    assert "kernel" not in env.blas_description()
 
 
 def test_example_causal_mask_gives_exact_zeros(params, results):

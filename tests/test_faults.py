@@ -457,17 +457,16 @@ def test_encodings_and_strict_yaml_in_the_article_and_the_baseline(case, templat
 
 
 def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
-    bindings = tmp_path / "bindings.json"
-    bindings.write_text('{"provenance_md": "| Key |\\n|:--|\\n| [`a`]{#v-a} |\\n"}')
+    provenance_md = "| Key |\n|:--|\n| [`a`]{#v-a} |\n"
     flattened, table = tmp_path / "flat.html", tmp_path / "table.html"
     flattened.write_text('<p>| Key | |:–| | <span id="v-a">a</span> |</p>')
     table.write_text('<table><tr><th>Key</th></tr><tr><td><span id="v-a">a</span></td></tr></table>')
     md = tmp_path / "a.md"
     md.write_text("| Key |\n|:--|\n| `a` |\n")
     text = "# Where\n\n{{< provenance >}}\n"
-    rendermod.check_structure(text, bindings, table, md)
+    rendermod.check_structure(text, provenance_md, table, md)
     with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
-        rendermod.check_structure(text, bindings, flattened, md)
+        rendermod.check_structure(text, provenance_md, flattened, md)
 
 
 # --- the release snapshot -----------------------------------------------------------

@@ -43,6 +43,13 @@ def test_code_shortcodes_urls_comments_attributes_and_list_numbers_are_not_prose
     assert found(text) == []
 
 
+def test_an_escaped_shortcode_is_code_like_and_found_by_the_one_parser():
+    """{{{< ... >}}} prints a shortcode as text: its numbers are syntax, even
+    when a quoted argument holds the closing braces."""
+    assert found('Write {{{< value example.first_row fmt=".3f" >}}} or\n'
+                 '{{{< value k expect="contains \'>}}}\' and 0.5" >}}}, not 7.\n') == ["7"]
+
+
 def test_rule_a_an_unbound_numeral_is_a_finding_with_its_line():
     (finding,) = findings("first line\n\nwith 5 tokens\n")
     assert finding.startswith("a.qmd:3: numeral '5' is typed, not bound")

@@ -169,7 +169,7 @@ def test_rows_differ_when_a_text_changes_a_claim_fails_or_a_value_moves(tmp_path
     rows = _rows(matrix)
     assert rows["errors.msg"]["kind"] == "text"
     assert rows["errors.msg"]["reasons"] == ["b: text changed from a"]
-    assert any("b: claim '< 1e-12' fails" in r for r in rows["parity.diff"]["reasons"])
+    assert any("b: claim '< 1e-12' failed" in r for r in rows["parity.diff"]["reasons"])
     assert rows["example.w"]["differs"]
     assert not rows["environment.numpy"]["differs"]  # versions are what the columns differ in
     a, b = matrix["environments"]

@@ -177,6 +177,27 @@ def test_a_missing_figure_fails_and_leaves_no_pdf(tmp_path):
     assert not out.exists()
 
 
+CALLOUTS = ('::: {.aside .callout-warning title="Second class"}\nInside.\n:::\n\n'
+            '::: {.callout-notes title="No such kind"}\nOutside.\n:::\n')
+
+
+def test_the_pdf_boxes_the_callouts_the_page_draws_and_no_other_div(tmp_path):
+    """One definition of a callout (filters/callouts.lua), as Quarto's: a
+    class callout-KIND of its five kinds, wherever it stands among the classes."""
+    from articlekit.render import page as rendermod
+
+    article, values = make_article(tmp_path / "article", CALLOUTS)
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), CALLOUTS, values, strict=True))
+    rendermod.render(article, bindings, "pandoc", tmp_path / "a.html", tmp_path / "a.md")
+    page = (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert page.count('class="callout callout-') == 1 and 'class="callout callout-warning"' in page
+    (tmp_path / "work").mkdir()
+    typ = pdfmod.typst_source(article, bindings, tmp_path / "work").read_text(encoding="utf-8")
+    boxes = re.findall(r'stroke: \(left: 2\.5pt \+ rgb\("#\w+"\)\)\)\[\n(.*?)\n\]', typ, re.S)  # tinted, titled
+    assert len(boxes) == 1 and "Second class" in boxes[0] and "Inside." in boxes[0] and "Outside" not in boxes[0]
+
+
 def test_the_typst_source_written_from_the_articles_tree_is_the_one_read_from_the_article(built, tmp_path):
     """The PDF's Typst source is written from the tree `articlekit parse`
     reads once (build/article.ast.json), the same as from the article."""

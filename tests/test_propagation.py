@@ -269,6 +269,19 @@ def test_a_new_release_reaches_the_diff(snakemake, project, base):
         shutil.rmtree(newer.parent)
 
 
+def test_a_publishing_rule_reaches_the_diff(snakemake, project, base):
+    """How the diff judges a key is the article's publishing section: a new
+    error measure reruns the review (the diff, and the audit that reads the
+    section too), never the article's pages."""
+    text = (project / CONFIG).read_text(encoding="utf-8")
+    declared = yaml.safe_load(text)["publishing"]["error_measures"]
+    edit = text.replace(f"error_measures: {json.dumps(declared)}", f"error_measures: {json.dumps([*declared, '*.gap'])}")
+    assert edit != text, "config/test.yaml's publishing.error_measures is not written on one line"
+    with edited(project, CONFIG, edit):
+        after = check(snakemake, base, [CONFIG], what="publishing.error_measures")
+    assert "diff" in after.scheduled and not {"listings", "bind", "render"} & after.scheduled
+
+
 def test_a_library_upgrade_reruns_exactly_what_imports_it(snakemake, project, base):
     config = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
     libraries = sorted({lib for entry in config["experiments"].values() for lib in (entry or {}).get("libraries", [])})

@@ -12,6 +12,7 @@ Without one these tests skip, saying so; with REQUIRE_QUARTO=1 (CI) that
 skip is a failure.
 """
 
+import json
 import os
 import re
 import shutil
@@ -22,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.core.jsonio import read_json
+from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.page import expected_literal_shortcodes
 from articlekit.article.shortcodes import lookup_id, scan
+from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
 from tests.workspace import copy_environment, copy_project
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow]
@@ -233,6 +235,23 @@ def test_in_a_folder_under_a_hidden_one_quarto_still_makes_the_article_s_page(pr
     # the gfm options (wrap: preserve) too: the same markdown as outside the hidden folder
     assert (hidden / "build/article.md").read_text(encoding="utf-8") == \
         (work / "build/article.md").read_text(encoding="utf-8")
+
+
+def test_under_quarto_value_lua_builds_pythons_lookup_id_for_every_shortcode(project, tmp_path):
+    """Quarto's own parser hands value.lua the arguments, in prose and in
+    code: the id it builds from them finds the binding Python's lookup_id
+    names, for each shortcode of the article, in document order (the probe
+    of tests/test_render.py, under the real Quarto)."""
+    work, env, _, _ = project
+    text = (work / "article/index.qmd").read_text(encoding="utf-8")
+    shortcodes = [sc for sc in scan(text) if not sc.escaped]
+    write_json(tmp_path / "probe.json", probe_bindings(sc.lookup_id for sc in shortcodes))
+    (tmp_path / "index.qmd").write_text(text, encoding="utf-8")
+    run(["quarto", "render", "index.qmd", "--to", "plain", "--output", "probe.txt", "--wrap", "none",
+         "-M", f"shortcodes:{json.dumps([str(VALUE_LUA)])}", "-M", f"value-bindings:{tmp_path / 'probe.json'}",
+         "-M", "renderer:probe"], tmp_path, env)
+    printed = re.findall(r"⟦([TKE] .*?)⟧", (tmp_path / "probe.txt").read_text(encoding="utf-8"), re.S)
+    assert printed == [shown for sc in shortcodes for shown in printed_ids(sc)] and len(printed) > 100
 
 
 # --- failures: one clear message, nothing left behind ------------------------------

@@ -209,6 +209,126 @@ def test_without_a_publishing_section_nothing_is_volatile_and_no_machine_is_name
     assert f"Python {values['environment.python']}." in md and "NumPy" not in md
 
 
+# ---- the article's publishing settings reach the diff ----------------------------------
+# Each setting changes how a key that moved is judged; without it the key
+# follows the plain rule. The keys are made up: no rule may hang on this
+# article's key names.
+
+F32_TENTH = 0.10000000149011612  # 0.1 as float32 holds it
+F32_TENTH_3_ULPS_UP = F32_TENTH + 3 * 2.0 ** -27  # three float32 ULPs of 0.1 up
+
+
+def where_it_went(diff, key):
+    """Which part of the diff lists `key`."""
+    for part in ("numbers", "texts", "within_rule"):
+        if key in [r["key"] for r in diff[part]]:
+            return part
+    if key in diff["not_compared"]:
+        return "not_compared"
+    if key in [e["what"] for e in diff["environment"]] or key.split(".", 1)[-1] in [e["what"] for e in diff["environment"]]:
+        return "environment"
+    return "not listed"
+
+
+@pytest.mark.parametrize("setting, patterns, key, old, new, declared, plain", [
+    # a max |diff| near one: a few ULPs of 1.0, millions of ULPs of itself
+    ("error_measures", ["*.gap"], "fit.gap", 3.3306690738754696e-16, 4.440892098500626e-16, "within_rule", "numbers"),
+    # computed in float32: three float32 ULPs, millions of float64 ones
+    ("single_precision", ["fit.f32.*"], "fit.f32.tenth", F32_TENTH, F32_TENTH_3_ULPS_UP, "within_rule", "numbers"),
+    # how a measurement scattered: reported, never compared
+    ("spread", ["bench.*.q1"], "bench.run.q1", 1.0, 50.0, "not_compared", "numbers"),
+    # differs on every build: not even listed
+    ("per_build", ["environment.job"], "environment.job", "17", "18", "not listed", "environment"),
+    # where an experiment ran: listed with the environment, not as a text
+    ("where_run", ["*.host"], "bench.host", "laptop", "node-7", "environment", "texts"),
+])
+def test_a_publishing_setting_changes_how_the_diff_judges_a_key(build, tmp_path, setting, patterns, key, old, new,
+                                                                declared, plain):
+    values = build["values"]["values"]
+    values[key] = old
+    snapshot = released(build, tmp_path)
+    values[key] = new
+    judged = {name: diff_module.compare(snapshot, build["values"], build["bindings"], publishing=publishing)
+              for name, publishing in (("declared", parse_publishing({setting: patterns})), ("plain", Publishing()))}
+    assert (where_it_went(judged["declared"], key), where_it_went(judged["plain"], key)) == (declared, plain)
+
+
+def test_an_error_measure_says_its_ulps_are_of_one(build, tmp_path):
+    values = build["values"]["values"]
+    values["fit.gap"] = 3.3306690738754696e-16
+    snapshot = released(build, tmp_path)
+    values["fit.gap"] = 4.440892098500626e-16
+    diff = diff_module.compare(snapshot, build["values"], build["bindings"],
+                               publishing=parse_publishing({"error_measures": ["*.gap"], "single_precision": ["*.gap"]}))
+    (row,) = [r for r in diff["within_rule"] if r["key"] == "fit.gap"]
+    assert row["why"].startswith("within ") and "ULP of 1.0 (float32; an error measure), tolerance 16" in row["why"]
+
+
+def test_the_build_time_in_the_header_is_the_key_built_at_names(build, tmp_path):
+    values = build["values"]["values"]
+    values["environment.when"] = "2026-12-01T09:00:00+00:00"
+    snapshot = released(build, tmp_path)
+    named = diff_module.compare(snapshot, build["values"], build["bindings"],
+                                publishing=parse_publishing({"built_at": "environment.when"}))
+    assert named["build"]["built_at"] == "2026-12-01T09:00:00+00:00"
+    assert "This build of 2026-12-01T09:00:00+00:00:" in diff_module.to_markdown(named, Publishing())
+    unnamed = diff_module.compare(snapshot, build["values"], build["bindings"], publishing=Publishing())
+    assert unnamed["build"]["built_at"] is None and "\nThis build: " in diff_module.to_markdown(unnamed, Publishing())
+
+
+def test_the_setting_travels_to_the_diff_command_as_its_publishing_argument(tmp_path):
+    """What the module's rules hand over (--publishing JSON) is what the command judges by."""
+    values_doc = read_json(FIXTURES / "values.json")
+    values_doc["values"]["fit.gap"] = 3.3306690738754696e-16
+    write_json(tmp_path / "then.json", values_doc)
+    write_json(tmp_path / "audit.json", {"summary": {}, "entries": []})
+    made = subprocess.run([sys.executable, "-m", "articlekit", "release", "--label", "v1", "--values",
+                           tmp_path / "then.json", "--bindings", FIXTURES / "bindings.json", "--audit",
+                           tmp_path / "audit.json", "--releases", tmp_path / "releases"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    values_doc["values"]["fit.gap"] = 4.440892098500626e-16
+    write_json(tmp_path / "now.json", values_doc)
+
+    def diffed(*publishing):
+        done = subprocess.run([sys.executable, "-m", "articlekit", "diff", "--values", tmp_path / "now.json",
+                               "--bindings", FIXTURES / "bindings.json", *publishing, "--json", tmp_path / "diff.json",
+                               "--md", tmp_path / "diff.md", tmp_path / "releases/v1/snapshot.json"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return read_json(tmp_path / "diff.json")
+
+    assert where_it_went(diffed("--publishing", json.dumps({"error_measures": ["*.gap"]})), "fit.gap") == "within_rule"
+    assert where_it_went(diffed(), "fit.gap") == "numbers"
+
+
+def test_another_blas_kernel_is_another_machine(build, tmp_path):
+    """The environment record names the kernel OpenBLAS picked (another kernel
+    sums in another order): a machine key of the article, so the diff says why
+    last bits moved."""
+    values = build["values"]["values"]
+    blas = "scipy-openblas 0.3.31 (OpenBLAS 0.3.31 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64)"
+    values["environment.blas"] = f"{blas}, running its SkylakeX kernel"
+    snapshot = released(build, tmp_path)
+    values["environment.blas"] = f"{blas}, running its Haswell kernel"
+    diff = compare(snapshot, build["values"], build["bindings"], baseline=None)
+    assert [m["what"] for m in diff["machine"]] == ["blas"]
+    assert "**The machine changed** (blas" in to_markdown(diff)
+
+
+def test_a_releases_readme_names_the_machine_by_the_articles_machine_keys(build, tmp_path):
+    values = build["values"]["values"]
+    values.update({"environment.cpu_model": "AMD EPYC", "environment.torch_cpu_capability": "AVX512",
+                   "environment.blas": "scipy-openblas 0.3.31, running its SkylakeX kernel"})
+    snapshot = released(build, tmp_path)
+    readme = (tmp_path / "releases" / snapshot["label"] / "README.md").read_text(encoding="utf-8")
+    assert ("- Machine: cpu_model AMD EPYC; torch_cpu_capability AVX512; "
+            "blas scipy-openblas 0.3.31, running its SkylakeX kernel\n") in readme
+    plain = release_module.readme_of(snapshot, Publishing())
+    assert "Machine" not in plain and "cpu_model" not in plain
+    named = release_module.readme_of(snapshot, parse_publishing({"machine": ["environment.gpu"]}))
+    assert "- Machine: gpu ?\n" in named  # a key the build did not record
+
+
 @pytest.mark.parametrize("old, new", [
     (5, 6),  # a count
     ([5, 16], [5, 17]),  # a shape
@@ -254,7 +374,7 @@ def test_a_changed_number_says_what_the_article_claims_about_it(build, baseline,
     snapshot = released(build, tmp_path)
     build["values"]["values"]["parity.mha.max_abs_diff"] = 2e-3
     (row,) = compare(snapshot, build["values"], build["bindings"], baseline)["numbers"]
-    assert row["why"].endswith("the article claims < 1e-12: FAILS")
+    assert row["why"].endswith("the article claims < 1e-12: fails")
 
 
 def test_without_a_baseline_entry_timings_move_within_a_band_and_the_rest_must_be_equal(build, tmp_path):
@@ -301,7 +421,7 @@ def test_a_changed_error_message_shows_as_a_text(build, baseline, tmp_path):
 def test_a_claim_whose_result_changed_shows(build, baseline, tmp_path):
     snapshot = released(build, tmp_path)
     binding = build["bindings"]["bindings"]["scaling.dk64.unscaled.max_weight|.6f|> 0.9"]
-    binding["claim"]["holds"] = False
+    binding["claim"].update(holds=False, status="fails")
     binding["text"] = "0.850000"
     diff = compare(snapshot, build["values"], build["bindings"], baseline)
     assert changes(diff) == {"claims_changed": 1, "printed_changed": 1}

@@ -18,7 +18,7 @@ from articlekit.article.bind import bind
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.workfiles import owner_tag
-from articlekit.article.shortcodes import scan
+from articlekit.article.shortcodes import scan, to_quarto_markdown
 from articlekit.core.keys import lookup
 from articlekit.data.values import merge
 
@@ -267,6 +267,56 @@ end
                           input="", capture_output=True, text=True, check=True)
     assert 'class="bound-value"' in done.stdout and ">0.921946</a>" in done.stdout
     assert "<p>92.19%</p>" in done.stdout
+
+
+# --- the lookup id: Python defines it, value.lua builds the same -----------------
+
+ARTICLES = [ROOT / "article" / "index.qmd", FIXTURE / "index.qmd", ROOT / "examples" / "summation" / "article" / "index.qmd"]
+
+
+def probe_bindings(ids):
+    """A bindings document keyed by Python's lookup ids in which each binding
+    prints its own id: as its text (T), its key (K) and, with a claim, its
+    expect (E). value.lua stops on an id it builds that is not there."""
+    def binding(ident):
+        claimed = bool(ident.split("|", 2)[2])
+        return {"key": f"⟦K {ident}⟧", "text": f"⟦T {ident}⟧", "expect": f"⟦E {ident}⟧", "anchor": "v-probe",
+                "title": "", "claim": {"holds": False, "status": "fails", "message": "",
+                                       "mark": {"text": "", "class": "probe"}} if claimed else None}
+    return {"bindings": {ident: binding(ident) for ident in ids}, "provenance_md": "", "departures_md": ""}
+
+
+def printed_ids(sc):
+    """What value.lua prints, outside HTML, for one shortcode of the probe:
+    a value its text, then its claim's mark; a claim its mark (in code, with
+    the key); a source its key."""
+    ident, claimed = sc.lookup_id, bool(sc.lookup_parts[2])
+    if sc.name == "value":
+        return [f"T {ident}"] + ([f"E {ident}"] if claimed else [])
+    if sc.name == "claim":
+        return ([f"K {ident}"] if sc.context != "prose" else []) + [f"E {ident}"]
+    return [f"K {ident}"] if sc.name == "source" else []
+
+
+@pytest.mark.parametrize("article", ARTICLES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_value_lua_builds_pythons_lookup_id_for_every_shortcode(tmp_path, article):
+    """Each shortcode, in prose and in code, reaches value.lua as the Pandoc
+    route hands it (the arguments as Quarto would); the id value.lua builds
+    finds the binding Python's lookup_id names, in document order."""
+    front, body = rendermod.split_front_matter(article.read_text(encoding="utf-8"), article)
+    shortcodes = [sc for sc in scan(body) if not sc.escaped]
+    expected = [printed for sc in shortcodes for printed in printed_ids(sc)]
+    assert len({sc.lookup_id for sc in shortcodes if sc.name in ("value", "claim", "source")}) > 1
+    write_json(tmp_path / "probe.json", probe_bindings(sc.lookup_id for sc in shortcodes))
+    meta = tmp_path / "meta.yaml"
+    meta.write_text(json.dumps({"shortcodes": [str(VALUE_LUA)], "value-bindings": str(tmp_path / "probe.json"),
+                                "renderer": "probe"}))
+    lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
+    done = subprocess.run([rendermod.pandoc_path(), "-f", "markdown", "-t", "plain", "--wrap", "none",
+                           "--metadata-file", str(meta), "--lua-filter", str(lua)],
+                          input=to_quarto_markdown(body), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # value.lua names the id it built and did not find
+    assert re.findall(r"⟦([TKE] .*?)⟧", done.stdout, re.S) == expected
 
 
 def test_relative_paths_work_as_the_rule_passes_them(tmp_path, monkeypatch):

@@ -7,29 +7,12 @@ Python does all the work (lookup, formatting, claims, provenance); the Lua
 shortcode only looks the finished text up by its lookup id, so what the
 article prints is decided, and tested, here.
 
-bindings.json:
-
-    {"article": "article/index.qmd", "strict": true,
-     "bindings": {"KEY|FMT|EXPECT": {
-         "key", "fmt", "expect",
-         "text":   the formatted value, exactly what the article prints,
-         "raw":    the JSON value,
-         "title":  tooltip "KEY = raw (experiments/x.py)",
-         "claim":  null | {"expect", "holds", "status", "message"},
-         "source": {"artifact", "script", "experiment"},
-         "anchor": "v-<slug of key>", the provenance row it links to,
-         "locations": ["article/index.qmd:42", ...],
-         "printed": false when only {{< claim >}} uses it,
-         "in_prose": true when printed in prose (the first such place
-                     carries the id "at-<anchor>"),
-         "in_text": false when only {{< departures >}} binds it}},
-     "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
-     "provenance_md": markdown table, one row per key, each row anchored,
-     "departures_md": the {{< departures >}} section (articlekit.article.departures),
-                      made from --baseline; each value in it is a binding,
-     "departures": [{"id", "key", "line", "kind", "status", "explained"}],
-                   one per item of the section, the verdicts it printed,
-     "departure_warnings": [unexplained unexpected moves, strict=false only]}
+The document's shape is bindings_schema.json, owned by
+articlekit.article.bindings, through which it is written (and every reader
+reads it): one binding per lookup id KEY|FMT|EXPECT, holding the formatted
+text, the raw value, the claim's verdict, the source and the provenance
+anchor; the claims checked; the provenance table and the departures section
+as markdown.
 
 Values printed inside code carry no tooltip or link, so each needs a way
 back: a code block is followed, in its next paragraph, by
@@ -41,7 +24,8 @@ Every problem is reported at once, each as `file:line: ...`, and then the
 command fails without writing anything: unknown keys (with the closest
 existing ones), bad format specs, malformed claims, and, in strict mode,
 claims the values no longer support. With --strict false a failed claim is
-kept (holds=false) and the article shows a visible warning beside it.
+kept (holds=false) and the article shows a visible warning beside it: the
+claim's "mark", which the shortcode and the PDF filter print as bind wrote it.
 
 An entry of the baseline that moved unexpectedly, with nothing in the
 baseline to explain it (articlekit.data.edition: a reason on a moved value, a
@@ -54,22 +38,24 @@ interval) can also be inconclusive: the interval straddles the bound, so the
 measurement cannot tell. It is never reported as failed. A strict build
 stops on it all the same, since the prose is not supported, with a message
 that says so, gives the interval and the machine's load, and says what to
-do; with --strict false it renders "⚠ claim inconclusive" beside the number.
+do; with --strict false it renders its own mark, never the failed one
+(articlekit.core.status spells both), beside the number.
 """
 
 import argparse
-import json
 import os
 import re
 import sys
 
 from articlekit.core import claims as claimlib
+from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, binding_mark, claim_said, status_of
 from articlekit.data.baseline import load_baseline
 from articlekit.article.departures import departures_of, departures_record, departures_section
 from articlekit.core.fmt import format_value
 from articlekit.core.text import md_text, short_text
-from articlekit.core.jsonio import read_json, write_json
-from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, lookup_id, normalize_space, regions, scan
+from articlekit.core.jsonio import read_json
+from articlekit.article.bindings import BindingsError, write_bindings
+from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
 from articlekit.core.sources import read_text
 from articlekit.core.keys import UnknownKey, lookup, measured
 
@@ -132,13 +118,11 @@ def bind(article, text, values_doc, strict, baseline=None):
         if sc.name == "claim" and not sc.kwargs.get("expect"):
             problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
             continue
-        key = normalize_space(sc.args[0])
-        fmt = normalize_space(sc.kwargs.get("fmt", ""))
         if sc.kwargs.get("code", "true") not in ("true", "false"):
             problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
             continue
-        expect = normalize_space(sc.kwargs.get("expect", ""))
-        ident = lookup_id(key, fmt, expect)
+        key, fmt, expect = sc.lookup_parts
+        ident = sc.lookup_id
         if ident in bindings:
             bindings[ident]["locations"].append(where)
             bindings[ident]["printed"] |= sc.name == "value"
@@ -179,11 +163,10 @@ def bind(article, text, values_doc, strict, baseline=None):
     problems += unsourced_code_values(article, text, occurrences)
     if strict:
         for c in claim_log:
-            if c["status"] == claimlib.INCONCLUSIVE:
+            if c["status"] == INCONCLUSIVE:
                 problems.append(inconclusive_message(c, sources))
             elif not c["holds"]:
-                problems.append(f"{c['location']}: claim '{c['key']} {c['expect']}' failed: "
-                                f"value {short_text(c['value'])}")
+                problems.append(f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}")
     if bindings and not provenance_count:
         problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
                         "for them to link to; add one (usually at the end)")
@@ -255,7 +238,10 @@ def _unique(slug, taken):
 
 def _check_claim(expect, key, values):
     result = claimlib.evaluate(expect, measured(values, key), resolve=lambda k: measured(values, k))
-    return {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
+    claim = {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
+    if binding_mark(result.status):  # what the page shows beside it: the shortcode prints it as it is here
+        claim["mark"] = binding_mark(result.status)
+    return claim
 
 
 def _log_claim(log, binding, where):
@@ -271,7 +257,7 @@ def inconclusive_message(claim, sources):
     source = sources.get(claim["key"].split("[")[0], {})
     rule = source.get("experiment", "the experiment")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{claim['location']}: claim '{claim['key']} {claim['expect']}' is inconclusive "
+    return (f"{claim['location']}: {claim_said(claim)} "
             f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
             f"The measurement was too noisy to decide: rerun it on a quieter machine with "
             f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
@@ -289,9 +275,7 @@ def provenance_table(bindings):
         if b["printed"] and b["text"] not in row["quoted"]:
             row["quoted"].append(b["text"])
         if b["claim"]:
-            status = b["claim"].get("status")
-            mark = "✓" if b["claim"]["holds"] else ("? inconclusive" if status == claimlib.INCONCLUSIVE else "✗ FAILED")
-            row["claims"].append(f"{b['expect']} {mark}")
+            row["claims"].append(f"{b['expect']} {STATUS[status_of(b['claim'])].shown}")
     header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script |\n"
               "|:------------|:--------|:--------|:--------|:--------|:--------|\n")
     lines = []
@@ -341,16 +325,21 @@ def main(argv):
     except (OSError, ValueError) as exc:
         print(f"bind: {exc}", file=sys.stderr)
         return 1
-    write_json(args.out, document)
-    failed = sum(c["status"] == claimlib.FAILS for c in document["claims"])
-    undecided = [c for c in document["claims"] if c["status"] == claimlib.INCONCLUSIVE]
+    try:
+        write_bindings(args.out, document)
+    except BindingsError as exc:
+        print(f"bind: {exc}", file=sys.stderr)
+        return 1
+    failed = sum(c["status"] == FAILS for c in document["claims"])
+    undecided = [c for c in document["claims"] if c["status"] == INCONCLUSIVE]
     for c in undecided:
         print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
     for message in document["departure_warnings"]:
         print("bind: warning: " + message, file=sys.stderr)
     print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
-          + (f", {failed} FAILED (shown as warnings: strict=false)" if failed else "")
-          + (f", {len(undecided)} inconclusive (shown as warnings: strict=false)" if undecided else "")
+          + (f", {failed} {STATUS[FAILS].counted} (shown as warnings: strict=false)" if failed else "")
+          + (f", {len(undecided)} {STATUS[INCONCLUSIVE].counted} (shown as warnings: strict=false)"
+             if undecided else "")
           + (f", {len(document['departure_warnings'])} unexplained departures (shown on the page: strict=false)"
              if document["departure_warnings"] else "")
           + f" -> {args.out}", file=sys.stderr)

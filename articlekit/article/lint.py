@@ -111,10 +111,8 @@ def prose_mask(text):
             keep[start:end] = b"\x01" * (end - start)
     for start, end in seen_front_matter(text):
         keep[start:end] = b"\x01" * (end - start)
-    for sc in scan(text):
+    for sc in scan(text):  # escaped ones too ({{{< ... >}}}): code-like
         keep[sc.start:sc.end] = bytes(sc.end - sc.start)
-    for m in re.finditer(r"\{\{\{<.*?>\}\}\}", text, re.S):  # escaped shortcodes are code-like too
-        keep[m.start():m.end()] = bytes(m.end() - m.start())
     return "".join(c if k or c == "\n" else " " for c, k in zip(text, keep))
 
 

@@ -25,11 +25,19 @@ block or inline code: context "text"), or "comment" (inside an HTML comment;
 Quarto treats the raw HTML as text too). Fenced blocks with the attribute
 shortcodes="false" are shown verbatim, as in Quarto.
 
-`lookup_id(key, fmt, expect)` is the string both this module and the Lua
-shortcode compute to find a binding: "KEY|FMT|EXPECT", each part with white
-space runs collapsed to one space, empty when absent.
+This module is the one parser of that grammar. The renderers' Lua reads
+what it parsed: for the Pandoc route, `to_quarto_markdown` hands Pandoc the
+document with every shortcode already taken apart (a span in prose, as
+Quarto's own pre-processing writes it; a marker holding the parameters in
+code and raw HTML), so articlekit/render/filters/quarto_shortcodes.lua only
+calls the handlers; under Quarto, Quarto's parser hands value.lua the same
+parameters.
+
+The lookup id (`lookup_id`) is how a shortcode finds its binding in
+build/bindings.json; it is defined here, once, and value.lua follows it.
 """
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -52,9 +60,21 @@ class Shortcode:
     end: int
     escaped: bool = False
     raw_args: list = field(default_factory=list)  # tokens as written, quotes kept
+    # every argument after the name in written order: (key or None, value unquoted, token as written)
+    params: list = field(default_factory=list)
 
     def where(self, path):
         return f"{path}:{self.line}"
+
+    @property
+    def lookup_parts(self):
+        """(KEY, FMT, EXPECT) of the lookup id: the first argument, fmt= and expect=."""
+        return lookup_parts(self.args[0] if self.args else "", self.kwargs.get("fmt", ""),
+                            self.kwargs.get("expect", ""))
+
+    @property
+    def lookup_id(self):
+        return "|".join(self.lookup_parts)
 
 
 class ShortcodeSyntaxError(ValueError):
@@ -72,7 +92,26 @@ BLOCK_SHORTCODES = {"provenance"}
 
 
 def lookup_id(key, fmt="", expect=""):
-    return "|".join(normalize_space(part or "") for part in (key, fmt, expect))
+    """The lookup id: how a shortcode finds its binding in build/bindings.json.
+
+    The contract, which value.lua (render/quarto/_extensions/value) follows
+    from the arguments Quarto hands it:
+
+        KEY|FMT|EXPECT
+
+    KEY is the shortcode's first argument after its name, FMT the value of
+    fmt=, EXPECT the value of expect=; each without its quotes (and \\" read
+    as "), every run of white space in it (spaces, tabs, a line break)
+    written as one space, none at either end; an absent part is empty.
+    So {{< value k fmt=".2e" >}} is "k|.2e|", {{< claim k expect="<  1" >}}
+    is "k||< 1", and {{< source k >}} is "k||". tests/test_render.py checks
+    that value.lua builds the id this function does for every shortcode of
+    the article."""
+    return "|".join(lookup_parts(key, fmt, expect))
+
+
+def lookup_parts(key, fmt="", expect=""):
+    return tuple(normalize_space(part or "") for part in (key, fmt, expect))
 
 
 def normalize_space(text):
@@ -171,8 +210,10 @@ _TOKEN = re.compile(
 
 
 def parse_inner(inner):
-    """'value k fmt=".6f"' -> (name, args, kwargs, raw_tokens)."""
-    args, kwargs, raw = [], {}, []
+    """'value k fmt=".6f"' -> (name, args, kwargs, raw_tokens, params):
+    params is every argument after the name in written order, as (key or
+    None, value unquoted, token as written)."""
+    params = []
     pos = 0
     while pos < len(inner):
         if not inner[pos:].strip():
@@ -180,16 +221,16 @@ def parse_inner(inner):
         m = _TOKEN.match(inner, pos)
         if not m or m.end() == pos:
             raise ValueError(f"cannot parse shortcode arguments at {inner[pos:]!r}")
-        if m.group("key") is not None:
-            kwargs[m.group("key")] = strip_quotes(m.group("value"))
-            raw.append(m.group("value"))
-        else:
-            args.append(strip_quotes(m.group("arg")))
-            raw.append(m.group("arg"))
+        token = m.group("value") if m.group("key") is not None else m.group("arg")
+        params.append((m.group("key"), strip_quotes(token), token))
         pos = m.end()
-    if not args:
+    first = next((i for i, (key, _, _) in enumerate(params) if key is None), None)
+    if first is None:
         raise ValueError("shortcode has no name")
-    return args[0], args[1:], kwargs, raw[1:]
+    name, params = params[first][1], params[:first] + params[first + 1:]
+    args = [value for key, value, _ in params if key is None]
+    kwargs = {key: value for key, value, _ in params if key is not None}
+    return name, args, kwargs, [token for _, _, token in params], params
 
 
 def _find_close(text, pos):
@@ -261,16 +302,21 @@ def scan(text):
         context = {"prose": "prose", "comment": "comment"}.get(kind, "code")
         inner = text[at + len(OPEN):close]
         try:
-            name, args, kwargs, raw_args = parse_inner(inner)
+            name, args, kwargs, raw_args, params = parse_inner(inner)
         except ValueError as exc:
             raise ShortcodeSyntaxError(line, str(exc)) from None
         if name in BLOCK_SHORTCODES and context == "prose" and not escaped and not _stands_alone(text, start, end):
             raise ShortcodeSyntaxError(line, f"{{{{< {name} >}}}} makes a block (a table) and must stand alone "
                                              "in its paragraph: put a blank line before and after it")
-        found.append(Shortcode(name, args, kwargs, text[start:end], line, context, start, end, escaped, raw_args))
+        found.append(Shortcode(name, args, kwargs, text[start:end], line, context, start, end, escaped, raw_args,
+                               params))
 
 
-# --- Quarto's own pre-processing, for the Pandoc renderer ---------------------
+# --- handing the parsed shortcodes to Pandoc -----------------------------------
+#
+# The Pandoc route runs no shortcode parser of its own: the document it reads
+# has every shortcode already taken apart here, and
+# articlekit/render/filters/quarto_shortcodes.lua only calls the handlers.
 
 
 def _attr(value):
@@ -290,16 +336,34 @@ def as_quarto_span(sc):
     return "[" + "".join(params) + "]{.quarto-shortcode__ data-raw=" + _attr(" ".join(sc.raw.split())) + "}"
 
 
+# Where Pandoc keeps text verbatim (a code block, inline code, raw HTML such as
+# a comment) a span would be read as text, so a shortcode there becomes this
+# marker: HEX is the UTF-8 of a JSON call {"name", "params", "raw"}, in hex
+# digits, which no markdown reader changes.
+TEXT_MARKER = "@@articlekit-shortcode:{}@@"
+
+
+def as_text_marker(sc):
+    """A shortcode in code or raw HTML for quarto_shortcodes.lua, which calls
+    its handler with context "text". The parameters are as Quarto's code
+    parser hands them there: {"name": key, "value": token} or {"value":
+    token}, each token as written (quotes kept). An escaped shortcode is
+    printed as the shortcode itself, as Quarto does."""
+    if sc.escaped:
+        return sc.raw[1:-1]
+    params = [{"name": key, "value": token} if key is not None else {"value": token} for key, _, token in sc.params]
+    call = json.dumps({"name": sc.name, "params": params, "raw": sc.raw}, ensure_ascii=False)
+    return TEXT_MARKER.format(call.encode("utf-8").hex().upper())
+
+
 def to_quarto_markdown(text):
-    """The document with every prose shortcode replaced by its Quarto span;
-    code, comments and front matter keep theirs (the filter handles those
-    as Quarto does, in "text" context)."""
+    """The document as Pandoc should read it: every prose shortcode replaced
+    by its Quarto span, every one in code or raw HTML by its text marker.
+    Shortcodes in shortcodes="false" code blocks are left as written."""
     out, pos = [], 0
     for sc in scan(text):
-        if sc.context != "prose":
-            continue
         out.append(text[pos:sc.start])
-        out.append(as_quarto_span(sc))
+        out.append(as_quarto_span(sc) if sc.context == "prose" else as_text_marker(sc))
         pos = sc.end
     out.append(text[pos:])
     return "".join(out)

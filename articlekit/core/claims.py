@@ -29,10 +29,11 @@ with the interval its measurement supports (a timing ratio and its 95 %
 interval). A claim about it holds only when it holds for every value in the
 interval, fails only when it fails for every value in it, and is otherwise
 *inconclusive*: the measurement cannot decide, which is never reported as
-"does not hold". Result.status is "holds", "fails" or "inconclusive";
-Result.holds is True only for "holds". Tests joined by "and" combine as
-three-valued logic: any failing test fails the claim, else any inconclusive
-one makes it inconclusive.
+"does not hold". Result.status is one of the three statuses of
+articlekit.core.status, which spells each on every page and in every
+message; Result.holds is True only when it holds. Tests joined by "and"
+combine as three-valued logic: any failing test fails the claim, else any
+inconclusive one makes it inconclusive.
 """
 
 import difflib
@@ -41,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from articlekit.core.fmt import format_value
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
 
 _TOKENS = re.compile(
     r"""\s*(?:
@@ -81,9 +83,6 @@ class Interval:
             raise ClaimError(f"an interval needs three numbers, got {numbers!r}")
         if not self.low <= self.high:
             raise ClaimError(f"interval [{self.low!r}, {self.high!r}]: low is above high")
-
-
-HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 
 @dataclass
@@ -192,9 +191,7 @@ def evaluate(expect, value, resolve=None):
         status = INCONCLUSIVE
     else:
         status = HOLDS
-    verdict = {HOLDS: "holds", FAILS: "does not hold",
-               INCONCLUSIVE: "is inconclusive: the interval straddles its bound"}[status]
-    return Result(status == HOLDS, f"value {_show(value)}: claim '{expect}' {verdict}", status)
+    return Result(status == HOLDS, f"value {_show(value)}: claim '{expect}' {STATUS[status].result}", status)
 
 
 def _check_interval(check, value, operands, expect):

@@ -54,7 +54,7 @@ def check_syntax(path):
         raise ConfigError(f"{shown}: the file is empty; a config file holds the keys of config/schema.yaml "
                           "(start from a copy of config.yaml)")
     if not isinstance(data, dict):
-        raise ConfigError(f"{shown}:1: the top level must be keys (strict: ..., scaling: ...), "
+        raise ConfigError(f"{shown}:1: the top level must be keys (strict: ..., experiments: ...), "
                           f"not a {type(data).__name__}")
     texts = numbers_read_as_text(document)
     if texts:

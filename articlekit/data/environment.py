@@ -2,33 +2,25 @@
 
 An article's `environment` experiment writes it, so its values sit under
 `environment.` in build/values.json: one entry per library version (named as
-in publishing.libraries), the machine (publishing.machine names the keys that
-change floating-point results), and provenance fields every build records
-differently (PER_BUILD). Any experiment may also say where it ran
-(`.hostname`, `.executor`): reported with the environment, never compared.
+in publishing.libraries) and whatever else the article records about the
+machine and the run. Which of its fields are what is the article's to say:
+publishing.machine names the keys that change floating-point results,
+publishing.per_build those every build records differently (a date, a job
+id), publishing.built_at the one that says when the build ran. Any
+experiment may also say where it ran (publishing.where_run, e.g. a host
+name): reported with the environment, never compared.
 """
 
-import re
-
 PREFIX = "environment."
-# Differ on every build by design: shown in a header, never as a change.
-PER_BUILD = ("build_date", "build_time_utc", "slurm_job_id")
-BUILT_AT = "build_time_utc"
-# Where a run happened, recorded under any experiment.
-_RUN_PLACE = re.compile(r"\.(hostname|executor)$")
 
 
-def is_environment(key):
+def is_environment(key, publishing):
     """A key that says where or on what the build ran, not what it computed."""
-    return key.startswith(PREFIX) or bool(_RUN_PLACE.search(key))
-
-
-def is_per_build(key):
-    return key in {PREFIX + name for name in PER_BUILD}
+    return key.startswith(PREFIX) or publishing.is_where_run(key)
 
 
 def field_name(key):
-    """'environment.cpu_model' -> 'cpu_model'; another key as it is."""
+    """'environment.cpu' -> 'cpu'; another key as it is."""
     return key[len(PREFIX):] if key.startswith(PREFIX) else key
 
 
@@ -37,8 +29,9 @@ def record(values):
     return {field_name(k): v for k, v in values.items() if k.startswith(PREFIX)}
 
 
-def built_at(values):
-    return values.get(PREFIX + BUILT_AT)
+def built_at(values, publishing):
+    """When the build ran, as the key publishing.built_at names records it (None without one)."""
+    return values.get(publishing.built_at) if publishing.built_at else None
 
 
 def recorded_versions(values, publishing):

@@ -2,20 +2,35 @@
 section of its config.yaml, handed to each command as `--publishing JSON`.
 
     publishing:
-      libraries: {python: Python, numpy: NumPy}   # recorded per artifact; shown
+      libraries: {python: Python, scipy: SciPy}   # recorded per artifact; shown
                                  # in release notes, audit and diff, in this order
-      release_label: [numpy]     # libraries whose versions name a release folder
-      volatile: [timing.]        # key prefixes whose numbers move with the machine
-      machine: [environment.cpu_model]   # keys that say which machine ran a build
+      release_label: [scipy]     # libraries whose versions name a release folder
+      volatile: [bench.]         # key prefixes whose numbers move with the machine
+      machine: [environment.cpu] # keys that say which machine ran a build
       listings: {kernel: {source: experiments/kernel.py, functions: [f, g]}}
+      # how the diff and the matrix judge a value that moved (key patterns):
+      error_measures: ["*_error"]        # differences of values near one: ULPs of 1.0
+      single_precision: ["*.f32.*"]      # computed in float32: float32's ULPs
+      spread: ["bench.*.samples"]        # a measurement's scatter: reported, not compared
+      per_build: [environment.date]      # differ on every build: never a change
+      where_run: ["*.host"]              # where an experiment ran: listed, never compared
+      built_at: environment.time_utc     # when the build ran, for the diff's header
 
 Every key is optional, and a missing one means "nothing article-specific":
 only Python is recorded, no key is volatile, no machine key is compared, no
-listing is cut. articlekit itself names no library and no key: whatever an
-article wants to record, compare loosely or list comes from here.
+listing is cut, every float is judged in ULPs of itself in float64, every
+value is compared. articlekit itself names no library and no key: whatever
+an article wants to record, compare loosely or list comes from here.
+
+A key pattern is a values.json key in which `*` stands for any run of
+characters, dots included; nothing else is special, and a pattern must match
+the whole key. "*max_err*" matches "fit.max_err" and "fit.x.max_err_rel";
+"bench.*.samples" matches "bench.a.samples" and "bench.a.b.samples", not
+"bench.a.samples_ms".
 """
 
 import argparse
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,7 +40,14 @@ from types import MappingProxyType
 _LIBRARY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # A listing's name becomes a key: listings.<name>.functions.<function>.
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-KEYS = ("libraries", "release_label", "volatile", "machine", "listings")
+KEYS = ("libraries", "release_label", "volatile", "machine", "listings",
+        "error_measures", "single_precision", "spread", "per_build", "where_run", "built_at")
+PATTERN_KEYS = ("error_measures", "single_precision", "spread", "per_build", "where_run")
+# What each pattern key means, for its error message.
+_PATTERN_EXAMPLE = {
+    "error_measures": '["*_error"]', "single_precision": '["*.f32.*"]', "spread": '["bench.*.samples"]',
+    "per_build": "[environment.date]", "where_run": '["*.host"]',
+}
 
 
 class PublishingError(ValueError):
@@ -47,6 +69,12 @@ class Publishing:
     volatile: tuple = ()
     machine: tuple = ()
     listings: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    error_measures: tuple = ()
+    single_precision: tuple = ()
+    spread: tuple = ()
+    per_build: tuple = ()
+    where_run: tuple = ()
+    built_at: str = None
 
     def display(self, library):
         """'numpy' -> 'NumPy': the name a reader knows the library by."""
@@ -64,6 +92,37 @@ class Publishing:
 
     def is_volatile(self, key):
         return key.startswith(self.volatile) if self.volatile else False
+
+    def is_error_measure(self, key):
+        """A measured error (a difference of values near one), judged in ULPs of 1.0."""
+        return matches(self.error_measures, key)
+
+    def is_single_precision(self, key):
+        """A key computed in float32, judged in float32's ULPs."""
+        return matches(self.single_precision, key)
+
+    def is_spread(self, key):
+        """A field that says how a measurement scattered: reported, not compared."""
+        return matches(self.spread, key)
+
+    def is_per_build(self, key):
+        """A value that differs on every build by design (a date, a job id)."""
+        return matches(self.per_build, key)
+
+    def is_where_run(self, key):
+        """A value that says where an experiment ran (a host, an executor)."""
+        return matches(self.where_run, key)
+
+
+def matches(patterns, key):
+    """Whether `key` matches one of the key patterns (`*`: any run of characters)."""
+    return bool(patterns) and _compiled(patterns).fullmatch(key) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(patterns):
+    return re.compile("|".join("(?:" + ".*".join(map(re.escape, p.split("*"))) + ")" for p in patterns),
+                      re.DOTALL)
 
 
 def parse(section, where="publishing"):
@@ -85,9 +144,11 @@ def parse(section, where="publishing"):
     return Publishing(
         libraries=MappingProxyType(libraries),
         release_label=label,
-        volatile=_names(section.get("volatile"), f"{where}.volatile", "a list of key prefixes, e.g. [timing.]"),
-        machine=_names(section.get("machine"), f"{where}.machine", "a list of keys, e.g. [environment.cpu_model]"),
+        volatile=_names(section.get("volatile"), f"{where}.volatile", "a list of key prefixes, e.g. [bench.]"),
+        machine=_names(section.get("machine"), f"{where}.machine", "a list of keys, e.g. [environment.cpu]"),
         listings=MappingProxyType(_listings(section.get("listings"), f"{where}.listings")),
+        **{key: _patterns(section.get(key), f"{where}.{key}", _PATTERN_EXAMPLE[key]) for key in PATTERN_KEYS},
+        built_at=_key(section.get("built_at"), f"{where}.built_at"),
     )
 
 
@@ -113,8 +174,8 @@ def add_argument(parser):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     parser.add_argument("--publishing", type=publishing, default=Publishing(),
-                        help="the config's publishing: section as JSON (libraries, release_label, volatile, "
-                             "machine, listings); omitted: nothing article-specific")
+                        help=f"the config's publishing: section as JSON ({', '.join(KEYS)}); "
+                             "omitted: nothing article-specific")
 
 
 def _libraries(value, where):
@@ -142,6 +203,27 @@ def _names(value, where, expected):
     if twice:
         raise PublishingError(f"{where}: {', '.join(twice)} listed more than once; list each once")
     return tuple(value)
+
+
+def _patterns(value, where, example):
+    patterns = _names(value, where, f"a list of key patterns (* for any run of characters), e.g. {example}")
+    for pattern in patterns:
+        if not pattern.strip("*"):
+            raise PublishingError(f"{where}: {pattern!r} would match every key; name the keys it is for, "
+                                  f"e.g. {example}")
+        if pattern != pattern.strip():
+            raise PublishingError(f"{where}: {pattern!r} starts or ends with a space, which no key has; "
+                                  "remove it")
+    return patterns
+
+
+def _key(value, where):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or "*" in value:
+        raise PublishingError(f"{where}: expected one key of values.json, e.g. environment.time_utc, "
+                              f"got {value!r}")
+    return value
 
 
 def _listings(value, where):

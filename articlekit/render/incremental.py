@@ -46,10 +46,10 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.jsonio import dumps
-from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, pandoc_common_args,
-                               pandoc_metadata, pandoc_page_args, pandoc_path, project_options, project_root,
-                               split_front_matter)
-from articlekit.article.shortcodes import lookup_id, normalize_space, scan, to_quarto_markdown
+from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, filter_library_files,
+                               pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path, project_options,
+                               project_root, split_front_matter)
+from articlekit.article.shortcodes import CLOSE, OPEN, parse_inner, scan, to_quarto_markdown
 from articlekit.core.sources import read_text
 
 BODY_MARK = "<!--articlekit-preview-body-->"
@@ -61,7 +61,6 @@ _DIV_CLOSE = re.compile(r"^:{3,}\s*$")
 _SPLIT_HEADING = re.compile(r"^#{1,2}\s")
 _TOC_HEADING = re.compile(r"^#{1,6}\s")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
-_TABLE_SHORTCODE = re.compile(r"^\{\{<\s*(provenance|departures)\s*>\}\}\s*$")
 # document-wide constructs a chunk cannot see whole
 _DOCUMENT_WIDE = re.compile(r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s", re.M)
 _IMAGE = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
@@ -71,6 +70,19 @@ _IMAGE = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
 class Layout:
     chunks: list  # texts; "".join(chunks) is the body
     headings: list  # the top-level heading lines, for the table of contents
+
+
+def is_table_shortcode(line):
+    """Is the line only {{< provenance >}} or {{< departures >}} (a table
+    that changes with any value)? Read by the one shortcode parser."""
+    text = line.rstrip()  # from the line's start: indented four spaces, it would be code
+    if not (text.startswith(OPEN) and text.endswith(CLOSE)):
+        return False
+    try:
+        name, args, kwargs, _, _ = parse_inner(text[len(OPEN):-len(CLOSE)])
+    except ValueError:
+        return False
+    return name in ("provenance", "departures") and not args and not kwargs
 
 
 def split_body(body):
@@ -100,11 +112,11 @@ def split_body(body):
         at_top = depth == 0 and blank_before
         fenced = _FENCE.match(text)
         fence_alone = bool(at_top and fenced and text[:1] in "`~")
-        if at_top and (_SPLIT_HEADING.match(text) or _TABLE_SHORTCODE.match(text) or fence_alone):
+        if at_top and (_SPLIT_HEADING.match(text) or is_table_shortcode(text) or fence_alone):
             if current:
                 chunks.append("".join(current))
             current = []
-            own_paragraph = bool(_TABLE_SHORTCODE.match(text))
+            own_paragraph = is_table_shortcode(text)
         if at_top and _TOC_HEADING.match(text):
             headings.append(text)
         if not blank_before and _SETEXT.match(text) and not _TOC_HEADING.match(previous):
@@ -131,8 +143,7 @@ def lookups(text):
         if sc.name in ("provenance", "departures"):
             tables.append(f"{sc.name}_md")
         elif sc.name in ("value", "claim", "source") and sc.args:
-            idents.append(lookup_id(normalize_space(sc.args[0]), normalize_space(sc.kwargs.get("fmt", "")),
-                                    normalize_space(sc.kwargs.get("expect", ""))))
+            idents.append(sc.lookup_id)
     return tuple(dict.fromkeys(idents)), tuple(dict.fromkeys(tables))
 
 
@@ -191,7 +202,7 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters and extensions, the metadata, the options."""
-        lua = [str(p) for p in filter_files()]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files())]
         lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
                 if p.is_file()]
         return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],

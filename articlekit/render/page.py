@@ -53,13 +53,15 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
-from articlekit.core.jsonio import DiskFull, read_json
+from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.render.pagecheck import check_page
 from articlekit.render.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
                                   quarto_version, tool_version)
 from articlekit.core.workfiles import owner_tag, remove_stale
+from articlekit.article.bindings import load_bindings
 from articlekit.article.shortcodes import regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -218,6 +220,16 @@ def filter_files():
     return [filters / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
 
 
+# Lua that the filters load themselves (dofile, from their own folder): the
+# page and the PDF depend on it as on the filters (the preview's cache too).
+FILTER_LIBRARY = ("callouts.lua",)
+
+
+def filter_library_files():
+    filters = resources.files("articlekit.render") / "filters"
+    return [filters / name for name in FILTER_LIBRARY]
+
+
 def pandoc_common_args(pandoc, source, meta_file, article_dir, reader="markdown"):
     """Reader, filters and resource path: shared by the HTML, the markdown
     and the preview's pieces of the page. reader "json": source is the
@@ -361,9 +373,8 @@ def check_output(path, allowed):
 def failed_claim_warnings(bindings):
     """One line per claim a strict=false build kept although it fails, or
     although its measured interval cannot decide it (inconclusive)."""
-    document = json.loads(Path(bindings).read_text(encoding="utf-8"))
-    return [f"WARNING: {c['location']}: claim '{c['key']} {c['expect']}' "
-            f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']} "
+    document = load_bindings(bindings)
+    return [f"WARNING: {c['location']}: {claim_said(c)}: {c['message']} "
             "(strict=false: the article shows it beside the number)"
             for c in document.get("claims", []) if not c["holds"]]
 
@@ -418,15 +429,14 @@ class _Anchors(HTMLParser):
 _TABLE_RULE = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$", re.M)
 
 
-def check_structure(text, bindings, html_path, md_path):
-    """The provenance table came out as a table, in both outputs: written
-    inside a paragraph, Pandoc would flatten it into text, and no shortcode
-    would be left over to tell."""
+def check_structure(text, provenance_md, html_path, md_path):
+    """The provenance table (the bindings document's provenance_md) came out
+    as a table, in both outputs: written inside a paragraph, Pandoc would
+    flatten it into text, and no shortcode would be left over to tell."""
     placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
     if not placed:
         return
-    table = read_json(bindings).get("provenance_md", "")
-    rows = sum(1 for line in table.splitlines() if line.startswith("|")) - 2
+    rows = sum(1 for line in provenance_md.splitlines() if line.startswith("|")) - 2
     parser = _Anchors()
     parser.feed(Path(html_path).read_text(encoding="utf-8"))
     if parser.outside or parser.cells < rows:
@@ -448,6 +458,7 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None):
         out.parent.mkdir(parents=True, exist_ok=True)
     chosen = choose(renderer)
     text = read_text(article)  # first: a byte that is not UTF-8 is named before any renderer runs
+    document = load_bindings(bindings)  # and a bindings file that is not one, with its fix
     remove_stale_render_folders(html_path.parent)
     project_dir = project_root(article.parent.resolve())
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
@@ -461,7 +472,7 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None):
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 check_output(done, allowed)
-        check_structure(text, bindings, html_tmp, md_tmp)
+        check_structure(text, document["provenance_md"], html_tmp, md_tmp)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 os.replace(done, out)

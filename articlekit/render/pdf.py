@@ -12,7 +12,8 @@ This route serves whichever renderer built the HTML: the Quarto on our
 machines ships without Quarto's Typst resources. articlekit/render/filters/pdf_prepare.lua
 and pdf_finish.lua make the provenance section an appendix, size tables to
 the page and give Typst absolute image paths; articlekit/render/pdf_style.typ sets
-code, tables, figures and claim-failure marks.
+code, tables, figures and the marks of claims that do not hold, each in its
+status's colour (their words come from articlekit.core.status, as on the page).
 """
 
 import argparse
@@ -26,10 +27,12 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, pandoc_source,
                                remove_stale_render_folders, shortcode_files)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
+from articlekit.article.bindings import load_bindings
 from articlekit.core.sources import read_text
 from articlekit.core.workfiles import owner_tag
 
@@ -43,6 +46,14 @@ PAGE = {
     "section-numbering": "1.1",
     "page-numbering": "1",
 }
+
+
+def claim_mark_rules():
+    """Typst show rules giving each claim mark its colour where no class can
+    reach it: inside code, where value.lua prints the mark as plain text.
+    pdf_style.typ's claim-mark colours it by the mark's class."""
+    return "".join(f'#show "{s.page_mark}": it => claim-mark("{s.page_class}", it)\n'
+                   for s in STATUS.values() if s.page_mark)
 
 
 def renderer_name(pandoc):
@@ -67,9 +78,12 @@ def typst_source(article, bindings, workdir, ast=None):
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
     kit = resources.files("articlekit.render")
+    marks = workdir / "claim_marks.typ"
+    marks.write_text(claim_mark_rules(), encoding="utf-8")
     cmd = [pandoc, str(source), "--from", reader, "--to", "typst", "--standalone", "--wrap", "preserve",
            "--shift-heading-level-by", "-1", "--metadata-file", str(meta_file),
-           "--include-in-header", str(kit / "pdf_style.typ"), "--output", str(out)]
+           "--include-in-header", str(kit / "pdf_style.typ"), "--include-in-header", str(marks),
+           "--output", str(out)]
     for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
         cmd += ["--lua-filter", str(kit / "filters" / lua)]
     run_pandoc(cmd, cwd=article_dir)
@@ -111,6 +125,7 @@ def compile_pdf(typ):
 
 def render_pdf(article, bindings, out, ast=None):
     article, bindings, out = Path(article), Path(bindings), Path(out)
+    load_bindings(bindings)  # value.lua reads it: a file that is not one is named here, with its fix
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_render_folders(out.parent)  # left by a killed run
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:

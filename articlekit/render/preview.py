@@ -61,9 +61,10 @@ from pathlib import Path
 
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
+from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
-from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.jsonio import read_json
 from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
                                expected_literal_shortcodes, remove_stale_preview_folders)
 from articlekit.core.sources import read_text
@@ -258,17 +259,14 @@ class Preview:
         try:
             check_output(staged, expected_literal_shortcodes(text))
             if structure != self.structure_checked:
-                bindings = self.work_dir / "provenance.json"
                 tables.write_text(table_html, encoding="utf-8")
-                write_json(bindings, {"provenance_md": document["provenance_md"]})
-                check_structure(text, bindings, tables, None)
+                check_structure(text, document["provenance_md"], tables, None)
                 self.structure_checked = structure
         except RenderError:
             staged.unlink()
             raise
         os.replace(staged, self.html_path)  # whole or not at all: the benchmark and browsers read it
-        failed = [f"{c['location']}: claim '{c['key']} {c['expect']}' "
-                  f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: value {short_text(c['value'])}"
+        failed = [f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
                   for c in document["claims"] if not c["holds"]]
         return self.html_path.read_bytes(), failed
 

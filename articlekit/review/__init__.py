@@ -5,7 +5,9 @@ the one page writer of their reports.
 Owns: the rules by which two builds agree (agreement), the audit (audit),
 the diff (diff), releases and their snapshots (release, snapshot,
 snapshot_digest), the matrix and its environments (matrix, matrixenv), and
-report pages (pages).
+report pages (pages: the Markdown blocks, and the HTML pages rendered from
+templates/ with their stylesheets report.css and matrix.css; no other
+module writes HTML).
 
 May import: every stage before it (core, experiment, data, article).
 """

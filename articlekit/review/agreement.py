@@ -8,15 +8,18 @@ within FLOAT_ULPS units in the last place (another CPU or BLAS rounds the
 last bits differently), integers, shapes, booleans and texts equal. A
 number under one of the article's volatile prefixes (publishing.volatile,
 e.g. timings) may move within DEFAULT_VOLATILE_BAND of the other build's,
-and the spread of such a measurement (its samples, quartiles, interval, the
-load it ran under) is reported, not compared.
+and a key the article calls the spread of a measurement (publishing.spread:
+its samples, quartiles, interval, the load it ran under) is reported, not
+compared. Which keys are error measures (ULPs of 1.0) and which were
+computed in float32 is the article's to say too (publishing.error_measures,
+publishing.single_precision): with none, every float is judged in float64
+ULPs of itself.
 
 What a build says of the published edition is another question, answered by
 articlekit.data.edition.
 """
 
 import math
-import re
 
 from articlekit.core.claims import check_holds
 from articlekit.core.equality import same_value
@@ -26,16 +29,6 @@ from articlekit.data.baseline import EXACT, INFO, NOISE, TEXT, TIMING
 # ---- between two builds: the diff's and the matrix's question ---------------------------
 
 DEFAULT_VOLATILE_BAND = (0.5, 2.0)
-# The spread of a measurement under a volatile prefix: its samples,
-# quartiles and interval, per-round ratios, the calls that filled a sample,
-# the load it ran under. It describes the noise itself.
-_SPREAD = re.compile(r"\.((samples|wall_samples|min|max|q1|q3|low|high)_ms|low|high|coverage|ratios"
-                     r"|calls_per_sample)$|\.load\.")
-
-
-def is_spread(key, publishing):
-    """A key that describes how a volatile measurement scattered."""
-    return publishing.is_volatile(key) and bool(_SPREAD.search(key))
 
 
 def between_builds(key, baseline, publishing):
@@ -53,11 +46,14 @@ def between_builds(key, baseline, publishing):
         return f"exact at the printed precision ({entry.fmt})", lambda old, new: same_when_printed(entry.fmt, old, new)
     if entry and entry.cls in (TEXT, INFO):
         return f"{entry.cls}: equal", _equal
-    if is_spread(key, publishing):
-        return "timing spread: not compared", lambda old, new: (True, "the spread of a timing is reported, not compared")
+    if publishing.is_spread(key):
+        return "spread: not compared", lambda old, new: (True, "the spread of a measurement is reported, not compared")
     if publishing.is_volatile(key):
         return f"timing band {list(DEFAULT_VOLATILE_BAND)}", _volatile_default
-    return f"floats within {FLOAT_ULPS} ULPs, the rest equal", lambda old, new: within_ulps(key, old, new)
+    width = "float32" if publishing.is_single_precision(key) else "float64"
+    error_measure = publishing.is_error_measure(key)
+    return (f"floats within {FLOAT_ULPS} ULPs, the rest equal",
+            lambda old, new: within_ulps(old, new, width, error_measure))
 
 
 def _equal(old, new):
@@ -133,13 +129,8 @@ def _is_numbers(items):
 FLOAT_ULPS = 16
 # A measured error (a max |diff| between two computations, a deviation from
 # 1) is a difference of values of order one: its last bits are those of the
-# values it compares, so it is judged in ULPs of 1.0, not of itself.
-ERROR_MEASURE = re.compile(r"(max_abs_diff|_deviation|output_diff)(\b|_|$)")
-
-
-def float_width(key):
-    """'float32' for keys computed in single precision, else 'float64'."""
-    return "float32" if "float32" in key else "float64"
+# values it compares, so it is judged in ULPs of 1.0, not of itself. Which
+# keys hold one is the article's to say (publishing.error_measures).
 
 
 def _ulp(x, width):
@@ -180,9 +171,10 @@ def _shape(value):
         if isinstance(value, list) else []
 
 
-def within_ulps(key, old, new, ulps=FLOAT_ULPS):
+def within_ulps(old, new, width="float64", error_measure=False, ulps=FLOAT_ULPS):
     """(same, why) for two builds of a floating-point result: equal shapes and
-    integers, and floats within `ulps` units in the last place."""
+    integers, and floats within `ulps` units in the last place of `width`
+    (float64 or float32), of 1.0 for an error measure, else of the values."""
     if same_value(old, new):
         return True, "equal"
     olds, news = _float_leaves(old), _float_leaves(new)
@@ -190,8 +182,7 @@ def within_ulps(key, old, new, ulps=FLOAT_ULPS):
         return False, "not equal"
     if any(isinstance(o, int) != isinstance(n, int) or (isinstance(o, int) and o != n) for o, n in zip(olds, news)):
         return False, "not equal (integers are exact)"
-    width = float_width(key)
-    scale = 1.0 if ERROR_MEASURE.search(key) else None
+    scale = 1.0 if error_measure else None
     worst = max(ulps_apart(float(o), float(n), width, scale) for o, n in zip(olds, news))
     plural = "ULP" if worst <= 1 else "ULPs"
     unit = f"{plural} of 1.0 ({width}; an error measure)" if scale else f"{plural} ({width})"

@@ -43,10 +43,11 @@ import sys
 from articlekit.data.edition import (CITED, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, verdicts)
 from articlekit.data.baseline import CITED_CLASS
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.core.claims import INCONCLUSIVE
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
+from articlekit.article.bindings import load_bindings
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
-from articlekit.review.pages import (badge, cell, code, cols, counts_table, escape, html_page, html_table, key_html, table, words, write_report)
+from articlekit.review.pages import cell, code, counts_table, html_page, table, write_report
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
@@ -138,7 +139,7 @@ def audit(baseline, values_doc, bindings_doc):
     others = [b for b in bound if not any(keys_related(b["key"], k) for k in audited_keys)]
     # one per place the article makes a claim (bind's log), not one per binding
     claims = bindings_doc.get("claims", [])
-    failed = [c for c in claims if not c.get("holds")]
+    failed = [c for c in claims if not c.get("holds")]  # failed or inconclusive, each with its status
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
     summary = {
         "entries": len(rows),
@@ -153,7 +154,8 @@ def audit(baseline, values_doc, bindings_doc):
         "reproduced": counts[REPRODUCED],
         "cited": counts[CITED],
         "claims_checked": len(claims),
-        "claims_failed": len(failed),
+        # failed only: an inconclusive claim is not a failed one (inconclusive_claims counts those)
+        "claims_failed": sum(1 for c in failed if status_of(c) == FAILS),
     }
     return {
         "baseline": baseline.path,
@@ -195,7 +197,8 @@ def summary_line(report):
     return (f"audit: {s['reproduced']} reproduced, {s['moved_as_expected']} moved as expected, "
             f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
             f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
-            f"{s['claims_failed']} of {s['claims_checked']} claims failed")
+            f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
+            + (f", {n} {STATUS[INCONCLUSIVE].counted}" if (n := inconclusive_claims(report)) else ""))
 
 
 def card_counts(report):
@@ -205,6 +208,25 @@ def card_counts(report):
          UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"], MISSING: s["key_missing"],
          EXPECTED: s["moved_as_expected"], REPRODUCED: s["reproduced"], CITED: s["cited"]}
     return [(status, n[status], CSS[status]) for status in STATUSES]
+
+
+def inconclusive_claims(report):
+    """How many of the article's claims its measurements cannot decide."""
+    return sum(1 for c in report["failed_claims"] if status_of(c) == INCONCLUSIVE)
+
+
+def claim_counts(report):
+    """(label, count, css) of the claims that fail, and of those that are
+    inconclusive when there are any: never counted as failed."""
+    s, undecided = report["summary"], inconclusive_claims(report)
+    failed = ("claims " + STATUS[FAILS].counted, s["claims_failed"], STATUS[FAILS if s["claims_failed"] else HOLDS].css)
+    return [failed] + ([("claims " + STATUS[INCONCLUSIVE].counted, undecided, STATUS[INCONCLUSIVE].css)]
+                       if undecided else [])
+
+
+def _failed_heading(report):
+    """The section listing the claims that do not hold."""
+    return "Claims that fail" + (" or are " + STATUS[INCONCLUSIVE].word if inconclusive_claims(report) else "")
 
 
 def groups(report):
@@ -230,14 +252,9 @@ def _explained_text(row):
 
 
 def _claims_text(claims):
-    """'✓ < 1e-12' per claim the article makes about the key; '' when none."""
-    parts = []
-    for c in claims:
-        if c["holds"] is None:  # printed, no claim made about it
-            continue
-        mark = "✓" if c["holds"] else ("? INCONCLUSIVE" if c.get("status") == INCONCLUSIVE else "✗ FAILS")
-        parts.append(f"{mark} {c['expect']}")
-    return "; ".join(parts)
+    """Each claim the article makes about the key, its status shown as
+    articlekit.core.status shows it in a cell, then the claim; '' when none."""
+    return "; ".join(f"{of(c).shown} {c['expect']}" for c in claims if of(c))  # of(): None when no claim made
 
 
 def _source_text(source):
@@ -259,7 +276,7 @@ def to_markdown(report, publishing=Publishing()):
         "",
         f"Baseline `{report['baseline']}`: {_versions_line(report, publishing, cell)}",
         "",
-        *counts_table(counts + [("claims failed", f"{s['claims_failed']} of {s['claims_checked']}")]),
+        *counts_table(counts + [(label, f"{n} of {s['claims_checked']}") for label, n, _ in claim_counts(report)]),
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
         "",
@@ -271,9 +288,9 @@ def to_markdown(report, publishing=Publishing()):
                   for r in unexpected]
         lines.append("")
     if report["failed_claims"]:
-        lines += ["## Claims that fail", ""]
-        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))}: "
-                  f"{cell(c.get('message'))}" for c in report["failed_claims"]]
+        lines += [f"## {_failed_heading(report)}", ""]
+        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))} "
+                  f"{of(c).shown}: {cell(c.get('message'))}" for c in report["failed_claims"]]
         lines.append("")
     lines += ["## Every printed value, by status", ""]
     lines += table(
@@ -298,95 +315,58 @@ def to_markdown(report, publishing=Publishing()):
     return "\n".join(lines) + "\n"
 
 
-def _claim_badges(claims):
-    out = []
-    for c in claims:
-        if c["holds"] is None:
-            continue
-        css, mark = ("holds", "✓") if c["holds"] else ("fails", "?" if c.get("status") == INCONCLUSIVE else "✗")
-        out.append(f'{badge(mark + " " + c["expect"], css)} <span class="muted">{escape(", ".join(c["locations"]))}</span>')
-    return "<br>".join(out)
+def _claim_marks(claims):
+    """Each claim the article makes about the key, as the page marks it
+    (articlekit.core.status): {text: MARK + " " + expect, css, where}; none for a
+    value printed without one."""
+    return [{"text": f"{of(c).shown} {c['expect']}", "css": of(c).css, "where": ", ".join(c["locations"])}
+            for c in claims if of(c)]
 
 
-def _group_cells(group):
-    """One row of the table: every entry of a key and status together."""
+def _group_data(group):
+    """One row of the page: every entry of a key and status together."""
     first = group[0]
-    key = (key_html(first["key"]) + f'<br><span class="muted">{escape(first["class"])}'
-           + (f' · {escape(_source_text(first["source"]))}' if first["source"] else "") + "</span>")
-    printed = []
-    for r in group:
-        shown = "" if r["regenerated"] is None else (
-            f' <span class="arrow">→</span> <code>{escape(shorten(r["regenerated"], 160))}</code>')
-        printed.append(f'<div class="entry" id="{escape(r["id"])}"><a class="id" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
-                       f'<br><code>{escape(r["published"])}</code>{shown}'
-                       f'<br><span class="muted">{escape(r["where"]["section"])}: “{words(r["where"]["quote"])}”</span></div>')
-    whys = list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group))
-    why = "<br>".join(words(w) for w in whys)
-    badges = _claim_badges(first["claims"])
-    links = []
-    if first["article"]:
-        links.append(f'<a href="{escape(first["article"])}">in the article</a>')
-    return [key, "".join(printed), why + (f"<br>{badges}" if badges else ""),
-            "<br>".join(links) or '<span class="muted">not printed</span>']
+    return {
+        "key": first["key"], "class": first["class"],
+        "script": _source_text(first["source"]) if first["source"] else None,
+        "entries": [{"id": r["id"], "published": r["published"],
+                     "regenerated": None if r["regenerated"] is None else shorten(r["regenerated"], 160),
+                     "section": r["where"]["section"], "quote": r["where"]["quote"]} for r in group],
+        "whys": list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group)),
+        "marks": _claim_marks(first["claims"]),
+        "article": first["article"],
+    }
+
+
+def page_data(report, publishing=Publishing()):
+    """What build/audit.html shows, as plain values (templates/audit.html lays it out)."""
+    s = report["summary"]
+    cards = [{"label": label, "count": n, "css": css} for label, n, css in card_counts(report)]
+    all_groups = groups(report)
+    return {
+        "baseline": report["baseline"],
+        "versions": _versions_line(report, publishing, str),
+        "summary": s,
+        "cards": cards,
+        "claim_cards": [{"label": label, "count": n, "css": css} for label, n, css in claim_counts(report)],
+        "failed_heading": _failed_heading(report),
+        "failed_claims": [{"location": c.get("location"), "key": c.get("key"), "expect": c.get("expect"),
+                           "mark": of(c).shown, "css": of(c).css, "message": c.get("message")}
+                          for c in report["failed_claims"]],
+        "statuses": [{**card, "groups": [_group_data(g) for g in all_groups if g[0]["status"] == card["label"]]}
+                     for card in cards if card["label"] != CITED],
+        "other_bindings": [{"key": b["key"], "printed": shorten(b["text"]), "marks": _claim_marks([b]),
+                            "where": ", ".join(b["locations"]), "script": _source_text(b["source"])}
+                           for b in report["other_bindings"]],
+        "cited": {"label": CITED, "css": CSS[CITED],
+                  "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],
+                               "why": r["why"]} for r in report["entries"] if r["status"] == CITED]},
+    }
 
 
 def to_html(report, publishing=Publishing()):
-    s = report["summary"]
-    all_groups = groups(report)
-    cards = [(label, n, css) for label, n, css in card_counts(report)]
-    claims_css = "fails" if s["claims_failed"] else "holds"
-    parts = [
-        "<h1>Audit: the published edition vs this build</h1>",
-        f"<p>Baseline {key_html(report['baseline'])}: {_versions_line(report, publishing, escape)} "
-        '<a href="article.html">The article</a>.</p>',
-        '<nav class="cards">' + "".join(
-            f'<a class="card{" zero" if not n else ""}" href="#status-{css}">{badge(label, css)}<b>{n}</b></a>'
-            for label, n, css in cards)
-        + f'<a class="card" href="#claims">{badge("claims failed", claims_css)}'
-          f'<b>{s["claims_failed"]} / {s["claims_checked"]}</b></a></nav>',
-        f'<p class="muted">{s["entries"]} printed values in the baseline, {s["cited"]} of them cited rather than '
-        "measured. A failed claim fails a strict build, and so does an unexpected move the baseline does not "
-        "explain (the article lists every unexpected move). Each status below folds; each entry's id is "
-        "its anchor (audit.html#ID).</p>",
-    ]
-    parts.append('<h2 id="claims">Claims that fail</h2>')
-    if report["failed_claims"]:
-        parts.append(html_table(["where", "key", "claim", "result"], [
-            [escape(c.get("location")), key_html(c.get("key")), f"<code>{escape(c.get('expect'))}</code>",
-             escape(c.get("message"))] for c in report["failed_claims"]]))
-    else:
-        parts.append(f"<p>None: all {s['claims_checked']} claims of the article hold.</p>")
-    parts.append("<h2>Every printed value, by status</h2>")
-    head = ["key", "published → this build", "why", "article"]
-    for label, n, css in cards:
-        if label == CITED:
-            continue
-        rows = [_group_cells(g) for g in all_groups if g[0]["status"] == label]
-        parts.append(f'<details id="status-{css}" open><summary>{badge(label, css)} {n} '
-                     f'{"entry" if n == 1 else "entries"}</summary>')
-        parts.append(html_table(head, rows, cols("key", "printed", "why", "links")) if rows
-                     else '<p class="muted">None.</p>')
-        parts.append("</details>")
-    parts.append("<h2>Other values bound in the article</h2>")
-    if report["other_bindings"]:
-        parts.append(html_table(["key", "printed", "claim", "script"], [
-            [key_html(b["key"]), f"<code>{escape(shorten(b['text']))}</code>", _claim_badges([b])
-             or badge("no claim", "none") + f' <span class="muted">{escape(", ".join(b["locations"]))}</span>',
-             key_html(_source_text(b["source"]))] for b in report["other_bindings"]],
-            cols("key", "printed", "why", "links")))
-    else:
-        parts.append("<p>None: every bound value is in the baseline.</p>")
-    cited = [r for r in report["entries"] if r["status"] == CITED]
-    parts.append(f'<details id="status-cited" open><summary>{badge(CITED, "cited")} {len(cited)} '
-                 "cited, not audited</summary>")
-    if cited:
-        parts.append(html_table(["id", "printed", "why"], [
-            [f'<a class="id" id="{escape(r["id"])}" href="#{escape(r["id"])}">{escape(r["id"])}</a>'
-             + (f'<br>{badge("dropped", "none")}' if r.get("dropped") else ""),
-             f"<code>{escape(r['published'])}</code>", words(r["why"])] for r in cited],
-            cols("key", "printed", "why")))
-    parts.append("</details>")
-    return html_page("Audit: published edition vs this build", parts)
+    """build/audit.html: the page_data laid out by templates/audit.html."""
+    return html_page("audit.html", **page_data(report, publishing))
 
 
 def main(argv):
@@ -409,7 +389,7 @@ def main(argv):
     try:
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
-        bindings_doc = read_json(args.bindings)
+        bindings_doc = load_bindings(args.bindings)
     except (BaselineError, OSError, ValueError) as exc:
         say(f"audit: {exc}")
         _write_log(args.log, messages)

@@ -13,8 +13,10 @@ What counts as a change is each key's agreement rule, defined once in
 articlekit/review/agreement.py (`between_builds`): a key in the baseline follows its
 entry's class; other keys follow the float rule (floats within FLOAT_ULPS
 units in the last place, the rest equal), and numbers under the article's
-volatile prefixes (publishing.volatile) a band around the release's, their
-spread reported but not compared.
+volatile prefixes (publishing.volatile) a band around the release's; the
+keys the article calls a measurement's spread (publishing.spread) are
+reported but not compared, and those that differ on every build by design
+(publishing.per_build) are not listed at all.
 
 The diff says when the machine changed (the keys of publishing.machine):
 last-bit moves are then machine noise, listed as moves within the rule, not
@@ -30,12 +32,14 @@ one). Moves inside the agreement rule are listed as such, not as changes.
 import argparse
 import sys
 
-from articlekit.review.agreement import FLOAT_ULPS, between_builds, is_spread
+from articlekit.review.agreement import FLOAT_ULPS, between_builds
 from articlekit.core.equality import same_value
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.data.environment import built_at, field_name, is_environment, is_per_build, machine_change, recorded_versions
+from articlekit.article.bindings import load_bindings
+from articlekit.data.environment import built_at, field_name, is_environment, machine_change, recorded_versions
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
+from articlekit.core.status import STATUS, of, status_of
 from articlekit.review.pages import cell, code, counts_table, section, write_report
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
@@ -52,8 +56,10 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     numbers, texts, within, environment, not_compared = [], [], [], [], []
     for key in sorted(set(old_values) & set(new_values)):
         old, new = old_values[key], new_values[key]
-        if is_environment(key):
-            if not is_per_build(key) and not same_value(old, new):
+        if publishing.is_per_build(key):
+            continue  # differs on every build by design (publishing.per_build)
+        if is_environment(key, publishing):
+            if not same_value(old, new):
                 environment.append({"what": field_name(key), "release": old, "build": new})
             continue
         rule, test = between_builds(key, baseline, publishing)
@@ -63,7 +69,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
         if same:
             if same_value(old, new):
                 continue
-            if is_spread(key, publishing):
+            if publishing.is_spread(key):
                 not_compared.append(key)
             else:
                 within.append(row)
@@ -91,11 +97,12 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
                             "build": after.get("text"), "locations": after.get("locations", [])})
         old_claim = (before or {}).get("claim") or {}
         new_claim = (after or {}).get("claim") or {}
-        old_holds, new_holds = old_claim.get("holds"), new_claim.get("holds")
-        if old_holds != new_holds:
+        # by status: a claim gone from failed to inconclusive changed too (it holds in neither)
+        old_status, new_status = status_of(old_claim), status_of(new_claim)
+        if old_status != new_status:
             claims.append({"binding": binding_id, "key": (after or before).get("key"),
                            "expect": (new_claim or old_claim).get("expect"),
-                           "release": _claim_state(old_holds, before), "build": _claim_state(new_holds, after),
+                           "release": _claim_state(old_status, before), "build": _claim_state(new_status, after),
                            "message": new_claim.get("message"),
                            "locations": (after or before).get("locations", [])})
 
@@ -111,7 +118,7 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     return {
         "against": {"label": snapshot["label"], "released_at": snapshot["released_at"],
                     "versions": recorded_versions(old_values, publishing)},
-        "build": {"versions": recorded_versions(new_values, publishing), "built_at": built_at(new_values)},
+        "build": {"versions": recorded_versions(new_values, publishing), "built_at": built_at(new_values, publishing)},
         "summary": {
             "numbers_changed": len(numbers), "texts_changed": len(texts), "printed_changed": len(printed),
             "claims_changed": len(claims), "environment_changed": len(environment),
@@ -132,19 +139,19 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
 
 def _claims_note(key, bindings_doc):
     """What the article claims about a changed number, so the reader can
-    judge the change: '; the article claims < 1e-12: holds'."""
-    notes = sorted({f"{b['claim']['expect']}: {'holds' if b['claim']['holds'] else 'FAILS'}"
+    judge the change: '; the article claims < 1e-12: holds' (its status's word)."""
+    notes = sorted({f"{b['claim']['expect']}: {of(b['claim']).word}"
                     for b in bindings_doc.get("bindings", {}).values()
                     if b.get("key") == key and b.get("claim")})
     return f"; the article claims {', '.join(notes)}" if notes else ""
 
 
-def _claim_state(holds, binding):
+def _claim_state(status, binding):
     if binding is None:
         return "not in the article"
-    if holds is None:
+    if status is None:
         return "no claim"
-    return "holds" if holds else "fails"
+    return STATUS[status].word
 
 
 # ---- Markdown --------------------------------------------------------------------
@@ -245,7 +252,7 @@ def main(argv):
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
     try:
-        values_doc, bindings_doc = read_json(args.values), read_json(args.bindings)
+        values_doc, bindings_doc = read_json(args.values), load_bindings(args.bindings)
         baseline = load_baseline(args.baseline) if args.baseline else None
         snapshot = load_snapshot(args.snapshot) if args.snapshot else None
     except (SnapshotError, BaselineError, OSError, ValueError) as exc:

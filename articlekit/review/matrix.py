@@ -33,14 +33,17 @@ from articlekit.data.baseline import INFO, TEXT
 from articlekit.review.agreement import between_builds
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.data.environment import in_record
-from articlekit.review.pages import cell, code, escape, table
+from articlekit.review.pages import cell, code, html_page, table
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.sources import read_text
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.data.values import merge, published_envelope
 
 _SHOWN = 80  # characters of a printed value shown in a cell
+# an environment's summary counts its claims by status: an inconclusive one is never a failed one
+_COUNTS = {HOLDS: "claims_held", FAILS: "claims_failed", INCONCLUSIVE: "claims_inconclusive"}
 
 
 # ---- one environment's column ----------------------------------------------------
@@ -101,7 +104,7 @@ def _kind(key, binding, baseline):
 def _cell(binding):
     claim = binding.get("claim") or {}
     return {"text": binding["text"] if binding.get("printed", True) else None, "raw": binding["raw"],
-            "holds": claim.get("holds"), "message": claim.get("message")}
+            "holds": claim.get("holds"), "status": status_of(claim), "message": claim.get("message")}
 
 
 def _row_reasons(row, labels, baseline, publishing):
@@ -110,8 +113,8 @@ def _row_reasons(row, labels, baseline, publishing):
     present = [label for label in labels if row["cells"].get(label)]
     for label in present:
         c = row["cells"][label]
-        if c["holds"] is False:
-            reasons.append(f"{label}: claim '{row['expect']}' fails ({c['message']})")
+        if c["holds"] is False:  # failed, or inconclusive: each said as it is
+            reasons.append(f"{label}: claim '{row['expect']}' {of(c).verdict} ({c['message']})")
     if row["kind"] == "info" or len(present) < 2:
         return reasons
     first = row["cells"][present[0]]
@@ -155,8 +158,7 @@ def build(columns, baseline=None, publishing=Publishing()):
         summary.append({
             "label": label, "pins": col["pins"], "versions": col["versions"], "complete": bool(col["bindings"]),
             "failed": col["failed"],
-            "claims_held": sum(r["cells"][label]["holds"] is True for r in own),
-            "claims_failed": sum(r["cells"][label]["holds"] is False for r in own),
+            **{field: sum(status_of(r["cells"][label]) == status for r in own) for status, field in _COUNTS.items()},
             "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
             "moved": sum(any(x.startswith(f"{label}: moved") for x in r["reasons"]) for r in own),
         })
@@ -175,12 +177,17 @@ def _differ(n):
     return f"{n} differs" if n == 1 else f"{n} differ"
 
 
+def _claim_counts(s):
+    """("claims held", n), ("claims failed", n), ("claims inconclusive", n)
+    of an environment's summary: an inconclusive claim is never counted as failed."""
+    return [(f"claims {STATUS[status].counted}", s[field]) for status, field in _COUNTS.items()]
+
+
 def _cell_text(c):
     if c is None:
         return "—"
-    mark = {True: " ✓", False: " ✗", None: ""}[c["holds"]]
     shown = code(_short(c["text"])) if c["text"] is not None else "(claim)"
-    return shown + mark
+    return shown + (f" {of(c).shown}" if of(c) else "")
 
 
 def _status(s):
@@ -195,15 +202,16 @@ def to_markdown(matrix, publishing=Publishing()):
              f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
              f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
              f"Values are compared with the first built environment, `{matrix['reference']}`; "
-             "✓/✗: the row's claim holds/fails there.", ""]
+             f"{STATUS[HOLDS].shown}: the row's claim holds there; "
+             f"{', '.join(STATUS[k].shown for k in (FAILS, INCONCLUSIVE))}: it does not.", ""]
     if matrix["left_out"]:
         lines += [f"Not run per environment (taken from the main build, not compared): "
                   f"{', '.join(matrix['left_out'])}.", ""]
     lines += ["## Summary", ""]
-    lines += table(["Environment", "Pins", "Got", "Claims held", "Claims failed", "Texts changed",
-                    "Moved beyond rule", "Status"],
+    lines += table(["Environment", "Pins", "Got", *[f"Claims {STATUS[status].counted}" for status in _COUNTS],
+                    "Texts changed", "Moved beyond rule", "Status"],
                    [[code(s["label"]), cell(" ".join(s["pins"])), cell(publishing.versions_text(s["versions"])),
-                     str(s["claims_held"]), str(s["claims_failed"]), str(s["texts_changed"]), str(s["moved"]),
+                     *[str(n) for _, n in _claim_counts(s)], str(s["texts_changed"]), str(s["moved"]),
                      cell(_status(s))] for s in envs])
     labels = [s["label"] for s in envs]
 
@@ -221,92 +229,49 @@ def to_markdown(matrix, publishing=Publishing()):
     return "\n".join(lines) + "\n"
 
 
-# ---- html --------------------------------------------------------------------------
+# ---- html: what the page shows, laid out by templates/matrix.html ---------------------
 
-_STYLE = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
-table{border-collapse:collapse;font-size:.85rem;min-width:100%}
-th,td{border-bottom:1px solid #e6e8eb;padding:.3rem .45rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.key{position:sticky;left:0;background:#fff;max-width:15rem;z-index:1}
-.why-inline{display:none}
-@media (max-width:600px){td.key{max-width:9.5rem}body{margin:1rem auto}.why-inline{display:block;min-width:0}td.why,th.why{display:none}}
-tr.differs td{background:#fff8c5}tr.differs td.key{background:#fff8c5;box-shadow:inset 3px 0 #bf8700}
-code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
-td.val{min-width:8rem;max-width:18rem}.why{color:#7d4e00;font-size:.8rem;min-width:12rem}
-.badge{display:inline-block;border-radius:1rem;padding:.05rem .5rem;font-size:.75rem;font-weight:600;white-space:nowrap}
-.holds{background:#dafbe1;color:#116329}.fails{background:#ffebe9;color:#a40e26}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:.8rem}
-.card{border:1px solid #d0d7de;border-radius:.5rem;padding:.6rem .9rem}.card.bad{border-color:#cf222e}
-.card h3{margin:0 0 .3rem;font-size:1rem}.card dl{display:grid;grid-template-columns:auto auto;gap:0 .8rem;margin:.3rem 0 0}
-.card dd{margin:0;font-weight:600;text-align:right}.muted{color:#57606a;font-size:.85rem}
-"""
-
-
-def _html_cell(c):
+def _cell_data(c):
+    """A value in one environment, with its claim's mark (articlekit.core.status);
+    None where it has none."""
     if c is None:
-        return '<td class="val muted">—</td>'
-    shown = f"<code>{escape(_short(c['text']))}</code>" if c["text"] is not None else '<span class="muted">(claim)</span>'
-    if c["holds"] is not None:
-        css, mark = ("holds", "✓ holds") if c["holds"] else ("fails", "✗ fails")
-        shown += f' <span class="badge {css}" title="{escape(c["message"])}">{mark}</span>'
-    return f'<td class="val" title="{escape(_short(c["raw"], 300))}">{shown}</td>'
+        return None
+    claim = {"css": of(c).css, "mark": of(c).shown, "message": c["message"]} if of(c) else None
+    return {"text": None if c["text"] is None else _short(c["text"]), "raw": _short(c["raw"], 300), "claim": claim}
 
 
-def _card(s, publishing):
-    bad = s["claims_failed"] or s["texts_changed"] or s["moved"] or not s["complete"]
-    facts = [("claims held", s["claims_held"]), ("claims failed", s["claims_failed"]),
-             ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]
-    body = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
-    status = "" if s["complete"] else f'<p class="fails badge">{escape(_status(s))}</p>'
-    return (f'<div class="card{" bad" if bad else ""}"><h3><code>{escape(s["label"])}</code></h3>'
-            f'<div class="muted">{escape(" ".join(s["pins"]))}<br>got {escape(publishing.versions_text(s["versions"]) or "nothing")}</div>'
-            f"{status}<dl>{body}</dl></div>")
+def _card_data(s, publishing):
+    return {"label": s["label"], "pins": " ".join(s["pins"]),
+            "got": publishing.versions_text(s["versions"]) or "nothing",
+            "bad": bool(s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"]
+                        or not s["complete"]),
+            "status": None if s["complete"] else _status(s),
+            "facts": [*_claim_counts(s), ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]}
 
 
-def _html_rows(rows, labels):
-    head = "".join(f"<th>{escape(h)}</th>" for h in ["Key", *labels]) + '<th class="why">Why it differs</th>'
-    body = []
-    for r in rows:
-        first, *more = r["locations"] or [""]
-        where = first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else "")
-        key = (f"<code>{escape(r['key'])}</code>" + (f' <span class="muted">{escape(r["fmt"])}</span>' if r["fmt"] else "")
-               + f'<div class="muted" title="{escape(", ".join(r["locations"]))}">{escape(where)} · {escape(r["rule"] or r["kind"])}</div>')
-        cells = "".join(_html_cell(r["cells"].get(label)) for label in labels)
-        why = "<br>".join([escape(x) for x in r["reasons"]] + [f'<span class="muted">within rule: {escape(w)}</span>'
-                                                            for w in r["within"]])
-        # Narrow screens: the reasons under the key, the last column hidden.
-        inline = f'<div class="why why-inline">{why}</div>' if why else ""
-        body.append(f'<tr class="{"differs" if r["differs"] else ""}"><td class="key">{key}{inline}</td>{cells}'
-                    f'<td class="why">{why}</td></tr>')
-    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>\n'
-            + "\n".join(body) + "\n</tbody></table></div>")
+def _row_data(r, labels):
+    first, *more = r["locations"] or [""]
+    return {"key": r["key"], "fmt": r["fmt"], "differs": r["differs"],
+            "where": first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else ""),
+            "locations": ", ".join(r["locations"]), "rule": r["rule"] or r["kind"],
+            "cells": [_cell_data(r["cells"].get(label)) for label in labels],
+            "reasons": r["reasons"], "within": r["within"]}
+
+
+def page_data(matrix, publishing=Publishing()):
+    """What build/matrix.html shows, as plain values."""
+    labels = [s["label"] for s in matrix["environments"]]
+    rows = [_row_data(r, labels) for r in matrix["rows"]]
+    differ = [r for r in rows if r["differs"]]
+    return {"labels": labels, "cards": [_card_data(s, publishing) for s in matrix["environments"]],
+            "rows": rows, "rows_that_differ": differ, "differing": _differ(len(differ)),
+            "reference": matrix["reference"],
+            "left_out": ", ".join(matrix["left_out"]) if matrix["left_out"] else None}
 
 
 def to_html(matrix, publishing=Publishing()):
-    envs, rows = matrix["environments"], matrix["rows"]
-    labels = [s["label"] for s in envs]
-    differing = [r for r in rows if r["differs"]]
-    left_out = (f"<p class=\"muted\">Not run per environment (taken from the main build, not compared): "
-                f"{escape(', '.join(matrix['left_out']))}.</p>" if matrix["left_out"] else "")
-    differences = (_html_rows(differing, labels) if differing
-                   else "<p>None: every row agrees within its rule in every environment.</p>")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Version matrix</title><style>{_STYLE}</style></head><body>
-<h1>Version matrix</h1>
-<p>{len(rows)} rows (the article's claims, the error texts it quotes, the values it prints) in {len(envs)}
-environments; <b>{_differ(len(differing))}</b> beyond their agreement rule (highlighted, with the reason).
-Values are compared with the first built environment, <code>{escape(matrix['reference'])}</code>.</p>
-{left_out}
-<div class="cards">{''.join(_card(s, publishing) for s in envs)}</div>
-<h2>Rows that differ</h2>
-{differences}
-<h2>All rows, in reading order</h2>
-{_html_rows(rows, labels)}
-</body></html>
-"""
+    """build/matrix.html: the page_data laid out by templates/matrix.html."""
+    return html_page("matrix.html", **page_data(matrix, publishing))
 
 
 # ---- check: fail the target when an environment did not build -----------------------

@@ -1,5 +1,6 @@
-"""The one page writer of the reports: build/audit.md, build/audit.html and
-build/diff.md are written with these blocks, and with `write_report`.
+"""The one page writer of the reports: build/audit.md, build/audit.html,
+build/diff.md, build/matrix.md and build/matrix.html are written with these
+blocks, and with `write_report`.
 
 Markdown: a cell may hold anything the build produced (an error message, a
 code listing), so every cell is folded onto one line with its pipes escaped,
@@ -8,19 +9,28 @@ escaped (`<b>` in an error message must show as text wherever the Markdown
 is rendered); inline code needs no escaping, since Markdown shows a code span
 literally.
 
-HTML: a self-contained page (`html_page`, with STYLE) whose tables turn into
-cards of labelled fields on a narrow screen.
+HTML: a self-contained page, `html_page(TEMPLATE, **data)`: the module that
+owns a report computes what its page shows as plain values (text, numbers,
+lists, dicts, the status marks it chose) and templates/TEMPLATE lays them
+out, on the one base page templates/page.html with the page's stylesheet
+inline (report.css, matrix.css). Jinja2 autoescapes every value: no HTML is
+assembled in Python outside this module, and an error message holding
+`</td>` or `<script>` shows as text (tests/test_pages.py). The audit page's
+tables turn into cards of labelled fields on a narrow screen.
 """
 
 import html
 import re
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
 
 from articlekit.core.jsonio import write_json, write_text_atomic
 
 
 # ---- Markdown -----------------------------------------------------------------------
-
-
 
 def _fold(text):
     """Line breaks folded, pipes escaped: one table cell's worth of text."""
@@ -60,45 +70,28 @@ def section(title, intro, head, rows):
 
 # ---- HTML ---------------------------------------------------------------------------
 
-# Fits 1280 px without sideways scrolling (four columns, text wraps between
-# words only); under 48rem each row becomes a card of labelled fields.
-STYLE = """
-*{box-sizing:border-box}
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:80rem;margin:1.5rem auto;padding:0 1rem;color:#1f2328}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.85rem}
-th,td{border-bottom:1px solid #e6e8eb;padding:.35rem .45rem;text-align:left;vertical-align:top;overflow-wrap:normal;word-break:normal}
-th{background:#f6f8fa}
-code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-line}
-.key{white-space:normal}
-col.c-key{width:22%}col.c-printed{width:33%}col.c-why{width:33%}col.c-links{width:12%}
-.badge{display:inline-block;border-radius:1rem;padding:.05rem .55rem;font-size:.75rem;font-weight:600;white-space:nowrap}
-.reproduced,.holds{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
-.erratum{background:#fbefff;color:#6e40c9}.not-reproducible{background:#fff8c5;color:#7d4e00}
-.unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}
-.cards{display:flex;gap:.6rem;flex-wrap:wrap;padding:0;margin:1rem 0}
-.card{display:block;flex:1 1 0;border:1px solid #d0d7de;border-radius:.5rem;padding:.5rem .7rem;color:inherit;text-decoration:none}
-.nb{white-space:nowrap}
-a.card:hover{border-color:#0969da}.card b{display:block;font-size:1.5rem}.card.zero{opacity:.55}
-.muted{color:#57606a}.entry{margin:0 0 .35rem}.entry:last-child{margin:0}
-.entry a.id{font-weight:600;color:inherit}.arrow{color:#57606a;padding:0 .2rem}
-details{margin:1rem 0}summary{cursor:pointer;font-weight:600;padding:.3rem 0}
-:target{background:#fff8c5}
-@media (max-width:48rem){
-  body{margin:.8rem auto;padding:0 .6rem}
-  table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:100%}
-  table.rows thead,table.rows colgroup{display:none}
-  table.rows tr{border:1px solid #d0d7de;border-radius:.4rem;margin:0 0 .7rem;padding:.2rem .3rem}
-  table.rows td{border:0;padding:.25rem .3rem}
-  table.rows td[data-label]::before{content:attr(data-label);display:block;font-size:.7rem;color:#57606a;text-transform:uppercase;letter-spacing:.03em}
-  .card{flex:1 1 40%}
-}
-"""
+HERE = Path(__file__).parent
+# Each page's look, inlined into it; named here so that the rules' code
+# inputs (articlekit/workflow/codegraph.py) list them, as they list "templates".
+STYLESHEETS = ("report.css", "matrix.css")
+_CSS_COMMENT = re.compile(r"/\*.*?\*/\n?", re.S)
 
 
-def escape(text):
-    """Text for HTML; None as nothing."""
-    return html.escape("" if text is None else str(text))
+def stylesheet(name):
+    """A page's stylesheet, its comments left out (they are for whoever edits it)."""
+    if name not in STYLESHEETS:
+        raise ValueError(f"no stylesheet {name!r} in {HERE}: the pages have {', '.join(STYLESHEETS)}")
+    return Markup(_CSS_COMMENT.sub("", (HERE / name).read_text(encoding="utf-8")))
+
+
+def _escaped(value):
+    """Every value a template prints, escaped the way html.escape does
+    (quotes as &quot; and &#x27;, the spelling these pages have always had;
+    MarkupSafe would write &#34; and &#39;); None prints as nothing. What the
+    templates' own macros made is markup already and passes through."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape("" if value is None else str(value)))
 
 
 # A number, version or flag inside running text ("-1e9", "2.14.1+cpu",
@@ -106,42 +99,42 @@ def escape(text):
 _TOKEN = re.compile(r"[-+−]?[\w.]*\d[\w.+−-]*")
 
 
-def words(text):
-    """Escaped running text whose numbers never wrap inside."""
-    return _TOKEN.sub(lambda m: f'<span class="nb">{m.group(0)}</span>' if "-" in m.group(0) or "+" in m.group(0)
-                      else m.group(0), escape(text))
+def word_runs(text):
+    """Running text as (piece, whole) pairs, in order: whole is true for a
+    number with a sign or hyphen in it, which the `words` macro keeps from
+    wrapping; the pieces are plain text, escaped by the template."""
+    text = "" if text is None else str(text)
+    runs, start = [], 0
+    for match in _TOKEN.finditer(text):
+        if "-" in match.group(0) or "+" in match.group(0):
+            runs += [(text[start:match.start()], False), (match.group(0), True)]
+            start = match.end()
+    return runs + [(text[start:], False)]
 
 
-def key_html(key):
-    """A dotted key (or a path) that may wrap after its dots, underscores and
-    slashes, never inside a word."""
-    return "<code class=key>" + "<wbr>".join(re.split(r"(?<=[._/])", escape(key))) + "</code>"
+def key_parts(key):
+    """A dotted key (or a path) cut after its dots, underscores and slashes:
+    where the `key` macro lets it wrap, never inside a word."""
+    return re.split(r"(?<=[._/])", "" if key is None else str(key))
 
 
-def badge(label, css):
-    return f'<span class="badge {css}">{escape(label)}</span>'
+@lru_cache(maxsize=None)
+def _templates():
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every page, whatever its name: a value is text, never markup
+        finalize=_escaped,
+        undefined=jinja2.StrictUndefined,  # a field the page names and the data lacks is an error, not ""
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    environment.filters.update(runs=word_runs, key_parts=key_parts)
+    environment.globals["stylesheet"] = stylesheet
+    return environment
 
 
-def cols(*names):
-    """A table's column widths, by the STYLE's col.c-NAME classes."""
-    return "<colgroup>" + "".join(f'<col class="c-{n}">' for n in names) + "</colgroup>"
-
-
-def html_table(head, rows, colgroup="", css="rows"):
-    """A table of ready HTML cells; each cell carries its column's name, shown
-    as its label when a narrow screen turns rows into cards."""
-    header = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "\n".join("<tr>" + "".join(f'<td data-label="{escape(h)}">{c}</td>' for h, c in zip(head, row)) + "</tr>"
-                     for row in rows)
-    return f'<table class="{css}">{colgroup}<thead><tr>{header}</tr></thead><tbody>\n{body}\n</tbody></table>'
-
-
-def html_page(title, body):
-    """A self-contained page: STYLE inline, one line per part of the body."""
-    head = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape(title)}</title>", f"<style>{STYLE}</style></head><body>"]
-    return "\n".join([*head, *body, "</body></html>"]) + "\n"
+def html_page(template, **data):
+    """A self-contained page: templates/TEMPLATE (built on page.html, with
+    its stylesheet inline) filled with the page's data, plain values only."""
+    return _templates().get_template(template).render(**data)
 
 
 # ---- writing ------------------------------------------------------------------------

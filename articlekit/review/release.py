@@ -23,8 +23,11 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
+from articlekit.article.bindings import load_bindings
 from articlekit.core.jsonio import dumps, loads, read_json, write_json, write_text_atomic
+from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, status_of
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.review.snapshot import LABEL_PATTERN, SNAPSHOT_FORMAT, SnapshotError, seal_file
@@ -60,20 +63,30 @@ def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
     }
 
 
+def machine_line(values, publishing):
+    """The README's line on the machine: the keys publishing.machine names,
+    each with its value ('?' where the build did not record it); none
+    without such keys."""
+    if not publishing.machine:
+        return []
+    return ["- Machine: " + "; ".join(f"{field_name(key)} {values.get(key, '?')}" for key in publishing.machine)]
+
+
 def readme_of(snapshot, publishing=Publishing()):
     env = snapshot["environment"]
     s = snapshot["audit"]["summary"]
     claims = snapshot["claims"]
-    failed = sum(1 for c in claims if not c.get("holds"))
+    failed, undecided = (sum(1 for c in claims if status_of(c) == status) for status in (FAILS, INCONCLUSIVE))
     lines = [
         f"# Release {snapshot['label']}",
         "",
         f"Frozen {snapshot['released_at']} by `snakemake release` (`python -m articlekit release`).",
         "",
         "- " + ", ".join(f"{publishing.display(lib)} {env.get(lib, '?')}" for lib in publishing.libraries),
-        f"- Machine: {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {env.get('os', '?')}",
+        *machine_line(snapshot["values"], publishing),
         f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
-        f"{len(claims)} claims ({failed} failing)",
+        f"{len(claims)} claims ({failed} {STATUS[FAILS].counted}"
+        + (f", {undecided} {STATUS[INCONCLUSIVE].counted}" if undecided else "") + ")",
     ]
     if s:
         errata = f", {s['erratum']} errata, {s['not_reproducible']} not reproducible" if "erratum" in s else ""
@@ -135,7 +148,7 @@ def main(argv):
     if missing:
         parser.error(f"a release needs {', '.join(missing)} (or --seal SNAPSHOT to seal an older one)")
     try:
-        target = release(args.label, read_json(args.values), read_json(args.bindings), read_json(args.audit),
+        target = release(args.label, read_json(args.values), load_bindings(args.bindings), read_json(args.audit),
                          args.releases, force=args.force, publishing=args.publishing)
     except (OSError, ValueError) as exc:
         print(f"release: {exc}", file=sys.stderr)

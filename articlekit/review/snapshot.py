@@ -18,13 +18,13 @@ appends the digest, changing nothing else.
 
 from pathlib import Path
 
-import jsonschema
-
 from articlekit.review import snapshot_digest
 from articlekit.core.equality import same_value
 from articlekit.data.environment import record as environment_record
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.schema import entry_name
+from articlekit.core.schema import problems as schema_problems
 from articlekit.core.text import shorten
 from articlekit.core.keys import lookup
 
@@ -149,33 +149,10 @@ def _read(path):
 
 
 def _check_schema(snapshot, path):
-    problems = _schema_problems(snapshot, SNAPSHOT_SCHEMA, path)
+    problems = schema_problems(snapshot, SNAPSHOT_SCHEMA, path)
     if problems:
         raise SnapshotError("malformed snapshot (write it with `snakemake release`, or repair the entry):\n  "
                             + "\n  ".join(problems))
-
-
-def _schema_problems(document, schema, path, prefix=()):
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{path}: {entry_name([*prefix, *error.absolute_path])}: {error.message}" for error in errors]
-
-
-def entry_name(where):
-    """["bindings", "k|.2e|", "text"] -> "bindings['k|.2e|'].text": the
-    entry's own key quoted, since value keys hold dots themselves."""
-    where = list(where)
-    if not where:
-        return "(top level)"
-    name = str(where[0])
-    for depth, step in enumerate(where[1:]):
-        if isinstance(step, int):
-            name += f"[{step}]"
-        elif depth == 0:
-            name += f"[{step!r}]"
-        else:
-            name += f".{step}"
-    return name
 
 
 # ---- the digest ------------------------------------------------------------------------
@@ -193,7 +170,7 @@ def _check_digest(snapshot, path):
             f"{path}: its digest was removed: snapshot_format {snapshot.get('snapshot_format')!r} is "
             "written with one, so the file was edited after `articlekit release` wrote it. "
             + RESTORE.format(path=path))
-    problems = _schema_problems(snapshot["digest"], DIGEST_SCHEMA, path, prefix=["digest"])
+    problems = schema_problems(snapshot["digest"], DIGEST_SCHEMA, path, prefix=["digest"])
     if problems:
         raise SnapshotError(f"{path}: its digest is not one `articlekit release` writes:\n  " + "\n  ".join(problems)
                             + "\n" + RESTORE.format(path=path))

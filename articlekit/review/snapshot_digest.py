@@ -27,8 +27,9 @@ import json
 from articlekit.core.jsonio import to_jsonable
 
 ALGORITHM = "sha256"
-COVERS = ("every field but digest, as canonical JSON: keys sorted, no whitespace, UTF-8 "
-          "(articlekit/review/snapshot_digest.py)")
+# What the digest covers, in words, written into each snapshot (it names no
+# file: a snapshot outlives the layout of the code that sealed it).
+COVERS = "every field but digest, as canonical JSON: keys sorted, no whitespace, UTF-8"
 ENTRY_DIGITS = 16
 
 

@@ -16,7 +16,7 @@ if LISTING_SOURCES:
         benchmark:
             "benchmarks/out/listings.tsv"
         params:
-            publishing=PUBLISHING_JSON,
+            publishing=LISTINGS_PUBLISHING_JSON,
         shell:
             "python -m articlekit listings --publishing {params.publishing:q} "
             "--out {output.json} 2> {log}"

@@ -118,7 +118,14 @@ try:
     PUBLISHING = parse_publishing(config.get("publishing"))
 except PublishingError as error:
     raise WorkflowError(str(error)) from None
-PUBLISHING_JSON = json.dumps(config.get("publishing") or {})
+PUBLISHING_SECTION = config.get("publishing") or {}
+PUBLISHING_JSON = json.dumps(PUBLISHING_SECTION)
+# Cutting the listings reads publishing.listings alone: handed only that, so
+# that an edit to how the review judges keys (error_measures, spread, ...)
+# does not cut them again and with them render the whole article.
+LISTINGS_PUBLISHING_JSON = json.dumps(
+    {"listings": PUBLISHING_SECTION.get("listings") or {}}
+)
 
 
 def check_writable(folder):

@@ -7,9 +7,10 @@ pdf_finish.lua: Typst layout for the PDF edition, after the shortcodes ran
   about the printed page). The provenance table gets fixed shares of the
   width, and its keys, paths and numbers may break after . / _ so none
   runs into the next column. A cell may not start with Typst markup.
-- Callouts (::: {.callout-note title="..."}) become tinted boxes with their
-  title, as Quarto draws them.
-- Bound values are set without hyphenation; failed-claim marks in red.
+- Callouts (::: {.callout-note title="..."}, as callouts.lua finds them)
+  become tinted boxes with their title, as Quarto draws them.
+- Bound values are set without hyphenation; the mark of a claim that does
+  not hold in its status's colour (pdf_style.typ's claim-mark).
 ]]
 
 local PROVENANCE_WIDTHS = { 0.25, 0.17, 0.18, 0.16, 0.12, 0.12 }
@@ -48,8 +49,10 @@ local function table_layout(tbl)
   return tbl
 end
 
+local callouts = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "callouts.lua" }))
+
 local function callout(div)
-  local kind = div.classes[1] and div.classes[1]:match("^callout%-(%a+)")
+  local kind = callouts.kind(div)
   if kind == nil then
     return nil
   end
@@ -94,19 +97,24 @@ local function no_hyphens(span)
   return out
 end
 
--- value.lua's mark outside HTML is a Strong "⚠ claim failed: EXPECT": all of it
--- red (pdf_style.typ colours the words alone, in code too)
-local function claim_mark(strong)
-  if not pandoc.utils.stringify(strong):match("^⚠ claim failed") then
+-- value.lua's mark in the PDF: a Span whose attribute claim-mark names the
+-- class bind gave it (articlekit.core.status: failed or inconclusive), all of
+-- it in that class's colour; the marks inside code get theirs from the show
+-- rules articlekit.render.pdf writes
+local function claim_mark(span)
+  local class = span.attributes["claim-mark"]
+  if class == nil then
     return nil
   end
-  return pandoc.Inlines({ pandoc.RawInline("typst", '#text(fill: rgb("#9a1c1c"))['), strong,
-    pandoc.RawInline("typst", "]") })
+  local out = pandoc.Inlines({ pandoc.RawInline("typst", '#claim-mark("' .. class .. '")[') })
+  out:extend(span.content)
+  out:insert(pandoc.RawInline("typst", "]"))
+  return out
 end
 
 function Pandoc(doc)
   doc = doc:walk({ Table = table_layout })
   doc = doc:walk({ Div = provenance })
   doc = doc:walk({ Div = callout })
-  return doc:walk({ Span = no_hyphens, Strong = claim_mark })
+  return doc:walk({ Span = function(span) return no_hyphens(span) or claim_mark(span) end })
 end

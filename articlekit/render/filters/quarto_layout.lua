@@ -3,11 +3,12 @@ quarto_layout.lua: callouts and figures as Quarto writes them, for the
 Pandoc route, so both renderers give the same page and the same
 build/article.md (checked against Quarto 1.9's output):
 
-- A callout (::: {.callout-note title="..."}) becomes, in HTML, Quarto's
-  structure with the title as real text: div.callout.callout-note >
-  div.callout-header > div.callout-title-container, then
-  div.callout-body-container; in markdown, a GitHub alert:
-  "> [!NOTE]", then the title as a level-3 heading, then the body.
+- A callout (::: {.callout-note title="..."}, as callouts.lua finds them)
+  becomes, in HTML, Quarto's structure with the title as real text:
+  div.callout.callout-note > div.callout-header >
+  div.callout-title-container, then div.callout-body-container; in
+  markdown, a GitHub alert: "> [!NOTE]", then the title as a level-3
+  heading, then the body.
 - A figure with an id fig-* is numbered: its caption starts "Figure N: ".
   In markdown it is Quarto's div holding the image (empty alt) and the
   caption as a paragraph; in HTML it stays a <figure>, whose image keeps
@@ -16,25 +17,16 @@ build/article.md (checked against Quarto 1.9's output):
 ]]
 
 local markdown = FORMAT:match("markdown") or FORMAT:match("gfm") or FORMAT:match("commonmark")
-local ALERTS = { note = "NOTE", tip = "TIP", warning = "WARNING", important = "IMPORTANT", caution = "CAUTION" }
-
-local function callout_kind(div)
-  for _, class in ipairs(div.classes) do
-    local kind = class:match("^callout%-(%a+)$")
-    if kind and ALERTS[kind] then
-      return kind
-    end
-  end
-end
+local callouts = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "callouts.lua" }))
 
 local function callout(div)
-  local kind = callout_kind(div)
+  local kind = callouts.kind(div)
   if kind == nil then
     return nil
   end
   local title = div.attributes["title"]
   if markdown then
-    local blocks = pandoc.Blocks({ pandoc.RawBlock("markdown", "[!" .. ALERTS[kind] .. "]") })
+    local blocks = pandoc.Blocks({ pandoc.RawBlock("markdown", "[!" .. callouts.alerts[kind] .. "]") })
     if title then
       blocks:insert(pandoc.Header(3, pandoc.Inlines(title)))
     end

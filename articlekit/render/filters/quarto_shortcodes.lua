@@ -7,20 +7,23 @@ value.lua) runs unchanged. It mirrors what Quarto >= 1.5 does (quarto-cli,
 src/resources/filters/customnodes/shortcodes.lua, quarto-pre/
 shortcodes-handlers.lua, pandoc/datadir/lpegshortcode.lua):
 
-- Before Pandoc parses the markdown, Quarto rewrites each prose shortcode
-  into a span of class "quarto-shortcode__" holding one empty
+- No shortcode is parsed here: articlekit/article/shortcodes.py, the one
+  parser of the grammar, has taken each apart before Pandoc reads the
+  markdown (to_quarto_markdown). A prose shortcode is the span Quarto's own
+  pre-processing writes: class "quarto-shortcode__", holding one empty
   "quarto-shortcode__-param" span per argument (data-value, data-key,
-  data-raw). articlekit/article/shortcodes.py writes exactly those spans, so this
-  filter reads arguments the way Quarto's Shortcode AST node does.
+  data-raw), read here the way Quarto's Shortcode AST node reads it. One in
+  code or raw HTML is a marker, @@articlekit-shortcode:HEX@@, holding its
+  name and its parameters as Quarto's code parser hands them (quotes kept).
 - Shortcode files are listed in the metadata field `shortcodes` (Quarto's
   own document option); each is loaded with loadfile in its own
   environment, and the functions of the table it returns (or, failing
   that, the globals it defines) become handlers by name.
 - First pass (blocks): a Para or Plain holding only a shortcode calls the
-  handler with context "block"; CodeBlock and RawBlock text is scanned for
-  shortcodes, called with context "text".
-- Second pass (inlines): other shortcode spans get context "inline"; Code
-  and RawInline text, link targets and image sources get "text".
+  handler with context "block"; the markers in CodeBlock and RawBlock text
+  are called with context "text".
+- Second pass (inlines): other shortcode spans get context "inline"; the
+  markers in Code and RawInline text get "text".
 - Handlers are called as handle(args, kwargs, meta, raw_args, context):
   args a pandoc.List of positional values; kwargs a table whose missing
   keys read as empty Inlines; meta a table that reads document metadata on
@@ -32,8 +35,8 @@ shortcodes-handlers.lua, pandoc/datadir/lpegshortcode.lua):
   in "text" context the result is stringified into the text.
 - The built-in `meta` shortcode prints document metadata, so the article can
   say which renderer built it: {{< meta renderer >}}.
-- `{{{< ... >}}}` prints as `{{< ... >}}`; code blocks with
-  shortcodes="false" are left alone.
+- `{{{< ... >}}}` prints as `{{< ... >}}` (in code, Python has already
+  written it so); code blocks with shortcodes="false" are left alone.
 ]]
 
 local handlers = {}
@@ -213,92 +216,30 @@ local function parse_span(span)
   return name and name.value or "", params, span.attributes["data-raw"] or ""
 end
 
--- shortcodes in text: a scanner for what lpegshortcode's code parser reads --
+-- shortcodes in text: the markers Python wrote ------------------------------
 
--- -> the token at i (as written, quotes kept; {name, value} for key=value),
--- or nil at >}} or the end; then the position after it
-local function next_token(s, i)
-  i = s:find("[^%s]", i) or #s + 1
-  if s:sub(i, i + 2) == ">}}" or i > #s then
-    return nil, i
-  end
-  local c = s:sub(i, i)
-  if c == '"' or c == "'" then
-    local j = i + 1
-    while j <= #s and s:sub(j, j) ~= c do
-      if s:sub(j, j) == "\\" then
-        j = j + 1
-      end
-      j = j + 1
-    end
-    return s:sub(i, j), j + 1
-  end
-  local j = i
-  while j <= #s and not s:sub(j, j):match("%s") and s:sub(j, j + 2) ~= ">}}" do
-    if s:sub(j, j) == "=" and j > i then
-      -- key=value: the value may be quoted and hold spaces
-      local value, k = next_token(s, j + 1)
-      return { name = s:sub(i, j - 1), value = value or "" }, k
-    end
-    j = j + 1
-  end
-  return s:sub(i, j - 1), j
+-- @@articlekit-shortcode:HEX@@, HEX the hex digits of a JSON call
+-- {name, params, raw} (articlekit.article.shortcodes.as_text_marker)
+local TEXT_MARKER = "@@articlekit%-shortcode:(%x+)@@"
+
+local function decode_call(hex)
+  local json = hex:gsub("%x%x", function(byte) return string.char(tonumber(byte, 16)) end)
+  return pandoc.json.decode(json, false)
 end
 
 local function replace_in_text(text)
-  if not text:find("{{<", 1, true) then
-    return text
-  end
-  local out, pos = {}, 1
-  while true do
-    local at = text:find("{{<", pos, true)
-    if at == nil then
-      table.insert(out, text:sub(pos))
-      break
+  return (text:gsub(TEXT_MARKER, function(hex)
+    local call = decode_call(hex)
+    local result = call_handler(call.name, call.params, "text")
+    if result == nil then
+      warn_not_found(call.name)
+      return call.raw
     end
-    if at > 1 and text:sub(at - 1, at - 1) == "{" then
-      -- escaped {{{< ... >}}}: print the shortcode itself
-      local close = text:find(">}}}", at, true)
-      if close == nil then
-        table.insert(out, text:sub(pos))
-        break
-      end
-      table.insert(out, text:sub(pos, at - 2) .. text:sub(at, close + 2))
-      pos = close + 4
-    else
-      table.insert(out, text:sub(pos, at - 1))
-      local params, i = {}, at + 3
-      while true do
-        local token
-        token, i = next_token(text, i)
-        if token == nil then
-          break
-        end
-        table.insert(params, type(token) == "table" and token or { value = token })
-      end
-      local close = text:find(">}}", i, true)
-      if close == nil then
-        error("unterminated shortcode in text: " .. text:sub(at, at + 60))
-      end
-      local raw = text:sub(at, close + 2)
-      local name = table.remove(params, 1)
-      local result = name and call_handler(name.value, params, "text")
-      if result == nil then
-        warn_not_found(name and name.value or "")
-        table.insert(out, raw)
-      else
-        table.insert(out, pandoc.utils.stringify(result))
-      end
-      pos = close + 3
-    end
-  end
-  return table.concat(out)
+    return pandoc.utils.stringify(result)
+  end))
 end
 
 local function code_handler(el)
-  if el.attr and el.attr.attributes["shortcodes"] == "false" then
-    return nil
-  end
   el.text = replace_in_text(el.text)
   return el
 end
@@ -351,14 +292,6 @@ function Pandoc(doc)
     Span = inline_handler,
     Code = code_handler,
     RawInline = code_handler,
-    Link = function(el)
-      el.target = replace_in_text(el.target)
-      return el
-    end,
-    Image = function(el)
-      el.src = replace_in_text(el.src)
-      return el
-    end,
   })
   return doc
 end

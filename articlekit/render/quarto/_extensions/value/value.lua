@@ -13,13 +13,19 @@ Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
 
 `python -m articlekit bind` has already resolved each occurrence into the
 bindings file (metadata `value-bindings`): formatted text, raw value, claim
-result, source. This file only finds the entry by its lookup id
-"KEY|FMT|EXPECT" and wraps the text for the output format. A key with no
-entry is an error, never a blank.
+result, source. This file parses no shortcode (Quarto, or for the Pandoc
+route articlekit/article/shortcodes.py, hands it the arguments); it builds
+the lookup id from them, finds the entry and wraps its text for the output
+format. A key with no entry is an error, never a blank.
 
-Arguments: in prose (context "inline"/"block") Quarto hands over values with
+The lookup id is "KEY|FMT|EXPECT", as articlekit.article.shortcodes.lookup_id
+defines it (the contract; tests/test_render.py holds both to it for every
+shortcode of the article): KEY the first argument, FMT fmt=, EXPECT
+expect=, each unquoted, white space runs as one space, trimmed, empty when
+absent. In prose (context "inline"/"block") Quarto hands over values with
 their quotes already removed, as strings or inlines (stringify both); inside
-code (context "text") they keep their quote characters, so strip them here.
+code (context "text") it hands the tokens as written, quotes kept, so they
+are removed here.
 ]]
 
 local bindings_doc = nil -- read once per render
@@ -120,12 +126,17 @@ local function load_bindings(meta)
   return bindings_doc
 end
 
+-- KEY|FMT|EXPECT: articlekit.article.shortcodes.lookup_id's contract
+local function lookup_id(args, kwargs, context)
+  return clean(args[1], context) .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
+end
+
 local function binding_for(args, kwargs, meta, context, name)
   local key = clean(args[1], context)
   if key == "" then
     fail(name .. " shortcode: missing KEY, e.g. {{< " .. name .. " experiment.result >}}")
   end
-  local id = key .. "|" .. clean(kwargs["fmt"], context) .. "|" .. clean(kwargs["expect"], context)
+  local id = lookup_id(args, kwargs, context)
   local b = load_bindings(meta).bindings[id]
   if b == nil then
     fail(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
@@ -134,19 +145,28 @@ local function binding_for(args, kwargs, meta, context, name)
   return b
 end
 
-local function claim_failed(b)
-  return type(b.claim) == "table" and b.claim.holds == false
-end
-
--- "failed", or "inconclusive" when a measurement's interval straddles the bound
-local function verdict(b)
-  return b.claim.status == "inconclusive" and "inconclusive" or "failed"
+-- What the page shows beside a claim that does not hold (failed, or
+-- inconclusive), as bind wrote it into the claim: {text, class}. Its words
+-- and class are articlekit.core.status's, never spelled here. nil: nothing.
+local function claim_mark(b)
+  if type(b.claim) ~= "table" then
+    return nil
+  end
+  if b.claim.holds == false and type(b.claim.mark) ~= "table" then -- never a claim left unmarked
+    fail("value shortcode: the claim '" .. b.key .. " " .. b.expect .. "' does not hold, but its binding "
+      .. "carries no mark to show: the bindings file is older than articlekit; rerun python -m articlekit bind")
+  end
+  return type(b.claim.mark) == "table" and b.claim.mark or nil
 end
 
 local function warning(b)
-  local text = "⚠ claim " .. verdict(b) .. ": " .. b.expect
+  local mark = claim_mark(b)
+  local text = mark.text .. ": " .. b.expect
   if is_html() then
-    return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { "claim-failed" }, { title = b.claim.message }))
+    return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { mark.class }, { title = b.claim.message }))
+  end
+  if FORMAT:match("typst") then -- the PDF: pdf_finish.lua colours it by its class
+    return pandoc.Span({ pandoc.Strong({ pandoc.Str(text) }) }, pandoc.Attr("", {}, { ["claim-mark"] = mark.class }))
   end
   return pandoc.Strong({ pandoc.Str(text) })
 end
@@ -155,8 +175,8 @@ local function value(args, kwargs, meta, raw_args, context)
   local b = binding_for(args, kwargs, meta, context, "value")
   if context == "text" then
     -- inside code: the plain string, nothing that could become markup
-    if claim_failed(b) then
-      return b.text .. "  ⚠ claim " .. verdict(b) .. ": " .. b.expect
+    if claim_mark(b) then
+      return b.text .. "  " .. claim_mark(b).text .. ": " .. b.expect
     end
     return b.text
   end
@@ -175,7 +195,7 @@ local function value(args, kwargs, meta, raw_args, context)
     number = pandoc.Link({ shown }, "#" .. b.anchor, b.title, pandoc.Attr(id, { "bound-value" }))
   end
   local out = pandoc.Inlines({ number })
-  if claim_failed(b) then
+  if claim_mark(b) then
     out:insert(pandoc.Space())
     out:insert(warning(b))
   end
@@ -184,9 +204,9 @@ end
 
 local function claim(args, kwargs, meta, raw_args, context)
   local b = binding_for(args, kwargs, meta, context, "claim")
-  if claim_failed(b) then
+  if claim_mark(b) then
     if context == "text" then
-      return "⚠ claim " .. verdict(b) .. ": " .. b.key .. " " .. b.expect
+      return claim_mark(b).text .. ": " .. b.key .. " " .. b.expect
     end
     return pandoc.Inlines({ warning(b) })
   end

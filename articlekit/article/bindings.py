@@ -1,0 +1,93 @@
+"""build/bindings.json, the bindings document: its one owner.
+
+`python -m articlekit bind` resolves every shortcode of the article into it
+(articlekit.article.bind); the page, the PDF, the audit, the diff and the
+release read it. Its shape is bindings_schema.json, shipped beside this
+module (JSON Schema, each field described there):
+
+    {"article", "strict",
+     "bindings": {"KEY|FMT|EXPECT": {"key", "fmt", "expect", "text", "raw", "title",
+                                     "claim", "source", "anchor", "locations",
+                                     "printed", "in_prose", "in_text"}},
+     "claims": [{"location", "key", "expect", "value", "holds", "status", "message"}],
+     "provenance_md", "departures_md",
+     "departures": [{"id", "key", "line", "kind", "status", "explained"}],
+     "departure_warnings": [...]}
+
+A binding's id is its lookup id (articlekit.article.shortcodes.lookup_id)
+of its own key, fmt and expect, which no schema can say, so it is checked
+here too.
+
+Written only through `write_bindings`, which refuses a document its readers
+would refuse; read only through `load_bindings`, which names the file, the
+first entry that is wrong and the fix: a bindings file from an older
+articlekit, or edited, is made again by `snakemake --forcerun bind`.
+"""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from articlekit.article.shortcodes import lookup_id
+from articlekit.core import claims
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.schema import entry_name, problems
+
+SCHEMA = Path(__file__).resolve().parent / "bindings_schema.json"
+REBUILD = "rebuild it with snakemake (snakemake --forcerun bind), which writes it with `python -m articlekit bind`"
+
+
+class BindingsError(ValueError):
+    """A bindings file that cannot be read as one; the message names file, entry and fix."""
+
+
+@lru_cache(maxsize=1)
+def schema():
+    """The shipped schema, with the claim statuses from their one definition."""
+    loaded = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    loaded["$defs"]["status"]["enum"] = [claims.HOLDS, claims.FAILS, claims.INCONCLUSIVE]
+    return loaded
+
+
+def bindings_problems(document, path):
+    """Every way the document is not a bindings document, first entry first."""
+    found = problems(document, schema(), path)
+    if found or not isinstance(document, dict):
+        return found
+    for ident, b in document["bindings"].items():
+        expected = lookup_id(b["key"], b["fmt"], b["expect"])
+        if ident != expected:
+            found.append(f"{path}: {entry_name(['bindings', ident])}: the id is not the lookup id of its key, "
+                         f"fmt and expect, {expected!r}")
+    return found
+
+
+def check_bindings(document, path):
+    """Raise BindingsError on the first problem (and how many more there are)."""
+    found = bindings_problems(document, path)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise BindingsError(f"{found[0]}{more}; this is not a bindings file as `articlekit bind` writes it: {REBUILD}")
+
+
+def load_bindings(path):
+    """The bindings document at path, checked; BindingsError naming the file otherwise."""
+    path = Path(path)
+    try:
+        document = read_json(path)
+    except FileNotFoundError:
+        raise BindingsError(f"{path}: no bindings file there; {REBUILD}") from None
+    except OSError as exc:
+        raise BindingsError(f"{path}: cannot read the bindings file ({exc.strerror})") from None
+    except ValueError as exc:  # not JSON: read_json names file, line and column
+        raise BindingsError(f"{exc}; {REBUILD}") from None
+    check_bindings(document, path)
+    return document
+
+
+def write_bindings(path, document):
+    """Write the document bind made, atomically, once it is one its readers accept."""
+    found = bindings_problems(document, path)
+    if found:  # a bug in bind, not in the article: say so rather than write it
+        raise BindingsError("bind made a bindings document its readers would refuse: " + "; ".join(found[:3]))
+    write_json(path, document)

@@ -1,0 +1,253 @@
+"""The documentation says what is there: a README short enough to read
+first, links that lead somewhere, and no path, module or command that the
+tree no longer has.
+
+The README is what it is (the quick start, the outputs, the layout, where
+to read next); everything else is in docs/. Nothing here judges the prose:
+only what a reader would follow (a link, a path, a module, a command) is
+checked against the tree, so a move of a file that leaves a document
+pointing at the old place fails here, naming the document and the line.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+DOCUMENTS = [README] + DOCS
+README_MAX_LINES = 250
+
+# The quick start's two commands, as the issue that split the README
+# promised to keep them; CI runs the second.
+BUILD_COMMAND = "pip install -r requirements-dev.txt && snakemake --cores 4"
+TEST_COMMAND = "python -m pytest"
+
+FENCE = re.compile(r"^(```|~~~)")
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+# Paths of the repository that a document names; a generated folder
+# (build/, results/) or a placeholder (<name>, {label}) is not checked.
+PATH = re.compile(r"(?<![\w./-])((?:articlekit|tests|benchmarks|config|profiles|examples|experiments|docs|\.ci)/[\w.*/-]*)")
+MODULE = re.compile(r"(?<![\w./-])(articlekit(?:\.[A-Za-z_]\w*)+)")
+COMMAND = re.compile(r"(?:python -m |`)articlekit ([a-z][a-z_]*)\b")
+
+
+def shown(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def lines_of(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def prose_lines(path):
+    """(line number, text) of the lines outside fenced code blocks."""
+    inside = False
+    for number, line in enumerate(lines_of(path), 1):
+        if FENCE.match(line.strip()):
+            inside = not inside
+            continue
+        if not inside:
+            yield number, line
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped
+    (inline code keeps its text), spaces to hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    found, seen = set(), {}
+    for _, line in prose_lines(path):
+        match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if not match:
+            continue
+        base = slug(match.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def links(path):
+    """(line, target) of every markdown link outside code."""
+    for number, line in prose_lines(path):
+        for target in LINK.findall(INLINE_CODE.sub("", line)):
+            yield number, target
+
+
+def named_paths(path):
+    """(line, path) of every repository path the document names, code included."""
+    for number, line in enumerate(lines_of(path), 1):
+        for match in PATH.finditer(line):
+            name = match.group(1).rstrip(".,:;")
+            following = line[match.end():match.end() + 1]
+            if following in ("<", "{") or "<" in name:
+                continue  # a placeholder: experiments/<name>.py
+            if any(re.fullmatch(r"[A-Z][A-Z_]*", Path(part).stem) for part in name.split("/")[1:]) \
+                    and not (ROOT / name).exists():
+                continue  # a placeholder: experiments/NAME.py
+            yield number, name
+
+
+def test_the_readme_is_short():
+    count = len(lines_of(README))
+    assert count < README_MAX_LINES, (
+        f"README.md has {count} lines (at most {README_MAX_LINES - 1}): move the detail into docs/ "
+        "and link to it from 'Where to read next'")
+
+
+def quick_start_commands():
+    """The lines of the first code block under '## Quick start'."""
+    lines = lines_of(README)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "## Quick start")
+    fence = next(i for i in range(start, len(lines)) if FENCE.match(lines[i].strip()))
+    end = next(i for i in range(fence + 1, len(lines)) if FENCE.match(lines[i].strip()))
+    return [line.strip() for line in lines[fence + 1:end] if line.strip()]
+
+
+def test_the_quick_start_is_the_two_commands_it_always_was():
+    assert quick_start_commands() == [BUILD_COMMAND, TEST_COMMAND]
+
+
+def test_the_readme_test_command_is_the_one_ci_runs():
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+    commands = [line.strip() for line in ci if line.strip() and not line.strip().startswith("#")]
+    readme_test = quick_start_commands()[-1]
+    assert readme_test in commands, (
+        f".ci/run does not run the README's test command {readme_test!r}: keep the two in step")
+    installs = [line for line in commands if "pip install" in line]
+    assert any("-r requirements-dev.txt" in line for line in installs), (
+        ".ci/run does not install requirements-dev.txt, as the README's quick start does")
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=shown)
+def test_every_relative_link_leads_to_a_file_and_its_heading(document):
+    broken = []
+    for number, target in links(document):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue  # https:, mailto:
+        file_part, _, anchor = target.partition("#")
+        destination = (document.parent / file_part).resolve() if file_part else document
+        where = f"{shown(document)}:{number}: ({target})"
+        if not destination.exists():
+            broken.append(f"{where} no such file")
+        elif anchor and destination.suffix == ".md" and anchor not in anchors(destination):
+            broken.append(f"{where} {shown(destination)} has no heading with the anchor #{anchor}")
+    assert not broken, "links that lead nowhere:\n" + "\n".join(broken)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=shown)
+def test_every_path_it_names_exists(document):
+    missing = []
+    for number, name in named_paths(document):
+        found = list(ROOT.glob(name.rstrip("/"))) if "*" in name else [ROOT / name]
+        if not any(path.exists() for path in found):
+            missing.append(f"{shown(document)}:{number}: {name}")
+    assert not missing, "paths the tree does not have (moved? fix the document):\n" + "\n".join(missing)
+
+
+def module_file(dotted):
+    path = ROOT.joinpath(*dotted.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def top_level_names(path):
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {target.id for target in targets if isinstance(target, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=shown)
+def test_every_module_it_names_exists(document):
+    """articlekit.data.edition is a module; articlekit.data.edition.verdicts
+    a module and a name it defines."""
+    missing = []
+    for number, line in enumerate(lines_of(document), 1):
+        for dotted in MODULE.findall(line):
+            parts = dotted.split(".")
+            known = max((i for i in range(1, len(parts) + 1) if module_file(".".join(parts[:i]))), default=0)
+            rest = parts[known:]
+            if known < 1 or (rest and rest[0] not in top_level_names(module_file(".".join(parts[:known])))):
+                missing.append(f"{shown(document)}:{number}: {dotted}")
+    assert not missing, "modules or names articlekit does not have:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=shown)
+def test_every_articlekit_command_it_names_exists(document):
+    from articlekit.__main__ import COMMANDS
+
+    missing = []
+    for number, line in enumerate(lines_of(document), 1):
+        for command in COMMAND.findall(line):
+            if command not in COMMANDS:
+                missing.append(f"{shown(document)}:{number}: python -m articlekit {command}: no such command")
+            elif module_file(COMMANDS[command][0]) is None:
+                missing.append(f"{shown(document)}:{number}: {command}: its module {COMMANDS[command][0]} is gone")
+    assert not missing, "\n".join(missing)
+
+
+def layout_entries():
+    """(line, path) of each entry of the README's layout block: a name at
+    the start of a line, or indented under the folder above it."""
+    lines = lines_of(README)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "## Layout")
+    fence = next(i for i in range(start, len(lines)) if FENCE.match(lines[i].strip()))
+    parent = None
+    for i in range(fence + 1, len(lines)):
+        line = lines[i]
+        if FENCE.match(line.strip()):
+            return
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name = line.split()[0]
+        if not line.startswith(" "):
+            parent = name if name.endswith("/") else None
+            yield i + 1, name
+        elif line.startswith("  ") and not line.startswith("   ") and parent:
+            yield i + 1, parent + name
+
+
+def test_the_layout_names_what_is_there():
+    missing = [f"README.md:{line}: {name}" for line, name in layout_entries()
+               if "<" not in name and not (ROOT / name).exists()]
+    assert not missing, "the README's layout names what the tree lacks:\n" + "\n".join(missing)
+
+
+def test_the_layout_shows_every_stage_of_articlekit():
+    listed = {name for _, name in layout_entries() if name.startswith("articlekit/")}
+    packages = {f"articlekit/{path.parent.name}/" for path in (ROOT / "articlekit").glob("*/__init__.py")}
+    assert packages <= listed, f"the README's layout leaves out {sorted(packages - listed)}"
+
+
+def test_every_document_is_reachable_from_the_readme():
+    reached, todo = {README}, [README]
+    while todo:
+        document = todo.pop()
+        for _, target in links(document):
+            file_part = target.partition("#")[0]
+            if not file_part or re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue
+            destination = (document.parent / file_part).resolve()
+            if destination.suffix == ".md" and destination.exists() and destination not in reached:
+                reached.add(destination)
+                todo.append(destination)
+    orphans = [shown(doc) for doc in DOCS if doc.resolve() not in reached]
+    assert not orphans, f"no link leads to {orphans} from README.md: link it from 'Where to read next'"
