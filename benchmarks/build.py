@@ -1,6 +1,9 @@
 """What a rebuild costs, as a multiple of Snakemake's own start-up, in a fresh copy of the project.
 
-    python benchmarks/build.py [--rounds 5] [--cores 2] [--configfile config.yaml] [--keep]
+    python benchmarks/build.py [--rounds 5] [--cores 2] [--configfile config.yaml] [--keep] [--project DIR]
+
+--project copies another checkout instead of this one (a worktree of an
+earlier commit, say): run both in turn to compare a change's before and after.
 
 A ratio measured in one run holds still where absolute seconds do not (these
 machines are shared): each round times `snakemake --version` (the start-up
@@ -33,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.workspace import copy_environment, copy_project  # noqa: E402
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
@@ -69,10 +72,11 @@ def main(argv=None):
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--configfile", default="config.yaml")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--project", type=Path, default=PROJECT_ROOT, help="the checkout to copy (default: this one)")
     args = parser.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="articlekit-bench-"))
-    work = copy_project(tmp / "project")
+    work = copy_project(tmp / "project", root=args.project.resolve())
     bare = tmp / "snakemake-alone"
     bare.mkdir()
     (bare / "Snakefile").write_text(BARE_SNAKEFILE, encoding="utf-8")
