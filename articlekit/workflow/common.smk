@@ -12,7 +12,13 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit import codegraph, footprint, renderers
-from articlekit.config import ConfigError, check_config, check_known_keys, check_syntax, where
+from articlekit.config import (
+    ConfigError,
+    check_config,
+    check_known_keys,
+    check_syntax,
+    where,
+)
 from articlekit.publishing import PublishingError, parse as parse_publishing
 from articlekit.sources import SourceError, read_text
 from articlekit.workflow import settings
