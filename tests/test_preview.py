@@ -45,7 +45,7 @@ class Served:
         self.url = first.split()[1]
 
     def get(self, path=""):
-        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+        with urllib.request.urlopen(self.url + path, timeout=90) as response:
             return response.read().decode("utf-8")
 
     def state(self):
@@ -67,7 +67,7 @@ class Served:
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=30)
+        out, _ = self.proc.communicate(timeout=90)
         return self.proc.returncode, out
 
 
@@ -140,7 +140,7 @@ def test_a_second_preview_of_the_project_refuses_naming_the_first(served):
     address hold it and how to stop it, and exits non-zero."""
     second = subprocess.run(
         [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0"],
-        cwd=served.project, env=python_env(), capture_output=True, text=True, timeout=30)  # it serves forever if let
+        cwd=served.project, env=python_env(), capture_output=True, text=True, timeout=90)  # it serves forever if let
     assert second.returncode != 0, second.stdout
     assert "preview: http://" not in second.stdout  # it never served
     message = second.stderr
@@ -208,7 +208,7 @@ def preview_killed_mid_render(project):
     work files and folders it left under build/preview/."""
     preview = hanging_preview(project)
     os.killpg(preview.proc.pid, signal.SIGKILL)
-    preview.proc.wait(timeout=30)
+    preview.proc.wait(timeout=90)
     left = sorted(p.relative_to(project) for p in (project / "build" / "preview").rglob(".*"))
     assert any(p.name.startswith(".piece-") for p in left), left  # what the kill left behind
     return left
@@ -249,7 +249,7 @@ def test_a_build_removes_a_killed_previews_work_but_not_a_live_ones(tmp_path):
         assert all(p.exists() for p in live_work)
     finally:
         os.killpg(live.proc.pid, signal.SIGKILL)
-        live.proc.wait(timeout=30)
+        live.proc.wait(timeout=90)
 
 
 def test_kill_stops_it_as_ctrl_c_does_and_it_leaves_no_work_behind(tmp_path):
@@ -260,7 +260,7 @@ def test_kill_stops_it_as_ctrl_c_does_and_it_leaves_no_work_behind(tmp_path):
     preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
     assert list((tmp_path / "build" / "preview").glob(".preview-*"))  # its work folder, while it runs
     preview.proc.send_signal(signal.SIGTERM)
-    out, _ = preview.proc.communicate(timeout=30)
+    out, _ = preview.proc.communicate(timeout=90)
     assert preview.proc.returncode == 0 and out.rstrip().endswith("preview: stopped"), out
     assert list((tmp_path / "build" / "preview").rglob(".*")) == []
 
