@@ -74,7 +74,7 @@ code{font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-line
 col.c-key{width:22%}col.c-printed{width:33%}col.c-why{width:33%}col.c-links{width:12%}
 .badge{display:inline-block;border-radius:1rem;padding:.05rem .55rem;font-size:.75rem;font-weight:600;white-space:nowrap}
 .reproduced,.holds{background:#dafbe1;color:#116329}.expected{background:#ddf4ff;color:#0a3069}
-.erratum{background:#fbefff;color:#6e40c9}.not-reproducible{background:#fff8c5;color:#7d4e00}
+.erratum{background:#fbefff;color:#6e40c9}.not-reproducible,.inconclusive{background:#fff8c5;color:#7d4e00}
 .unexpected,.missing,.fails{background:#ffebe9;color:#a40e26}.cited,.none{background:#eaeef2;color:#57606a}
 .cards{display:flex;gap:.6rem;flex-wrap:wrap;padding:0;margin:1rem 0}
 .card{display:block;flex:1 1 0;border:1px solid #d0d7de;border-radius:.5rem;padding:.5rem .7rem;color:inherit;text-decoration:none}
