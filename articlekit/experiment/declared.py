@@ -42,7 +42,9 @@ class Declared(dict):
     def __missing__(self, name):
         raise Undeclared(self._explain(name, self), asked_at=_asker())
 
-    def __reduce__(self):  # copy and pickle as the plain dict it stands for
+    def __reduce__(self):
+        # copied and pickled as the plain dict it stands for: its explain()
+        # is a closure, which a worker process could not unpickle
         return dict, (dict(self),)
 
 
@@ -107,7 +109,7 @@ def written_figures(figures, before, saved):
     declared = [path for path in figures.values()
                 if stamp(path) is not None and (stamp(path) != before.get(path) or _resolved(path) in saved)]
     known = {_resolved(path) for path in figures.values()}
-    others = [_relative(path) for path in saved if path not in known]
+    others = [_relative(path) for path in dict.fromkeys(saved) if path not in known]
     return declared, others
 
 
