@@ -7,6 +7,7 @@ Each experiment's pure run() is called on config/test.yaml's parameters.
 
 import contextlib
 import importlib
+import inspect
 import json
 import math
 import re
@@ -418,3 +419,43 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "scaling.json"]
     assert all(name.startswith(".scaling.json.") and name.endswith(".tmp") for name in leftovers)
     json.loads(target.read_text())
+
+
+# --- what the config declares, held to (articlekit/experiment/declared.py) --------
+
+
+def run_by_hand(tmp_path, run, plot=None, figures=()):
+    """run_experiment as the workflow calls it, in tmp_path; -> (exit code, its log)."""
+    argv = ["--params", json.dumps({"n": 3}), "--json", str(tmp_path / "r.json"), "--log", str(tmp_path / "x.log"),
+            *[arg for figure in figures for arg in ("--figure", figure)]]
+    with pytest.raises(SystemExit) as stopped:
+        run_experiment("demo", run, plot, argv=argv)
+    return stopped.value.code, (tmp_path / "x.log").read_text()
+
+
+def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(tmp_path, restore_logging,
+                                                                              monkeypatch):
+    monkeypatch.chdir(Path(__file__).parent.parent)  # the line is named relative to the article root
+    def run(params):
+        return {"x": params["scale"]}
+
+    code, log = run_by_hand(tmp_path, run)
+    line = inspect.getsourcelines(run)[1] + 1
+    assert code == 1 and not (tmp_path / "r.json").exists()
+    assert (f"tests/test_experiments.py:{line}: the experiment asks for params['scale'], but the section demo: of config.yaml "
+            "has no key 'scale' (it sets n); add `scale: ...` under demo:") in log
+
+
+def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does(tmp_path, restore_logging):
+    def plot(values, params, figures):
+        figures["histogram"]
+
+    code, log = run_by_hand(tmp_path, lambda params: {}, plot, ["error=figures/demo-error.svg"])
+    assert code == 1 and not (tmp_path / "r.json").exists()
+    assert ("plot() asks for figures['histogram'], but experiments.demo.figures in config.yaml declares "
+            "error (figures/demo-error.svg)") in log
+
+
+def test_declared_figures_without_a_plot_are_refused(tmp_path, restore_logging):
+    code, log = run_by_hand(tmp_path, lambda params: {}, None, [f"error={tmp_path}/e.svg"])
+    assert code == 1 and "the experiment passes no plot to run_experiment" in log

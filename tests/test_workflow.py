@@ -63,6 +63,11 @@ def test_a_second_build_has_nothing_to_do(built):
     assert planned_rules(built) == set()
 
 
+def test_every_file_a_build_leaves_is_a_rules_so_none_is_reported_left_over(built):
+    plan = snakemake(built, "--dry-run")
+    assert "left over" not in plan.stdout + plan.stderr
+
+
 def test_a_prose_edit_reruns_no_experiment(built):
     article = built / "article/index.qmd"
     original = article.read_text()

@@ -135,7 +135,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             text_out = format_value(value, fmt)
             claim = _check_claim(expect, key, values) if expect else None
         except UnknownKey as exc:
-            problems.append(f"{where}: {exc}")
+            problems.append(f"{where}: {undeclared_experiment(exc, sources) or exc}")
             continue
         except ValueError as exc:  # FormatError, ClaimError, a malformed key or index
             problems.append(f"{where}: {sc.raw}: {exc}")
@@ -183,6 +183,29 @@ def bind(article, text, values_doc, strict, baseline=None):
         # unexplained unexpected moves, shown on the page (strict=false only: strict stops on them)
         "departure_warnings": departure_warnings,
     }
+
+
+def undeclared_experiment(unknown, sources):
+    """For a key whose first part names no experiment that gave values
+    (variance.indicator_variance while experiments: declares harmonic
+    alone): the message that says so and how to declare it; None for a key
+    of a known experiment, or a typo with close keys (UnknownKey's own
+    message names them)."""
+    group = unknown.key.split(".")[0].split("[")[0]
+    made = {source["experiment"]: source["script"] for source in sources.values()}
+    if group in made:
+        return None
+    folders = [os.path.dirname(script) for name, script in made.items() if os.path.basename(script) == f"{name}.py"]
+    script = os.path.join(folders[0] if folders else "experiments", f"{group}.py")
+    if os.path.exists(script):
+        todo = f"{script} is there: declare it"
+    elif unknown.closest:
+        return None
+    else:
+        todo = f"to bind its values, write {script} and declare it"
+    return (f"unknown key {unknown.key!r}: no experiment {group!r} is declared in experiments: of config.yaml "
+            f"(the values come from {', '.join(sorted(made)) or 'none'}); {todo}, `{group}: {{}}` under "
+            f"experiments:, with its parameters in a top-level section {group}:, and build again")
 
 
 def unsourced_code_values(article, text, occurrences):

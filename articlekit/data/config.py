@@ -253,10 +253,12 @@ def where(config, key, config_files=()):
     return _where(path, value, [(f, _line_index(f)) for f in by_precedence])
 
 
-def check_known_keys(config, known, config_files=(), what="not a known key"):
+def check_known_keys(config, known, config_files=(), what="not a known key", explain=None):
     """Raise ConfigError naming each top-level key that is not in `known`,
     with its file and line and the closest known key: a misspelt section
-    (publishin:) would otherwise be kept and silently never read."""
+    (publishin:) would otherwise be kept and silently never read.
+    explain(key, guess) may say better what the key is and how to fix it
+    (guess: the closest-key hint, for it to keep or drop); None keeps the guess."""
     unknown = [key for key in config if key not in known]
     if not unknown:
         return
@@ -266,6 +268,7 @@ def check_known_keys(config, known, config_files=(), what="not a known key"):
     for key in unknown:
         close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
         hint = f"did you mean {close[0]}?" if close else f"the keys are {', '.join(sorted(map(str, known)))}"
+        hint = (explain(key, hint) if explain else None) or hint
         problems.append(f"{_where((key,), config[key], indexed)}: {key}: is {what}; {hint}")
     raise ConfigError("unknown key(s) in the configuration:\n  " + "\n  ".join(problems))
 

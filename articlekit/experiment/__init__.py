@@ -2,8 +2,10 @@
 
 Owns: the artifact envelope that every results/<name>.json is (artifacts:
 written atomically, read back strictly), the command-line adapter
-`run_experiment`, figures without timestamps, and the size check before
-work (footprint).
+`run_experiment`, figures without timestamps, what the config declares
+for one experiment held to (declared: a parameter or figure it lacks, a
+declared figure plot() did not write, each named with the fix), and the
+size check before work (footprint).
 
 May import: articlekit.core.
 """

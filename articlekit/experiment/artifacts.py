@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from articlekit.experiment import footprint
+from articlekit.experiment import declared, footprint
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 
 log = logging.getLogger("experiment")
@@ -50,6 +50,9 @@ ENVELOPE_FIELDS = ("experiment", "script", "values")
 # Top-level packages that drew the figures save_figure wrote during this
 # run_experiment: their versions are recorded like the --library ones.
 _drawn_with = []
+# The files save_figure wrote during this run_experiment (resolved paths):
+# what plot() wrote, told apart from what it was asked to write.
+_saved = []
 
 
 # ---- the envelope ----------------------------------------------------------------
@@ -164,16 +167,23 @@ def save_figure(fig, path):
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
+    _saved.append(str(path.resolve()))
 
 
 # ---- the entry point -------------------------------------------------------------
 
 
 def _configure_logging(log_file=None):
-    handlers = [logging.StreamHandler(sys.stderr)]
+    """To the log file when there is one, else to stderr. The workflow names
+    the log, and Snakemake prints a failed job's log under its error (the
+    article's profile says show-failed-logs) or on a cluster, where the
+    job's stderr is nowhere in sight: there, every message and traceback
+    must be in the log, and once."""
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+        handlers = [logging.FileHandler(log_file, mode="w", encoding="utf-8")]
+    else:
+        handlers = [logging.StreamHandler(sys.stderr)]
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", handlers=handlers, force=True
     )
@@ -272,10 +282,15 @@ def _script_of(run):
 
 def run_experiment(name, run, plot=None, argv=None):
     """Run one experiment from the command line and write exactly its
-    declared outputs: the artifact and the figures asked for."""
+    declared outputs: the artifact and the figures asked for. A failure is
+    logged with its traceback (or, for a parameter or figure the config
+    does not declare, the line that asked and what to declare) and exits 1,
+    writing nothing."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
+    _saved.clear()
     _configure_logging(log_file)
+    params = declared.params_of(name, params)
     try:
         found = footprint.check_run(name, run, params, mem_mb, runtime)
     except footprint.SizeError as exc:
@@ -283,17 +298,48 @@ def run_experiment(name, run, plot=None, argv=None):
         sys.exit(1)
     if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
         log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
-    log.info("%s: running with %s", name, params)
-    values = run(params)
+    log.info("%s: running with %s", name, dict(params))
     try:
-        if plot is not None and figures:
-            plot(values, params, figures)
-            log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
+        values = run(params)
+        if figures:
+            _plot(name, plot, values, params, figures)
         write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with])
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
-            raise
+            _fail(name, exc)
         # a full disk is the machine's state, not a bug: the file and the space, no traceback
         full = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or json_path)
-        sys.exit(f"{name}: {full.strerror}")
+        log.error("%s: %s", name, full.strerror)
+        sys.exit(1)
+    except Exception as exc:
+        _fail(name, exc)
     log.info("%s: wrote %s", name, os.fspath(json_path))
+
+
+def _plot(name, plot, values, params, figures):
+    """plot() with the figures asked for; stops naming each declared figure
+    it did not write (and what it did write), and logs only what it wrote."""
+    before = {path: declared.stamp(path) for path in figures.values()}
+    if plot is not None:
+        plot(values, params, declared.figures_of(name, figures))
+    written, others = declared.written_figures(figures, before, _saved)
+    if written or others:
+        log.info("%s: wrote %s", name, ", ".join([*written, *others]))
+    missing = declared.unwritten_figures(name, figures, written, others, has_plot=plot is not None)
+    if missing:
+        log.error("%s: %s", name, missing)
+        sys.exit(1)
+    if others:
+        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: Snakemake "
+                    "neither rebuilds nor cleans it; declare it there", name, ", ".join(others), name)
+
+
+def _fail(name, exc):
+    """Log why the experiment stopped and exit 1. A parameter or figure the
+    config lacks is one sentence with the line that asked; anything else
+    keeps its traceback, in the log, where Snakemake points."""
+    if isinstance(exc, declared.Undeclared):
+        log.error("%s: %s", name, exc)
+    else:
+        log.error("%s: failed", name, exc_info=exc)
+    sys.exit(1)

@@ -45,6 +45,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from articlekit.experiment import declared
+
 MEASURES = ("bytes", "seconds")
 
 # A rate for a footprint's time, faster than one core of any CPU today, so
@@ -91,6 +93,8 @@ def estimate(footprint, params, source):
     SizeError naming `source` when it fails or returns something else."""
     try:
         found = footprint(params)
+    except declared.Undeclared as exc:  # a parameter the config lacks: the section and the fix
+        raise SizeError(f"{exc} (in footprint())") from None
     except NameError as exc:
         raise SizeError(f"{source}: footprint() cannot run on its own ({exc}): it must be plain arithmetic on "
                         "its params, using only builtins, math, the module's literal constants and "
@@ -241,7 +245,8 @@ def check_plan(name, path, params, mem_mb, runtime_min, where=None):
         return
     footprint = from_source(path)
     if footprint is not None:
-        check(name, params, footprint, Limits(mem_mb=mem_mb, runtime_min=runtime_min), _relative(path), where)
+        check(name, declared.params_of(name, params), footprint, Limits(mem_mb=mem_mb, runtime_min=runtime_min),
+              _relative(path), where)
 
 
 def _relative(path):

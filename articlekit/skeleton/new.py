@@ -6,8 +6,10 @@ PATH gets an article folder (the shape every articlekit article has):
 Snakefile (the articlekit module, a few lines), config.yaml (one experiment
 and the publishing settings), experiments/ (a package with that
 experiment), article/index.qmd (a bound value, a checked claim, a listing,
-a figure) with its _quarto.yml, baseline/published.yaml, and .gitignore
-files for what the build writes. It builds as written: `cd PATH &&
+a figure) with its _quarto.yml, baseline/published.yaml, profiles/default
+(Snakemake's workflow profile: a failed job's log, where articlekit writes
+the fix, is printed in the terminal), and .gitignore files for what the
+build writes. It builds as written: `cd PATH &&
 snakemake --cores 2`.
 
 The files are package data (articlekit/skeleton/article/); the title, the

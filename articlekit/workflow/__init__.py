@@ -12,8 +12,9 @@ An article's Snakefile is a few lines:
 The rules live in this folder (Snakefile and its .smk files); what they read
 from the config is interpreted in articlekit.workflow.settings, the code
 each step runs is read from the imports by articlekit.workflow.codegraph,
-and the plan's checks that passed are remembered between runs by
-articlekit.workflow.plancache. The last stage: it may import any other.
+the plan's checks that passed are remembered between runs by
+articlekit.workflow.plancache, and files no rule makes any more are
+reported by articlekit.workflow.leftovers. The last stage: it may import any other.
 """
 
 from pathlib import Path

@@ -14,7 +14,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph, plancache
+from articlekit.workflow import codegraph, leftovers, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.data.config import (
@@ -26,6 +26,7 @@ from articlekit.data.config import (
 )
 from articlekit.data.publishing import PublishingError, parse as parse_publishing
 from articlekit.core.sources import SourceError, read_text
+from articlekit.article.figures import figure_links, unbuilt_figures
 from articlekit.workflow import settings
 
 MODULE_DIR = str(articlekit.workflow.FOLDER)
@@ -88,6 +89,17 @@ def check_the_config():
             ],
             CONFIG_FILES,
             "neither a setting of articlekit's module nor an experiment's parameters (experiments:)",
+            explain=lambda key, guess: settings.undeclared_experiment(
+                key,
+                config[key],
+                codegraph.experiment_path(key),
+                (
+                    where(config, "experiments", CONFIG_FILES)
+                    if "experiments" in config
+                    else "a new top-level key"
+                ),
+                guess,
+            ),
         )
     except ConfigError as error:
         raise WorkflowError(str(error)) from None
@@ -371,34 +383,22 @@ def experiment_threads_argument(experiment):
 
 def article_figures(wildcards):
     """The figures the article shows: its image links into figures/, read
-    relative to the article's folder.
+    relative to the article's folder (articlekit/article/figures.py).
 
     The manuscript declares what the render depends on: a figure it names
-    that no rule builds stops the DAG before any job runs.
+    that no rule builds stops the DAG before any job runs. Raised here, not
+    left to Snakemake: when an old article.html exists, a missing input
+    would silently keep it instead of failing. Said, with its line, and
+    then an exit: an exception from an input function would reach the
+    terminal inside an InputFunctionException and its traceback.
     """
-    import re
-
-    text = read_text(ARTICLE)
-    links = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", text)
-    named = sorted(
-        {
-            path
-            for path in (
-                os.path.normpath(os.path.join(ARTICLE_DIR, link)) for link in links
-            )
-            if path.startswith("figures/")
-        }
-    )
-    # Raised here, not left to Snakemake: when an old article.html exists,
-    # a missing input would silently keep it instead of failing.
+    links = figure_links(read_text(ARTICLE), ARTICLE_DIR)
     built = {str(path) for rule in workflow.rules for path in rule.output}
-    unbuilt = [path for path in named if path not in built]
+    unbuilt = unbuilt_figures(ARTICLE, links, built)
     if unbuilt:
-        raise WorkflowError(
-            f"{ARTICLE} shows {', '.join(unbuilt)}, which no rule builds; "
-            f"figures that rules build: {', '.join(sorted(p for p in built if p.startswith('figures/')))}"
-        )
-    return named
+        logger.error(unbuilt)
+        raise SystemExit(1)
+    return sorted({each.path for each in links})
 
 
 # ---- what every rule shares, said once ----------------------------------------------
@@ -449,12 +449,26 @@ def every_output(wildcards):
     an opt-in target (OPT_IN_RULE_FILES: the version matrix) are not part
     of the default build.
     """
+    report_leftovers()
     return [
         str(path)
         for rule in workflow.rules
         if os.path.abspath(str(rule.snakefile)) not in OPT_IN_RULE_FILES
         for path in rule.output
     ]
+
+
+def report_leftovers():
+    """Warn of files in results/, figures/, logs/ that no rule makes any
+    more (articlekit/workflow/leftovers.py says why they are kept). Asked
+    by the default target, once every rule, the article's own too, exists."""
+    products = [product for rule in workflow.rules for product in rule.products()]
+    found = leftovers.leftovers(
+        lambda path: any(product.match(path) for product in products)
+    )
+    said = leftovers.report(found, EXPERIMENT_NAMES)
+    if said:
+        logger.warning(said)
 
 
 def latest_release(wildcards):

@@ -77,6 +77,24 @@ def _experiment(name, entry):
     )
 
 
+def undeclared_experiment(name, section, script, declare_at, guess):
+    """What a top-level section NAME: that experiments: does not declare is,
+    and the fix: the parameters of experiments/NAME.py (`script`, when it
+    exists), which nothing runs until it is declared; perhaps an
+    experiment's parameters, perhaps a misspelt setting (`guess`, the
+    closest key) when it is a mapping; None when it is neither (the guess
+    stands). declare_at: where experiments: is (config.yaml:9)."""
+    declare = f"declare it under experiments: ({declare_at}) as `{name}: {{}}`"
+    if script:
+        return (f"{script} is there, but experiments: does not declare {name!r}, so no rule runs it and nothing "
+                f"reads these parameters; {declare} (its figures:, libraries:, threads:, mem_mb: and runtime: "
+                f"go there too)")
+    if isinstance(section, dict):
+        return (f"if it holds an experiment's parameters, {declare} and write experiments/{name}.py; if it is "
+                f"one of articlekit's settings, {guess}")
+    return None
+
+
 def module_keys(module_dir):
     """The top-level keys the module's schema names (strict, experiments, ...)."""
     import yaml

@@ -1,0 +1,49 @@
+"""The figures an article shows: its image links into figures/, each with
+its line, and what to say of one that no rule builds.
+
+The workflow reads them (articlekit/workflow/common.smk, article_figures)
+as the render's inputs: the manuscript declares what the page depends on.
+"""
+
+import difflib
+import os
+import re
+from dataclasses import dataclass
+
+IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
+FIGURES = "figures/"
+
+
+@dataclass(frozen=True)
+class FigureLink:
+    line: int  # 1-based, in the article
+    link: str  # as written, relative to the article's folder (../figures/x.svg)
+    path: str  # relative to the article's root, as the rules name it (figures/x.svg)
+
+
+def figure_links(text, article_dir):
+    """Every image link of the article into figures/, in the order written."""
+    found = []
+    for match in IMAGE_LINK.finditer(text):
+        link = match.group(1)
+        path = os.path.normpath(os.path.join(article_dir, link))
+        if path.startswith(FIGURES):
+            found.append(FigureLink(text.count("\n", 0, match.start()) + 1, link, path))
+    return found
+
+
+def unbuilt_figures(article, links, built):
+    """The message naming each link whose figure no rule builds, with its
+    line and the closest figure a rule does build; None when all are built.
+    built: every path some rule writes."""
+    figures = sorted(path for path in built if path.startswith(FIGURES))
+    problems = []
+    for each in links:
+        if each.path in built:
+            continue
+        close = difflib.get_close_matches(each.path, figures, n=1)
+        guess = f"did you mean {os.path.relpath(close[0], os.path.dirname(article) or '.')}? " if close else ""
+        problems.append(f"{article}:{each.line}: shows {each.path}, which no rule builds; {guess}"
+                        f"figures that rules build: {', '.join(figures) or 'none'} (an experiment's figures are "
+                        f"declared in experiments: of config.yaml, each with its path)")
+    return "\n".join(problems) or None
