@@ -2,8 +2,9 @@
 
 Owns: the artifact envelope that every results/<name>.json is (artifacts:
 written atomically, read back strictly), the command-line adapter
-`run_experiment`, figures without timestamps, and the size check before
-work (footprint).
+`run_experiment`, figures without timestamps, the size check before
+work (footprint), and measured values with an interval: the interleaved,
+thread-limited timing protocol (measure).
 
 May import: articlekit.core.
 """
