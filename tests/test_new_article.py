@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from articlekit.core.jsonio import read_json
+from tests.test_browser import browser  # noqa: F401  (the fixture: headless Chromium, REQUIRE_BROWSER)
 from tests.test_examples import snakemake
 from tests.test_quarto import require_quarto
 
@@ -176,47 +177,22 @@ def test_the_audit_and_the_departures_say_what_the_baseline_classes_promise(arti
     assert "darts.speedup" not in departures and "3.1587" not in departures  # no reason: nothing to list
 
 
-def test_on_pandocs_page_the_tables_header_cells_stand_apart(article):
+@pytest.mark.browser
+def test_on_pandocs_page_the_tables_header_cells_stand_apart(article, browser):  # noqa: F811
     """The header cells ran together: Pandoc's page had no table style."""
-    from tests.test_browser import _unavailable
-
-    reason = _unavailable()
-    if reason:
-        import os
-
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but the browser cannot run: {reason}")
-        pytest.skip(reason)
-    driver = browser_driver()
-    try:
-        driver.get((article / "build/article.html").as_uri())
-        cells = driver.execute_script("""
-            const table = [...document.querySelectorAll('table')]
-                .find(t => t.querySelector('th') && t.querySelector('th').textContent.trim() === 'darts');
-            const em = parseFloat(getComputedStyle(table).fontSize);
-            return [...table.querySelectorAll('th')].map(th => {
-                const style = getComputedStyle(th);
-                return {padding: (parseFloat(style.paddingLeft) + parseFloat(style.paddingRight)) / em,
-                        rule: parseFloat(style.borderBottomWidth)}; });""")
-    finally:
-        driver.quit()
+    browser.get((article / "build/article.html").as_uri())
+    cells = browser.execute_script("""
+        const table = [...document.querySelectorAll('table')]
+            .find(t => t.querySelector('th') && t.querySelector('th').textContent.trim() === 'darts');
+        const em = parseFloat(getComputedStyle(table).fontSize);
+        return [...table.querySelectorAll('th')].map(th => {
+            const style = getComputedStyle(th);
+            return {padding: (parseFloat(style.paddingLeft) + parseFloat(style.paddingRight)) / em,
+                    rule: parseFloat(style.borderBottomWidth)}; });""")
     assert len(cells) == 3
     # padding beside each header text (Chromium's own is a pixel), and a rule under the header row
     assert all(cell["padding"] >= 1.0 for cell in cells), cells
     assert all(cell["rule"] > 0 for cell in cells), cells
-
-
-def browser_driver():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    from tests.test_browser import _find
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = _find("chromium", "chromium-browser", "google-chrome")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(executable_path=_find("chromedriver")), options=options)
 
 
 @pytest.mark.quarto
