@@ -6,33 +6,25 @@ experiments.attention.attention_row_by_row (a Python loop over the T
 queries), experiments.attention.scaled_dot_product_attention (2-D NumPy) and
 torch.nn.functional.scaled_dot_product_attention.
 
-The protocol, and why (the headline ratio is loop / matrix at T, d):
+The protocol is articlekit.experiment.measure.compare's (its docstring
+says why each part is there): interleaved rounds, one sample of many calls
+per contender per round, per-round ratios, and a 95 % interval of the
+median from order statistics, every sample stored. What this experiment
+adds, and why:
 
-- One thread. The loop is single-threaded, so the fair question is what
-  vectorisation buys at one thread. NumPy's BLAS and PyTorch are held to one
-  thread in-process with threadpoolctl and torch.set_num_threads, whatever
-  OPENBLAS_NUM_THREADS or OMP_NUM_THREADS say (Snakemake sets them to the
-  job's cores), and the pools are recorded as threadpoolctl reports them.
-  An all-cores figure (wall clock, at most the CPUs this process may use)
+- One thread for the headline. The loop is single-threaded, so the fair
+  question is what vectorisation buys at one thread. compare holds NumPy's
+  BLAS to one thread with threadpoolctl, and PyTorch's intra-op pool with
+  torch.set_num_threads (TORCH_THREADS), whatever OPENBLAS_NUM_THREADS or
+  OMP_NUM_THREADS say (Snakemake sets them to the job's cores); the pools
+  are recorded as threadpoolctl and torch report them. At one thread the
+  clock is the CPU time of this thread (time.thread_time), which does not
+  count the time other processes held the core: the old wall-clock ratio
+  swung from 0.1x to 12x on a busy machine.
+- An all-cores figure (wall clock, at most the CPUs this process may use)
   stands beside it, informational only.
-- CPU time of this thread (time.thread_time), not wall time. At one thread
-  all the work runs on the calling thread, and its CPU time does not count
-  the time other processes held the core, which is what made the old
-  wall-clock ratio swing from 0.1x to 12x on a busy machine.
-- Samples of many calls. Each sample times back-to-back calls adding up to
-  about `sample_ms` (calibrated per contender after `warmup` calls), far
-  above the clock's resolution; the sample is the mean time per call.
-- Interleaved rounds. Each round takes one sample of every contender, in an
-  order that rotates from round to round, so slow drift (frequency, cache,
-  load) hits all of them alike; with one thread there are no idle pool
-  threads left spinning to slow the next contender.
-- Per-round ratios. The ratio of a round is loop / matrix within that
-  round; the headline is the median of the `rounds` ratios.
-- A 95 % interval from order statistics: for the median of n independent
-  samples, [x(k), x(n+1-k)] covers it with probability 1 - 2 P(B < k),
-  B ~ Binomial(n, 1/2); k is the largest with coverage >= 95 %. It needs
-  no model of the noise and no random resampling, so the same samples
-  always give the same interval. Every sample is stored.
+- The headline ratio is loop / matrix at T, d (compare's ratio to the
+  baseline, the loop): the median of the `rounds` per-round ratios.
 
 Inputs, per T: numpy.random.default_rng(seed) draws Q, K, V in that order,
 each (T, d) standard normal.
@@ -41,9 +33,7 @@ The per-row loop is timed only up to loop_max_T, at the headline as in the
 sweep: above it the loop's figures (and the ratios to it) are null.
 """
 
-import contextlib
 import logging
-import math
 import os
 import socket
 import time
@@ -51,8 +41,8 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-from threadpoolctl import threadpool_info, threadpool_limits
 
+from articlekit.experiment import measure
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.experiment.footprint import FLOPS
 from experiments.attention import attention_row_by_row, scaled_dot_product_attention
@@ -60,7 +50,7 @@ from experiments.attention import attention_row_by_row, scaled_dot_product_atten
 log = logging.getLogger("experiment")
 
 METHODS = ("loop", "matrix", "torch")
-CONFIDENCE = 0.95
+CONFIDENCE = measure.CONFIDENCE
 LABELS = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
 
 # The loop's interpreter overhead per query (a dozen NumPy calls), at least:
@@ -94,47 +84,14 @@ def footprint(p):
     }
 
 
-# ---- statistics -----------------------------------------------------------------
+# ---- statistics and thread control (articlekit.experiment.measure) --------------
 
-
-def median_interval(samples, confidence=CONFIDENCE):
-    """The median with a distribution-free interval from order statistics.
-
-    -> {"estimate", "low", "high", "coverage"}: coverage is the exact
-    probability (>= confidence) that [low, high] holds the true median.
-    Needs enough samples for such an interval to exist (6 for 95 %).
-    """
-    x = sorted(samples)
-    n = len(x)
-    if any(math.isnan(v) for v in x):
-        raise ValueError("median_interval: a sample is NaN")
-    k, coverage = _order_statistic_rank(n, confidence)
-    return {
-        "estimate": float(np.median(x)),
-        "low": float(x[k - 1]),
-        "high": float(x[n - k]),
-        "coverage": coverage,
-    }
-
-
-def _order_statistic_rank(n, confidence):
-    """The largest k with P(k <= B <= n-k) >= confidence, B ~ Bin(n, 1/2)."""
-    best = None
-    for k in range(1, n // 2 + 1):
-        tail = sum(math.comb(n, i) for i in range(k)) / 2**n  # P(B < k)
-        coverage = 1 - 2 * tail
-        if coverage < confidence:
-            break
-        best = (k, coverage)
-    if best is None:
-        raise ValueError(f"{n} samples cannot give a {confidence:.0%} interval for the median; "
-                         f"take at least {minimum_rounds(confidence)}")
-    return best
-
-
-def minimum_rounds(confidence=CONFIDENCE):
-    """The fewest samples whose extremes already cover the median often enough."""
-    return next(n for n in range(1, 64) if 1 - 2 / 2**n >= confidence)
+median_interval = measure.median_interval
+minimum_rounds = measure.minimum_rounds
+ratio = measure.ratio
+# PyTorch's intra-op pool, which threadpoolctl does not hold: measure holds it
+# beside BLAS and OpenMP through its (get, set) pair.
+TORCH_THREADS = ((torch.get_num_threads, torch.set_num_threads),)
 
 
 def summary(samples_ms):
@@ -149,85 +106,23 @@ def summary(samples_ms):
     }
 
 
-def ratio(numerator_ms, denominator_ms):
-    """Per-round ratios numerator / denominator, their median and interval."""
-    ratios = [a / b for a, b in zip(numerator_ms, denominator_ms, strict=True)]
-    return median_interval(ratios) | {"ratios": ratios}
-
-
-# ---- thread control -------------------------------------------------------------
-
-
 def cpus_available():
     """CPUs this process may run on (its affinity mask, not the machine's count)."""
     return len(os.sched_getaffinity(0))
 
 
-@contextlib.contextmanager
 def limited_threads(n):
     """BLAS, OpenMP and PyTorch's intra-op pool held to n threads inside the block."""
-    previous = torch.get_num_threads()
-    with threadpool_limits(limits=n):
-        torch.set_num_threads(n)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(previous)
+    return measure.limited_threads(n, TORCH_THREADS)
 
 
 def pools():
     """The native thread pools as they are now: library, API, version, threads."""
-    found = [{"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"),
-              "threads": p["num_threads"]} for p in threadpool_info()]
-    found.append({"library": "torch", "api": "intra-op", "version": torch.__version__,
-                  "threads": torch.get_num_threads()})
-    return found
+    return measure.pools() + [{"library": "torch", "api": "intra-op", "version": torch.__version__,
+                               "threads": torch.get_num_threads()}]
 
 
-# ---- the protocol ---------------------------------------------------------------
-
-
-def calls_per_sample(fn, warmup, sample_ms, clock, resolution=1e-9):
-    """Run fn `warmup` times (at least once), timing each; enough calls to fill
-    about sample_ms, from the fastest of them, and never less than a hundred
-    ticks of the clock (its `resolution` in seconds; 15.6 ms for
-    thread_time on some Windows versions)."""
-    fastest = math.inf
-    for _ in range(max(warmup, 1)):
-        start = clock()
-        fn()
-        fastest = min(fastest, clock() - start)
-    target = max(sample_ms / 1e3, 100 * resolution)
-    return max(1, round(target / max(fastest, resolution, 1e-7)))
-
-
-def interleaved(calls, rounds, warmup, sample_ms, clock):
-    """Time the zero-argument calls in `rounds` interleaved rounds.
-
-    -> {name: {"calls_per_sample", "samples_ms", "wall_samples_ms"}}: one
-    sample per round, the mean time per call by `clock` and by the wall clock.
-    """
-    names = list(calls)
-    resolution = _resolution(clock)
-    sizes = {name: calls_per_sample(calls[name], warmup, sample_ms, clock, resolution) for name in names}
-    out = {name: {"calls_per_sample": sizes[name], "samples_ms": [], "wall_samples_ms": []} for name in names}
-    for r in range(rounds):
-        shift = r % len(names)  # rotate the order: no contender always follows the same one
-        for name in names[shift:] + names[:shift]:
-            fn, n = calls[name], sizes[name]
-            wall, start = time.perf_counter(), clock()
-            for _ in range(n):
-                fn()
-            out[name]["samples_ms"].append((clock() - start) / n * 1e3)
-            out[name]["wall_samples_ms"].append((time.perf_counter() - wall) / n * 1e3)
-    return out
-
-
-def _resolution(clock):
-    for name in ("thread_time", "perf_counter"):
-        if clock is getattr(time, name):
-            return time.get_clock_info(name).resolution
-    return 1e-9  # a stand-in clock (tests)
+# ---- the protocol (measure.compare), on attention -------------------------------
 
 
 def inputs(T, d, seed):
@@ -250,30 +145,40 @@ def contenders(Q, K, V, p):
     return calls
 
 
+def timed(calls, p, rounds, threads=1, clock=None):
+    """measure.compare on these calls, the loop the baseline where it is timed."""
+    return measure.compare(calls, baseline="loop" if "loop" in calls else None, rounds=rounds,
+                           warmup=p["warmup"], sample_ms=p["sample_ms"], threads=threads,
+                           thread_setters=TORCH_THREADS, clock=clock)
+
+
 def headline(Q, K, V, p):
     """The T, d point at one thread, CPU time: every contender, and both
     ratios to the loop (null when the loop is not timed at this T)."""
-    raw = interleaved(contenders(Q, K, V, p), p["rounds"], p["warmup"], p["sample_ms"], time.thread_time)
-    main = {name: summary(m["samples_ms"]) | m for name, m in raw.items()}
-    timed = "loop" in raw
+    result = timed(contenders(Q, K, V, p), p, p["rounds"])
+    main = {name: summary(m["samples_ms"]) | {key: m[key] for key in RAW}
+            for name, m in result["times"].items()}
     main.setdefault("loop", None)  # not timed at this T: null, as in the sweep
-    main["speedup"] = ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]) if timed else None
-    main["torch_speedup"] = ratio(raw["loop"]["samples_ms"], raw["torch"]["samples_ms"]) if timed else None
+    main["speedup"] = result["ratios"].get("matrix")  # loop / matrix, round by round
+    main["torch_speedup"] = result["ratios"].get("torch")
     return main
+
+
+RAW = ("calls_per_sample", "samples_ms", "wall_samples_ms")  # a contender's samples, as compare returns them
 
 
 def all_cores(Q, K, V, p, threads):
     """The same point with the pools at `threads`, by the wall clock (CPU time
     of one thread would miss the others' work). Informational: the loop still
     runs on one thread, so this ratio also measures the spare cores."""
-    calls = contenders(Q, K, V, p)
-    # sweep_rounds, not rounds: an informational figure, not worth the time
-    raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.perf_counter)
+    # sweep_rounds, not rounds: an informational figure, not worth the time;
+    # the wall clock even when threads is 1 (a one-CPU machine), as the name says
+    result = timed(contenders(Q, K, V, p), p, p["sweep_rounds"], threads, clock=time.perf_counter)
     return {
         "threads": threads,
         **{name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
-           for name, m in raw.items() if name != "loop"},
-        "speedup": ratio(raw["loop"]["samples_ms"], raw["matrix"]["samples_ms"]) if "loop" in raw else None,
+           for name, m in result["times"].items() if name != "loop"},
+        "speedup": result["ratios"].get("matrix"),
     }
 
 
@@ -283,14 +188,13 @@ def sweep(p):
     out.update({name: {"median_ms": [], "low_ms": [], "high_ms": [], "calls_per_sample": []}
                 for name in METHODS})
     for T in p["sweep_T"]:
-        calls = contenders(*inputs(T, p["d"], p["seed"]), p)
-        raw = interleaved(calls, p["sweep_rounds"], p["warmup"], p["sample_ms"], time.thread_time)
+        times = timed(contenders(*inputs(T, p["d"], p["seed"]), p), p, p["sweep_rounds"])["times"]
         for name in METHODS:
-            m = median_interval(raw[name]["samples_ms"]) if name in raw else None
+            m = times.get(name)
             out[name]["median_ms"].append(m and m["estimate"])
             out[name]["low_ms"].append(m and m["low"])
             out[name]["high_ms"].append(m and m["high"])
-            out[name]["calls_per_sample"].append(raw[name]["calls_per_sample"] if name in raw else None)
+            out[name]["calls_per_sample"].append(m and m["calls_per_sample"])
         log.info("sweep T=%d: %s", T, {n: out[n]["median_ms"][-1] for n in METHODS})
     return out
 
@@ -339,7 +243,7 @@ def run(params):
         "sweep": swept,
         "protocol": {
             "threads": 1,
-            "clock": "time.thread_time",
+            "clock": measure.clock_name(time.thread_time),
             "clock_resolution_s": time.get_clock_info("thread_time").resolution,
             "confidence": CONFIDENCE,
             "interval": "order statistics of the median",

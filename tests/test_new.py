@@ -91,3 +91,17 @@ def test_every_template_file_ships_as_package_data():
     from tests.test_layout import shipped_data_files
 
     assert {source for source, _ in new.template_files()} <= shipped_data_files()
+
+
+def test_the_skeleton_claims_a_timing_measured_with_articlekits_measure(tmp_path):
+    """A measured value (estimate, low, high) from articlekit.experiment.measure,
+    a claim on its estimate (judged on the interval), and its keys volatile."""
+    new.new_article(tmp_path / "a")
+    text = (tmp_path / "a/article/index.qmd").read_text()
+    measured = [sc for sc in scan(text) if sc.name == "value" and sc.args[0].endswith(".estimate")]
+    assert measured and all("expect" in sc.kwargs for sc in measured)
+    prefix = measured[0].args[0].rsplit(".", 1)[0] + "."
+    config = yaml.safe_load((tmp_path / "a/config.yaml").read_text())
+    assert prefix in config["publishing"]["volatile"]
+    experiment = prefix.split(".")[0]
+    assert "from articlekit.experiment.measure import compare" in (tmp_path / f"a/experiments/{experiment}.py").read_text()

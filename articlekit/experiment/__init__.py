@@ -4,8 +4,9 @@ Owns: the artifact envelope that every results/<name>.json is (artifacts:
 written atomically, read back strictly), the command-line adapter
 `run_experiment`, figures without timestamps, what the config declares
 for one experiment held to (declared: a parameter or figure it lacks, a
-declared figure plot() did not write, each named with the fix), and the
-size check before work (footprint).
+declared figure plot() did not write, each named with the fix), the size
+check before work (footprint), and measured values with an interval: the
+interleaved, thread-limited timing protocol (measure).
 
 May import: articlekit.core.
 """

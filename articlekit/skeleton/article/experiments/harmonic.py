@@ -1,5 +1,8 @@
 """The harmonic numbers H(n) = 1 + 1/2 + ... + 1/n against their classic
 approximation ln(n) + gamma, Euler's constant: the gap shrinks like 1/(2n).
+And a measured value: how many times longer the sum takes than the formula,
+timed by articlekit.experiment.measure (interleaved rounds at one thread, a
+95 % interval), so that a claim about it is judged on the whole interval.
 
 Replace this with your own experiment: run(params) returns a dict of
 values (each becomes a key the article can bind, e.g. harmonic.value),
@@ -9,6 +12,7 @@ plot draws the figures config.yaml names.
 import math
 
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.measure import compare
 
 EULER_GAMMA = 0.5772156649015329
 
@@ -19,16 +23,21 @@ def harmonic_number(n):
 
 
 def run(params):
-    """params: n (terms), plot_every (spacing of the figure's points)."""
+    """params: n (terms), plot_every (spacing of the figure's points),
+    rounds (of the timing: at least 6 for a 95 % interval)."""
     n = params["n"]
     value = harmonic_number(n)
     approximation = math.log(n) + EULER_GAMMA
     points = list(range(params["plot_every"], n + 1, params["plot_every"]))
+    timed = compare({"sum": lambda: harmonic_number(n), "formula": lambda: math.log(n) + EULER_GAMMA},
+                    baseline="sum", rounds=params["rounds"])
     return {
         "value": value,
         "approximation": approximation,
         "gap": value - approximation,
         "gap_times_2n": (value - approximation) * 2 * n,
+        # sum time / formula time, {estimate, low, high, ...}: a measured value
+        "speedup": timed["ratios"]["formula"],
         "curve": {"n": points, "gap": [harmonic_number(k) - math.log(k) - EULER_GAMMA for k in points]},
     }
 

@@ -1,0 +1,251 @@
+"""Measured values with an interval: how long a call takes, and how many
+times faster one call is than another, timed so that a claim can be judged
+on the result.
+
+    from articlekit.experiment.measure import compare
+
+    timed = compare({"loop": lambda: slow(x), "vector": lambda: fast(x)},
+                    baseline="loop", rounds=21)
+    timed["ratios"]["vector"]   # {"estimate", "low", "high", "coverage", "ratios"}
+    timed["times"]["vector"]    # {"estimate", "low", "high", "coverage", "samples_ms", ...}
+
+A ratio is baseline time / contender time: how many times faster the
+contender is (above 1) or slower (below 1). Return it from run() as it is
+and the article binds `NAME.ratios.vector.estimate` with a claim judged on
+its whole interval (docs/reference.md, measured values).
+
+The protocol, and why:
+
+- Thread-limited. Inside compare, the native thread pools that
+  threadpoolctl knows (BLAS, OpenMP) are held to `threads` whatever the
+  environment says (Snakemake sets OMP_NUM_THREADS to the job's cores);
+  `thread_setters` holds other pools too (a library's own intra-op pool:
+  pass its (get, set) pair of functions).
+- The clock. At one thread, the CPU time of the calling thread
+  (time.thread_time): all the work runs on it, and the time other
+  processes held the core does not count, so a busy machine does not move
+  the figure. At more threads, the wall clock (time.perf_counter), since
+  one thread's CPU time would miss the others' work.
+- Samples of many calls. Each sample times back-to-back calls adding up to
+  about `sample_ms`, calibrated per contender on `warmup` calls and never
+  under a hundred ticks of the clock; a sample is the mean time per call.
+- Interleaved rounds. Each round takes one sample of every contender, in
+  an order that rotates from round to round, so that slow drift
+  (frequency, cache, load) hits all of them alike.
+- Per-round ratios. A ratio's sample is baseline / contender within one
+  round: a slowdown of the whole round cancels out.
+- An interval from order statistics. For the median of n independent
+  samples, [x(k), x(n+1-k)] holds it with probability 1 - 2 P(B < k),
+  B ~ Binomial(n, 1/2); k is the largest rank with coverage >= confidence.
+  It needs no model of the noise and no random resampling, so the same
+  samples always give the same interval; 95 % needs at least 6 rounds
+  (minimum_rounds). Every sample is returned.
+
+Nothing here asserts how fast anything is: speed targets belong in
+benchmarks, and claims about them in the article, judged on the interval.
+"""
+
+import contextlib
+import math
+import statistics
+import time
+
+from threadpoolctl import threadpool_info, threadpool_limits
+
+CONFIDENCE = 0.95
+
+# The keys of what compare returns for a time and for a ratio: articlekit's
+# own words, which an article's publishing settings may name (a spread).
+TIME_FIELDS = ("estimate", "low", "high", "coverage", "samples_ms", "wall_samples_ms", "calls_per_sample")
+RATIO_FIELDS = ("estimate", "low", "high", "coverage", "ratios")
+
+
+class MeasureError(ValueError):
+    pass
+
+
+# ---- the interval of a median ----------------------------------------------------
+
+
+def median_interval(samples, confidence=CONFIDENCE):
+    """The median of samples with a distribution-free interval.
+
+    -> {"estimate", "low", "high", "coverage"}: coverage is the exact
+    probability (>= confidence) that [low, high] holds the true median.
+    Needs enough samples for such an interval to exist (6 for 95 %).
+    """
+    x = sorted(samples)
+    if any(math.isnan(v) for v in x):
+        raise MeasureError("median_interval: a sample is NaN")
+    k, coverage = order_statistic_rank(len(x), confidence)
+    return {
+        "estimate": float(statistics.median(x)),
+        "low": float(x[k - 1]),
+        "high": float(x[len(x) - k]),
+        "coverage": coverage,
+    }
+
+
+def order_statistic_rank(n, confidence=CONFIDENCE):
+    """(k, coverage): the largest k with P(k <= B <= n-k) >= confidence,
+    B ~ Binomial(n, 1/2), and that probability."""
+    best = None
+    for k in range(1, n // 2 + 1):
+        tail = sum(math.comb(n, i) for i in range(k)) / 2**n  # P(B < k)
+        coverage = 1 - 2 * tail
+        if coverage < confidence:
+            break
+        best = (k, coverage)
+    if best is None:
+        raise MeasureError(f"{n} samples cannot give a {confidence:.0%} interval for the median; "
+                           f"take at least {minimum_rounds(confidence)}")
+    return best
+
+
+def minimum_rounds(confidence=CONFIDENCE):
+    """The fewest samples whose extremes already cover the median often enough."""
+    return next(n for n in range(1, 64) if 1 - 2 / 2**n >= confidence)
+
+
+def ratio(numerator_ms, denominator_ms, confidence=CONFIDENCE):
+    """Per-round ratios numerator / denominator, their median and interval:
+    {"estimate", "low", "high", "coverage", "ratios"}."""
+    ratios = [a / b for a, b in zip(numerator_ms, denominator_ms, strict=True)]
+    return median_interval(ratios, confidence) | {"ratios": ratios}
+
+
+# ---- thread control --------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def limited_threads(n, thread_setters=()):
+    """The pools threadpoolctl knows, and each (get, set) pair of
+    thread_setters, held to n threads inside the block; the old counts come
+    back after it."""
+    previous = [get() for get, _ in thread_setters]
+    with threadpool_limits(limits=n):
+        for _, set_threads in thread_setters:
+            set_threads(n)
+        try:
+            yield
+        finally:
+            for (_, set_threads), count in zip(thread_setters, previous):
+                set_threads(count)
+
+
+def pools():
+    """The native thread pools threadpoolctl sees now: library, API, version, threads."""
+    return [{"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"),
+             "threads": p["num_threads"]} for p in threadpool_info()]
+
+
+# ---- timing ----------------------------------------------------------------------
+
+
+def clock_resolution(clock):
+    """The clock's tick in seconds, as the platform reports it (1 ns for a
+    stand-in clock)."""
+    for name in ("thread_time", "perf_counter", "process_time", "monotonic"):
+        if clock is getattr(time, name):
+            return time.get_clock_info(name).resolution
+    return 1e-9
+
+
+def calls_per_sample(fn, warmup, sample_ms, clock, resolution=1e-9):
+    """Run fn `warmup` times (at least once), timing each; -> enough calls
+    to fill about sample_ms at the fastest of them, and never less than a
+    hundred ticks of the clock (15.6 ms for thread_time on some Windows
+    versions)."""
+    fastest = math.inf
+    for _ in range(max(warmup, 1)):
+        start = clock()
+        fn()
+        fastest = min(fastest, clock() - start)
+    target = max(sample_ms / 1e3, 100 * resolution)
+    return max(1, round(target / max(fastest, resolution, 1e-7)))
+
+
+def interleaved(calls, rounds, warmup, sample_ms, clock):
+    """Time the zero-argument calls in `rounds` interleaved rounds.
+
+    -> {name: {"calls_per_sample", "samples_ms", "wall_samples_ms"}}: one
+    sample per round, the mean time per call by `clock` and by the wall clock.
+    """
+    names = list(calls)
+    resolution = clock_resolution(clock)
+    sizes = {name: calls_per_sample(calls[name], warmup, sample_ms, clock, resolution) for name in names}
+    out = {name: {"calls_per_sample": sizes[name], "samples_ms": [], "wall_samples_ms": []} for name in names}
+    for r in range(rounds):
+        shift = r % len(names)  # rotate the order: no contender always follows the same one
+        for name in names[shift:] + names[:shift]:
+            fn, n = calls[name], sizes[name]
+            wall, start = time.perf_counter(), clock()
+            for _ in range(n):
+                fn()
+            out[name]["samples_ms"].append((clock() - start) / n * 1e3)
+            out[name]["wall_samples_ms"].append((time.perf_counter() - wall) / n * 1e3)
+    return out
+
+
+def clock_name(clock):
+    """time.thread_time, or the stand-in's qualified name."""
+    return f"{getattr(clock, '__module__', None) or '?'}.{getattr(clock, '__qualname__', repr(clock))}"
+
+
+def default_clock(threads):
+    """CPU time of this thread at one thread; the wall clock above it."""
+    return time.thread_time if threads == 1 else time.perf_counter
+
+
+def compare(contenders, baseline=None, rounds=21, warmup=3, sample_ms=20.0, threads=1,
+            thread_setters=(), clock=None, confidence=CONFIDENCE):
+    """Time each contender (name -> zero-argument call) by the protocol
+    above, and each against the baseline.
+
+    -> {"times": {name: {"estimate", "low", "high", "coverage", "samples_ms",
+                         "wall_samples_ms", "calls_per_sample"}},   # ms per call
+        "ratios": {name: {"estimate", "low", "high", "coverage", "ratios"}},
+        "protocol": {...}}                                          # how it was timed
+
+    ratios holds baseline time / contender time for every contender but
+    the baseline (empty without one). clock defaults to default_clock(threads);
+    a stand-in clock (a function returning seconds) makes it deterministic.
+    """
+    if not contenders:
+        raise MeasureError("compare: no contenders; pass {name: zero-argument call}")
+    if baseline is not None and baseline not in contenders:
+        raise MeasureError(f"compare: baseline {baseline!r} is not a contender; "
+                           f"contenders: {', '.join(map(str, contenders))}")
+    not_callable = [name for name, fn in contenders.items() if not callable(fn)]
+    if not_callable:
+        raise MeasureError(f"compare: {', '.join(map(str, not_callable))} not callable; "
+                           "pass zero-argument calls, e.g. lambda: f(x)")
+    if rounds < minimum_rounds(confidence):
+        raise MeasureError(f"compare: rounds={rounds} cannot give a {confidence:.0%} interval; "
+                           f"take at least {minimum_rounds(confidence)}")
+    if threads < 1:
+        raise MeasureError(f"compare: threads={threads}; give at least 1")
+    clock = clock or default_clock(threads)
+    with limited_threads(threads, thread_setters):
+        held = pools()
+        raw = interleaved(contenders, rounds, warmup, sample_ms, clock)
+    times = {name: median_interval(m["samples_ms"], confidence) | m for name, m in raw.items()}
+    ratios = {name: ratio(raw[baseline]["samples_ms"], m["samples_ms"], confidence)
+              for name, m in raw.items() if baseline is not None and name != baseline}
+    return {
+        "times": times,
+        "ratios": ratios,
+        "protocol": {
+            "baseline": baseline,
+            "rounds": rounds,
+            "warmup": warmup,
+            "sample_ms": sample_ms,
+            "threads": threads,
+            "clock": clock_name(clock),
+            "clock_resolution_s": clock_resolution(clock),
+            "confidence": confidence,
+            "interval": "order statistics of the median",
+            "order": "interleaved rounds, order rotated each round",
+            "pools": held,
+        },
+    }
