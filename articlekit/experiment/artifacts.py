@@ -24,7 +24,14 @@ This module is the one owner of the artifact envelope: it writes it
 (`read_artifact`, used by `articlekit values`):
 
     {"experiment": NAME, "script": PATH, "params": {...},
-     "versions": {"python": ..., DIST: ...}, "values": {...}}
+     "versions": {"python": ..., DIST: ...}, "values": {...},
+     "derived": {PATH: [PATH, ...]}}   # only when the experiment declares one
+
+`derived` says which values an experiment computes from its other values
+(a maximum over comparisons, a ratio of two timings), each a dotted path
+into `values`: run_experiment(..., derived={"overall": ["a.diff", "b.diff"]}).
+The values stage lists them (build/values.json `derived`), and `python -m
+articlekit reproduce` names and recomputes the inputs of such a key.
 """
 
 import argparse
@@ -46,6 +53,9 @@ from articlekit.core.jsonio import DiskFull, read_json, write_json
 log = logging.getLogger("experiment")
 
 ENVELOPE_FIELDS = ("experiment", "script", "values")
+# The param `--threads N` adds at run time (a job that takes every core):
+# recorded in the envelope's params, though no config file holds it.
+THREADS_PARAM = "threads"
 
 # Top-level packages that drew the figures save_figure wrote during this
 # run_experiment: their versions are recorded like the --library ones.
@@ -89,16 +99,20 @@ def _top_level_modules(dist):
     return sorted(found) or [dist.metadata["Name"].replace("-", "_").lower()]
 
 
-def envelope(experiment, script, params, values, versions):
-    """The artifact: the values with the parameters and versions that made them."""
-    return {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
+def envelope(experiment, script, params, values, versions, derived=None):
+    """The artifact: the values with the parameters and versions that made
+    them, and which of them are derived from which (when any are)."""
+    made = {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
             "values": values}
+    if derived:
+        made["derived"] = {path: list(inputs) for path, inputs in derived.items()}
+    return made
 
 
-def write_artifact(path, experiment, script, params, values, libraries=()):
+def write_artifact(path, experiment, script, params, values, libraries=(), derived=None):
     """Write the envelope atomically (articlekit.core.jsonio): a killed run leaves
     the old artifact or the new one, never half of one."""
-    write_json(path, envelope(experiment, script, params, values, library_versions(libraries)))
+    write_json(path, envelope(experiment, script, params, values, library_versions(libraries), derived))
 
 
 def check_envelope(path, artifact):
@@ -108,6 +122,11 @@ def check_envelope(path, artifact):
     for field in ENVELOPE_FIELDS:
         if field not in artifact:
             raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
+    derived = artifact.get("derived", {})
+    if not (isinstance(derived, dict) and all(
+            isinstance(inputs, list) and inputs and all(isinstance(i, str) for i in inputs) for inputs in derived.values())):
+        raise ValueError(f"{path}: 'derived' must map a value's path to the paths it is computed from, "
+                         f"e.g. {{\"overall\": [\"a.diff\", \"b.diff\"]}}, got {derived!r}")
     return artifact
 
 
@@ -248,7 +267,7 @@ def parse_command_line(name, argv=None):
     if args.threads is not None:
         if args.threads < 1:
             parser.error(f"--threads {args.threads}: give the number of cores, at least 1")
-        params["threads"] = args.threads
+        params[THREADS_PARAM] = args.threads
     if args.library is not None:
         libraries = args.library
     figures = {}
@@ -270,9 +289,10 @@ def _script_of(run):
         return path.as_posix()
 
 
-def run_experiment(name, run, plot=None, argv=None):
+def run_experiment(name, run, plot=None, argv=None, derived=None):
     """Run one experiment from the command line and write exactly its
-    declared outputs: the artifact and the figures asked for."""
+    declared outputs: the artifact and the figures asked for. `derived`:
+    {path: [paths]}, the values run() computes from its other values."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
     _configure_logging(log_file)
@@ -289,7 +309,7 @@ def run_experiment(name, run, plot=None, argv=None):
         if plot is not None and figures:
             plot(values, params, figures)
             log.info("%s: wrote %s", name, ", ".join(map(str, figures.values())))
-        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with])
+        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with], derived)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
