@@ -350,8 +350,8 @@ def reproduce(key, args, say, out):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog=REPRODUCE, description=__doc__.splitlines()[0])
-    parser.add_argument("key", help="a key of build/values.json, e.g. scaling.dk64.unscaled.max_weight or "
-                                    "example.causal.visible_per_row[2]")
+    parser.add_argument("key", help="a key of build/values.json, or an item of a list value: "
+                                    "EXPERIMENT.NAME, EXPERIMENT.LIST[2]")
     parser.add_argument("--configfile", nargs="+", default=[], metavar="FILE",
                         help="the config files the build was given beside config.yaml (as snakemake --configfile)")
     parser.add_argument("--cores", type=int, help="cores for the rerun (default: what the build gave the job, else 1)")
