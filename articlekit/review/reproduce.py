@@ -125,7 +125,7 @@ def keys_to_recompute(origin, claims):
     against (a claim "> other.key" is judged again only when both are new)."""
     keys = [origin.key, *origin.inputs]
     for b in claims:
-        keys += [k for k in claimlib.keys_referenced(b["expect"])]
+        keys += claimlib.keys_referenced(b["expect"])
     return list(dict.fromkeys(keys))
 
 
