@@ -24,6 +24,7 @@ COMMANDS = {
     "audit": ("articlekit.review.audit", "published edition vs this build"),
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
+    "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
 }
 
 

@@ -131,7 +131,8 @@ def test_every_value_is_formatted_once_here_and_traced_to_its_source(article, va
     assert b["source"] == {"artifact": str(FIXTURE / "results" / "demo.json"),
                            "script": "experiments/demo.py", "experiment": "demo"}
     assert b["anchor"] == "v-demo-dk64-unscaled-max-weight"
-    assert b["title"] == "demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)"
+    assert b["title"] == ("demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); "
+                          "recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight")
 
 
 def test_claims_are_checked_and_logged_with_their_location(article, values_doc):

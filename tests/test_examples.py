@@ -103,6 +103,20 @@ def test_a_second_build_of_the_example_has_nothing_to_do(example):
     assert "Nothing to be done" in done.stdout + done.stderr
 
 
+def test_a_reviewer_recomputes_one_of_its_numbers_in_its_own_folder(example):
+    """`python -m articlekit reproduce` knows no article: in the example's
+    folder it reruns the example's experiment alone and judges its number."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(["python", "-m", "articlekit", "reproduce", "tenths.fsum"], cwd=example, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "tenths.fsum\n  build:    1.0\n  rerun:    1.0\n" in done.stdout
+    assert "verdict:  agrees" in done.stdout
+    assert "tenths.fsum == 1.0: ✓ in the build, ✓ now" in done.stdout
+    assert "tenths reruns with the build's params" in done.stderr
+    assert not (example / "reproduce-params.yaml").exists(), "the rerun ran in a scratch copy, not here"
+
+
 def test_no_file_of_the_example_is_a_copy_of_one_outside_it():
     def digest(path):
         return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -97,7 +97,8 @@ def test_bound_numbers_link_to_their_provenance_row_with_a_tooltip(rendered):
     _, page, _, _ = rendered
     # the first place the prose prints a key carries the id the audit links to (at-...)
     assert ('<a href="#v-demo-dk64-unscaled-max-weight" id="at-v-demo-dk64-unscaled-max-weight" class="bound-value" '
-            'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py)">0.921946</a>') in page
+            'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); '
+            'recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight">0.921946</a>') in page
     assert page.count('id="at-v-demo-dk64-unscaled-max-weight"') == 1
     # the key may wrap after a dot, never inside a name
     assert ('<span id="v-demo-dk64-unscaled-max-weight"><code>demo.<wbr>dk64.<wbr>unscaled.<wbr>max_weight</code>'
@@ -458,7 +459,7 @@ def test_values_in_a_code_block_link_back_through_a_source_line(rendered):
     _, page, md, _ = rendered
     # the key, breakable after each dot on a phone, linked to its provenance row
     assert ('<a href="#v-demo-arrow" class="bound-source" title="demo.arrow = a -&gt; b &lt;c&gt; &amp; *d* '
-            '(experiments/demo.py)">demo.<wbr>arrow</a>') in page
+            '(experiments/demo.py); recompute: python -m articlekit reproduce demo.arrow">demo.<wbr>arrow</a>') in page
     assert "Source: `listings.attention.functions.softmax`." in md
 
 

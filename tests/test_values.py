@@ -90,6 +90,37 @@ def test_what_the_artifact_api_writes_is_what_values_reads(tmp_path):
     assert doc["versions"]["fit"] == {"python": platform.python_version()}
 
 
+def test_a_derived_value_is_listed_with_the_keys_it_is_computed_from(tmp_path):
+    from articlekit.experiment.artifacts import read_artifact, write_artifact
+
+    path = tmp_path / "results/fit.json"
+    write_artifact(path, "fit", "experiments/fit.py", params={}, values={"a": {"err": 1.0}, "b": 3.0, "worst": 3.0},
+                   derived={"worst": ["a.err", "b"]})
+    doc = merge([(path, read_artifact(path))])
+    assert doc["derived"] == {"fit.worst": ["fit.a.err", "fit.b"]}
+    plain = tmp_path / "results/plain.json"
+    write_artifact(plain, "plain", "experiments/plain.py", params={}, values={"x": 1})
+    assert "derived" not in read_json(plain), "an envelope without derived values is as it was"
+    assert merge([(plain, read_artifact(plain))])["derived"] == {}
+
+
+@pytest.mark.parametrize("derived, complaint", [
+    ({"worst": ["a.err", "c"]}, r"derived names 'c', which the artifact's values do not hold"),
+    ({"nope": ["b"]}, r"derived names 'nope'"),
+    ({"worst": []}, r"'derived' must map a value's path to the paths it is computed from"),
+    ({"worst": "b"}, r"'derived' must map"),
+])
+def test_a_derived_value_naming_no_value_is_refused_with_the_file(tmp_path, derived, complaint):
+    from articlekit.experiment.artifacts import read_artifact
+
+    path = tmp_path / "results/fit.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**envelope("fit", {"a": {"err": 1.0}, "b": 3.0, "worst": 3.0}), "derived": derived}))
+    with pytest.raises(ValueError, match=complaint) as raised:
+        merge([(path, read_artifact(path))])
+    assert str(path) in str(raised.value)
+
+
 @pytest.mark.parametrize("text, complaint", [
     ('{"experiment": "fit", "values": {}}', "no 'script' field"),
     ("[1, 2]", "a list, not an object"),

@@ -48,6 +48,7 @@ import re
 import sys
 
 from articlekit.core import claims as claimlib
+from articlekit.core.commands import reproduce_command
 from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, binding_mark, claim_said, status_of
 from articlekit.data.baseline import load_baseline
 from articlekit.article.departures import departures_of, departures_record, departures_section
@@ -148,7 +149,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             "expect": expect,
             "text": text_out,
             "raw": value,
-            "title": f"{key} = {short_text(value)} ({source['script']})",
+            "title": f"{key} = {short_text(value)} ({source['script']}); recompute: {reproduce_command(key)}",
             "claim": claim,
             "source": source,
             "anchor": slug,
@@ -290,8 +291,9 @@ def inconclusive_message(claim, sources):
 # --- the provenance table ---------------------------------------------------
 
 def provenance_table(bindings):
-    """One row per key: where each printed number comes from. The first cell
-    carries the anchor (#v-...) the bound numbers link to."""
+    """One row per key: where each printed number comes from, and the
+    command that recomputes it. The first cell carries the anchor (#v-...)
+    the bound numbers link to."""
     rows = {}
     for b in bindings.values():
         row = rows.setdefault(b["key"], {"binding": b, "quoted": [], "claims": []})
@@ -299,8 +301,8 @@ def provenance_table(bindings):
             row["quoted"].append(b["text"])
         if b["claim"]:
             row["claims"].append(f"{b['expect']} {STATUS[status_of(b['claim'])].shown}")
-    header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script |\n"
-              "|:------------|:--------|:--------|:--------|:--------|:--------|\n")
+    header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script | Recompute |\n"
+              "|:------------|:--------|:--------|:--------|:--------|:--------|:--------|\n")
     lines = []
     for key in sorted(rows):
         row = rows[key]
@@ -312,6 +314,7 @@ def provenance_table(bindings):
             md_text("; ".join(row["claims"])),
             f"`{b['source']['artifact']}`",
             f"`{b['source']['script']}`",
+            f"`{reproduce_command(key)}`",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return header + "\n".join(lines) + "\n"

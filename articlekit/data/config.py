@@ -283,16 +283,24 @@ def main(argv):
     parser.add_argument("files", nargs="+", help="config files, e.g. config.yaml config/test.yaml")
     parser.add_argument("--schema", default="config/schema.yaml")
     args = parser.parse_args(argv)
-    merged = {}
     try:
-        for path in args.files:
-            _update(merged, check_syntax(path))
+        merged = read_configs(args.files)
         check_config(merged, args.schema, args.files)
     except (OSError, ConfigError) as exc:
         print(f"config: {exc}", file=sys.stderr)
         return 1
     print(f"config: {', '.join(args.files)} match {args.schema}", file=sys.stderr)
     return 0
+
+
+def read_configs(paths):
+    """The config the files make together, each read strictly (check_syntax),
+    later files overriding earlier ones key by key, as Snakemake merges
+    --configfile files."""
+    merged = {}
+    for path in paths:
+        _update(merged, check_syntax(path))
+    return merged
 
 
 def _update(base, new):

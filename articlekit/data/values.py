@@ -22,8 +22,14 @@ A measured value carries its interval as three sibling leaves: `X.estimate`,
 `measured(values, "X.estimate")` returns it as a claims.Interval, so a claim
 about it is judged on the whole interval (articlekit.core.claims).
 
+A value an experiment declares derived from its other values (the
+envelope's `derived`) is listed under `derived`: its key and the keys it is
+computed from, so a reviewer recomputing it (`python -m articlekit
+reproduce`) is told which and gets them recomputed too.
+
 build/values.json: {"values": {key: value}, "sources": {key: {"artifact",
-"script", "experiment"}}, "versions": {experiment: versions}}.
+"script", "experiment"}}, "versions": {experiment: versions},
+"derived": {key: [keys it is computed from]}}.
 """
 
 import argparse
@@ -32,6 +38,11 @@ import sys
 from articlekit.data.baseline import load_baseline
 from articlekit.experiment.artifacts import check_envelope, envelope, read_artifact
 from articlekit.core.jsonio import write_json
+
+# The experiment name the baseline's values come under: published.<entry id>,
+# the edition's own numbers, cited rather than computed by this build.
+PUBLISHED = "published"
+
 
 def flatten(tree, prefix):
     """{"a": {"b": 1}, "c": [1, 2]} -> {"<prefix>.a.b": 1, "<prefix>.c": [1, 2]}."""
@@ -47,7 +58,7 @@ def flatten(tree, prefix):
 
 def merge(artifacts):
     """artifacts: iterable of (path, envelope). Returns the values document."""
-    values, sources, versions = {}, {}, {}
+    values, sources, versions, derived = {}, {}, {}, {}
     for path, env in artifacts:
         check_envelope(path, env)
         name = env["experiment"]
@@ -62,14 +73,30 @@ def merge(artifacts):
                 raise ValueError(f"{path}: key {key!r} is defined twice (a value and a param?)")
             values[key] = value
             sources[key] = source
-    return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions}
+        derived.update(_derived(path, name, env.get("derived") or {}, flat))
+    return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions,
+            "derived": dict(sorted(derived.items()))}
+
+
+def _derived(path, name, declared, flat):
+    """{key: [input keys]} of one envelope's `derived`, each path a value of
+    that same artifact (else ValueError naming the file and the path)."""
+    out = {}
+    for target, inputs in declared.items():
+        keys = [f"{name}.{p}" for p in [target, *inputs]]
+        missing = [p for p, k in zip([target, *inputs], keys) if k not in flat]
+        if missing:
+            raise ValueError(f"{path}: derived names {', '.join(map(repr, missing))}, which the artifact's values "
+                             "do not hold; name values by their dotted path under `values`")
+        out[keys[0]] = keys[1:]
+    return out
 
 
 def published_envelope(path):
     """The baseline's entries as an artifact: published.<id> = its value."""
     baseline = load_baseline(path)
     values = {entry.id: entry.value for entry in baseline.entries if entry.value is not None}
-    return envelope("published", path, params={}, values=values, versions={})
+    return envelope(PUBLISHED, path, params={}, values=values, versions={})
 
 
 def _artifact_of(sources, experiment):

@@ -24,7 +24,14 @@ This module is the one owner of the artifact envelope: it writes it
 (`read_artifact`, used by `articlekit values`):
 
     {"experiment": NAME, "script": PATH, "params": {...},
-     "versions": {"python": ..., DIST: ...}, "values": {...}}
+     "versions": {"python": ..., DIST: ...}, "values": {...},
+     "derived": {PATH: [PATH, ...]}}   # only when the experiment declares one
+
+`derived` says which values an experiment computes from its other values
+(a maximum over comparisons, a ratio of two timings), each a dotted path
+into `values`: run_experiment(..., derived={"overall": ["a.diff", "b.diff"]}).
+The values stage lists them (build/values.json `derived`), and `python -m
+articlekit reproduce` names and recomputes the inputs of such a key.
 """
 
 import argparse
@@ -46,6 +53,9 @@ from articlekit.core.jsonio import DiskFull, read_json, write_json
 log = logging.getLogger("experiment")
 
 ENVELOPE_FIELDS = ("experiment", "script", "values")
+# The param `--threads N` adds at run time (a job that takes every core):
+# recorded in the envelope's params, though no config file holds it.
+THREADS_PARAM = "threads"
 
 # Top-level packages that drew the figures save_figure wrote during this
 # run_experiment: their versions are recorded like the --library ones.
@@ -92,16 +102,20 @@ def _top_level_modules(dist):
     return sorted(found) or [dist.metadata["Name"].replace("-", "_").lower()]
 
 
-def envelope(experiment, script, params, values, versions):
-    """The artifact: the values with the parameters and versions that made them."""
-    return {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
+def envelope(experiment, script, params, values, versions, derived=None):
+    """The artifact: the values with the parameters and versions that made
+    them, and which of them are derived from which (when any are)."""
+    made = {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
             "values": values}
+    if derived:
+        made["derived"] = {path: list(inputs) for path, inputs in derived.items()}
+    return made
 
 
-def write_artifact(path, experiment, script, params, values, libraries=()):
+def write_artifact(path, experiment, script, params, values, libraries=(), derived=None):
     """Write the envelope atomically (articlekit.core.jsonio): a killed run leaves
     the old artifact or the new one, never half of one."""
-    write_json(path, envelope(experiment, script, params, values, library_versions(libraries)))
+    write_json(path, envelope(experiment, script, params, values, library_versions(libraries), derived))
 
 
 def check_envelope(path, artifact):
@@ -111,6 +125,11 @@ def check_envelope(path, artifact):
     for field in ENVELOPE_FIELDS:
         if field not in artifact:
             raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
+    derived = artifact.get("derived", {})
+    if not (isinstance(derived, dict) and all(
+            isinstance(inputs, list) and inputs and all(isinstance(i, str) for i in inputs) for inputs in derived.values())):
+        raise ValueError(f"{path}: 'derived' must map a value's path to the paths it is computed from, "
+                         f"e.g. {{\"overall\": [\"a.diff\", \"b.diff\"]}}, got {derived!r}")
     return artifact
 
 
@@ -258,7 +277,7 @@ def parse_command_line(name, argv=None):
     if args.threads is not None:
         if args.threads < 1:
             parser.error(f"--threads {args.threads}: give the number of cores, at least 1")
-        params["threads"] = args.threads
+        params[THREADS_PARAM] = args.threads
     if args.library is not None:
         libraries = args.library
     figures = {}
@@ -280,12 +299,13 @@ def _script_of(run):
         return path.as_posix()
 
 
-def run_experiment(name, run, plot=None, argv=None):
+def run_experiment(name, run, plot=None, argv=None, derived=None):
     """Run one experiment from the command line and write exactly its
-    declared outputs: the artifact and the figures asked for. A failure is
-    logged with its traceback (or, for a parameter or figure the config
-    does not declare, the line that asked and what to declare) and exits 1,
-    writing nothing."""
+    declared outputs: the artifact and the figures asked for. `derived`:
+    {path: [paths]}, the values run() computes from its other values. A
+    failure is logged with its traceback (or, for a parameter or figure the
+    config does not declare, the line that asked and what to declare) and
+    exits 1, writing nothing."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
     _saved.clear()
@@ -303,7 +323,7 @@ def run_experiment(name, run, plot=None, argv=None):
         values = run(params)
         if figures:
             _plot(name, plot, values, params, figures)
-        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with])
+        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with], derived)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             _fail(name, exc)

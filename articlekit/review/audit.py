@@ -52,6 +52,7 @@ from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.keys import split_key
+from articlekit.core.commands import reproduce_command
 
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
        EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
@@ -294,17 +295,18 @@ def to_markdown(report, publishing=Publishing()):
         lines.append("")
     lines += ["## Every printed value, by status", ""]
     lines += table(
-        ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script"],
+        ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script",
+         "recompute"],
         [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
           cell(" ".join(filter(None, [r["why"], _explained_text(r)]))), cell(_claims_text(r["claims"])),
-          cell(_source_text(r["source"]))]
+          cell(_source_text(r["source"])), code(reproduce_command(r["key"]))]
          for group in groups(report) for r in group])
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
         lines += table(
-            ["key", "printed", "claim", "where", "script"],
+            ["key", "printed", "claim", "where", "script", "recompute"],
             [[code(b["key"]), code(shorten(b["text"])), cell(_claims_text([b])) or "(none)",
-              cell(", ".join(b["locations"])), cell(_source_text(b["source"]))]
+              cell(", ".join(b["locations"])), cell(_source_text(b["source"])), code(reproduce_command(b["key"]))]
              for b in report["other_bindings"]])
     else:
         lines.append("None: every bound value is in the baseline.")
@@ -329,6 +331,7 @@ def _group_data(group):
     return {
         "key": first["key"], "class": first["class"],
         "script": _source_text(first["source"]) if first["source"] else None,
+        "reproduce": reproduce_command(first["key"]),
         "entries": [{"id": r["id"], "published": r["published"],
                      "regenerated": None if r["regenerated"] is None else shorten(r["regenerated"], 160),
                      "section": r["where"]["section"], "quote": r["where"]["quote"]} for r in group],
@@ -356,7 +359,8 @@ def page_data(report, publishing=Publishing()):
         "statuses": [{**card, "groups": [_group_data(g) for g in all_groups if g[0]["status"] == card["label"]]}
                      for card in cards if card["label"] != CITED],
         "other_bindings": [{"key": b["key"], "printed": shorten(b["text"]), "marks": _claim_marks([b]),
-                            "where": ", ".join(b["locations"]), "script": _source_text(b["source"])}
+                            "where": ", ".join(b["locations"]), "script": _source_text(b["source"]),
+                            "reproduce": reproduce_command(b["key"])}
                            for b in report["other_bindings"]],
         "cited": {"label": CITED, "css": CSS[CITED],
                   "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],

@@ -13,7 +13,8 @@ pdf_finish.lua: Typst layout for the PDF edition, after the shortcodes ran
   not hold in its status's colour (pdf_style.typ's claim-mark).
 ]]
 
-local PROVENANCE_WIDTHS = { 0.25, 0.17, 0.18, 0.16, 0.12, 0.12 }
+-- key, as quoted, raw value, claims, artifact, script, the command that recomputes it
+local PROVENANCE_WIDTHS = { 0.2, 0.13, 0.15, 0.12, 0.11, 0.11, 0.18 }
 
 -- keys, paths and long numbers may break after . / _ (a zero-width space);
 -- the table (which Pandoc puts in a figure) runs on over as many pages as it needs

@@ -14,7 +14,7 @@ it (shortcodes as spans), then quarto_shortcodes.lua, then pdf_finish.lua:
   folder, where relative paths start.
 ]]
 
--- a landscape page: the provenance table's six columns need the width
+-- a landscape page: the provenance table's seven columns need the width
 local APPENDIX = [[
 #set page(flipped: true)
 #counter(heading).update(0)
