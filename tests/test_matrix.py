@@ -132,6 +132,27 @@ def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path,
                                  "reason": "environment broken did not install"}
 
 
+def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
+    """As pip installs: otherwise every experiment in the environment compiles
+    torch's modules again on import (where Python may not cache them:
+    PYTHONDONTWRITEBYTECODE, a read-only shared filesystem), seconds per job."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    project = tmp_path / "tiny"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=64"]\n'
+                                            'build-backend = "setuptools.build_meta"\n'
+                                            '[project]\nname = "tiny"\nversion = "0"\n'
+                                            '[tool.setuptools]\npy-modules = ["tiny"]\n')
+    (project / "tiny.py").write_text("")
+    lock = tmp_path / "requirements.lock"
+    assert matrixenv.lock("tiny", ["pyyaml>=6"], lock) == 0
+    venv, out = tmp_path / "venv", tmp_path / "freeze.json"
+    assert matrixenv.install("tiny", lock, venv, out, tmp_path / "install.log", project=project) == 0
+    assert read_json(out)["installed"], (tmp_path / "install.log").read_text()
+    [site] = venv.glob("lib/python*/site-packages")
+    assert list((site / "yaml" / "__pycache__").glob("__init__.*.pyc")), "yaml was installed without bytecode"
+
+
 # ---- the page: how rows are judged -----------------------------------------------
 
 ARTICLE = """\
