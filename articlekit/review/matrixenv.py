@@ -216,9 +216,11 @@ def install(label, lock_file, venv, out, log_path, project="."):
 
 # ---- run: one experiment in one environment ----------------------------------------
 
-def run_experiment(environment, experiment, params, out, log_path=None, libraries=()):
+def run_experiment(environment, experiment, params, out, log_path=None, libraries=(), limits=()):
     """Run experiments/<experiment>.py with the environment's Python and the
-    main build's params; or record that its environment did not install."""
+    main build's params; or record that its environment did not install.
+    limits: the script's own flags for what the job got (`--mem-mb M
+    --runtime MIN`), which it checks its footprint against."""
     record = read_json(environment)
     if not record["installed"]:
         write_json(out, {"experiment": experiment, "not_run": True, "log": record["log"],
@@ -230,7 +232,8 @@ def run_experiment(environment, experiment, params, out, log_path=None, librarie
         # The exact params of the main rule, as the script's own --config file.
         config_file = Path(tmp) / "params.yaml"
         config_file.write_text(yaml.safe_dump({experiment: params}), encoding="utf-8")
-        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), "--json", str(out),
+        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), *limits,
+                   "--json", str(out),
                    # the versions the columns compare, recorded in each artifact
                    *(f"--library={name}" for name in libraries)]
         # The venv's own packages only: nothing of the main environment leaks in.
@@ -266,6 +269,8 @@ def main(argv=None):
     p.add_argument("--experiment", required=True)
     p.add_argument("--params", required=True, help="the experiment's params as JSON")
     p.add_argument("--threads", type=int, help="the cores the job got, for an experiment that takes every core")
+    p.add_argument("--mem-mb", help="the memory the job got (MB), passed to the script, which checks its sizes")
+    p.add_argument("--runtime", help="the time the job got (minutes), likewise")
     p.add_argument("--out", required=True)
     p.add_argument("--log")
     p.add_argument("--library", action="append", default=[], metavar="DIST",
@@ -286,7 +291,9 @@ def _dispatch(args):
     params = json.loads(args.params)
     if args.threads is not None:
         params["threads"] = args.threads
-    return run_experiment(args.environment, args.experiment, params, args.out, args.log, args.library)
+    limits = [arg for flag, value in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime)) if value is not None
+              for arg in (flag, value)]
+    return run_experiment(args.environment, args.experiment, params, args.out, args.log, args.library, limits)
 
 
 if __name__ == "__main__":

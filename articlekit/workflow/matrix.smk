@@ -64,19 +64,22 @@ rule matrix_experiment:
     benchmark:
         "benchmarks/out/matrix/{label}/{experiment}.tsv"
     threads: matrix_threads
+    # The experiment's own entry (config experiments:), as its main rule
+    # asks: the same script, run in another environment.
     resources:
-        mem_mb=1000,
-        runtime=15,
+        mem_mb=matrix_mem_mb,
+        runtime=matrix_runtime,
     params:
         config=matrix_params,
         threads=matrix_threads_argument,
+        limits=matrix_limits_argument,
         libraries=lambda wildcards: library_arguments(
             EXPERIMENT_BY_NAME[wildcards.experiment]
         ),
     shell:
         "python -m articlekit.review.matrixenv run --environment {input.environment} "
         "--experiment {wildcards.experiment} --params {params.config:q} {params.threads} "
-        "{params.libraries} --out {output.json} --log {log}"
+        "{params.limits} {params.libraries} --out {output.json} --log {log}"
 
 
 rule matrix_column:
