@@ -186,10 +186,12 @@ def install(label, lock_file, venv, out, log_path, project="."):
     venv, python = Path(venv), Path(venv) / "bin" / "python"
     steps = [
         [uv, "venv", "--python", sys.executable, "--clear", str(venv)],
-        # --compile-bytecode: as pip does by default. uv does not, and a venv
-        # without bytecode compiles torch's 2,000 modules on every import
-        # (PYTHONDONTWRITEBYTECODE, or a read-only shared filesystem, keeps
-        # Python from caching it): about 15 s of each experiment's start.
+        # --compile-bytecode: as pip does by default. uv does not, and where
+        # Python may not cache what it compiles (PYTHONDONTWRITEBYTECODE, a
+        # read-only shared filesystem) every experiment in the venv compiles
+        # the torch modules it imports again: about 3.5 s of CPU per job on
+        # the development machine, paid on every rerun of the cells, against
+        # about 20 s once per install.
         [uv, "pip", "sync", str(lock_file), "--python", str(python), "--compile-bytecode",
          *uv_source_flags(settings)],
         # --no-deps: the lock already holds every requirement; editable, so the
