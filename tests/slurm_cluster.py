@@ -31,7 +31,12 @@ from pathlib import Path
 
 BINARIES = ["munged", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scancel", "scontrol"]
 PARTITION = "debug"
-MIN_JOB_AGE = 300  # seconds squeue keeps a finished job; >= 3x the first status check delay
+# Seconds squeue keeps a finished job: at least 3x the first status check
+# delay (the plugin's rule), and longer than a whole test module takes on a
+# busy machine, since the tests read the jobs that ran from squeue at the end
+# (no accounting database). At SLURM's default of 300 s, a 7-minute build
+# under load had already lost its first jobs.
+MIN_JOB_AGE = 7200
 START_TIMEOUT = 60
 STOP_TIMEOUT = 10
 COMMAND_TIMEOUT = 20

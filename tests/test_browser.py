@@ -1,7 +1,7 @@
-"""The built pages, as a reader's browser shows them: build/article.html and
-build/audit.html in headless Chromium (Debian's chromium and chromium-driver,
-driven by Selenium; nothing is downloaded at run time), at a desktop width
-and a phone width.
+"""The built pages, as a reader's browser shows them: build/article.html,
+build/audit.html and the version matrix's build/matrix.html in headless
+Chromium (Debian's chromium and chromium-driver, driven by Selenium; nothing
+is downloaded at run time), at a desktop width and a phone width.
 
 The page as built, and the article rendered again by Quarto when `quarto`
 is on PATH (its MathML and its scripts must stay offline too). On each page
@@ -24,8 +24,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from articlekit.article.shortcodes import scan
+from articlekit.core.jsonio import write_json
+from articlekit.data.publishing import parse as parse_publishing
+from articlekit.review import matrix as matrixlib
 from tests.test_examples import EXAMPLE, copy_article
 from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder
@@ -107,9 +111,35 @@ def build_example(dest):
     return work / "build"
 
 
+def build_matrix_page(project, dest):
+    """build/matrix.html as `snakemake matrix` writes it, from the built
+    project's results (no environment is installed here): two environments
+    that built and one that did not, whose card names its log (a path
+    longer than a phone is wide)."""
+    config = yaml.safe_load((project / "config" / "test.yaml").read_text(encoding="utf-8"))
+    publishing = parse_publishing(config["publishing"])
+    shared = [project / "results" / f"{name}.json" for name in [*config["matrix"]["exclude"], "listings"]]
+    results = [p for p in sorted((project / "results").glob("*.json")) if p not in shared]
+    built = dest / "freeze.json"
+    write_json(built, {"label": "here", "installed": True, "log": "logs/matrix/here/install.log"})
+    columns = [matrixlib.column(label, ["numpy==2.4.6", "torch==2.13.0"], built, results, shared,
+                                project / "article" / "index.qmd", project / "baseline" / "published.yaml",
+                                publishing)
+               for label in ("numpy-2.4.6", "numpy-2.4.6-again")]
+    log = "logs/matrix/numpy-1.26.4-with-a-long-label/install.log"
+    columns.append({"label": "numpy-1.26.4-with-a-long-label", "pins": ["numpy==1.26.4", "torch==2.13.0"],
+                    "installed": False, "log": log, "versions": {}, "shared": [], "bindings": None,
+                    "failed": [{"experiment": "(install)", "reason": "no such wheel", "log": log}]})
+    page = dest / "build" / "matrix.html"
+    page.parent.mkdir()
+    page.write_text(matrixlib.to_html(matrixlib.build(columns, publishing=publishing), publishing), encoding="utf-8")
+    return page.parent
+
+
 # The page as built, the article rendered again by Quarto (the audit page
 # does not depend on the renderer: it is checked as built only), and the
-# second article's pages.
+# second article's pages. The matrix page is checked as made from the
+# build (its own render, "matrix").
 RENDERS = ["as-built", "quarto", "example"]
 
 
@@ -125,6 +155,8 @@ def build_dirs(built_project, tmp_path_factory):
                 made[render] = render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
             elif render == "example":
                 made[render] = build_example(tmp_path_factory.mktemp("example"))
+            elif render == "matrix":
+                made[render] = build_matrix_page(built_project, tmp_path_factory.mktemp("matrix"))
             else:
                 made[render] = built_project / "build"
         return made[render]
@@ -153,7 +185,7 @@ def open_page(driver, path, width):
 
 
 CASES = [(render, page, width) for render in RENDERS for page in PAGES for width in WIDTHS
-         if render != "quarto" or page == "article.html"]
+         if render != "quarto" or page == "article.html"] + [("matrix", "matrix.html", width) for width in WIDTHS]
 
 
 @pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])

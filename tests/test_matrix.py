@@ -9,6 +9,7 @@ builds two real environments with uv.
 import json
 import re
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -130,6 +131,59 @@ def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path,
     assert matrixenv.run_experiment(out, "scaling", {}, result) == 0
     assert read_json(result) == {"experiment": "scaling", "not_run": True, "log": str(log),
                                  "reason": "environment broken did not install"}
+
+
+def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
+    """As pip installs: otherwise every experiment in the environment compiles
+    torch's modules again on import (where Python may not cache them:
+    PYTHONDONTWRITEBYTECODE, a read-only shared filesystem), seconds per job."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    project = tmp_path / "tiny"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=64"]\n'
+                                            'build-backend = "setuptools.build_meta"\n'
+                                            '[project]\nname = "tiny"\nversion = "0"\n'
+                                            '[tool.setuptools]\npy-modules = ["tiny"]\n')
+    (project / "tiny.py").write_text("")
+    lock = tmp_path / "requirements.lock"
+    assert matrixenv.lock("tiny", ["pyyaml>=6"], lock) == 0
+    venv, out = tmp_path / "venv", tmp_path / "freeze.json"
+    assert matrixenv.install("tiny", lock, venv, out, tmp_path / "install.log", project=project) == 0
+    assert read_json(out)["installed"], (tmp_path / "install.log").read_text()
+    [site] = venv.glob("lib/python*/site-packages")
+    assert list((site / "yaml" / "__pycache__").glob("__init__.*.pyc")), "yaml was installed without bytecode"
+
+
+def test_an_experiment_in_an_environment_checks_its_sizes_against_its_jobs_limits(tmp_path, repo_root, monkeypatch):
+    """The limits the job got reach the script, which refuses before any
+    work what its footprint says will not fit, as in the main build."""
+    monkeypatch.chdir(repo_root)  # `python -m experiments.example`, from this checkout
+    environment = tmp_path / "freeze.json"
+    write_json(environment, {"label": "here", "installed": True, "log": "install.log", "python": sys.executable})
+    out, log = tmp_path / "example.json", tmp_path / "example.log"
+    params = {"n_tokens": 5, "d_k": 4, "seed": 1}
+    assert matrixenv.main(["run", "--environment", str(environment), "--experiment", "example",
+                           "--params", json.dumps(params), "--mem-mb", "1", "--runtime", "5",
+                           "--out", str(out), "--log", str(log)]) == 0
+    assert read_json(out)["not_run"] is True
+    assert "more than the 1 MB its rule declares (experiments.example.mem_mb)" in log.read_text()
+
+
+def test_each_cell_of_the_matrix_asks_for_its_experiments_own_resources(tmp_path):
+    """A cell is the experiment's script in another environment: on a cluster
+    its job gets what the experiment's entry declares, not one size for all."""
+    work = copy_project(tmp_path / "project")
+    config = yaml.safe_load((work / "config/test.yaml").read_text())
+    config["experiments"]["parity"].update(mem_mb=1234, runtime=7)
+    (work / "bigger.yaml").write_text(yaml.safe_dump({
+        "experiments": config["experiments"],
+        "matrix": {"exclude": ["timing"], "environments": [config["matrix"]["environments"][0]]}}))
+    out = _snakemake(work, "matrix", "--dry-run", "--printshellcmds", also=["bigger.yaml"]).stdout
+    blocks = re.split(r"^(?:local)?rule ", out, flags=re.M)  # one per planned job
+    jobs = {m.group(1): block for block in blocks if (m := re.search(r"experiment=(\w+)", block))}
+    assert "runtime=7, mem_mb=1234" in jobs["parity"], jobs.get("parity")
+    assert "--mem-mb 1234 --runtime 7" in jobs["parity"]
+    assert "runtime=5, mem_mb=600" in jobs["environment"] and "--mem-mb 600 --runtime 5" in jobs["environment"]
 
 
 # ---- the page: how rows are judged -----------------------------------------------

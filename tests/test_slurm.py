@@ -6,6 +6,10 @@ twin of profiles/slurm), and again locally in a second copy. Every artifact
 must agree, except what may differ between any two builds (timings, date,
 host, executor), and every rule must have run as its own SLURM job.
 
+The version matrix likewise (`snakemake matrix` on tests/slurm/matrix.yaml,
+one environment): each cell (one experiment in one environment) a SLURM job,
+the environments made where Snakemake runs, the results the local run's.
+
 Skipped, with the reason, where SLURM or munge is missing or cannot start;
 with REQUIRE_SLURM=1 (CI, after .ci/install-slurm.sh) that is a failure.
 """
@@ -20,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.workspace import copy_project
 
@@ -28,8 +33,9 @@ from slurm_cluster import LocalSlurm, SlurmUnavailable, missing_requirements  # 
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
-FAST = ["--configfile", "config/test.yaml"]
+FAST = ["config/test.yaml"]
 PROFILE = "tests/slurm/profile"
+MATRIX = [*FAST, "tests/slurm/matrix.yaml"]
 # Both builds get every core of this machine, the test cluster's one node.
 # (Inside a SLURM job the rule runs under `snakemake --cores all`, which
 # counts the CPUs the job may use: with the test cluster's task/none, all of
@@ -77,10 +83,11 @@ def cluster():
         local_slurm.stop()
 
 
-def snakemake(workdir, args, env, timeout):
+def snakemake(workdir, args, env, timeout, configfiles=FAST):
     """Run snakemake in workdir; kill its whole process group on timeout."""
     env = dict(env, PYTHONPATH=str(workdir))  # the copy's code, not the editable install's
-    cmd = ["snakemake", *args, "--cores", str(CORES), *FAST]
+    # one --configfile for them all: a second would replace the first
+    cmd = ["snakemake", *args, "--cores", str(CORES), "--configfile", *configfiles]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
@@ -97,23 +104,37 @@ def snakemake(workdir, args, env, timeout):
     return out
 
 
+def local_environment():
+    """os.environ without SLURM's variables: a run that is not a SLURM job."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+
+
+def run_locally(tmp_path_factory, name, args, configfiles=FAST):
+    """snakemake ARGS in a fresh copy of the project -> (copy, its output)."""
+    work = copy_project(tmp_path_factory.mktemp(name) / "project")
+    return work, snakemake(work, args, local_environment(), LOCAL_TIMEOUT, configfiles)
+
+
+def run_on_the_cluster(tmp_path_factory, cluster, name, args, configfiles=FAST):
+    """snakemake ARGS --profile PROFILE in a fresh copy -> (copy, its output);
+    on failure, the daemons' logs too."""
+    work = copy_project(tmp_path_factory.mktemp(name) / "project")
+    try:
+        return work, snakemake(work, [*args, "--profile", PROFILE], cluster.env, SLURM_TIMEOUT, configfiles)
+    except BaseException:
+        print(cluster.describe(), file=sys.stderr)
+        raise
+
+
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory):
-    work = copy_project(tmp_path_factory.mktemp("local") / "project")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    out = snakemake(work, [], env, LOCAL_TIMEOUT)
+    work, out = run_locally(tmp_path_factory, "local", [])
     return work, set(FINISHED.findall(out)) - {"all"}
 
 
 @pytest.fixture(scope="module")
 def slurm_build(tmp_path_factory, cluster):
-    work = copy_project(tmp_path_factory.mktemp("cluster") / "project")
-    try:
-        out = snakemake(work, ["--profile", PROFILE], cluster.env, SLURM_TIMEOUT)
-    except BaseException:
-        print(cluster.describe(), file=sys.stderr)
-        raise
-    return work, out
+    return run_on_the_cluster(tmp_path_factory, cluster, "cluster", [])
 
 
 def artifacts(root):
@@ -126,7 +147,7 @@ def artifacts(root):
 
 def comparable(path, root):
     data = json.loads((root / path).read_text())
-    if path == "results/environment.json":
+    if Path(path).name == "environment.json":  # the main build's, or a matrix cell's
         for key in VOLATILE_ENVIRONMENT:
             data["values"].pop(key, None)
     if path in TIMED:
@@ -165,3 +186,73 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
         pytest.skip("the build has no timing rule")
     timing = [job for job in cluster.jobs() if job["comment"] == "rule_timing"]
     assert timing and all(job["oversubscribe"] == "NO" for job in timing), timing
+
+
+# ---- the version matrix ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def local_matrix(tmp_path_factory):
+    return run_locally(tmp_path_factory, "matrix-local", ["matrix"], MATRIX)[0]
+
+
+@pytest.fixture(scope="module")
+def slurm_matrix(tmp_path_factory, cluster):
+    return run_on_the_cluster(tmp_path_factory, cluster, "matrix-cluster", ["matrix"], MATRIX)[0]
+
+
+def matrix_config(root):
+    with open(root / "tests/slurm/matrix.yaml", encoding="utf-8") as f:
+        matrix = yaml.safe_load(f)["matrix"]
+    with open(root / "config/test.yaml", encoding="utf-8") as f:
+        experiments = [name for name in yaml.safe_load(f)["experiments"] if name not in matrix["exclude"]]
+    return matrix["environments"], experiments
+
+
+def matrix_rows(root):
+    """build/matrix.json without the rows of where and when it ran."""
+    matrix = json.loads((root / "build/matrix.json").read_text())
+    matrix["rows"] = [row for row in matrix["rows"]
+                      if row["key"] not in {f"environment.{key}" for key in VOLATILE_ENVIRONMENT}]
+    return matrix
+
+
+def test_the_matrix_through_slurm_gives_the_local_matrix(cluster, local_matrix, slurm_matrix):
+    def results(root):
+        return sorted(str(p.relative_to(root)) for p in (root / "results/matrix").rglob("*") if p.is_file())
+
+    cells = results(local_matrix)
+    environments, experiments = matrix_config(local_matrix)
+    assert len(cells) == len(environments) * (len(experiments) + 2)  # + its lock and what it installed
+    assert results(slurm_matrix) == cells
+    for path in (p for p in cells if p.endswith(".json")):
+        assert comparable(path, slurm_matrix) == comparable(path, local_matrix), path
+    for path in (p for p in cells if p.endswith(".lock")):
+        assert (slurm_matrix / path).read_text() == (local_matrix / path).read_text(), path
+    # the page's own data: every claim, text and value of the article, judged alike
+    remote, local = matrix_rows(slurm_matrix), matrix_rows(local_matrix)
+    assert remote == local and local["rows"] and local["left_out"] == ["listings", "timing"]
+    assert all(env["complete"] and env["claims_held"] > 0 for env in local["environments"])
+
+
+def test_each_matrix_cell_ran_as_its_own_slurm_job_in_its_environment(cluster, slurm_matrix):
+    environments, experiments = matrix_config(slurm_matrix)
+    logs = slurm_matrix / ".snakemake/slurm_logs"
+    for environment in environments:
+        label = environment["label"]
+        numpy = next(pin.split("==")[1] for pin in environment["pins"] if pin.startswith("numpy=="))
+        for experiment in experiments:
+            # the plugin's per-job log, written by slurmd on the node
+            assert list((logs / "rule_matrix_experiment" / f"{label}_{experiment}").glob("*.log")), experiment
+            cell = json.loads((slurm_matrix / f"results/matrix/{label}/{experiment}.json").read_text())
+            assert cell["versions"]["numpy"] == numpy, experiment  # in its environment, not the main one
+        where = json.loads((slurm_matrix / f"results/matrix/{label}/environment.json").read_text())["values"]
+        assert where["executor"] == "slurm" and where["slurm_job_id"] in {
+            log.stem for log in (logs / "rule_matrix_experiment" / f"{label}_environment").glob("*.log")}
+        assert list((logs / "rule_matrix_column" / label).glob("*.log"))
+        # Made where Snakemake runs (the login node reaches the package index),
+        # bytecode and all, so that no cell compiles torch again on import.
+        venv = slurm_matrix / ".venv-matrix" / label
+        assert list(venv.glob("lib/python*/site-packages/torch/__pycache__/__init__.*.pyc"))
+    assert list((logs / "rule_matrix_report").glob("*.log"))
+    made_here = {"matrix_lock", "matrix_env", "matrix"}
+    assert not made_here & {d.name.removeprefix("rule_") for d in logs.iterdir()}, sorted(logs.iterdir())

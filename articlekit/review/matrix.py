@@ -245,7 +245,9 @@ def _card_data(s, publishing):
             "got": publishing.versions_text(s["versions"]) or "nothing",
             "bad": bool(s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"]
                         or not s["complete"]),
-            "status": None if s["complete"] else _status(s),
+            # each failure with its log, laid out by the template (the markdown's
+            # _status() writes the log in backticks)
+            "failures": [] if s["complete"] else [{"what": f["experiment"], "log": f["log"]} for f in s["failed"]],
             "facts": [*_claim_counts(s), ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]}
 
 

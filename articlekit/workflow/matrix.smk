@@ -10,6 +10,14 @@
 # An environment that does not install, or an experiment that crashes in it,
 # is recorded, not fatal: the others are still built, and the `matrix` rule
 # then fails naming its log.
+#
+# On a cluster (--profile profiles/slurm) the cells (one experiment in one
+# environment), the columns and the page are jobs; the environments are made
+# where Snakemake runs, as its own --use-conda makes conda environments: the
+# login node reaches the package index, compute nodes often do not, and the
+# venvs land on the shared filesystem the jobs read. The final check runs
+# there too, so that its message about a failed environment is printed in the
+# terminal, not in a job's log.
 
 
 include: "matrix_common.smk"
@@ -22,6 +30,7 @@ rule matrix_lock:
         "logs/matrix/{label}/lock.log",
     benchmark:
         "benchmarks/out/matrix/{label}/lock.tsv"
+    localrule: True
     resources:
         mem_mb=500,
         runtime=5,
@@ -43,6 +52,7 @@ rule matrix_env:
         "logs/matrix/{label}/install.log",
     benchmark:
         "benchmarks/out/matrix/{label}/install.tsv"
+    localrule: True
     resources:
         mem_mb=2000,
         runtime=30,
@@ -64,19 +74,22 @@ rule matrix_experiment:
     benchmark:
         "benchmarks/out/matrix/{label}/{experiment}.tsv"
     threads: matrix_threads
+    # The experiment's own entry (config experiments:), as its main rule
+    # asks: the same script, run in another environment.
     resources:
-        mem_mb=1000,
-        runtime=15,
+        mem_mb=matrix_mem_mb,
+        runtime=matrix_runtime,
     params:
         config=matrix_params,
         threads=matrix_threads_argument,
+        limits=matrix_limits_argument,
         libraries=lambda wildcards: library_arguments(
             EXPERIMENT_BY_NAME[wildcards.experiment]
         ),
     shell:
         "python -m articlekit.review.matrixenv run --environment {input.environment} "
         "--experiment {wildcards.experiment} --params {params.config:q} {params.threads} "
-        "{params.libraries} --out {output.json} --log {log}"
+        "{params.limits} {params.libraries} --out {output.json} --log {log}"
 
 
 rule matrix_column:
@@ -135,5 +148,6 @@ rule matrix:
         html="build/matrix.html",
     log:
         "logs/matrix/check.log",
+    localrule: True
     shell:
         "python -m articlekit.review.matrix check {input.json} 2> {log} || (cat {log} >&2; exit 1)"

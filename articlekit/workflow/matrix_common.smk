@@ -42,6 +42,20 @@ def matrix_threads_argument(wildcards, threads):
     return EXPERIMENT_BY_NAME[wildcards.experiment].threads_argument(threads)
 
 
+def matrix_mem_mb(wildcards):
+    return EXPERIMENT_BY_NAME[wildcards.experiment].mem_mb
+
+
+def matrix_runtime(wildcards):
+    return EXPERIMENT_BY_NAME[wildcards.experiment].runtime
+
+
+def matrix_limits_argument(wildcards, resources):
+    """`--mem-mb M --runtime MIN`: what the job got, checked by the script
+    against its footprint as in the main build (derived: reruns nothing)."""
+    return EXPERIMENT_BY_NAME[wildcards.experiment].limits_argument(resources)
+
+
 def matrix_threads(wildcards):
     threads = experiment_threads(EXPERIMENT_BY_NAME[wildcards.experiment])
     return threads(wildcards) if callable(threads) else threads
