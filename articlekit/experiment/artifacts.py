@@ -169,7 +169,7 @@ def save_figure(fig, path):
 # ---- the entry point -------------------------------------------------------------
 
 
-def _configure_logging(log_file=None):
+def configure_logging(log_file=None):
     handlers = [logging.StreamHandler(sys.stderr)]
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
@@ -275,7 +275,7 @@ def run_experiment(name, run, plot=None, argv=None):
     declared outputs: the artifact and the figures asked for."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
-    _configure_logging(log_file)
+    configure_logging(log_file)
     try:
         found = footprint.check_run(name, run, params, mem_mb, runtime)
     except footprint.SizeError as exc:

@@ -1,0 +1,58 @@
+# Shared names for robustness.smk: the checked `robustness:` config, which
+# experiments the sweep runs, its chunks, and the rules' param functions.
+
+from articlekit.experiment.sweep import chunk_ranges
+
+ROBUSTNESS_EXPERIMENTS = [e.name for e in ROBUSTNESS.experiments]
+ROBUSTNESS_BY_NAME = {e.name: e for e in ROBUSTNESS.experiments}
+ROBUSTNESS_CHUNK_RANGES = chunk_ranges(ROBUSTNESS.seeds, ROBUSTNESS.chunk)
+ROBUSTNESS_CHUNKS = expand(
+    "results/robustness/{experiment}/chunk-{chunk}.json",
+    experiment=ROBUSTNESS_EXPERIMENTS,
+    chunk=range(len(ROBUSTNESS_CHUNK_RANGES)),
+)
+ROBUSTNESS_SETTINGS_JSON = json.dumps(ROBUSTNESS.report_settings)
+
+
+wildcard_constraints:
+    chunk=r"\d+",
+
+
+def robustness_code(wildcards):
+    return experiment_code(wildcards.experiment)
+
+
+def robustness_params(wildcards):
+    """The experiment's params with the article's seed, as JSON: a plain
+    value of the wildcards, so an edited parameter reruns every chunk."""
+    return experiment_params(ROBUSTNESS_BY_NAME[wildcards.experiment])
+
+
+def robustness_seed_arguments(wildcards):
+    """`--first F --count C`: which of the sweep's seeds the chunk runs (a
+    new chunk size or seed count reruns the chunks it changes)."""
+    first, count = ROBUSTNESS_CHUNK_RANGES[int(wildcards.chunk)]
+    return f"--first {first} --count {count}"
+
+
+def robustness_versions(wildcards):
+    versions = library_versions(ROBUSTNESS_BY_NAME[wildcards.experiment])
+    return versions(wildcards) if callable(versions) else versions
+
+
+def robustness_library_arguments(wildcards):
+    return library_arguments(ROBUSTNESS_BY_NAME[wildcards.experiment])
+
+
+def robustness_mem_mb(wildcards):
+    return ROBUSTNESS_BY_NAME[wildcards.experiment].mem_mb
+
+
+def robustness_runtime(wildcards):
+    return ROBUSTNESS_BY_NAME[wildcards.experiment].runtime
+
+
+def robustness_outputs():
+    """Every file of the sweep, for the default target of an article that
+    binds its keys (see every_output)."""
+    return [*ROBUSTNESS_CHUNKS, ROBUSTNESS_JSON, "build/robustness.md", "build/robustness.html"]
