@@ -200,8 +200,10 @@ def build(sweep, values, printed, claimed, settings):
                                                           "differs") if k in row}
 
     for (key, expect), locations in claimed.items():
-        touched = [_seeded(ref, swept) for ref in [key, *claimlib.keys_referenced(expect)]]
-        if not any(touched) or any(ref.startswith("robustness.") for ref in claimlib.keys_referenced(expect)):
+        refs = [key, *claimlib.keys_referenced(expect)]
+        touched = [_seeded(ref, swept) for ref in refs]
+        # a claim about the sweep itself is bind's to judge, on the sweep's results
+        if not any(touched) or any(ref.startswith("robustness.") for ref in refs):
             continue
         needs = {e for e in touched if e}
         at_seed, message = _judge(expect, key, values)

@@ -21,6 +21,9 @@ rule robustness_chunk:
         json="results/robustness/{experiment}/chunk-{chunk}.json",
     log:
         "logs/robustness/{experiment}/chunk-{chunk}.log",
+    wildcard_constraints:
+        experiment=ROBUSTNESS_WILDCARD,
+        chunk=r"\d+",
     benchmark:
         "benchmarks/out/robustness/{experiment}/chunk-{chunk}.tsv"
     resources:
@@ -65,9 +68,11 @@ rule robustness_report:
         "--json {output.json} --md {output.md} --html {output.html} 2> {log}"
 
 
-# The one command: the page, and its one-line summary.
+# The one command: the page, and its one-line summary. The chunks are its
+# inputs too: Snakemake would not remake a missing one while the page exists.
 rule robustness:
     input:
+        chunks=ROBUSTNESS_CHUNKS,
         json=ROBUSTNESS_JSON,
         md="build/robustness.md",
         html="build/robustness.html",

@@ -1,6 +1,8 @@
 # Shared names for robustness.smk: the checked `robustness:` config, which
 # experiments the sweep runs, its chunks, and the rules' param functions.
 
+import re
+
 from articlekit.experiment.sweep import chunk_ranges
 
 ROBUSTNESS_EXPERIMENTS = [e.name for e in ROBUSTNESS.experiments]
@@ -11,11 +13,9 @@ ROBUSTNESS_CHUNKS = expand(
     experiment=ROBUSTNESS_EXPERIMENTS,
     chunk=range(len(ROBUSTNESS_CHUNK_RANGES)),
 )
+# Only the swept experiments name a chunk's folder.
+ROBUSTNESS_WILDCARD = "|".join(map(re.escape, ROBUSTNESS_EXPERIMENTS)) or "(?!)"
 ROBUSTNESS_SETTINGS_JSON = json.dumps(ROBUSTNESS.report_settings)
-
-
-wildcard_constraints:
-    chunk=r"\d+",
 
 
 def robustness_code(wildcards):
@@ -55,4 +55,9 @@ def robustness_runtime(wildcards):
 def robustness_outputs():
     """Every file of the sweep, for the default target of an article that
     binds its keys (see every_output)."""
-    return [*ROBUSTNESS_CHUNKS, ROBUSTNESS_JSON, "build/robustness.md", "build/robustness.html"]
+    return [
+        *ROBUSTNESS_CHUNKS,
+        ROBUSTNESS_JSON,
+        "build/robustness.md",
+        "build/robustness.html",
+    ]
