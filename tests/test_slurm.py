@@ -165,3 +165,19 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
         pytest.skip("the build has no timing rule")
     timing = [job for job in cluster.jobs() if job["comment"] == "rule_timing"]
     assert timing and all(job["oversubscribe"] == "NO" for job in timing), timing
+
+
+def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cluster, local_build, slurm_build):
+    """The article binds the sweep's keys, so both builds ran it (config/test.yaml's
+    robustness: a few seeds): each chunk its own SLURM job, each chunk and the
+    summary equal to the local run's (a sweep holds no timings)."""
+    local, _ = local_build
+    remote, _ = slurm_build
+    chunks = sorted(str(p.relative_to(local)) for p in (local / "results/robustness").glob("*/chunk-*.json"))
+    assert chunks, "the local build ran no sweep"
+    for path in [*chunks, "build/robustness.json"]:
+        assert json.loads((remote / path).read_text()) == json.loads((local / path).read_text()), path
+    assert (remote / "build/robustness.md").read_text() == (local / "build/robustness.md").read_text()
+    completed = [job for job in cluster.jobs() if job["comment"] == "rule_robustness_chunk"
+                 and job["state"] == "COMPLETED"]
+    assert len(completed) == len(chunks), completed
