@@ -3,7 +3,8 @@ process, each chunk of seeds a job of its own; a seed whose run raises is
 counted with its error; a killed sweep resumes from the chunks it had not
 written; the summary's keys are values the article can bind.
 
-The sweep's runner is articlekit/experiment/sweep.py, its summary and page
+The sweep's runner is articlekit/experiment/sweep.py, its summary (what the
+article binds) articlekit/article/robustness.py, its page
 articlekit/review/robustness.py, its rules articlekit/workflow/robustness.smk.
 """
 
@@ -22,8 +23,9 @@ from articlekit.core import keys
 from articlekit.core.status import FAILS, HOLDS
 from articlekit.data.config import ConfigError, check_config
 from articlekit.data.values import merge
+from articlekit.article import robustness
 from articlekit.experiment import sweep
-from articlekit.review import robustness
+from articlekit.review import robustness as robustness_page
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 # ---- the runner ------------------------------------------------------------------------
@@ -97,9 +99,9 @@ def test_a_failed_seed_is_counted_not_dropped():
     assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2}
     [toy] = report["experiments"]
     assert (toy["ran"], toy["failed"]) == (2, 1)
-    assert toy["errors"][0]["seed"] == 2 and toy["errors"][0]["error"] == "ValueError: bad seed"
-    assert "seed 2: ValueError: bad seed" in robustness.to_markdown(report)
-    assert "seed 2: ValueError: bad seed" in robustness.to_html(report)
+    assert toy["failures"][0]["seed"] == 2 and toy["failures"][0]["error"] == "ValueError: bad seed"
+    assert "seed 2: ValueError: bad seed" in robustness_page.to_markdown(report)
+    assert "seed 2: ValueError: bad seed" in robustness_page.to_html(report)
 
 
 def test_each_printed_value_has_its_value_at_the_articles_seed_its_median_and_range():
@@ -110,8 +112,8 @@ def test_each_printed_value_has_its_value_at_the_articles_seed_its_median_and_ra
     label = next(r for r in report["printed"] if r["key"] == "toy.label")
     assert label["differs"] == 0  # text: how many seeds print something else
     assert "toy.params.size" not in {r["key"] for r in report["printed"]}
-    assert robustness.histogram(x).startswith("data:image/svg+xml;base64,")
-    assert robustness.histogram(label) is None
+    assert robustness_page.histogram(x).startswith("data:image/svg+xml;base64,")
+    assert robustness_page.histogram(label) is None
 
 
 def test_chunks_that_overlap_or_disagree_are_refused_naming_the_file():
@@ -224,7 +226,8 @@ def test_the_default_build_runs_the_sweep_only_when_the_article_binds_its_keys(p
     try:
         article.write_text("\n\n".join(p for p in paragraphs if "robustness." not in p))
         counts = job_counts(project)
-        assert "robustness_chunk" not in counts and "robustness_report" not in counts and counts["render"] == 1
+        assert not {"robustness_chunk", "robustness_summary", "robustness_report"} & set(counts)
+        assert counts["render"] == 1
     finally:
         article.write_text(original)
 
@@ -273,8 +276,8 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     # the seeds example raised for are counted, each with its error, and its claims judged on the rest
     example = next(x for x in resumed["experiments"] if x["experiment"] == "example")
     divisible = [s for s in sweep.sweep_seeds(20261012, 0, 6) if s % 3 == 0]
-    assert [e["seed"] for e in example["errors"]] == divisible
-    assert all(e["error"].startswith("FloatingPointError: seed") for e in example["errors"])
+    assert [e["seed"] for e in example["failures"]] == divisible
+    assert all(e["error"].startswith("FloatingPointError: seed") for e in example["failures"])
     assert resumed["values"]["sweep"]["failed_runs"] == len(divisible)
     assert resumed["values"]["sweep"]["runs"] == 12
     claim = next(c for c in resumed["claims"] if c["key"] == "example.causal.max_masked_weight")

@@ -5,7 +5,7 @@
         --out results/robustness/scaling/chunk-0.json --log logs/... --library numpy
 
 An experiment is a pure `run(params)`, and its seed is one of its params, so
-a sweep imports the experiment (and NumPy, and torch) once and calls run()
+a sweep imports the experiment (and the libraries it imports) once and calls run()
 for each seed of its chunk: the interpreter's start-up and the imports,
 most of what one run costs, are paid once per chunk, not once per seed.
 The workflow splits the seeds into chunks, each a Snakemake job of its own
@@ -30,6 +30,7 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 import traceback
 
@@ -90,13 +91,15 @@ def main(argv=None):
     configure_logging(args.log)
     params = json.loads(args.params)
     seeds = sweep_seeds(params.get("seed"), args.first, args.count)
-    module = importlib.import_module(f"experiments.{args.experiment}")
     # One thread per job: --cores runs chunks side by side, and an
-    # experiment's tiny matrices gain nothing from a pool.
+    # experiment's tiny matrices gain nothing from a pool. Set before the
+    # experiment imports its libraries (OpenMP's pools read it once, at
+    # start-up), and held by threadpoolctl for the pools already loaded.
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = "1"
+    module = importlib.import_module(f"experiments.{args.experiment}")
     from threadpoolctl import threadpool_limits
 
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
     with threadpool_limits(limits=1):
         records = run_seeds(module.run, params, seeds)
     failed = sum("error" in record for record in records)

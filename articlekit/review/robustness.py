@@ -1,260 +1,28 @@
-"""Seed robustness: the article's seeded numbers and claims across many seeds.
+"""The seed-robustness page: build/robustness.{md,html} from build/robustness.json.
 
-    python -m articlekit.review.robustness --chunks results/robustness/*/chunk-*.json \\
-        --results results/scaling.json ... --baseline baseline/published.yaml \\
-        --article article/index.qmd --settings JSON \\
-        --json build/robustness.json --md build/robustness.md --html build/robustness.html
+    python -m articlekit.review.robustness build/robustness.json --md build/robustness.md \\
+        --html build/robustness.html
 
-The chunks are what articlekit.experiment.sweep wrote: each seeded
-experiment's run() for the seeds derived from its own. This module reads the
-article's shortcodes (articlekit.article.shortcodes) and reports
-
-- for every value the article prints from a seeded experiment: its value at
-  the article's seed (the build's results/<name>.json), and across the
-  sweep's seeds the median and the 5-95 % range (NumPy's percentiles,
-  linear), with a small histogram where the value varies;
-- for every claim about a seeded value: the share of seeds for which it
-  holds, judged by articlekit.core.claims exactly as bind judges it at the
-  article's seed, the seeds where it fails, and a flag when it holds at the
-  article's seed but fails for more than `flag_share` of the seeds;
-- every seed whose run raised, with its error: counted, never dropped.
-
-The claims are read from the article, not from build/bindings.json: an
-article may cite these results (robustness.<key>.median), and then bind
-reads this module's output, which therefore cannot read bind's.
-
-build/robustness.json is an artifact envelope (articlekit.experiment.artifacts),
-so `articlekit values` merges it when the article cites it: its values are
-bindable as robustness.<key>.<field>, a key with list indices spelled with
-underscores (`example.causal.visible_per_row[2]` -> `robustness.example.causal.
-visible_per_row_2`, see bindable_key), fields
-
-    at_seed, median, p05, p95, min, max, seeds      a number's spread
-    differs                                         seeds whose value is not the article's (text, lists)
-    holds_fraction, fails, failing_seeds, flagged   its claims (all of them, on that key)
-
-and robustness.sweep.{seeds, runs, failed_runs, claims, flagged} and
-robustness.params.{seeds, flag_share}.
+The report is articlekit.article.robustness's (the sweep's claims and values
+across seeds); this module lays it out, on the review pages' blocks
+(articlekit.review.pages) and templates/robustness.html, with a small
+histogram (matplotlib, an SVG as a data: URL) for each value that varies.
 """
 
 import argparse
 import base64
 import io
-import json
 import math
-import re
 import sys
 
-from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
-from articlekit.core import claims as claimlib
-from articlekit.core.equality import same_value
+from articlekit.article.robustness import is_number
 from articlekit.core.fmt import format_value
-from articlekit.core.jsonio import read_json
-from articlekit.core.keys import UnknownKey, lookup, measured, split_key
-from articlekit.core.sources import read_text
-from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
-from articlekit.data.values import flatten, merge, published_envelope
-from articlekit.experiment.artifacts import envelope, pyplot, read_artifact
-from articlekit.review.pages import cell, code, counts_table, html_page, section, write_report
+from articlekit.core.jsonio import read_json, write_text_atomic
+from articlekit.core.status import STATUS
+from articlekit.experiment.artifacts import pyplot
+from articlekit.review.pages import cell, code, counts_table, html_page, section
 
-SCRIPT = "articlekit/review/robustness.py"
-PERCENTILES = (5, 50, 95)
 LISTED_SEEDS = 20  # failing seeds listed in a cell; the JSON lists them all
-
-
-class RobustnessError(ValueError):
-    """Chunks or settings that do not make one sweep; the message names the file."""
-
-
-def bindable_key(ref):
-    """The key under robustness. for a value's key: list indices as _N (_mN
-    for a negative one), so that the result is a plain dotted key."""
-    return re.sub(r"\[(-?)(\d+)\]", lambda m: f"_{'m' if m.group(1) else ''}{m.group(2)}", ref)
-
-
-def is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-# ---- reading the sweep ---------------------------------------------------------------
-
-def collect(chunks):
-    """{experiment: {"script", "seeds": [seed], "runs": {seed: flat values}, "errors": [record]}},
-    each experiment's seeds in sweep order."""
-    sweep = {}
-    for path, chunk in chunks:
-        if not isinstance(chunk, dict) or not {"experiment", "seeds"} <= set(chunk):
-            raise RobustnessError(f"{path}: not a sweep chunk (articlekit.experiment.sweep writes them): "
-                                  "delete it and run snakemake robustness again")
-        found = sweep.setdefault(chunk["experiment"], {"script": chunk.get("script"), "seeds": [], "runs": {},
-                                                      "errors": []})
-        for record in chunk["seeds"]:
-            seed = record["seed"]
-            if seed in found["runs"] or any(e["seed"] == seed for e in found["errors"]):
-                raise RobustnessError(f"{path}: seed {seed} of {chunk['experiment']} is in two chunks")
-            found["seeds"].append(seed)
-            if "error" in record:
-                found["errors"].append({"seed": seed, "error": record["error"],
-                                        "traceback": record.get("traceback", "")})
-            else:
-                found["runs"][seed] = flatten(record["values"], chunk["experiment"])
-    for found in sweep.values():
-        found["seeds"].sort()
-    return sweep
-
-
-def article_shortcodes(article, text):
-    """(printed, claimed): {key: [locations]} of the values the article
-    prints, and {(key, expect): [locations]} of its claims, in reading order."""
-    try:
-        occurrences = scan(text)
-    except ShortcodeSyntaxError as exc:
-        raise RobustnessError(f"{article}:{exc}") from None
-    printed, claimed = {}, {}
-    for sc in occurrences:
-        if sc.escaped or sc.context == "comment" or sc.name not in ("value", "claim") or len(sc.args) != 1:
-            continue
-        key = sc.args[0]
-        if sc.name == "value":
-            printed.setdefault(key, []).append(sc.where(article))
-        if sc.kwargs.get("expect"):
-            claimed.setdefault((key, sc.kwargs["expect"]), []).append(sc.where(article))
-    return printed, claimed
-
-
-def _seeded(key, swept):
-    """The swept experiment a key's value comes from (not its params), or None."""
-    base, _ = split_key(key)
-    experiment, _, rest = base.partition(".")
-    return experiment if experiment in swept and not rest.startswith("params.") else None
-
-
-# ---- the report ----------------------------------------------------------------------
-
-def _at_index(sweep, values, index):
-    """The values as the sweep's seed number `index` (of each experiment) has
-    them: each swept experiment's keys from that seed's run, the rest from
-    the build. Missing experiments: those whose run raised at that index."""
-    overlay, missing = dict(values), []
-    for experiment, found in sweep.items():
-        seed = found["seeds"][index]
-        if seed in found["runs"]:
-            overlay.update(found["runs"][seed])
-        else:
-            missing.append(experiment)
-    return overlay, missing
-
-
-def _judge(expect, key, values):
-    """A claim's status on these values, and its message (a claim that no
-    longer applies, a key gone or a type changed, fails, saying why)."""
-    try:
-        result = claimlib.evaluate(expect, measured(values, key), lambda ref: measured(values, ref))
-        return result.status, result.message
-    except (claimlib.ClaimError, UnknownKey, ValueError) as exc:
-        return FAILS, str(exc)
-
-
-def _spread(numbers):
-    import numpy as np
-
-    finite = [v for v in numbers if math.isfinite(v)]
-    if not finite:
-        return {"non_finite": len(numbers)}
-    p05, median, p95 = (float(v) for v in np.percentile(finite, PERCENTILES))
-    return {"median": median, "p05": p05, "p95": p95, "min": float(min(finite)), "max": float(max(finite)),
-            "non_finite": len(numbers) - len(finite)}
-
-
-def _seed_counts(sweep):
-    return [(experiment, found["seeds"]) for experiment, found in sweep.items()]
-
-
-def build(sweep, values, printed, claimed, settings):
-    """The report as plain data: the envelope build/robustness.json holds."""
-    swept = set(sweep)
-    counts = {len(found["seeds"]) for found in sweep.values()}
-    if len(counts) > 1:
-        raise RobustnessError("the chunks hold different numbers of seeds per experiment "
-                              f"({', '.join(f'{e}: {len(found)}' for e, found in _seed_counts(sweep))}): "
-                              "run snakemake robustness again to complete the sweep")
-    n_seeds = counts.pop() if counts else 0
-    indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
-    by_key, rows, claim_rows = {}, [], []
-
-    for key, locations in printed.items():
-        experiment = _seeded(key, swept)
-        if experiment is None:
-            continue
-        seen = [lookup(v, key) for v, missing in indices if experiment not in missing]
-        at_seed = lookup(values, key)
-        row = {"key": key, "bindable": f"robustness.{bindable_key(key)}", "locations": locations,
-               "experiment": experiment, "at_seed": at_seed, "seeds": len(seen)}
-        if is_number(at_seed) and all(is_number(v) for v in seen):
-            row.update(_spread(seen))
-            row["samples"] = seen
-        else:
-            row["differs"] = sum(not same_value(v, at_seed) for v in seen)
-        rows.append(row)
-        by_key[bindable_key(key)] = {k: row[k] for k in ("at_seed", "seeds", "median", "p05", "p95", "min", "max",
-                                                          "differs") if k in row}
-
-    for (key, expect), locations in claimed.items():
-        refs = [key, *claimlib.keys_referenced(expect)]
-        touched = [_seeded(ref, swept) for ref in refs]
-        # a claim about the sweep itself is bind's to judge, on the sweep's results
-        if not any(touched) or any(ref.startswith("robustness.") for ref in refs):
-            continue
-        needs = {e for e in touched if e}
-        at_seed, message = _judge(expect, key, values)
-        outcomes = {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0}
-        failing, first_failure, per_index = [], None, []
-        for i, (overlay, missing) in enumerate(indices):
-            if needs & set(missing):
-                per_index.append(None)
-                continue
-            status, said = _judge(expect, key, overlay)
-            outcomes[status] += 1
-            per_index.append(status == HOLDS)
-            if status != HOLDS:
-                failing.append(sweep[sorted(needs)[0]]["seeds"][i])
-                first_failure = first_failure or said
-        ran = sum(outcomes.values())
-        fraction = outcomes[HOLDS] / ran if ran else None
-        flagged = at_seed == HOLDS and fraction is not None and 1 - fraction > settings["flag_share"]
-        claim_rows.append({"key": key, "expect": expect, "locations": locations, "experiments": sorted(needs),
-                           "at_seed": at_seed, "at_seed_message": message, "ran": ran,
-                           "held": outcomes[HOLDS], "failed": outcomes[FAILS],
-                           "inconclusive": outcomes[INCONCLUSIVE], "holds_fraction": fraction,
-                           "failing_seeds": failing, "first_failure": first_failure, "flagged": flagged,
-                           "per_index": per_index})
-
-    for key in dict.fromkeys(row["key"] for row in claim_rows):
-        own = [row for row in claim_rows if row["key"] == key]
-        every = [None if None in outcome else all(outcome) for outcome in zip(*(r["per_index"] for r in own))]
-        judged = [o for o in every if o is not None]
-        entry = by_key.setdefault(bindable_key(key), {})
-        entry["holds_fraction"] = sum(judged) / len(judged) if judged else None
-        entry["fails"] = len(judged) - sum(judged)
-        entry["failing_seeds"] = sorted({s for r in own for s in r["failing_seeds"]})
-        entry["flagged"] = any(r["flagged"] for r in own)
-    for row in claim_rows:
-        del row["per_index"]
-
-    experiments = [{"experiment": e, "script": f["script"], "seeds": len(f["seeds"]),
-                    "first_seed": f["seeds"][0] if f["seeds"] else None,
-                    "last_seed": f["seeds"][-1] if f["seeds"] else None,
-                    "ran": len(f["runs"]), "failed": len(f["errors"]), "errors": f["errors"]}
-                   for e, f in sorted(sweep.items())]
-    runs = sum(x["seeds"] for x in experiments)
-    failed_runs = sum(x["failed"] for x in experiments)
-    summary = {"seeds": n_seeds, "runs": runs, "failed_runs": failed_runs, "claims": len(claim_rows),
-               "flagged": sum(r["flagged"] for r in claim_rows)}
-    document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"]},
-                        {"sweep": summary, **by_key}, {})
-    document.update({"experiments": experiments, "excluded": settings.get("excluded", {}),
-                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows})
-    return document
 
 
 # ---- markdown ------------------------------------------------------------------------
@@ -301,8 +69,8 @@ def to_markdown(report):
     lines += section("Experiments", "Each experiment's seeds, and the runs that raised (counted, not dropped).",
                      ["Experiment", "Seeds", "Ran", "Failed", "Errors"],
                      [[code(x["experiment"]), f"{x['first_seed']} to {x['last_seed']}", str(x["ran"]),
-                       str(x["failed"]), cell("; ".join(f"seed {e['seed']}: {e['error']}" for e in x["errors"][:5])
-                                          + (f" and {len(x['errors']) - 5} more" if len(x["errors"]) > 5 else ""))]
+                       str(x["failed"]), cell("; ".join(f"seed {e['seed']}: {e['error']}" for e in x["failures"][:5])
+                                          + (f" and {len(x['failures']) - 5} more" if len(x["failures"]) > 5 else ""))]
                       for x in report["experiments"]])
     lines += section("Claims", "Each claim the article makes about a seeded value, judged for every seed.",
                      ["", "Claim", "At the article's seed", "Holds for", "Fails for seeds"],
@@ -352,7 +120,7 @@ def page_data(report):
                "first_failure": r["first_failure"], "where": ", ".join(r["locations"])} for r in report["claims"]]
     values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r), "bindable": r["bindable"],
                "plot": histogram(r), "where": ", ".join(r["locations"])} for r in report["printed"]]
-    experiments = [{**x, "errors": [f"seed {e['seed']}: {e['error']}" for e in x["errors"]]}
+    experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
                    for x in report["experiments"]]
     return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "left_out": _left_out(report),
             "cards": [("seeds", s["seeds"]), ("runs", s["runs"]), ("failed runs", s["failed_runs"]),
@@ -365,37 +133,23 @@ def to_html(report):
     return html_page("robustness.html", **page_data(report))
 
 
-# ---- command -------------------------------------------------------------------------
+# ---- command ----
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m articlekit.review.robustness",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", nargs="*", default=[], help="the sweep's chunks")
-    parser.add_argument("--results", nargs="*", default=[], help="results/<name>.json: the article's seed")
-    parser.add_argument("--baseline", help="baseline/published.yaml, for claims that compare with published.<id>")
-    parser.add_argument("--article", required=True)
-    parser.add_argument("--settings", required=True, metavar="JSON",
-                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name]}')
-    parser.add_argument("--json", required=True)
+    parser.add_argument("report", help="build/robustness.json")
     parser.add_argument("--md", required=True)
     parser.add_argument("--html", required=True)
     args = parser.parse_args(argv)
     try:
-        settings = json.loads(args.settings)
-        sweep = collect([(path, read_json(path)) for path in args.chunks])
-        artifacts = [(path, read_artifact(path)) for path in args.results]
-        if args.baseline:
-            artifacts.append((args.baseline, published_envelope(args.baseline)))
-        values = merge(artifacts)["values"]
-        printed, claimed = article_shortcodes(args.article, read_text(args.article))
-        report = build(sweep, values, printed, claimed, settings)
-        write_report(args.json, report, {args.md: to_markdown(report), args.html: to_html(report)})
-    except (OSError, ValueError) as exc:
-        print(f"robustness: {exc}", file=sys.stderr)
+        report = read_json(args.report)
+        write_text_atomic(args.md, to_markdown(report))
+        write_text_atomic(args.html, to_html(report))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"robustness page: {exc}", file=sys.stderr)
         return 1
-    s = report["values"]["sweep"]
-    print(f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
-          f"({s['flagged']} flagged) -> {args.html}", file=sys.stderr)
+    print(f"robustness page -> {args.html}", file=sys.stderr)
     return 0
 
 

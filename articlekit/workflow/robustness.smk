@@ -21,11 +21,11 @@ rule robustness_chunk:
         json="results/robustness/{experiment}/chunk-{chunk}.json",
     log:
         "logs/robustness/{experiment}/chunk-{chunk}.log",
+    benchmark:
+        "benchmarks/out/robustness/{experiment}/chunk-{chunk}.tsv"
     wildcard_constraints:
         experiment=ROBUSTNESS_WILDCARD,
         chunk=r"\d+",
-    benchmark:
-        "benchmarks/out/robustness/{experiment}/chunk-{chunk}.tsv"
     resources:
         mem_mb=robustness_mem_mb,
         runtime=robustness_runtime,
@@ -40,15 +40,38 @@ rule robustness_chunk:
         "--out {output.json} --log {log}"
 
 
-rule robustness_report:
+# The sweep's claims and values across its seeds: what the article binds
+# (robustness.<key>.median, ...), so it is the article's step, before bind.
+rule robustness_summary:
     input:
         chunks=ROBUSTNESS_CHUNKS,
         results=[f"results/{name}.json" for name in ROBUSTNESS_EXPERIMENTS],
         baseline=BASELINE,
         article=ARTICLE,
-        code=module_code("articlekit.review.robustness"),
+        code=module_code("articlekit.article.robustness"),
     output:
         json=ROBUSTNESS_JSON,
+    log:
+        "logs/robustness/summary.log",
+    benchmark:
+        "benchmarks/out/robustness/summary.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=ROBUSTNESS_SETTINGS_JSON,
+    shell:
+        "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
+        "--baseline {input.baseline} --article {input.article} --settings {params.settings:q} "
+        "--json {output.json} 2> {log}"
+
+
+# Its page, for reviewers.
+rule robustness_report:
+    input:
+        json=ROBUSTNESS_JSON,
+        code=module_code("articlekit.review.robustness"),
+    output:
         md="build/robustness.md",
         html=report(
             "build/robustness.html", caption="report/robustness.rst", category="Audit"
@@ -57,15 +80,9 @@ rule robustness_report:
         "logs/robustness/report.log",
     benchmark:
         "benchmarks/out/robustness/report.tsv"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        settings=ROBUSTNESS_SETTINGS_JSON,
     shell:
-        "python -m articlekit.review.robustness --chunks {input.chunks} --results {input.results} "
-        "--baseline {input.baseline} --article {input.article} --settings {params.settings:q} "
-        "--json {output.json} --md {output.md} --html {output.html} 2> {log}"
+        "python -m articlekit.review.robustness {input.json} --md {output.md} "
+        "--html {output.html} 2> {log}"
 
 
 # The one command: the page, and its one-line summary. The chunks are its
@@ -77,6 +94,6 @@ rule robustness:
         md="build/robustness.md",
         html="build/robustness.html",
     log:
-        "logs/robustness/summary.log",
+        "logs/robustness/done.log",
     shell:
-        "cat logs/robustness/report.log > {log}; cat {log} >&2"
+        "cat logs/robustness/summary.log > {log}; cat {log} >&2"
