@@ -76,8 +76,8 @@ def toy_report(chunks, flag_share=0.2):
     values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
                                           "params": {"seed": 100, "size": 3},
                                           "values": {"x": 5.0, "y": 4.0, "label": "same"}})])["values"]
-    printed, claimed = robustness.article_shortcodes("article.qmd", ARTICLE)
-    return robustness.build(sweep_data, values, printed, claimed, {"flag_share": flag_share})
+    shortcodes = robustness.article_shortcodes("article.qmd", ARTICLE)
+    return robustness.build(sweep_data, values, shortcodes, {"flag_share": flag_share})
 
 
 def test_each_claim_is_judged_for_every_seed_and_its_failing_seeds_are_listed():
@@ -289,3 +289,18 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     assert FAILS not in {c["at_seed"] for c in resumed["claims"]}
     page = (project / "build/robustness.html").read_text()
     assert f"{len(divisible)} failed" in page and "6 seeds derived" in page.replace("\n", " ")
+
+
+@pytest.mark.slow
+def test_a_prose_edit_reruns_no_part_of_the_sweep_and_a_new_claim_only_its_summary(project):
+    snakemake(project, "robustness")
+    article = project / "article/index.qmd"
+    original = article.read_text()
+    try:
+        article.write_text(original + "\nA closing sentence without numbers.\n")
+        assert set(job_counts(project, "robustness")) == {"robustness", "total"}
+        article.write_text(original + '\nIt is {{< value example.fill_zero.max_masked_weight expect="> 0" >}}.\n')
+        planned = job_counts(project, "robustness")
+        assert planned.get("robustness_summary") == 1 and "robustness_chunk" not in planned
+    finally:
+        article.write_text(original)

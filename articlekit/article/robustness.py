@@ -2,7 +2,7 @@
 
     python -m articlekit.article.robustness --chunks results/robustness/*/chunk-*.json \\
         --results results/scaling.json ... --baseline baseline/published.yaml \\
-        --article article/index.qmd --settings JSON --json build/robustness.json
+        --shortcodes JSON --settings JSON --json build/robustness.json
 
 The page, build/robustness.{html,md}, is made from that JSON by
 articlekit.review.robustness. This step belongs to the article's stage, not
@@ -11,8 +11,9 @@ bind, beside it: bind judges each claim at the article's seed, this step
 across the sweep's seeds.
 
 The chunks are what articlekit.experiment.sweep wrote: each seeded
-experiment's run() for the seeds derived from its own. This module reads the
-article's shortcodes (articlekit.article.shortcodes) and reports
+experiment's run() for the seeds derived from its own. The article's
+shortcodes (which values it prints, which claims it makes:
+article_shortcodes, read by the workflow when it plans) say what to report:
 
 - for every value the article prints from a seeded experiment: its value at
   the article's seed (the build's results/<name>.json), and across the
@@ -53,12 +54,11 @@ from articlekit.core import claims as claimlib
 from articlekit.core.equality import same_value
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
-from articlekit.core.sources import read_text
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
 from articlekit.data.values import flatten, merge, published_envelope
 from articlekit.experiment.artifacts import envelope, read_artifact
 
-SCRIPT = "articlekit/review/robustness.py"
+SCRIPT = "articlekit/article/robustness.py"
 PERCENTILES = (5, 50, 95)
 
 
@@ -104,8 +104,11 @@ def collect(chunks):
 
 
 def article_shortcodes(article, text):
-    """(printed, claimed): {key: [locations]} of the values the article
-    prints, and {(key, expect): [locations]} of its claims, in reading order."""
+    """{"printed": [key], "claims": [[key, expect]]}: the values the article
+    prints and the claims it makes, each once, in reading order. Where they
+    stand is left out on purpose: the workflow hands this over as a param,
+    so that only a new claim or printed key, not a prose edit, reruns the
+    summary (and the values and the article after it)."""
     try:
         occurrences = scan(text)
     except ShortcodeSyntaxError as exc:
@@ -116,10 +119,10 @@ def article_shortcodes(article, text):
             continue
         key = sc.args[0]
         if sc.name == "value":
-            printed.setdefault(key, []).append(sc.where(article))
+            printed[key] = None
         if sc.kwargs.get("expect"):
-            claimed.setdefault((key, sc.kwargs["expect"]), []).append(sc.where(article))
-    return printed, claimed
+            claimed[(key, sc.kwargs["expect"])] = None
+    return {"printed": list(printed), "claims": [list(claim) for claim in claimed]}
 
 
 def _seeded(key, swept):
@@ -170,7 +173,7 @@ def _seed_counts(sweep):
     return [(experiment, found["seeds"]) for experiment, found in sweep.items()]
 
 
-def build(sweep, values, printed, claimed, settings):
+def build(sweep, values, shortcodes, settings):
     """The report as plain data: the envelope build/robustness.json holds."""
     swept = set(sweep)
     counts = {len(found["seeds"]) for found in sweep.values()}
@@ -182,13 +185,13 @@ def build(sweep, values, printed, claimed, settings):
     indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
     by_key, rows, claim_rows = {}, [], []
 
-    for key, locations in printed.items():
+    for key in shortcodes["printed"]:
         experiment = _seeded(key, swept)
         if experiment is None:
             continue
         seen = [lookup(v, key) for v, missing in indices if experiment not in missing]
         at_seed = lookup(values, key)
-        row = {"key": key, "bindable": f"robustness.{bindable_key(key)}", "locations": locations,
+        row = {"key": key, "bindable": f"robustness.{bindable_key(key)}",
                "experiment": experiment, "at_seed": at_seed, "seeds": len(seen)}
         if is_number(at_seed) and all(is_number(v) for v in seen):
             row.update(_spread(seen))
@@ -199,7 +202,7 @@ def build(sweep, values, printed, claimed, settings):
         by_key[bindable_key(key)] = {k: row[k] for k in ("at_seed", "seeds", "median", "p05", "p95", "min", "max",
                                                           "differs") if k in row}
 
-    for (key, expect), locations in claimed.items():
+    for key, expect in shortcodes["claims"]:
         refs = [key, *claimlib.keys_referenced(expect)]
         touched = [_seeded(ref, swept) for ref in refs]
         # a claim about the sweep itself is bind's to judge, on the sweep's results
@@ -222,7 +225,7 @@ def build(sweep, values, printed, claimed, settings):
         ran = sum(outcomes.values())
         fraction = outcomes[HOLDS] / ran if ran else None
         flagged = at_seed == HOLDS and fraction is not None and 1 - fraction > settings["flag_share"]
-        claim_rows.append({"key": key, "expect": expect, "locations": locations, "experiments": sorted(needs),
+        claim_rows.append({"key": key, "expect": expect, "experiments": sorted(needs),
                            "at_seed": at_seed, "at_seed_message": message, "ran": ran,
                            "held": outcomes[HOLDS], "failed": outcomes[FAILS],
                            "inconclusive": outcomes[INCONCLUSIVE], "holds_fraction": fraction,
@@ -265,7 +268,8 @@ def main(argv=None):
     parser.add_argument("--chunks", nargs="*", default=[], help="the sweep's chunks")
     parser.add_argument("--results", nargs="*", default=[], help="results/<name>.json: the article's seed")
     parser.add_argument("--baseline", help="baseline/published.yaml, for claims that compare with published.<id>")
-    parser.add_argument("--article", required=True)
+    parser.add_argument("--shortcodes", required=True, metavar="JSON",
+                        help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)')
     parser.add_argument("--settings", required=True, metavar="JSON",
                         help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name]}')
     parser.add_argument("--json", required=True, help="build/robustness.json")
@@ -277,8 +281,7 @@ def main(argv=None):
         if args.baseline:
             artifacts.append((args.baseline, published_envelope(args.baseline)))
         values = merge(artifacts)["values"]
-        printed, claimed = article_shortcodes(args.article, read_text(args.article))
-        report = build(sweep, values, printed, claimed, settings)
+        report = build(sweep, values, json.loads(args.shortcodes), settings)
         write_json(args.json, report)
     except (OSError, ValueError) as exc:
         print(f"robustness: {exc}", file=sys.stderr)

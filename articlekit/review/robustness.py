@@ -117,9 +117,9 @@ def page_data(report):
                "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"],
                "css": "holds" if r["failed"] + r["inconclusive"] == 0 else "fails",
                "failing": _seeds_text(r["failing_seeds"]) or "none",
-               "first_failure": r["first_failure"], "where": ", ".join(r["locations"])} for r in report["claims"]]
+               "first_failure": r["first_failure"]} for r in report["claims"]]
     values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r), "bindable": r["bindable"],
-               "plot": histogram(r), "where": ", ".join(r["locations"])} for r in report["printed"]]
+               "plot": histogram(r)} for r in report["printed"]]
     experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
                    for x in report["experiments"]]
     return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "left_out": _left_out(report),

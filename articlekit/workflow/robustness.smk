@@ -42,12 +42,12 @@ rule robustness_chunk:
 
 # The sweep's claims and values across its seeds: what the article binds
 # (robustness.<key>.median, ...), so it is the article's step, before bind.
+# Which claims and values: the article's, handed over as a param.
 rule robustness_summary:
     input:
         chunks=ROBUSTNESS_CHUNKS,
         results=[f"results/{name}.json" for name in ROBUSTNESS_EXPERIMENTS],
         baseline=BASELINE,
-        article=ARTICLE,
         code=module_code("articlekit.article.robustness"),
     output:
         json=ROBUSTNESS_JSON,
@@ -60,9 +60,10 @@ rule robustness_summary:
         runtime=5,
     params:
         settings=ROBUSTNESS_SETTINGS_JSON,
+        shortcodes=ROBUSTNESS_SHORTCODES_JSON,
     shell:
         "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
-        "--baseline {input.baseline} --article {input.article} --settings {params.settings:q} "
+        "--baseline {input.baseline} --shortcodes {params.shortcodes:q} --settings {params.settings:q} "
         "--json {output.json} 2> {log}"
 
 

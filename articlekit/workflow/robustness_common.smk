@@ -3,6 +3,7 @@
 
 import re
 
+from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.experiment.sweep import chunk_ranges
 
 ROBUSTNESS_EXPERIMENTS = [e.name for e in ROBUSTNESS.experiments]
@@ -16,6 +17,18 @@ ROBUSTNESS_CHUNKS = expand(
 # Only the swept experiments name a chunk's folder.
 ROBUSTNESS_WILDCARD = "|".join(map(re.escape, ROBUSTNESS_EXPERIMENTS)) or "(?!)"
 ROBUSTNESS_SETTINGS_JSON = json.dumps(ROBUSTNESS.report_settings)
+# What the article prints and claims, a param of the summary, not its input:
+# a prose edit that adds no claim and no printed key reruns no part of the
+# sweep. An article whose shortcodes do not parse reports nothing here; bind
+# names the problem.
+try:
+    ROBUSTNESS_SHORTCODES_JSON = json.dumps(
+        article_shortcodes(ARTICLE, read_text(ARTICLE))
+        if os.path.exists(ARTICLE)
+        else {"printed": [], "claims": []}
+    )
+except (RobustnessError, SourceError):
+    ROBUSTNESS_SHORTCODES_JSON = json.dumps({"printed": [], "claims": []})
 
 
 def robustness_code(wildcards):
