@@ -217,15 +217,18 @@ def robustness(config, where=lambda key: "config"):
 
 def cited_experiments(text):
     """The first part of every key the article's shortcodes name, their
-    claims' key operands included ({"scaling", "robustness", ...}); an
-    article whose shortcodes do not parse names none here (bind says why)."""
+    claims' key operands included ({"scaling", "robustness", ...}). An
+    article whose shortcodes do not parse (bind will say why) is read
+    loosely, each shortcode's first word, so that the plan stays the same."""
+    import re
+
     from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
     from articlekit.core.claims import ClaimError, keys_referenced
 
     try:
         occurrences = scan(text)
     except ShortcodeSyntaxError:
-        return set()
+        return set(re.findall(r"\{\{<\s*\w+\s+([A-Za-z_][\w-]*)\.", text))
     keys = []
     for sc in occurrences:
         if sc.escaped or sc.context == "comment":
