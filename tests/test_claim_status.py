@@ -136,6 +136,7 @@ def test_the_article_marks_an_inconclusive_claim_as_inconclusive_and_a_failed_on
     assert re.search(r'>0\.5</a> <span class="claim-failed" title="[^"]*does not hold[^"]*">'
                      r"⚠ claim failed: &gt; 1</span>", page)
     assert '<span class="claim-inconclusive"' in page.split("Checked, not printed:")[1].split("</p>")[0]
+    assert ".claim-inconclusive {" in page  # its own colour (page.css)
     assert "1.1 **⚠ claim inconclusive: \\> 1**" in md and "0.5 **⚠ claim failed: \\> 1**" in md
     # inside code, where no markup can go, the same words
     assert "ratio 1.1  ⚠ claim inconclusive: > 1\nratio 0.5  ⚠ claim failed: > 1" in md
@@ -248,6 +249,7 @@ def test_the_audit_page_says_inconclusive_or_failed(audited):
     assert '<span class="badge inconclusive">? inconclusive &gt; 1</span>' in page
     assert '<span class="badge fails">✗ fails &gt; 1</span>' in page
     assert '<span class="badge fails">?' not in page  # never in the failed colour
+    assert ".inconclusive{" in page  # its own colour (report.css)
     assert "Claims that fail or are inconclusive</h2>" in page
     assert '<span class="badge inconclusive">claims inconclusive</span><b>3 / 6</b>' in page
     assert '<span class="badge fails">claims failed</span><b>2 / 6</b>' in page

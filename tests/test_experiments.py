@@ -405,7 +405,7 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
     target.write_text(OLD)
     code = (
         "import os, signal, sys\n"
-        "from articlekit import jsonio\n"
+        "from articlekit.core import jsonio\n"
         "jsonio.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from experiments import scaling\n"
         "from articlekit.experiment.artifacts import run_experiment\n"
