@@ -147,5 +147,5 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
     assert "Rendered by Quarto " in page and 'class="bound-value"' in page
     assert "{{<" not in page and "{{&lt;" not in page
     # nothing left beside the article but Quarto's scratch folder, which its .gitignore names
-    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto.yml",
-                                                                   "index.qmd"]
+    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto-author.yml",
+                                                                   "_quarto.yml", "index.qmd"]
