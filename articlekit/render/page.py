@@ -17,7 +17,10 @@ Extensions the article keeps in its own _extensions/ still load.
   lands), with the packaged shortcodes, the bindings path and the renderer
   name passed as metadata (-M), and _quarto.yml's settings as a metadata
   file: Quarto ignores _quarto.yml when a folder of the path starts with
-  ".", and renders the same page either way with them handed over. Its
+  ".", and renders the same page either way with them handed over. It
+  renders with the profile articlekit-build, so the article's default
+  profile (a Quarto user's own `quarto render`: its pre-render, its
+  output-dir; articlekit.render.quarto_hooks) never applies here. Its
   leftovers are removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.article.shortcodes.to_quarto_markdown),
