@@ -423,9 +423,9 @@ def test_quarto_preview_shows_a_prose_edit(project, tmp_path):
     try:
         page = served_until(lambda page: 'class="bound-value"' in page, "the bound article")
         assert "{{<" not in page and "{{&lt;" not in page
-        heading = re.search(r"^## (.+)$", original, re.M).group(1)
-        article.write_text(original.replace(f"## {heading}", f"## {heading}, edited in preview", 1), encoding="utf-8")
-        page = served_until(lambda page: f"{heading}, edited in preview" in page, "the edit")
+        sentence = "A sentence written while the preview runs."
+        article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
+        page = served_until(lambda page: sentence in page, "the edit")
         assert 'class="bound-value"' in page
     finally:
         article.write_text(original, encoding="utf-8")
