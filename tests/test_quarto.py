@@ -369,6 +369,8 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     tooltips and links as Snakemake's page; nothing beside the source; and
     the build still has nothing to do (the extension's copy is not its input)."""
     work, env, version, _ = project
+    # Snakemake's page of the article as it stands (a test above built an edited one)
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
     native = work / "build/quarto/index.html"
     assert page_text(native.read_text(encoding="utf-8")) == \
