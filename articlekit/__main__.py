@@ -21,6 +21,7 @@ COMMANDS = {
     "render": ("articlekit.render.page", "render the article with Quarto or Pandoc"),
     "pdf": ("articlekit.render.pdf", "render the article to PDF through Typst"),
     "preview": ("articlekit.render.preview", "serve the article, re-rendering on each save"),
+    "quarto": ("articlekit.render.quarto_hooks", "pre-render/post-render of a Quarto user's quarto render"),
     "audit": ("articlekit.review.audit", "published edition vs this build"),
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),

@@ -18,7 +18,7 @@ import pytest
 
 from articlekit.core.jsonio import read_json
 from articlekit.skeleton.new import new_article
-from tests.test_quarto import require_quarto
+from tests.test_quarto import Loads, bound_links, git_status, page_text, require_quarto
 
 pytestmark = pytest.mark.slow
 
@@ -161,5 +161,56 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
     assert "Rendered by Quarto " in page and 'class="bound-value"' in page
     assert "{{<" not in page and "{{&lt;" not in page
     # nothing left beside the article but Quarto's scratch folder, which its .gitignore names
-    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto.yml",
-                                                                   "index.qmd"]
+    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto-author.yml",
+                                                                   "_quarto.yml", "index.qmd"]
+    # Quarto's own `quarto render` in the article's folder: the same article
+    git_commit(work)
+    quarto(work / "article", "render", env=quarto_env)
+    native = work / "build/quarto/index.html"
+    assert page_text(native.read_text(encoding="utf-8")) == page_text(page)
+    assert bound_links(native) == bound_links(work / "build/article.html") != []
+    assert git_status(work) == ""
+
+
+def git_commit(folder):
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start"]):
+        subprocess.run(cmd, cwd=folder, check=True, capture_output=True)
+
+
+def quarto(folder, *args, env):
+    """`quarto ARGS` in folder, as a Quarto user runs it (this checkout's articlekit first)."""
+    env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(["quarto", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        pytest.fail(f"quarto {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
+                    f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+    return done
+
+
+@pytest.mark.quarto
+def test_the_skeleton_renders_with_quarto_offline_and_leaves_its_tree_clean(tmp_path):
+    """A new article with a formula added, as its author would: `quarto
+    render` in its article folder binds it (the experiment runs) and writes
+    a page that loads nothing from the network (math as MathML, no "Other
+    Formats" links); the build with Quarto does too; git sees nothing new."""
+    quarto_env = require_quarto()
+    folder = tmp_path / "my-article"
+    new_article(folder)
+    article = folder / "article/index.qmd"
+    article.write_text(article.read_text(encoding="utf-8") + "\nEuler's identity: $e^{i\\pi} + 1 = 0$.\n",
+                       encoding="utf-8")
+    git_commit(folder)
+    quarto(folder / "article", "render", env=quarto_env)
+    page = (folder / "build/quarto/index.html").read_text(encoding="utf-8")
+    loads = Loads()
+    loads.feed(page)
+    assert [load for load in loads.loads if not load.split("=", 1)[1].startswith(("data:", "#"))] == []
+    assert loads.mathml and not loads.tex
+    assert "{{<" not in page and "{{&lt;" not in page
+    assert 'class="bound-value"' in page and "<math" in page
+    assert git_status(folder) == ""
+    snakemake(folder, "--config", "renderer=quarto", env=quarto_env)
+    assert page_text((folder / "build/article.html").read_text(encoding="utf-8")) == page_text(page)
+    assert bound_links(folder / "build/article.html") == bound_links(folder / "build/quarto/index.html") != []
+    assert git_status(folder) == ""

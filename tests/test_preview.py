@@ -2,6 +2,7 @@
 re-renders it on each save, shows problems as a banner over the last good
 render, and never writes its reload script into a file."""
 
+import html
 import json
 import os
 import shutil
@@ -31,18 +32,19 @@ def python_env(package_parent=ROOT):
 class Served:
     """A preview running in a fixture project, and what it serves."""
 
-    def __init__(self, project, env=None):
+    def __init__(self, project, env=None, args=()):
         self.project = project
         self.article = project / "article" / "index.qmd"
         # a session of its own, so that a test can kill -9 it with the Pandoc it runs
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0",
-             "--interval", "0.05"],
+             "--interval", "0.05", *args],
             cwd=project, env={**python_env(), **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, start_new_session=True)
         first = self.proc.stdout.readline()
         assert first.startswith("preview: http://127.0.0.1:"), first
         self.url = first.split()[1]
+        self.renderer_line = self.proc.stdout.readline()  # which renderer the build uses, and this preview
 
     def get(self, path=""):
         with urllib.request.urlopen(self.url + path, timeout=90) as response:
@@ -78,6 +80,7 @@ def served(tmp_path_factory):
     write_json(project / "build" / "values.json", values)
     (project / "experiments").mkdir()
     (project / "experiments" / "demo.py").write_text("# an experiment\n", encoding="utf-8")
+    (project / "config.yaml").write_text("renderer: pandoc\n", encoding="utf-8")
     preview = Served(project)
     preview.wait_for(lambda page: "Numbers in prose" in page, "the first render")
     yield preview
@@ -117,6 +120,30 @@ def test_an_unknown_key_shows_a_banner_with_its_line(served):
     assert f"index.qmd:{line}: unknown key" in page and "n_tokenz" in page
     served.edit("demo.params.n_tokenz", "demo.params.n_tokens")
     served.wait_for(lambda page: "preview-banner" not in page, "the banner gone once the key is fixed")
+
+
+def test_it_says_which_renderer_the_build_uses(served):
+    assert served.renderer_line.startswith("preview: the build renders with Pandoc ")
+    assert "(config.yaml renderer: pandoc); this preview renders with Pandoc" in served.renderer_line
+
+
+def test_a_typed_number_shows_the_builds_lint_message_as_a_banner(served):
+    """The lint the build runs before it renders (rule lint_article): a
+    number typed into the prose passes no preview that the build would stop."""
+    served.edit("## Numbers in prose, edited", "## Numbers in prose, edited\n\nThe answer is 42.")
+    line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if "answer is 42" in text)
+    page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
+    banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
+    built = subprocess.run([sys.executable, "-m", "articlekit", "lint", "article/index.qmd", "--values",
+                            "build/values.json", "--out", "build/lint.txt"], cwd=served.project, env=python_env(),
+                           capture_output=True, text=True)
+    assert built.returncode == 1
+    finding = built.stderr.strip().splitlines()[-1]  # the build's words, after its count line
+    assert finding.startswith(f"article/index.qmd:{line}: numeral '42' is typed, not bound")
+    assert html.escape(finding) in banner
+    assert "The answer is 42." in page  # the page beneath shows the text as saved
+    served.edit("\n\nThe answer is 42.", "")
+    served.wait_for(lambda page: "preview-banner" not in page, "the banner gone once the number is gone")
 
 
 def test_a_changed_experiment_asks_for_snakemake(served):
@@ -298,3 +325,28 @@ def test_the_built_html_is_the_same_with_or_without_the_preview_code(tmp_path):
         pages.append((tmp_path / "build" / f"{name}.html").read_bytes())
     assert pages[0] == pages[1]
     assert SCRIPT_MARK.encode() not in pages[0]
+
+
+@pytest.mark.quarto
+def test_with_the_builds_renderer_quarto_the_page_is_quartos_behind_the_same_banner(tmp_path):
+    """--renderer build where the build renders with Quarto: the page is
+    the one `articlekit render` makes with Quarto; a typed number still
+    shows as the banner over it."""
+    from tests.test_quarto import require_quarto
+
+    env = require_quarto()
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    (tmp_path / "config.yaml").write_text("renderer: quarto\n", encoding="utf-8")
+    preview = Served(tmp_path, env=env, args=["--renderer", "build"])
+    try:
+        assert "the build renders with Quarto " in preview.renderer_line
+        assert "this preview renders with Quarto" in preview.renderer_line
+        page = preview.wait_for(lambda page: "Built by Quarto " in page, "Quarto's page")
+        assert "preview-banner" not in page and 'class="bound-value"' in page
+        preview.edit("## Numbers in prose", "## Numbers in prose\n\nThe answer is 42.")
+        page = preview.wait_for(lambda page: "preview-banner" in page, "a banner")
+        assert "numeral &#x27;42&#x27; is typed, not bound" in page and "Built by Quarto " in page
+        assert preview.state()["renderer"] == "quarto"
+    finally:
+        assert preview.stop()[0] == 0

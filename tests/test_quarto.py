@@ -189,7 +189,7 @@ def test_the_extension_example_renders_as_its_header_says(project):
     """From the repository root, with the extension from the package: the
     article folder holds no copy of it."""
     work, env, version, _ = project
-    assert not (work / "article/_extensions").exists()
+    assert run(["git", "ls-files", "article/_extensions"], work, env).stdout == ""
     header = (work / "article/example.qmd").read_text(encoding="utf-8")
     commands = re.search(r"```sh\n(.*?)```", header, re.S).group(1).strip().splitlines()
     assert [c.split()[:4] for c in commands] == [["python", "-m", "articlekit", "bind"],
@@ -323,3 +323,157 @@ def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(proje
     assert re.search(rf"WARNING: article/index\.qmd:{line}: claim 'scaling\.dk64\.unscaled\.max_weight > 2' "
                      r"failed: .*\(strict=false", done.stdout + done.stderr)
     assert "⚠ claim failed: &gt; 2" in (work / "build/article.html").read_text(encoding="utf-8")
+
+
+# --- Quarto's own commands in the article's folder: quarto render, quarto preview ---------
+#
+# What an editor's Render and Preview buttons run. The author profile
+# (article/_quarto-author.yml) binds through Snakemake before each render;
+# $ARTICLEKIT_SNAKEMAKE_ARGS gives that Snakemake the fixture's options.
+
+
+def native_env(env):
+    return {**env, "ARTICLEKIT_SNAKEMAKE_ARGS": " ".join([*FAST, "--config", "renderer=quarto"])}
+
+
+class PageText(HTMLParser):
+    """The words a reader sees on a page (head, scripts and styles aside)."""
+
+    def __init__(self):
+        super().__init__()
+        self.words, self._skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self._skip += tag in ("head", "script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("head", "script", "style")
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.words += data.split()
+
+
+def page_text(html):
+    parser = PageText()
+    parser.feed(html)
+    return " ".join(parser.words)
+
+
+def bound_links(path):
+    return [a for a in page_anchors(path).links if "bound-value" in a[1]]
+
+
+def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
+    """`quarto render index.qmd` in article/: the same text, bound numbers,
+    tooltips and links as Snakemake's page; nothing beside the source; and
+    the build still has nothing to do (the extension's copy is not its input)."""
+    work, env, version, _ = project
+    # Snakemake's page of the article as it stands (a test above built an edited one)
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
+    native = work / "build/quarto/index.html"
+    assert page_text(native.read_text(encoding="utf-8")) == \
+        page_text((work / "build/article.html").read_text(encoding="utf-8"))
+    assert bound_links(native) == bound_links(work / "build/article.html") != []
+    assert f"by Quarto {version}, from experiments" in page_text(native.read_text(encoding="utf-8"))
+    assert (work / "article/_extensions/articlekit/value/value.lua").read_bytes() == VALUE_LUA.read_bytes()
+    assert git_status(work) == ""
+    plan = run(["snakemake", "-n", *FAST, "--config", "renderer=quarto"], work, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_quarto_preview_shows_a_prose_edit(project, tmp_path):
+    """`quarto preview index.qmd` serves the bound article and, on a save,
+    the edit; the work tree is clean once it stops."""
+    import signal
+    import urllib.request
+
+    work, env, _, _ = project
+    article = work / "article/index.qmd"
+    original = article.read_text(encoding="utf-8")
+    port = free_port()
+    log = tmp_path / "preview.log"  # a file, not a pipe: Quarto would block on a full one
+    with open(log, "w", encoding="utf-8") as out:
+        preview = subprocess.Popen(["quarto", "preview", "index.qmd", "--port", str(port), "--no-browser"],
+                                   cwd=work / "article", env=native_env(env), stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+
+    def served_until(condition, what):
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and preview.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
+                    page = response.read().decode("utf-8")
+                if condition(page):
+                    return page
+            except OSError:
+                pass
+            time.sleep(1)
+        os.killpg(preview.pid, signal.SIGKILL)
+        preview.wait()
+        pytest.fail(f"quarto preview never served {what}:\n{log.read_text(encoding='utf-8')[-3000:]}")
+
+    try:
+        page = served_until(lambda page: 'class="bound-value"' in page, "the bound article")
+        assert "{{<" not in page and "{{&lt;" not in page
+        sentence = "A sentence written while the preview runs."
+        article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
+        page = served_until(lambda page: sentence in page, "the edit")
+        assert 'class="bound-value"' in page
+    finally:
+        article.write_text(original, encoding="utf-8")
+        if preview.poll() is None:
+            os.killpg(preview.pid, signal.SIGTERM)
+            try:
+                preview.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(preview.pid, signal.SIGKILL)
+                preview.wait()
+    assert git_status(work) == ""
+
+
+def test_quarto_render_stops_on_a_typed_number_with_the_lint_s_message(project, edited):
+    """The pre-render's Snakemake lints, as the build does: the render fails
+    with the lint's file:line and the command to rerun, and writes no page."""
+    work, env, _, _ = project
+    line = edited("The answer is 42.")
+    before = (work / "build/quarto/index.html").stat().st_mtime_ns if (work / "build/quarto/index.html").exists() \
+        else None
+    done = run(["quarto", "render", "index.qmd"], work / "article", native_env(env), check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert re.search(rf"article/index\.qmd:{line}: numeral '42'", out), out[-3000:]
+    assert "quarto pre-render: the article's values, bindings or lint could not be made" in out
+    assert "snakemake build/article.html" in out
+    after = (work / "build/quarto/index.html").stat().st_mtime_ns if (work / "build/quarto/index.html").exists() \
+        else None
+    assert after == before
+
+
+def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortcodes(project, tmp_path):
+    """A profile whose pre-render was taken out (so nothing installs the
+    extension): Quarto alone warns and exits 0 with {{< value ... >}} on
+    the page; the post-render removes that page and fails, saying why."""
+    work, env, _, _ = project
+    hidden = shutil.copytree(work, tmp_path / "copy", symlinks=True)
+    shutil.rmtree(hidden / "article/_extensions", ignore_errors=True)
+    profile = hidden / "article/_quarto-author.yml"
+    profile.write_text(re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M),
+                       encoding="utf-8")
+    (hidden / "build/quarto/index.html").unlink(missing_ok=True)
+    done = run(["quarto", "render", "index.qmd"], hidden / "article",
+               {**native_env(env), **copy_environment(hidden), "PATH": env["PATH"]}, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-3000:]
+    assert "quarto post-render:" in out and "shortcode(s) were not resolved" in out
+    assert "the value extension did not run" in out
+    assert not (hidden / "build/quarto/index.html").exists()

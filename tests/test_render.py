@@ -219,13 +219,34 @@ def run_filter(tmp_path, text):
 
 
 def test_the_value_extension_comes_from_the_package_and_the_articles_own_load_after_it(tmp_path):
-    assert not (ROOT / "article" / "_extensions").exists()  # no article keeps a copy
+    committed = subprocess.run(["git", "ls-files", "article/_extensions"], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout
+    assert committed == ""  # no article keeps a copy
     assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
     ext = tmp_path / "_extensions" / "mine"
     ext.mkdir(parents=True)
     (ext / "_extension.yml").write_text("contributes:\n  shortcodes:\n    - mine.lua\n")
     (tmp_path / "_quarto.yml").write_text("project:\n  type: default\n")
     assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA), str((ext / "mine.lua").resolve())]
+
+
+def test_the_copy_a_quarto_users_render_installs_is_never_read_by_the_build(tmp_path):
+    """_extensions/articlekit/ (articlekit.render.extension) is the packaged
+    extension again, maybe older: the Pandoc route, the PDF and the preview
+    read the package's; `articlekit render` brings the copy up to date."""
+    from articlekit.render import extension
+
+    (tmp_path / "_quarto.yml").write_text("project:\n  type: default\n")
+    assert extension.install(tmp_path) and extension.is_current(tmp_path)
+    assert not extension.install(tmp_path)  # current: left as it is
+    copy = tmp_path / "_extensions" / "articlekit" / "value" / "value.lua"
+    assert copy.read_bytes() == VALUE_LUA.read_bytes()
+    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
+    copy.write_text("-- an older articlekit's\n")
+    assert not extension.is_current(tmp_path)
+    extension.refresh_if_installed(tmp_path)
+    assert copy.read_bytes() == VALUE_LUA.read_bytes()
+    assert [p.name for p in (tmp_path / "_extensions").iterdir()] == ["articlekit"]  # no staging left
 
 
 def test_the_extension_ships_as_package_data():

@@ -17,7 +17,10 @@ Extensions the article keeps in its own _extensions/ still load.
   lands), with the packaged shortcodes, the bindings path and the renderer
   name passed as metadata (-M), and _quarto.yml's settings as a metadata
   file: Quarto ignores _quarto.yml when a folder of the path starts with
-  ".", and renders the same page either way with them handed over. Its
+  ".", and renders the same page either way with them handed over. It
+  renders with the profile articlekit-build, so the article's default
+  profile (a Quarto user's own `quarto render`: its pre-render, its
+  output-dir; articlekit.render.quarto_hooks) never applies here. Its
   leftovers are removed, even when it fails.
 - pandoc: the prose shortcodes are first rewritten into the spans Quarto's
   own pre-processing produces (articlekit.article.shortcodes.to_quarto_markdown),
@@ -57,6 +60,7 @@ from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
+from articlekit.render.extension import PACKAGED_EXTENSIONS, is_installed_copy, refresh_if_installed
 from articlekit.render.pagecheck import check_page
 from articlekit.render.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
                                   quarto_version, tool_version)
@@ -122,7 +126,7 @@ def quarto_options(project_dir, article_dir):
     css before the format's. So the format's css keeps its own strings
     (relative to the article's folder, where Quarto resolves a document's
     paths), and page.css goes on top, as before."""
-    config = {key: value for key, value in project_config(project_dir).items() if key != "project"}
+    config = {key: value for key, value in project_config(project_dir).items() if key not in ("project", "profile")}
     formats = {fmt: dict(options) for fmt, options in (config.get("format") or {}).items() if isinstance(options, dict)}
     for options in formats.values():
         if "css" in options:
@@ -135,8 +139,6 @@ def quarto_options(project_dir, article_dir):
     return config
 
 
-# The Quarto extension every article renders with, shipped as package data.
-PACKAGED_EXTENSIONS = Path(__file__).resolve().parent / "quarto" / "_extensions"
 # The look of what articlekit puts on a page (bound values, failed claims,
 # the provenance table), for every article, before the article's own css.
 PAGE_CSS = Path(__file__).resolve().parent / "page.css"
@@ -162,8 +164,12 @@ def shortcode_files(article_dir):
 
 
 def contributed_shortcodes(folders):
+    """The copy of the packaged extension that a Quarto user's render
+    installs into the article (_extensions/articlekit/) is left out: it is
+    the packaged one again, maybe older (articlekit.render.extension)."""
     files = []
-    manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))]
+    manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))
+                 if folder == PACKAGED_EXTENSIONS or not is_installed_copy(m)]
     for manifest in manifests:
         contributes = (load_yaml(manifest) or {}).get("contributes") or {}
         files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
@@ -311,6 +317,12 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast=None):
     return metadata["renderer"]
 
 
+# The Quarto profile the build renders with. The article's _quarto.yml
+# names another as Quarto's default (articlekit.render.quarto_hooks), for
+# a Quarto user's own `quarto render`; this one has no _quarto-*.yml.
+BUILD_PROFILE = "articlekit-build"
+
+
 def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
     """ast: not read (Quarto reads the article itself)."""
     quarto = quarto_path()
@@ -329,13 +341,19 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
     leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
     leftovers = [path for path in leftovers if not path.exists()]
     remove_stale(article_dir, "render-", "-")  # outputs of a Quarto render killed before its move
+    # Quarto loads the article's copy of the extension too, when a Quarto
+    # user's render installed one: the package's own, never an older one
+    refresh_if_installed(article_dir)
     try:
         for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
             produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
+            # --profile: the build's, which no file configures, so none of a
+            # Quarto user's own profile (pre-render, output-dir) applies
             run_tool([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
-                  "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
-                  "-M", f"renderer:{name}", "--metadata-file", str(options)], article, cwd=article_dir)
+                      "--profile", BUILD_PROFILE,
+                      "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
+                      "-M", f"renderer:{name}", "--metadata-file", str(options)], article, cwd=article_dir)
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:

@@ -1,22 +1,29 @@
 """Serve the article on 127.0.0.1 and re-render it on each save.
 
     python -m articlekit preview [article/index.qmd] [--values build/values.json] [--port 8000]
+                                 [--renderer pandoc|build|quarto|auto]
 
-Prints the URL and opens nothing. Every few tenths of a second it looks at
-the modification times of the article's folder (the .qmd, the extension,
-the style, _quarto.yml) and of the values file; when one changed, it binds
-the article to the current values in-process (articlekit.article.bind; the baseline
-and the values are parsed again only when their files change) and renders
-it through Pandoc with articlekit.render.page's options and filters (the fast
-route, whichever renderer the build uses) into build/preview/article.html,
-chunk by chunk (articlekit.render.incremental): only the sections whose text or
-bound values changed go through Pandoc again, so a prose edit is on disk in
-a fraction of a second. The page is the one `articlekit render` makes of
-the same text (tests/test_incremental.py). The open page asks the server
-for the render's version and reloads itself when it changes: a few lines of
-script added to the page as it is served, never written to a file.
+Prints the URL and the renderer the build uses (config.yaml's renderer:),
+and opens nothing. Every few tenths of a second it looks at the
+modification times of the article's folder (the .qmd, the extension, the
+style, _quarto.yml) and of the values file; when one changed, it lints the
+article as the build's lint_article rule does (articlekit.article.lint),
+binds it to the current values in-process (articlekit.article.bind; the
+baseline and the values are parsed again only when their files change) and
+renders it into build/preview/article.html. By default through Pandoc with
+articlekit.render.page's options and filters, chunk by chunk
+(articlekit.render.incremental): only the sections whose text or bound
+values changed go through Pandoc again, so a prose edit is on disk in a
+fraction of a second, and the page is the one `articlekit render` makes of
+the same text (tests/test_incremental.py). `--renderer build` renders with
+the build's renderer instead, and `--renderer quarto` with Quarto: the page
+whole, as `articlekit render` makes it (HTML only), seconds per save. The
+open page asks the server for the render's version and reloads itself when
+it changes: a few lines of script added to the page as it is served, never
+written to a file.
 
-- A failed claim, an unknown key or any other problem of the article shows
+- A typed number (the lint's finding, in the build's words), a failed
+  claim, an unknown key or any other problem of the article shows
   as a banner at the top of the page, each line with its file:line; the
   last good render stays beneath it (when there is none yet, the page as a
   strict=false build shows it, with its claim-failure marks). Claims are
@@ -61,13 +68,17 @@ from pathlib import Path
 
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
+from articlekit.article.bindings import write_bindings
+from articlekit.article.lint import lint
+from articlekit.article.shortcodes import ShortcodeSyntaxError
 from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
 from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
-                               expected_literal_shortcodes, remove_stale_preview_folders)
-from articlekit.core.sources import read_text
+                               expected_literal_shortcodes, remove_stale_preview_folders, render)
+from articlekit.render.renderers import CHOICES, choose, display_name, version
+from articlekit.core.sources import SourceError, load_yaml, read_text
 from articlekit.core.workfiles import owner_tag
 
 STATE_PATH = "/__preview__/state"
@@ -176,8 +187,9 @@ class Preview:
     """The last good render, the problems of the latest attempt, and a version
     that changes whenever either does."""
 
-    def __init__(self, article, values, out_dir, strict=True, baseline=None):
+    def __init__(self, article, values, out_dir, strict=True, baseline=None, renderer="pandoc"):
         self.article, self.values, self.out_dir, self.strict = Path(article), Path(values), Path(out_dir), strict
+        self.renderer = renderer  # "pandoc" (piece by piece) or "quarto" (the page whole, as the build does)
         self.baseline = baseline and Path(baseline)  # for {{< departures >}}, as the bind rule passes it
         self.html_path = self.out_dir / "article.html"
         self.page, self.problems, self.notice, self.waiting, self.version = None, [], None, None, 0
@@ -218,9 +230,10 @@ class Preview:
                                 "whole; the page shows the last values") from None
 
     def rebuild(self):
-        """Bind and render; keep the last good page when that fails."""
-        problems, page = [], None
+        """Lint, bind and render; keep the last good page when that fails."""
+        problems, page, typed = [], None, []
         try:
+            typed = self.typed_numbers()
             page, problems = self.bind_and_render(self.strict)
         except ValuesPending as exc:
             # not a problem of the article: the last page and its problems stand
@@ -234,11 +247,22 @@ class Preview:
                 page = self.try_lenient_render()
         except (RenderError, OSError, ValueError) as exc:
             problems = [f"{type(exc).__name__}: {exc}"]
+        problems = typed + problems
         with self.lock:
             self.page = page or self.page
             self.problems, self.waiting = problems, None
             self.version += 1
         return not problems
+
+    def typed_numbers(self):
+        """The build's lint (rule lint_article), on the text as saved: its
+        findings, each `file:line: numeral '...' ...` as the build prints
+        them. The page still renders beneath them; the build would stop."""
+        try:
+            findings, _ = lint(str(self.article), read_text(self.article), self.values_now()["values"])
+        except ShortcodeSyntaxError:
+            return []  # bind names it, with its line
+        return findings
 
     def bind_and_render(self, strict):
         """-> (the page's bytes, the failed claims as file:line lines)."""
@@ -246,6 +270,8 @@ class Preview:
         text = read_text(self.article)
         baseline = self.parsed(self.baseline, load_baseline) if self.baseline else None
         document = bind(str(self.article), text, self.values_now(), strict, baseline)
+        if self.renderer == "quarto":
+            return self.render_whole(document), self.claim_problems(document)
         # only the chunks whose text or bindings changed go through Pandoc
         page = self.pages.render(document)
         # the checks `articlekit render` makes, on the page before it is shown;
@@ -266,9 +292,21 @@ class Preview:
             staged.unlink()
             raise
         os.replace(staged, self.html_path)  # whole or not at all: the benchmark and browsers read it
-        failed = [f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
-                  for c in document["claims"] if not c["holds"]]
-        return self.html_path.read_bytes(), failed
+        return self.html_path.read_bytes(), self.claim_problems(document)
+
+    @staticmethod
+    def claim_problems(document):
+        return [f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
+                for c in document["claims"] if not c["holds"]]
+
+    def render_whole(self, document):
+        """The page as `articlekit render` makes it with this renderer
+        (Quarto: the build's route, slower; HTML only), from the bindings
+        just made, with the same checks; -> its bytes."""
+        bindings = self.work_dir / "bindings.json"
+        write_bindings(bindings, document)
+        render(self.article, bindings, self.renderer, self.html_path)
+        return self.html_path.read_bytes()
 
     def try_lenient_render(self):
         try:
@@ -299,7 +337,7 @@ class Preview:
     def state(self):
         with self.lock:
             return {"version": self.version, "problems": list(self.problems), "notice": self.notice,
-                    "waiting": self.waiting}
+                    "waiting": self.waiting, "renderer": self.renderer}
 
 
 def insert_after_body_tag(text, snippet):
@@ -360,9 +398,33 @@ def watch(preview, article_paths, values_path, experiment_paths, interval, stop)
             if preview.state()["waiting"]:
                 print(f"preview: {status}", flush=True)
                 continue
-            pieces = preview.pages.rendered
-            print(f"preview: {status} ({time.perf_counter() - started:.2f} s, {pieces} piece{'s' * (pieces != 1)} "
-                  f"through Pandoc{', the page whole' if preview.pages.fallback else ''})", flush=True)
+            print(f"preview: {status} ({time.perf_counter() - started:.2f} s, {how_rendered(preview)})", flush=True)
+
+
+def how_rendered(preview):
+    if preview.renderer == "quarto":
+        return "the page whole through Quarto"
+    pieces = preview.pages.rendered
+    return f"{pieces} piece{'s' * (pieces != 1)} through Pandoc{', the page whole' if preview.pages.fallback else ''}"
+
+
+def build_renderer(config_path):
+    """(what the build renders with: "quarto" or "pandoc", the sentence that
+    says so): config's `renderer:` as the build reads it (auto: Quarto when
+    it is on PATH)."""
+    setting = "auto"
+    if Path(config_path).is_file():
+        try:
+            setting = (load_yaml(config_path) or {}).get("renderer", "auto")
+        except SourceError as exc:
+            return "pandoc", f"cannot read {config_path} ({exc}); the build's renderer is unknown"
+    try:
+        chosen = choose(setting)
+    except ValueError as exc:
+        return "pandoc", f"{config_path}: {exc}"
+    found = version(chosen)
+    name = display_name(chosen, found) if found else f"{chosen.capitalize()} (not installed)"
+    return chosen, f"the build renders with {name} ({config_path} renderer: {setting})"
 
 
 def main(argv):
@@ -378,6 +440,10 @@ def main(argv):
     parser.add_argument("--strict", choices=["true", "false"], default="true",
                         help="true (as the build): a failed claim is a problem shown in the banner")
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between looks at the files")
+    parser.add_argument("--renderer", choices=["build", *CHOICES], default="pandoc",
+                        help="pandoc (default): piece by piece, fast; build: the build's renderer (config "
+                             "renderer:); quarto: the page whole through Quarto, as the build does, slower")
+    parser.add_argument("--config", default="config.yaml", help="where the build's renderer: is read")
     args = parser.parse_args(argv)
 
     article = Path(args.article)
@@ -410,7 +476,10 @@ def stop_as_ctrl_c(signum, frame):
 def serve(args, article, baseline, lock):
     """Serve and watch until Ctrl-C, holding the output folder's lock."""
     remove_stale_preview_folders(args.out)  # a killed preview's work: none is running, we hold the lock
-    preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline)
+    build, said = build_renderer(args.config)
+    renderer = build if args.renderer == "build" else choose(args.renderer)
+    preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline,
+                      renderer=renderer)
     try:
         server = ThreadingHTTPServer((args.host, args.port), make_handler(preview))
     except OSError as exc:
@@ -422,6 +491,8 @@ def serve(args, article, baseline, lock):
     lock.describe(url)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"preview: {url} ({article}, Ctrl-C stops)", flush=True)
+    print(f"preview: {said}; this preview renders with {renderer.capitalize()}"
+          + (" (--renderer build renders as the build does)" if renderer != build else ""), flush=True)
     stop = threading.Event()
     try:
         signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # `kill PID` cleans up as Ctrl-C does

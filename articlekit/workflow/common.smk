@@ -17,6 +17,7 @@ from articlekit.__main__ import COMMANDS
 from articlekit.workflow import codegraph, leftovers, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
+from articlekit.render.extension import is_installed_copy
 from articlekit.data.config import (
     ConfigError,
     check_config,
@@ -183,9 +184,13 @@ LINT_REPORT = "build/lint.txt"
 PANDOC_TREE = "build/article.ast.json"  # the article as Pandoc reads it
 AUDIT_JSON = "build/audit.json"
 # The article's own shortcode extension and style, when it has them: their
-# edits redo the render.
+# edits redo the render. Not the copy of articlekit's that a Quarto user's
+# `quarto render` installs (articlekit/render/extension.py): the build
+# reads the package's.
 EXTENSION = sorted(
-    str(path) for path in Path(ARTICLE_DIR, "_extensions").rglob("*") if path.is_file()
+    str(path)
+    for path in Path(ARTICLE_DIR, "_extensions").rglob("*")
+    if path.is_file() and not is_installed_copy(path)
 )
 ARTICLE_STYLE = [path for path in [f"{ARTICLE_DIR}/style.css"] if os.path.exists(path)]
 STRICT = config.get("strict", True)
