@@ -25,8 +25,6 @@ if LISTING_SOURCES:
 rule values:
     input:
         results=RESULTS,
-        # build/robustness.json, when the article binds robustness.* keys
-        robustness=ROBUSTNESS_VALUES,
         baseline=BASELINE,
         code=command_code("values"),
     output:
@@ -36,7 +34,7 @@ rule values:
     benchmark:
         "benchmarks/out/values.tsv"
     shell:
-        "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
+        "python -m articlekit values {input.results} --baseline {input.baseline} "
         "--out {output.json} 2> {log}"
 
 
