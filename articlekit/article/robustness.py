@@ -228,7 +228,7 @@ def build(sweep, values, shortcodes, settings):
         claim_rows.append({"key": key, "expect": expect, "experiments": sorted(needs),
                            "at_seed": at_seed, "at_seed_message": message, "ran": ran,
                            "held": outcomes[HOLDS], "failed": outcomes[FAILS],
-                           "inconclusive": outcomes[INCONCLUSIVE], "holds_fraction": fraction,
+                           INCONCLUSIVE: outcomes[INCONCLUSIVE], "holds_fraction": fraction,
                            "failing_seeds": failing, "first_failure": first_failure, "flagged": flagged,
                            "per_index": per_index})
 
@@ -238,7 +238,7 @@ def build(sweep, values, shortcodes, settings):
         judged = [o for o in every if o is not None]
         entry = by_key.setdefault(bindable_key(key), {})
         entry["holds_fraction"] = sum(judged) / len(judged) if judged else None
-        entry["fails"] = len(judged) - sum(judged)
+        entry[FAILS] = len(judged) - sum(judged)  # robustness.<key>.fails
         entry["failing_seeds"] = sorted({s for r in own for s in r["failing_seeds"]})
         entry["flagged"] = any(r["flagged"] for r in own)
     for row in claim_rows:

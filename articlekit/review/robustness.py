@@ -18,7 +18,7 @@ import sys
 from articlekit.article.robustness import is_number
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_text_atomic
-from articlekit.core.status import STATUS
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
 from articlekit.experiment.artifacts import pyplot
 from articlekit.review.pages import cell, code, counts_table, html_page, section
 
@@ -115,7 +115,7 @@ def page_data(report):
     claims = [{"key": r["key"], "expect": r["expect"], "flagged": r["flagged"],
                "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
                "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"],
-               "css": "holds" if r["failed"] + r["inconclusive"] == 0 else "fails",
+               "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
                "failing": _seeds_text(r["failing_seeds"]) or "none",
                "first_failure": r["first_failure"]} for r in report["claims"]]
     values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r), "bindable": r["bindable"],
