@@ -269,7 +269,9 @@ def test_deleted_results_and_figures_are_rebuilt(case):
     planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
     assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
                        "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff",
-                       "all"}
+                       "all",
+                       # the seed sweep's chunks live under results/ too (the article binds its summary)
+                       "robustness_chunk", "robustness_summary", "robustness_report"}
 
 
 @pytest.mark.slow

@@ -189,8 +189,11 @@ def build(sweep, values, shortcodes, settings):
         experiment = _seeded(key, swept)
         if experiment is None:
             continue
-        seen = [lookup(v, key) for v, missing in indices if experiment not in missing]
-        at_seed = lookup(values, key)
+        try:
+            seen = [lookup(v, key) for v, missing in indices if experiment not in missing]
+            at_seed = lookup(values, key)
+        except UnknownKey:  # a key the article misspelt: bind names it, with its line and the closest keys
+            continue
         row = {"key": key, "bindable": f"robustness.{bindable_key(key)}",
                "experiment": experiment, "at_seed": at_seed, "seeds": len(seen)}
         if is_number(at_seed) and all(is_number(v) for v in seen):
