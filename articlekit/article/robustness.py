@@ -35,7 +35,8 @@ bindable as robustness.<key>.<field>, a key with list indices spelled with
 underscores (`example.causal.visible_per_row[2]` -> `robustness.example.causal.
 visible_per_row_2`, see bindable_key), fields
 
-    at_seed, median, p05, p95, min, max, seeds      a number's spread
+    median, p05, p95, min, max, seeds               a number's spread (its value at the
+                                                    article's seed is the key itself)
     differs                                         seeds whose value is not the article's (text, lists)
     holds_fraction, fails, failing_seeds, flagged   its claims (all of them, on that key)
 
@@ -202,7 +203,9 @@ def build(sweep, values, shortcodes, settings):
         else:
             row["differs"] = sum(not same_value(v, at_seed) for v in seen)
         rows.append(row)
-        by_key[bindable_key(key)] = {k: row[k] for k in ("at_seed", "seeds", "median", "p05", "p95", "min", "max",
+        # not the value at the article's seed: that is the key itself, and a second key holding the
+        # same number would be the lint's suggestion for a typed copy of it
+        by_key[bindable_key(key)] = {k: row[k] for k in ("seeds", "median", "p05", "p95", "min", "max",
                                                           "differs") if k in row}
 
     for key, expect in shortcodes["claims"]:
