@@ -56,3 +56,14 @@ def built_project(tmp_path_factory):
     if proc.returncode != 0:
         pytest.fail(f"building the article failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return work
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A forked Snakemake for the module's plans and builds (tests/snakemake_fork.py):
+    Snakemake imported once, each run a fork of it."""
+    from snakemake_fork import SnakemakeServer
+
+    server = SnakemakeServer()
+    yield server
+    server.close()

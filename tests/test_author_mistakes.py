@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from articlekit.skeleton.new import new_article
-from snakemake_fork import SnakemakeServer
 
 pytestmark = pytest.mark.slow
 
@@ -50,13 +49,6 @@ def run(params):
 if __name__ == "__main__":
     run_experiment("crash", run)
 '''
-
-
-@pytest.fixture(scope="module")
-def server():
-    server = SnakemakeServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")

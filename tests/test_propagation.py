@@ -35,7 +35,6 @@ import yaml
 
 from articlekit.__main__ import COMMANDS
 from articlekit.review.snapshot_digest import sealed
-from snakemake_fork import SnakemakeServer
 from tests.workspace import copy_environment
 
 pytestmark = pytest.mark.slow
@@ -47,13 +46,6 @@ CONFIG = "config/test.yaml"
 
 
 # ---- the project, and Snakemake's plan of it ----------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server():
-    server = SnakemakeServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")

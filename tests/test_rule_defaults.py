@@ -32,7 +32,6 @@ import yaml
 
 from articlekit.skeleton.new import new_article
 from articlekit.workflow import settings
-from snakemake_fork import SnakemakeServer
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 pytestmark = pytest.mark.slow
@@ -40,13 +39,6 @@ pytestmark = pytest.mark.slow
 PLAN_PATCH = f"{Path(__file__).with_name('snakemake_plan.py')}:record_plan"
 CLUSTER_PROFILES = ["profiles/slurm", "tests/slurm/profile"]
 CORES = 3  # what a job that takes every core gets
-
-
-@pytest.fixture(scope="module")
-def server():
-    server = SnakemakeServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")
