@@ -175,8 +175,8 @@ class LocalSlurm:
 
     def jobs(self):
         """Every job squeue still remembers (MinJobAge): dicts of its fields."""
-        keys = ("id", "name", "state", "cpus", "oversubscribe", "comment")
-        out = self.run(["squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%C|%h|%k"]).stdout
+        keys = ("id", "name", "state", "cpus", "oversubscribe", "workdir", "comment")
+        out = self.run(["squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%C|%h|%Z|%k"]).stdout
         return [dict(zip(keys, line.split("|", len(keys) - 1))) for line in out.splitlines() if line]
 
     def describe(self):

@@ -1,7 +1,8 @@
 """The built pages, as a reader's browser shows them: build/article.html,
-build/audit.html and the version matrix's build/matrix.html in headless
-Chromium (Debian's chromium and chromium-driver, driven by Selenium; nothing
-is downloaded at run time), at a desktop width and a phone width.
+build/audit.html, build/robustness.html and the version matrix's
+build/matrix.html in headless Chromium (Debian's chromium and
+chromium-driver, driven by Selenium; nothing is downloaded at run time), at
+a desktop width and a phone width.
 
 The page as built, and the article rendered again by Quarto when `quarto`
 is on PATH (its MathML and its scripts must stay offline too). On each page
@@ -36,7 +37,9 @@ from tests.test_quarto import quarto_folder
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # slow: reads the built_project fixture's build
 
-PAGES = ["article.html", "audit.html"]
+PAGES = ["article.html", "audit.html", "robustness.html"]
+# Pages of this article only (its seed sweep): the second article has none.
+OWN_PAGES = {"robustness.html"}
 WIDTHS = {"desktop": 1280, "phone": 390}
 HEIGHT = 900
 
@@ -185,7 +188,8 @@ def open_page(driver, path, width):
 
 
 CASES = [(render, page, width) for render in RENDERS for page in PAGES for width in WIDTHS
-         if render != "quarto" or page == "article.html"] + [("matrix", "matrix.html", width) for width in WIDTHS]
+         if (render != "quarto" or page == "article.html") and (render == "as-built" or page not in OWN_PAGES)] + [
+    ("matrix", "matrix.html", width) for width in WIDTHS]
 
 
 @pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])
@@ -318,3 +322,18 @@ def test_every_value_the_article_prints_in_prose_is_a_bound_link(browser, build_
     departures = json.loads((project / "build" / "bindings.json").read_text(encoding="utf-8"))
     from_baseline = departures.get("departures_md", "").count("{.bound-value}")
     assert len(numbers) == len(printed) + from_baseline > 0
+
+
+def test_the_robustness_page_shows_a_histogram_for_each_value_that_varies(browser, built_project):
+    """Each histogram an SVG image that loads and fits its card on a phone;
+    one for every printed value whose 5-95 % range is not a single number."""
+    report = json.loads((built_project / "build/robustness.json").read_text())
+    varying = [row for row in report["printed"] if "p05" in row and row["p05"] != row["p95"]]
+    assert varying, "the sweep found no value that moves with the seed"
+    for width in WIDTHS.values():
+        open_page(browser, built_project / "build/robustness.html", width)
+        plots = browser.execute_script(
+            "return [...document.querySelectorAll('img.dist')].map(i => [i.naturalWidth > 0, "
+            "i.getBoundingClientRect().right <= document.documentElement.clientWidth])")
+        assert len(plots) == len(varying), f"{len(plots)} histograms for {len(varying)} varying values"
+        assert all(loaded and fits for loaded, fits in plots), f"at {width} px: {plots}"

@@ -558,3 +558,18 @@ def test_the_committed_release_against_the_same_results_from_an_avx2_cpu():
     assert sorted(r["key"] for r in diff["within_rule"]) == sorted(moved)
     assert all("machine noise" in r["why"] or "printed precision" in r["why"] for r in diff["within_rule"])
     assert diff["machine"] == [{"what": "torch_cpu_capability", "release": "AVX512", "build": "AVX2"}]
+
+
+def test_an_erratum_listed_first_does_not_hide_the_keys_noise_bound():
+    """The published baseline lists parity.sdpa.max_abs_diff first as an
+    erratum (the edition's "largest difference"), then as noise < 1e-12. An
+    erratum says what the edition printed, not how far two builds may
+    differ: the diff, the matrix and reproduce judge the key by its noise
+    bound, not by the float rule the erratum used to leave it to."""
+    from articlekit.review.agreement import between_builds
+    published = load_baseline(ROOT / "baseline" / "published.yaml")
+    assert [e.cls for e in published.for_key("parity.sdpa.max_abs_diff")][:2] == ["erratum", "noise"]
+    rule, test = between_builds("parity.sdpa.max_abs_diff", published, Publishing())
+    assert rule == "noise < 1e-12"
+    assert test(2.220446049250313e-16, 4.440892098500626e-16)[0]  # 1 ULP of 1.0 apart, far more of itself
+    assert not test(2.220446049250313e-16, 1e-3)[0]

@@ -511,3 +511,15 @@ def test_the_page_written_from_the_articles_tree_is_the_page_read_from_the_artic
     assert html_out.read_text(encoding="utf-8") == read_page
     assert md_out.read_text(encoding="utf-8") == read_md
     assert json.loads(tree.read_text(encoding="utf-8"))["pandoc-api-version"]  # Pandoc's own tree
+
+
+def test_reading_an_unclosed_shortcode_names_the_articles_file_and_line(tmp_path):
+    """The article is read by `parse` before bind may run; its message is
+    bind's, "FILE:LINE: ...", so that whichever job fails first, the author
+    is sent to the same line."""
+    article = tmp_path / "index.qmd"
+    article.write_text("---\ntitle: T\n---\n\nFine.\n\nBroken {{< value a.b here.\n", encoding="utf-8")
+    with pytest.raises(renderers.RenderError) as failure:
+        rendermod.write_ast(article, tmp_path / "tree.json")
+    assert str(failure.value).startswith(f"{article}:7: shortcode '{{{{< value a.b here.' is never closed")
+    assert not (tmp_path / "tree.json").exists()

@@ -114,11 +114,12 @@ def test_on_a_cluster_every_job_has_its_rules_resources_or_the_profiles(articles
     folder = articles["project"]
     settings_of = yaml.safe_load((PROJECT_ROOT / profile / "config.yaml").read_text(encoding="utf-8"))
     defaults, per_rule = settings_of["default-resources"], settings_of.get("set-resources") or {}
-    local = {job["rule"]: job["resources"] for job in commands(plan(folder))}
+    # by rule and outputs: a rule with wildcards (a sweep's chunk) has a job per experiment
+    local = {(job["rule"], *job["output"]): job["resources"] for job in commands(plan(folder))}
     on_cluster = commands(plan(folder, "--profile", str(PROJECT_ROOT / profile)))
-    assert {job["rule"] for job in on_cluster} == set(local)
+    assert {(job["rule"], *job["output"]) for job in on_cluster} == set(local)
     for job in on_cluster:
-        own = local[job["rule"]]  # what the rule names itself (a local run adds no defaults)
+        own = local[(job["rule"], *job["output"])]  # what the rule names itself (a local run adds no defaults)
         for resource in ("mem_mb", "runtime"):
             assert job["resources"][resource] == own.get(resource, defaults[resource]), (job["rule"], resource)
         for resource, value in (per_rule.get(job["rule"]) or {}).items():

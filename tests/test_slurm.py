@@ -165,16 +165,23 @@ def test_the_cluster_build_writes_what_the_local_build_writes(cluster, local_bui
         assert (remote / path).read_bytes() == (local / path).read_bytes(), path
 
 
+def slurm_rule(job):
+    """The rule a SLURM job ran, from the comment the plugin gives it:
+    rule_NAME, or rule_NAME_wildcards_VALUES for a rule with wildcards."""
+    return job["comment"].removeprefix("rule_").split("_wildcards_")[0]
+
+
 def test_every_rule_ran_as_its_own_slurm_job(cluster, local_build, slurm_build):
     _, rules = local_build
     remote, _ = slurm_build
     assert rules, "the local build ran no rule"
-    jobs = cluster.jobs()
-    completed = {job["comment"] for job in jobs if job["state"] == "COMPLETED"}
+    jobs = [job for job in cluster.jobs() if Path(job["workdir"]).resolve() == remote.resolve()]
+    completed = {slurm_rule(job) for job in jobs if job["state"] == "COMPLETED"}
     for rule in sorted(rules):
-        assert f"rule_{rule}" in completed, f"no completed SLURM job for rule {rule}: {jobs}"
-        # The plugin's per-job SLURM log, written by slurmd on the node.
-        assert list((remote / ".snakemake/slurm_logs" / f"rule_{rule}").glob("*.log")), rule
+        assert rule in completed, f"no completed SLURM job for rule {rule}: {jobs}"
+        # The plugin's per-job SLURM log, written by slurmd on the node (a
+        # rule with wildcards: one folder further down, per wildcard values).
+        assert list((remote / ".snakemake/slurm_logs" / f"rule_{rule}").rglob("*.log")), rule
     environment = json.loads((remote / "results/environment.json").read_text())["values"]
     assert environment["executor"] == "slurm"
     assert environment["slurm_job_id"] in {job["id"] for job in jobs}
@@ -230,7 +237,11 @@ def test_the_matrix_through_slurm_gives_the_local_matrix(cluster, local_matrix, 
         assert (slurm_matrix / path).read_text() == (local_matrix / path).read_text(), path
     # the page's own data: every claim, text and value of the article, judged alike
     remote, local = matrix_rows(slurm_matrix), matrix_rows(local_matrix)
-    assert remote == local and local["rows"] and local["left_out"] == ["listings", "timing"]
+    assert local["rows"] and local["left_out"] == ["listings", "robustness", "timing"]
+    assert [row["key"] for row in remote["rows"]] == [row["key"] for row in local["rows"]]
+    differing = [(l_row, r_row) for l_row, r_row in zip(local["rows"], remote["rows"]) if l_row != r_row]
+    assert not differing, "\n".join(f"local {l_row}\ncluster {r_row}" for l_row, r_row in differing[:3])
+    assert {k: v for k, v in remote.items() if k != "rows"} == {k: v for k, v in local.items() if k != "rows"}
     assert all(env["complete"] and env["claims_held"] > 0 for env in local["environments"])
 
 
@@ -256,3 +267,21 @@ def test_each_matrix_cell_ran_as_its_own_slurm_job_in_its_environment(cluster, s
     assert list((logs / "rule_matrix_report").glob("*.log"))
     made_here = {"matrix_lock", "matrix_env", "matrix"}
     assert not made_here & {d.name.removeprefix("rule_") for d in logs.iterdir()}, sorted(logs.iterdir())
+
+
+def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cluster, local_build, slurm_build):
+    """The article binds the sweep's keys, so both builds ran it (config/test.yaml's
+    robustness: a few seeds): each chunk its own SLURM job, each chunk and the
+    summary equal to the local run's (a sweep holds no timings)."""
+    local, _ = local_build
+    remote, _ = slurm_build
+    chunks = sorted(str(p.relative_to(local)) for p in (local / "results/robustness").glob("*/chunk-*.json"))
+    assert chunks, "the local build ran no sweep"
+    for path in [*chunks, "build/robustness.json"]:
+        assert json.loads((remote / path).read_text()) == json.loads((local / path).read_text()), path
+    assert (remote / "build/robustness.md").read_text() == (local / "build/robustness.md").read_text()
+    # This build's jobs: the matrix's project sweeps too, for its columns.
+    completed = [job for job in cluster.jobs()
+                 if slurm_rule(job) == "robustness_chunk" and job["state"] == "COMPLETED"
+                 and Path(job["workdir"]).resolve() == remote.resolve()]
+    assert len(completed) == len(chunks), completed

@@ -5,8 +5,9 @@ written atomically, read back strictly), the command-line adapter
 `run_experiment`, figures without timestamps, what the config declares
 for one experiment held to (declared: a parameter or figure it lacks, a
 declared figure plot() did not write, each named with the fix), the size
-check before work (footprint), and measured values with an interval: the
-interleaved, thread-limited timing protocol (measure).
+check before work (footprint), measured values with an interval: the
+interleaved, thread-limited timing protocol (measure), and the seed
+sweep's runner, many seeds of one experiment in one process (sweep).
 
 May import: articlekit.core.
 """

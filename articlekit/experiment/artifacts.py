@@ -192,7 +192,7 @@ def save_figure(fig, path):
 # ---- the entry point -------------------------------------------------------------
 
 
-def _configure_logging(log_file=None):
+def configure_logging(log_file=None):
     """To the log file when there is one, else to stderr. The workflow names
     the log, and Snakemake prints a failed job's log under its error (the
     article's profile says show-failed-logs) or on a cluster, where the
@@ -309,7 +309,7 @@ def run_experiment(name, run, plot=None, argv=None, derived=None):
     params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
     _drawn_with.clear()
     _saved.clear()
-    _configure_logging(log_file)
+    configure_logging(log_file)
     params = declared.params_of(name, params)
     try:
         found = footprint.check_run(name, run, params, mem_mb, runtime)

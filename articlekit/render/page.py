@@ -66,7 +66,7 @@ from articlekit.render.renderers import (CHOICES, RenderError, choose, display_n
                                   quarto_version, tool_version)
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
-from articlekit.article.shortcodes import regions, scan, to_quarto_markdown
+from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
 # jupyter, ...) is Quarto's and is dropped on the Pandoc path.
@@ -265,7 +265,11 @@ def pandoc_source(article, workdir, ast=None):
     if ast is not None:
         return front, Path(ast).resolve(), "json"
     source = Path(workdir) / "article.md"
-    source.write_text(to_quarto_markdown(body), encoding="utf-8")
+    try:
+        markdown = to_quarto_markdown(body)
+    except ShortcodeSyntaxError as exc:  # "LINE: ...": named by the article, as bind names it
+        raise RenderError(f"{article}:{exc}") from None
+    source.write_text(markdown, encoding="utf-8")
     return front, source, "markdown"
 
 

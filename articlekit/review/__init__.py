@@ -3,8 +3,10 @@ against the last release, release snapshots, and the version matrix, with
 the one page writer of their reports.
 
 Owns: the rules by which two builds agree (agreement), the audit (audit),
-the diff (diff), recomputing one value in a scratch copy (reproduce), releases and their snapshots (release, snapshot,
-snapshot_digest), the matrix and its environments (matrix, matrixenv), and
+the diff (diff), recomputing one value in a scratch copy (reproduce),
+releases and their snapshots (release, snapshot, snapshot_digest), the
+matrix and its environments (matrix, matrixenv), the seed-robustness page
+(robustness), and
 report pages (pages: the Markdown blocks, and the HTML pages rendered from
 templates/ with their stylesheets report.css and matrix.css; no other
 module writes HTML).

@@ -2,8 +2,9 @@
 this build (the diff) or between environments (the version matrix) before
 it counts as changed.
 
-A key the baseline lists follows its entry's agreement class
-(articlekit.data.baseline); any other key follows the float rule: floats
+A key the baseline lists follows the agreement class of its first entry
+that has one (articlekit.data.baseline: noise, timing, exact, text, info;
+an erratum or a citation has none); any other key follows the float rule: floats
 within FLOAT_ULPS units in the last place (another CPU or BLAS rounds the
 last bits differently), integers, shapes, booleans and texts equal. A
 number under one of the article's volatile prefixes (publishing.volatile,
@@ -29,13 +30,14 @@ from articlekit.data.baseline import EXACT, INFO, NOISE, TEXT, TIMING
 # ---- between two builds: the diff's and the matrix's question ---------------------------
 
 DEFAULT_VOLATILE_BAND = (0.5, 2.0)
+# The baseline classes that say how far a value may move between builds.
+RULE_CLASSES = (NOISE, TIMING, EXACT, TEXT, INFO)
 
 
 def between_builds(key, baseline, publishing):
     """(label, test) where test(old, new) -> (same, why) decides whether the
     key changed beyond what its class allows."""
-    entries = baseline.for_key(key) if baseline else []
-    entry = entries[0] if entries else None
+    entry = rule_entry(key, baseline)
     if entry and entry.cls == NOISE:
         return f"noise {entry.check}", lambda old, new: _within_noise(entry.check, old, new)
     if entry and entry.cls == TIMING:
@@ -54,6 +56,16 @@ def between_builds(key, baseline, publishing):
     error_measure = publishing.is_error_measure(key)
     return (f"floats within {FLOAT_ULPS} ULPs, the rest equal",
             lambda old, new: within_ulps(old, new, width, error_measure))
+
+
+def rule_entry(key, baseline):
+    """The baseline entry whose class says how far `key` may move between
+    builds, or None. An erratum, a cited or a not-reproducible entry says
+    what the edition printed, not how two builds may differ: the rule is
+    the first entry that has one (an erratum listed first must not hide a
+    noise bound)."""
+    entries = baseline.for_key(key) if baseline else []
+    return next((e for e in entries if e.cls in RULE_CLASSES), None)
 
 
 def _equal(old, new):

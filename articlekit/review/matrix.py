@@ -30,7 +30,7 @@ import sys
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.article.bind import BindError, bind
 from articlekit.data.baseline import INFO, TEXT
-from articlekit.review.agreement import between_builds
+from articlekit.review.agreement import between_builds, rule_entry
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.data.environment import in_record
 from articlekit.review.pages import cell, code, html_page, table
@@ -92,8 +92,8 @@ def _line(location):
 
 
 def _kind(key, binding, baseline):
-    entries = baseline.for_key(key) if baseline else []
-    cls = entries[0].cls if entries else None
+    entry = rule_entry(key, baseline)
+    cls = entry.cls if entry else None
     if cls == INFO or in_record(key):
         return "info"
     if cls == TEXT or isinstance(binding["raw"], str):

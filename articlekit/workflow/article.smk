@@ -25,6 +25,8 @@ if LISTING_SOURCES:
 rule values:
     input:
         results=RESULTS,
+        # build/robustness.json, when the article binds robustness.* keys
+        robustness=ROBUSTNESS_VALUES,
         baseline=BASELINE,
         code=command_code("values"),
     output:
@@ -34,7 +36,7 @@ rule values:
     benchmark:
         "benchmarks/out/values.tsv"
     shell:
-        "python -m articlekit values {input.results} --baseline {input.baseline} "
+        "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
         "--out {output.json} 2> {log}"
 
 

@@ -225,6 +225,28 @@ CONDA_ENV = (
 
 EXPERIMENTS = settings.experiments(config)
 EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
+# Seed robustness (config robustness:, robustness.smk). Its page's keys,
+# robustness.<key>.median and the like, are values the article may bind:
+# only then does the default build run the sweep (values reads its JSON).
+ROBUSTNESS_JSON = "build/robustness.json"
+try:
+    ROBUSTNESS = (
+        settings.robustness(config, lambda key: where(config, key, CONFIG_FILES))
+        if "robustness" in config
+        else None
+    )
+except ValueError as error:
+    raise WorkflowError(str(error)) from None
+ARTICLE_CITES_ROBUSTNESS = os.path.exists(ARTICLE) and (
+    "robustness" in settings.cited_experiments(read_text(ARTICLE))
+)
+if ARTICLE_CITES_ROBUSTNESS and ROBUSTNESS is None:
+    raise WorkflowError(
+        f"{ARTICLE} binds robustness.* keys, but the config has no robustness: section; "
+        "add one (robustness: {seeds: 100}) or take the keys out of the article"
+    )
+ROBUSTNESS_VALUES = [ROBUSTNESS_JSON] if ARTICLE_CITES_ROBUSTNESS else []
+
 # Code listings cut from the sources publishing.listings names, if any.
 LISTING_SOURCES = settings.listing_sources(PUBLISHING)
 RESULTS = [experiment.json for experiment in EXPERIMENTS] + (
@@ -438,8 +460,12 @@ def use_the_article_environment(conda_env):
             each.conda_env = conda_env
 
 
-# Rules asked for by name only (`snakemake matrix`), never by default.
-OPT_IN_RULE_FILES = [os.path.join(MODULE_DIR, "matrix.smk")]
+# Rules asked for by name only (`snakemake matrix`, `snakemake robustness`),
+# never by default; the sweep's outputs are the default's too when the
+# article binds its keys (every_output).
+OPT_IN_RULE_FILES = [
+    os.path.join(MODULE_DIR, name) for name in ("matrix.smk", "robustness.smk")
+]
 
 
 def every_output(wildcards):
@@ -460,7 +486,7 @@ def every_output(wildcards):
         for rule in workflow.rules
         if os.path.abspath(str(rule.snakefile)) not in OPT_IN_RULE_FILES
         for path in rule.output
-    ]
+    ] + (robustness_outputs() if ARTICLE_CITES_ROBUSTNESS else [])
 
 
 def report_leftovers():

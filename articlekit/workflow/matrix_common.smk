@@ -15,8 +15,13 @@ MATRIX_EXPERIMENTS = [
     e.name for e in EXPERIMENTS if e.name not in config["matrix"]["exclude"]
 ]
 # Taken from the main build, the same in every environment, not compared.
-MATRIX_SHARED = [f"results/{e}.json" for e in config["matrix"]["exclude"]] + (
-    [LISTINGS] if LISTING_SOURCES else []
+# Taken from the main build as they are: the excluded experiments, the
+# listings, and the seed sweep's summary when the article binds it (the sweep
+# is the main environment's; it is not run again in each environment).
+MATRIX_SHARED = (
+    [f"results/{e}.json" for e in config["matrix"]["exclude"]]
+    + ([LISTINGS] if LISTING_SOURCES else [])
+    + ROBUSTNESS_VALUES
 )
 MATRIX_LOCKS = expand("results/matrix/{label}/requirements.lock", label=MATRIX)
 EXPERIMENT_BY_NAME = {e.name: e for e in EXPERIMENTS}

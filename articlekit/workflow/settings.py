@@ -179,3 +179,81 @@ def strict(config):
 def listing_sources(publishing):
     """The source files publishing.listings names, in order."""
     return [listing.source for listing in publishing.listings.values()]
+
+
+# ---- seed robustness (config robustness:) ------------------------------------------------
+
+DEFAULT_CHUNK = 50  # seeds per job: one interpreter and one import of torch per 50 seeds
+DEFAULT_FLAG_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """config `robustness:`, interpreted: which experiments the sweep runs
+    (those whose params have an integer `seed`, less `exclude`), how many
+    seeds, in chunks of how many, and when a claim is flagged as weak."""
+
+    seeds: int
+    chunk: int
+    flag_share: float
+    experiments: tuple  # Experiment entries the sweep runs, in the config's order
+    excluded: dict  # name -> why it is left out (config robustness.exclude)
+    unseeded: tuple  # experiments without a seed parameter
+
+    @property
+    def report_settings(self):
+        """What the summary step is told (articlekit.review.robustness)."""
+        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded)}
+
+
+def robustness(config, where=lambda key: "config"):
+    """The Robustness of config `robustness:`; ValueError naming the key
+    (`where(key)` places it) for an exclude that names no experiment or
+    an experiment left with nothing to sweep."""
+    section = config["robustness"]
+    entries = experiments(config)
+    names = [e.name for e in entries]
+    excluded = dict(section.get("exclude") or {})
+    for name in excluded:
+        if name not in names:
+            raise ValueError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
+                             f"not an experiment of this article (experiments: {', '.join(names)})")
+
+    def seeded(entry):
+        seed = entry.params(config).get("seed")
+        return isinstance(seed, int) and not isinstance(seed, bool)
+
+    return Robustness(
+        seeds=section["seeds"],
+        chunk=section.get("chunk", DEFAULT_CHUNK),
+        flag_share=section.get("flag_share", DEFAULT_FLAG_SHARE),
+        experiments=tuple(e for e in entries if seeded(e) and e.name not in excluded),
+        excluded=excluded,
+        unseeded=tuple(e.name for e in entries if not seeded(e) and e.name not in excluded),
+    )
+
+
+def cited_experiments(text):
+    """The first part of every key the article's shortcodes name, their
+    claims' key operands included ({"scaling", "robustness", ...}). An
+    article whose shortcodes do not parse (bind will say why) is read
+    loosely, each shortcode's first word, so that the plan stays the same."""
+    import re
+
+    from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
+    from articlekit.core.claims import ClaimError, keys_referenced
+
+    try:
+        occurrences = scan(text)
+    except ShortcodeSyntaxError:
+        return set(re.findall(r"\{\{<\s*\w+\s+([A-Za-z_][\w-]*)\.", text))
+    keys = []
+    for sc in occurrences:
+        if sc.escaped or sc.context == "comment":
+            continue
+        keys += sc.args[:1]
+        try:
+            keys += keys_referenced(sc.kwargs["expect"]) if sc.kwargs.get("expect") else []
+        except ClaimError:
+            pass
+    return {key.partition(".")[0] for key in keys}

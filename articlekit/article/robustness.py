@@ -1,0 +1,302 @@
+"""Seed robustness: the article's seeded numbers and claims across many seeds.
+
+    python -m articlekit.article.robustness --chunks results/robustness/*/chunk-*.json \\
+        --results results/scaling.json ... --baseline baseline/published.yaml \\
+        --shortcodes JSON --settings JSON --json build/robustness.json
+
+The page, build/robustness.{html,md}, is made from that JSON by
+articlekit.review.robustness. This step belongs to the article's stage, not
+the review's: the article binds its results (below), so it runs before
+bind, beside it: bind judges each claim at the article's seed, this step
+across the sweep's seeds.
+
+The chunks are what articlekit.experiment.sweep wrote: each seeded
+experiment's run() for the seeds derived from its own. The article's
+shortcodes (which values it prints, which claims it makes:
+article_shortcodes, read by the workflow when it plans) say what to report:
+
+- for every value the article prints from a seeded experiment: its value at
+  the article's seed (the build's results/<name>.json), and across the
+  sweep's seeds the median and the 5-95 % range (NumPy's percentiles,
+  linear), with a small histogram where the value varies;
+- for every claim about a seeded value: the share of seeds for which it
+  holds, judged by articlekit.core.claims exactly as bind judges it at the
+  article's seed, the seeds where it fails, and a flag when it holds at the
+  article's seed but fails for more than `flag_share` of the seeds;
+- every seed whose run raised, with its error: counted, never dropped.
+
+The claims are read from the article, not from build/bindings.json: an
+article may cite these results (robustness.<key>.median), and then bind
+reads this module's output, which therefore cannot read bind's.
+
+build/robustness.json is an artifact envelope (articlekit.experiment.artifacts),
+so `articlekit values` merges it when the article cites it: its values are
+bindable as robustness.<key>.<field>, a key with list indices spelled with
+underscores (`example.causal.visible_per_row[2]` -> `robustness.example.causal.
+visible_per_row_2`, see bindable_key), fields
+
+    median, p05, p95, min, max, seeds               a number's spread (its value at the
+                                                    article's seed is the key itself)
+    differs                                         seeds whose value is not the article's (text, lists)
+    holds_fraction, fails, failing_seeds, flagged   its claims (all of them, on that key)
+
+and robustness.sweep.{seeds, runs, failed_runs, claims, flagged} and
+robustness.params.{seeds, flag_share}.
+"""
+
+import argparse
+import json
+import math
+import re
+import sys
+
+from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
+from articlekit.core import claims as claimlib
+from articlekit.core.equality import same_value
+from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.keys import UnknownKey, lookup, measured, split_key
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
+from articlekit.data.values import flatten, merge, published_envelope
+from articlekit.experiment.artifacts import envelope, read_artifact
+
+SCRIPT = "articlekit/article/robustness.py"
+PERCENTILES = (5, 50, 95)
+
+
+class RobustnessError(ValueError):
+    """Chunks or settings that do not make one sweep; the message names the file."""
+
+
+def bindable_key(ref):
+    """The key under robustness. for a value's key: list indices as _N (_mN
+    for a negative one), so that the result is a plain dotted key."""
+    return re.sub(r"\[(-?)(\d+)\]", lambda m: f"_{'m' if m.group(1) else ''}{m.group(2)}", ref)
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ---- reading the sweep ---------------------------------------------------------------
+
+def collect(chunks):
+    """{experiment: {"script", "seeds": [seed], "runs": {seed: flat values}, "failures": [record]}},
+    each experiment's seeds in sweep order."""
+    sweep = {}
+    for path, chunk in chunks:
+        if not isinstance(chunk, dict) or not {"experiment", "seeds"} <= set(chunk):
+            raise RobustnessError(f"{path}: not a sweep chunk (articlekit.experiment.sweep writes them): "
+                                  "delete it and run snakemake robustness again")
+        found = sweep.setdefault(chunk["experiment"], {"script": chunk.get("script"), "seeds": [], "runs": {},
+                                                      "failures": []})
+        for record in chunk["seeds"]:
+            seed = record["seed"]
+            if seed in found["runs"] or any(e["seed"] == seed for e in found["failures"]):
+                raise RobustnessError(f"{path}: seed {seed} of {chunk['experiment']} is in two chunks")
+            found["seeds"].append(seed)
+            if "error" in record:
+                found["failures"].append({"seed": seed, "error": record["error"],
+                                        "traceback": record.get("traceback", "")})
+            else:
+                found["runs"][seed] = flatten(record["values"], chunk["experiment"])
+    for found in sweep.values():
+        found["seeds"].sort()
+    return sweep
+
+
+def article_shortcodes(article, text):
+    """{"printed": [key], "claims": [[key, expect]]}: the values the article
+    prints and the claims it makes, each once, in reading order. Where they
+    stand is left out on purpose: the workflow hands this over as a param,
+    so that only a new claim or printed key, not a prose edit, reruns the
+    summary (and the values and the article after it)."""
+    try:
+        occurrences = scan(text)
+    except ShortcodeSyntaxError as exc:
+        raise RobustnessError(f"{article}:{exc}") from None
+    printed, claimed = {}, {}
+    for sc in occurrences:
+        if sc.escaped or sc.context == "comment" or sc.name not in ("value", "claim") or len(sc.args) != 1:
+            continue
+        key = sc.args[0]
+        if sc.name == "value":
+            printed[key] = None
+        if sc.kwargs.get("expect"):
+            claimed[(key, sc.kwargs["expect"])] = None
+    return {"printed": list(printed), "claims": [list(claim) for claim in claimed]}
+
+
+def _seeded(key, swept):
+    """The swept experiment a key's value comes from (not its params), or None."""
+    base, _ = split_key(key)
+    experiment, _, rest = base.partition(".")
+    return experiment if experiment in swept and not rest.startswith("params.") else None
+
+
+# ---- the report ----------------------------------------------------------------------
+
+def _at_index(sweep, values, index):
+    """The values as the sweep's seed number `index` (of each experiment) has
+    them: each swept experiment's keys from that seed's run, the rest from
+    the build. Missing experiments: those whose run raised at that index."""
+    overlay, missing = dict(values), []
+    for experiment, found in sweep.items():
+        seed = found["seeds"][index]
+        if seed in found["runs"]:
+            overlay.update(found["runs"][seed])
+        else:
+            missing.append(experiment)
+    return overlay, missing
+
+
+def _judge(expect, key, values):
+    """A claim's status on these values, and its message (a claim that no
+    longer applies, a key gone or a type changed, fails, saying why)."""
+    try:
+        result = claimlib.evaluate(expect, measured(values, key), lambda ref: measured(values, ref))
+        return result.status, result.message
+    except (claimlib.ClaimError, UnknownKey, ValueError) as exc:
+        return FAILS, str(exc)
+
+
+def _spread(numbers):
+    import numpy as np
+
+    finite = [v for v in numbers if math.isfinite(v)]
+    if not finite:
+        return {"non_finite": len(numbers)}
+    p05, median, p95 = (float(v) for v in np.percentile(finite, PERCENTILES))
+    return {"median": median, "p05": p05, "p95": p95, "min": float(min(finite)), "max": float(max(finite)),
+            "non_finite": len(numbers) - len(finite)}
+
+
+def _seed_counts(sweep):
+    return [(experiment, found["seeds"]) for experiment, found in sweep.items()]
+
+
+def build(sweep, values, shortcodes, settings):
+    """The report as plain data: the envelope build/robustness.json holds."""
+    swept = set(sweep)
+    counts = {len(found["seeds"]) for found in sweep.values()}
+    if len(counts) > 1:
+        raise RobustnessError("the chunks hold different numbers of seeds per experiment "
+                              f"({', '.join(f'{e}: {len(found)}' for e, found in _seed_counts(sweep))}): "
+                              "run snakemake robustness again to complete the sweep")
+    n_seeds = counts.pop() if counts else 0
+    indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
+    by_key, rows, claim_rows = {}, [], []
+
+    for key in shortcodes["printed"]:
+        experiment = _seeded(key, swept)
+        if experiment is None:
+            continue
+        try:
+            seen = [lookup(v, key) for v, missing in indices if experiment not in missing]
+            at_seed = lookup(values, key)
+        except UnknownKey:  # a key the article misspelt: bind names it, with its line and the closest keys
+            continue
+        row = {"key": key, "bindable": f"robustness.{bindable_key(key)}",
+               "experiment": experiment, "at_seed": at_seed, "seeds": len(seen)}
+        if is_number(at_seed) and all(is_number(v) for v in seen):
+            row.update(_spread(seen))
+            row["samples"] = seen
+        else:
+            row["differs"] = sum(not same_value(v, at_seed) for v in seen)
+        rows.append(row)
+        # not the value at the article's seed: that is the key itself, and a second key holding the
+        # same number would be the lint's suggestion for a typed copy of it
+        by_key[bindable_key(key)] = {k: row[k] for k in ("seeds", "median", "p05", "p95", "min", "max",
+                                                          "differs") if k in row}
+
+    for key, expect in shortcodes["claims"]:
+        refs = [key, *claimlib.keys_referenced(expect)]
+        touched = [_seeded(ref, swept) for ref in refs]
+        # a claim about the sweep itself is bind's to judge, on the sweep's results
+        if not any(touched) or any(ref.startswith("robustness.") for ref in refs):
+            continue
+        needs = {e for e in touched if e}
+        at_seed, message = _judge(expect, key, values)
+        outcomes = {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0}
+        failing, first_failure, per_index = [], None, []
+        for i, (overlay, missing) in enumerate(indices):
+            if needs & set(missing):
+                per_index.append(None)
+                continue
+            status, said = _judge(expect, key, overlay)
+            outcomes[status] += 1
+            per_index.append(status == HOLDS)
+            if status != HOLDS:
+                failing.append(sweep[sorted(needs)[0]]["seeds"][i])
+                first_failure = first_failure or said
+        ran = sum(outcomes.values())
+        fraction = outcomes[HOLDS] / ran if ran else None
+        flagged = at_seed == HOLDS and fraction is not None and 1 - fraction > settings["flag_share"]
+        claim_rows.append({"key": key, "expect": expect, "experiments": sorted(needs),
+                           "at_seed": at_seed, "at_seed_message": message, "ran": ran,
+                           "held": outcomes[HOLDS], "failed": outcomes[FAILS],
+                           INCONCLUSIVE: outcomes[INCONCLUSIVE], "holds_fraction": fraction,
+                           "failing_seeds": failing, "first_failure": first_failure, "flagged": flagged,
+                           "per_index": per_index})
+
+    for key in dict.fromkeys(row["key"] for row in claim_rows):
+        own = [row for row in claim_rows if row["key"] == key]
+        every = [None if None in outcome else all(outcome) for outcome in zip(*(r["per_index"] for r in own))]
+        judged = [o for o in every if o is not None]
+        entry = by_key.setdefault(bindable_key(key), {})
+        entry["holds_fraction"] = sum(judged) / len(judged) if judged else None
+        entry[FAILS] = len(judged) - sum(judged)  # robustness.<key>.fails
+        entry["failing_seeds"] = sorted({s for r in own for s in r["failing_seeds"]})
+        entry["flagged"] = any(r["flagged"] for r in own)
+    for row in claim_rows:
+        del row["per_index"]
+
+    experiments = [{"experiment": e, "script": f["script"], "seeds": len(f["seeds"]),
+                    "first_seed": f["seeds"][0] if f["seeds"] else None,
+                    "last_seed": f["seeds"][-1] if f["seeds"] else None,
+                    "ran": len(f["runs"]), "failed": len(f["failures"]), "failures": f["failures"]}
+                   for e, f in sorted(sweep.items())]
+    runs = sum(x["seeds"] for x in experiments)
+    failed_runs = sum(x["failed"] for x in experiments)
+    summary = {"seeds": n_seeds, "runs": runs, "failed_runs": failed_runs, "claims": len(claim_rows),
+               "flagged": sum(r["flagged"] for r in claim_rows)}
+    document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"]},
+                        {"sweep": summary, **by_key}, {})
+    document.update({"experiments": experiments, "excluded": settings.get("excluded", {}),
+                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows})
+    return document
+
+
+# ---- command -------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m articlekit.article.robustness",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", nargs="*", default=[], help="the sweep's chunks")
+    parser.add_argument("--results", nargs="*", default=[], help="results/<name>.json: the article's seed")
+    parser.add_argument("--baseline", help="baseline/published.yaml, for claims that compare with published.<id>")
+    parser.add_argument("--shortcodes", required=True, metavar="JSON",
+                        help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)')
+    parser.add_argument("--settings", required=True, metavar="JSON",
+                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name]}')
+    parser.add_argument("--json", required=True, help="build/robustness.json")
+    args = parser.parse_args(argv)
+    try:
+        settings = json.loads(args.settings)
+        sweep = collect([(path, read_json(path)) for path in args.chunks])
+        artifacts = [(path, read_artifact(path)) for path in args.results]
+        if args.baseline:
+            artifacts.append((args.baseline, published_envelope(args.baseline)))
+        values = merge(artifacts)["values"]
+        report = build(sweep, values, json.loads(args.shortcodes), settings)
+        write_json(args.json, report)
+    except (OSError, ValueError) as exc:
+        print(f"robustness: {exc}", file=sys.stderr)
+        return 1
+    s = report["values"]["sweep"]
+    print(f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
+          f"({s['flagged']} flagged) -> {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The seed-robustness page: build/robustness.{md,html} from build/robustness.json.
+
+    python -m articlekit.review.robustness build/robustness.json --md build/robustness.md \\
+        --html build/robustness.html
+
+The report is articlekit.article.robustness's (the sweep's claims and values
+across seeds); this module lays it out, on the review pages' blocks
+(articlekit.review.pages) and templates/robustness.html, with a small
+histogram (matplotlib, an SVG as a data: URL) for each value that varies.
+"""
+
+import argparse
+import base64
+import io
+import math
+import sys
+
+from articlekit.article.robustness import is_number
+from articlekit.core.fmt import format_value
+from articlekit.core.jsonio import read_json, write_text_atomic
+from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
+from articlekit.experiment.artifacts import pyplot
+from articlekit.review.pages import cell, code, counts_table, html_page, section
+
+LISTED_SEEDS = 20  # failing seeds listed in a cell; the JSON lists them all
+
+
+# ---- markdown ------------------------------------------------------------------------
+
+def _num(value):
+    return "—" if value is None else format_value(value, ".4g") if is_number(value) else format_value(value)
+
+
+def _fraction(value):
+    return "—" if value is None else f"{value:.0%}" if value in (0, 1) else f"{value:.1%}"
+
+
+def _seeds_text(seeds):
+    shown = ", ".join(str(s) for s in seeds[:LISTED_SEEDS])
+    return shown + (f" and {len(seeds) - LISTED_SEEDS} more" if len(seeds) > LISTED_SEEDS else "")
+
+
+def _range_text(row):
+    if "median" not in row:
+        if "differs" in row:
+            return f"differs from the article's in {row['differs']} of {row['seeds']} seeds"
+        return f"not finite in all {row['seeds']} seeds"
+    text = f"{_num(row['median'])} ({_num(row['p05'])} to {_num(row['p95'])})"
+    return text + (f"; not finite in {row['non_finite']}" if row.get("non_finite") else "")
+
+
+def _left_out(report):
+    parts = [f"{name}: {why}" for name, why in report["excluded"].items()]
+    parts += [f"{name}: no seed parameter" for name in report["unseeded"]]
+    return "; ".join(parts)
+
+
+def to_markdown(report):
+    s = report["values"]["sweep"]
+    lines = ["# Seed robustness", "",
+             f"Every seeded experiment rerun for {s['seeds']} seeds derived from its own "
+             f"(seed + 1 to seed + {s['seeds']}): {s['runs']} runs, {s['failed_runs']} failed. "
+             f"A claim is flagged (**⚑**) when it holds at the article's seed but fails for more than "
+             f"{report['params']['flag_share']:.0%} of the seeds.", ""]
+    lines += counts_table([("Seeds", s["seeds"]), ("Runs", s["runs"]), ("Failed runs", s["failed_runs"]),
+                           ("Claims", s["claims"]), ("Flagged", s["flagged"])]) + [""]
+    if _left_out(report):
+        lines += [f"Left out of the sweep: {cell(_left_out(report))}.", ""]
+    lines += section("Experiments", "Each experiment's seeds, and the runs that raised (counted, not dropped).",
+                     ["Experiment", "Seeds", "Ran", "Failed", "Errors"],
+                     [[code(x["experiment"]), f"{x['first_seed']} to {x['last_seed']}", str(x["ran"]),
+                       str(x["failed"]), cell("; ".join(f"seed {e['seed']}: {e['error']}" for e in x["failures"][:5])
+                                          + (f" and {len(x['failures']) - 5} more" if len(x["failures"]) > 5 else ""))]
+                      for x in report["experiments"]])
+    lines += section("Claims", "Each claim the article makes about a seeded value, judged for every seed.",
+                     ["", "Claim", "At the article's seed", "Holds for", "Fails for seeds"],
+                     [["**⚑**" if r["flagged"] else "", code(f"{r['key']} {r['expect']}"),
+                       STATUS[r["at_seed"]].shown, f"{_fraction(r['holds_fraction'])} of {r['ran']}",
+                       cell(_seeds_text(r["failing_seeds"]) or "none")] for r in report["claims"]])
+    lines += section("Printed values", "Each value the article prints from a seeded experiment: at the article's "
+                     "seed, then the median and the 5–95 % range over the seeds.",
+                     ["Value", "At the article's seed", "Median (5–95 %)", "Bind as"],
+                     [[code(r["key"]), code(_num(r["at_seed"])), cell(_range_text(r)), code(r["bindable"])]
+                      for r in report["printed"]])
+    return "\n".join(lines) + "\n"
+
+
+# ---- html ----------------------------------------------------------------------------
+
+def histogram(row):
+    """A small SVG histogram of a value over the seeds, the article's seed a
+    line, as a data: URL (the page stays one self-contained file); None
+    where the value does not vary."""
+    finite = [v for v in row.get("samples", []) if math.isfinite(v)]
+    if not finite or row["p05"] == row["p95"]:
+        return None
+    plt = pyplot()
+    plt.rcParams["svg.hashsalt"] = row["key"]  # stable ids, different per plot
+    fig, ax = plt.subplots(figsize=(2.6, 0.9), layout="constrained")
+    ax.hist(finite, bins=min(30, max(5, len(finite) // 4)), color="#8c959f")
+    if is_number(row["at_seed"]) and math.isfinite(row["at_seed"]):
+        ax.axvline(row["at_seed"], color="#cf222e", linewidth=1.2)
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.spines["left"].set_visible(False)
+    ax.tick_params(axis="x", labelsize=7)
+    out = io.BytesIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def page_data(report):
+    s = report["values"]["sweep"]
+    claims = [{"key": r["key"], "expect": r["expect"], "flagged": r["flagged"],
+               "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
+               "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"],
+               "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
+               "failing": _seeds_text(r["failing_seeds"]) or "none",
+               "first_failure": r["first_failure"]} for r in report["claims"]]
+    values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r), "bindable": r["bindable"],
+               "plot": histogram(r)} for r in report["printed"]]
+    experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
+                   for x in report["experiments"]]
+    return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "left_out": _left_out(report),
+            "cards": [("seeds", s["seeds"]), ("runs", s["runs"]), ("failed runs", s["failed_runs"]),
+                      ("claims", s["claims"]), ("flagged", s["flagged"])],
+            "experiments": experiments, "claims": claims, "flagged": [c for c in claims if c["flagged"]],
+            "values": values}
+
+
+def to_html(report):
+    return html_page("robustness.html", **page_data(report))
+
+
+# ---- command ----
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m articlekit.review.robustness",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("report", help="build/robustness.json")
+    parser.add_argument("--md", required=True)
+    parser.add_argument("--html", required=True)
+    args = parser.parse_args(argv)
+    try:
+        report = read_json(args.report)
+        write_text_atomic(args.md, to_markdown(report))
+        write_text_atomic(args.html, to_html(report))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"robustness page: {exc}", file=sys.stderr)
+        return 1
+    print(f"robustness page -> {args.html}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+# Seed robustness: every seeded experiment (its params have a `seed`, and
+# config robustness.exclude does not leave it out) rerun for config
+# robustness.seeds seeds derived from its own, in chunks of robustness.chunk
+# seeds, one process per chunk (articlekit/experiment/sweep.py), then one
+# page of the article's seeded values and claims across them.
+#
+#   snakemake robustness --cores 4      -> build/robustness.{html,md,json}
+#
+# Each chunk is a job and an output of its own: --cores and a cluster
+# profile spread them, and a killed sweep resumes from the chunks it had not
+# written. A seed whose run raises is recorded in its chunk, not fatal.
+
+
+include: "robustness_common.smk"
+
+
+rule robustness_chunk:
+    input:
+        code=robustness_code,
+    output:
+        json="results/robustness/{experiment}/chunk-{chunk}.json",
+    log:
+        "logs/robustness/{experiment}/chunk-{chunk}.log",
+    benchmark:
+        "benchmarks/out/robustness/{experiment}/chunk-{chunk}.tsv"
+    wildcard_constraints:
+        experiment=ROBUSTNESS_WILDCARD,
+        chunk=r"\d+",
+    resources:
+        mem_mb=robustness_mem_mb,
+        runtime=robustness_runtime,
+    params:
+        config=robustness_params,
+        seeds=robustness_seed_arguments,
+        versions=robustness_versions,
+        libraries=robustness_library_arguments,
+    shell:
+        "python -m articlekit.experiment.sweep --experiment {wildcards.experiment} "
+        "--params {params.config:q} {params.seeds} {params.libraries} "
+        "--out {output.json} --log {log}"
+
+
+# The sweep's claims and values across its seeds: what the article binds
+# (robustness.<key>.median, ...), so it is the article's step, before bind.
+# Which claims and values: the article's, handed over as a param.
+rule robustness_summary:
+    input:
+        chunks=ROBUSTNESS_CHUNKS,
+        results=[f"results/{name}.json" for name in ROBUSTNESS_EXPERIMENTS],
+        baseline=BASELINE,
+        code=module_code("articlekit.article.robustness"),
+    output:
+        json=ROBUSTNESS_JSON,
+    log:
+        "logs/robustness/summary.log",
+    benchmark:
+        "benchmarks/out/robustness/summary.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=ROBUSTNESS_SETTINGS_JSON,
+        shortcodes=ROBUSTNESS_SHORTCODES_JSON,
+    shell:
+        "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
+        "--baseline {input.baseline} --shortcodes {params.shortcodes:q} --settings {params.settings:q} "
+        "--json {output.json} 2> {log}"
+
+
+# Its page, for reviewers.
+rule robustness_report:
+    input:
+        json=ROBUSTNESS_JSON,
+        code=module_code("articlekit.review.robustness"),
+    output:
+        md="build/robustness.md",
+        html=report(
+            "build/robustness.html", caption="report/robustness.rst", category="Audit"
+        ),
+    log:
+        "logs/robustness/report.log",
+    benchmark:
+        "benchmarks/out/robustness/report.tsv"
+    shell:
+        "python -m articlekit.review.robustness {input.json} --md {output.md} "
+        "--html {output.html} 2> {log}"
+
+
+# The one command: the page, and its one-line summary. The chunks are its
+# inputs too: Snakemake would not remake a missing one while the page exists.
+rule robustness:
+    input:
+        chunks=ROBUSTNESS_CHUNKS,
+        json=ROBUSTNESS_JSON,
+        md="build/robustness.md",
+        html="build/robustness.html",
+    log:
+        "logs/robustness/done.log",
+    shell:
+        "cat logs/robustness/summary.log > {log}; cat {log} >&2"

@@ -1,0 +1,306 @@
+"""Seed robustness: every seeded experiment over many seeds, many seeds per
+process, each chunk of seeds a job of its own; a seed whose run raises is
+counted with its error; a killed sweep resumes from the chunks it had not
+written; the summary's keys are values the article can bind.
+
+The sweep's runner is articlekit/experiment/sweep.py, its summary (what the
+article binds) articlekit/article/robustness.py, its page
+articlekit/review/robustness.py, its rules articlekit/workflow/robustness.smk.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from articlekit.core import keys
+from articlekit.core.status import FAILS, HOLDS
+from articlekit.data.config import ConfigError, check_config
+from articlekit.data.values import merge
+from articlekit.article import robustness
+from articlekit.experiment import sweep
+from articlekit.review import robustness as robustness_page
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
+
+# ---- the runner ------------------------------------------------------------------------
+
+
+def test_the_seeds_are_derived_from_the_articles_and_a_larger_sweep_extends_a_smaller():
+    assert sweep.sweep_seeds(7, 0, 3) == [8, 9, 10]
+    chunks = sweep.chunk_ranges(10, 4)
+    assert chunks == [(0, 4), (4, 4), (8, 2)]
+    assert [s for first, count in chunks for s in sweep.sweep_seeds(7, first, count)] == sweep.sweep_seeds(7, 0, 10)
+    assert sweep.sweep_seeds(7, 0, 10)[:3] == sweep.sweep_seeds(7, 0, 3)
+    assert 7 not in sweep.sweep_seeds(7, 0, 100)  # the article's own seed is the build's, not the sweep's
+    with pytest.raises(ValueError, match="must be an integer"):
+        sweep.sweep_seeds("7", 0, 1)
+
+
+def test_a_seed_whose_run_raises_is_recorded_with_its_error_and_the_others_still_run():
+    def run(params):
+        if params["seed"] % 2:
+            raise FloatingPointError(f"odd seed {params['seed']}")
+        return {"x": params["seed"] * params["scale"]}
+
+    records = sweep.run_seeds(run, {"seed": 0, "scale": 10}, [1, 2, 3, 4])
+    assert [r["seed"] for r in records] == [1, 2, 3, 4]  # none dropped
+    assert [r.get("values") for r in records] == [None, {"x": 20}, None, {"x": 40}]
+    assert records[0]["error"] == "FloatingPointError: odd seed 1"
+    assert "odd seed 1" in records[0]["traceback"]
+
+
+# ---- the summary -----------------------------------------------------------------------
+
+ARTICLE = """The toy's x is {{< value toy.x fmt=".2f" expect="> 3" >}} and its
+label {{< value toy.label >}}; y is {{< claim toy.y expect="< toy.x" >}}close.
+Its size {{< value toy.params.size >}} is a parameter, and the sweep's
+{{< value robustness.toy.x.median expect="> 0" >}} and
+{{< value robustness.toy.x.p05 expect="< toy.x" >}} are about the sweep.
+"""
+
+
+def toy_chunk(seeds, failing=()):
+    return {"experiment": "toy", "script": "experiments/toy.py", "params": {"size": 3}, "versions": {},
+            "seeds": [{"seed": s, "error": "ValueError: bad seed"} if s in failing else
+                      {"seed": s, "values": {"x": float(s), "y": 4.0, "label": "same"}} for s in seeds]}
+
+
+def toy_report(chunks, flag_share=0.2):
+    sweep_data = robustness.collect(chunks)
+    values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
+                                          "params": {"seed": 100, "size": 3},
+                                          "values": {"x": 5.0, "y": 4.0, "label": "same"}})])["values"]
+    shortcodes = robustness.article_shortcodes("article.qmd", ARTICLE)
+    return robustness.build(sweep_data, values, shortcodes, {"flag_share": flag_share})
+
+
+def test_each_claim_is_judged_for_every_seed_and_its_failing_seeds_are_listed():
+    report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5])), ("b.json", toy_chunk([6, 7, 8, 9, 10], failing=[9]))])
+    claims = {(c["key"], c["expect"]): c for c in report["claims"]}
+    # the claim about the sweep itself, and the parameter, are not the sweep's to judge
+    assert set(claims) == {("toy.x", "> 3"), ("toy.y", "< toy.x")}
+    x = claims[("toy.x", "> 3")]
+    assert x["at_seed"] == HOLDS and x["ran"] == 9
+    assert x["failing_seeds"] == [1, 2, 3] and x["holds_fraction"] == 6 / 9
+    assert x["flagged"]  # holds at the article's seed, fails for a third of the seeds: more than 20 %
+    y = claims[("toy.y", "< toy.x")]  # a key operand is read from the same seed's run
+    assert y["failing_seeds"] == [1, 2, 3, 4]
+    assert not toy_report([("a.json", toy_chunk([4, 5, 6, 7, 8]))], flag_share=0.5)["claims"][0]["flagged"]
+
+
+def test_a_failed_seed_is_counted_not_dropped():
+    report = toy_report([("a.json", toy_chunk([1, 2, 3], failing=[2]))])
+    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2}
+    [toy] = report["experiments"]
+    assert (toy["ran"], toy["failed"]) == (2, 1)
+    assert toy["failures"][0]["seed"] == 2 and toy["failures"][0]["error"] == "ValueError: bad seed"
+    assert "seed 2: ValueError: bad seed" in robustness_page.to_markdown(report)
+    assert "seed 2: ValueError: bad seed" in robustness_page.to_html(report)
+
+
+def test_each_printed_value_has_its_value_at_the_articles_seed_its_median_and_range():
+    report = toy_report([("a.json", toy_chunk(list(range(1, 21))))])
+    x = next(r for r in report["printed"] if r["key"] == "toy.x")
+    assert x["at_seed"] == 5.0 and x["seeds"] == 20
+    assert (x["p05"], x["median"], x["p95"]) == tuple(np.percentile(np.arange(1.0, 21.0), [5, 50, 95]))
+    label = next(r for r in report["printed"] if r["key"] == "toy.label")
+    assert label["differs"] == 0  # text: how many seeds print something else
+    assert "toy.params.size" not in {r["key"] for r in report["printed"]}
+    assert robustness_page.histogram(x).startswith("data:image/svg+xml;base64,")
+    assert robustness_page.histogram(label) is None
+
+
+def test_chunks_that_overlap_or_disagree_are_refused_naming_the_file():
+    with pytest.raises(robustness.RobustnessError, match=r"b.json: seed 2 of toy is in two chunks"):
+        robustness.collect([("a.json", toy_chunk([1, 2])), ("b.json", toy_chunk([2, 3]))])
+    with pytest.raises(robustness.RobustnessError, match=r"c.json: not a sweep chunk"):
+        robustness.collect([("c.json", {"experiment": "toy"})])
+
+
+def test_the_reports_keys_are_values_the_article_can_bind():
+    report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5, 6]))])
+    values = merge([("build/robustness.json", report)])["values"]
+    assert keys.lookup(values, "robustness.toy.x.median") == 3.5
+    assert keys.lookup(values, "robustness.toy.x.holds_fraction") == 0.5
+    assert keys.lookup(values, "robustness.toy.x.failing_seeds") == [1, 2, 3]
+    assert keys.lookup(values, "robustness.toy.y.holds_fraction") == 2 / 6
+    assert keys.lookup(values, "robustness.sweep.failed_runs") == 0
+    assert keys.lookup(values, "robustness.params.seeds") == 6
+    # a key into a list is spelled with underscores, a plain dotted key
+    assert robustness.bindable_key("example.causal.visible_per_row[2]") == "example.causal.visible_per_row_2"
+
+
+# ---- the config --------------------------------------------------------------------------
+
+MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schema.yaml"
+
+
+@pytest.mark.parametrize("section, message", [
+    ("robustness: {seeds: 0}", r"robustness.seeds: 0 is less than the minimum of 1"),
+    ("robustness: {seeds: 10, chunks: 2}", r"robustness.chunks: Additional properties are not allowed"),
+    ("robustness: {seeds: 10, flag_share: 2}", r"robustness.flag_share: 2 is greater than the maximum of 1"),
+])
+def test_a_bad_robustness_section_is_refused_with_its_line(tmp_path, section, message):
+    path = tmp_path / "config.yaml"
+    path.write_text(f"strict: true\n{section}\n")
+    with pytest.raises(ConfigError, match=f"{re.escape(str(path))}:2: {message}"):
+        check_config(yaml.safe_load(path.read_text()), MODULE_SCHEMA, [path])
+
+
+# ---- the workflow: a copy of the project ---------------------------------------------------
+
+FAST = ["--configfile", "config/test.yaml", "config/sweep.yaml"]
+# Two numpy experiments, three chunks of two seeds each: small, and chunked.
+SWEEP = {"robustness": {"seeds": 6, "chunk": 2, "exclude": {
+    name: "left out to keep the test small" for name in ("timing", "parity", "mask_convention", "errors",
+                                                          "multihead")}}}
+# example's run raises for a seed divisible by 3 (the article's seed, 20261012, is not)
+FLAKY = '''
+
+_run = run
+
+
+def run(params):
+    if params["seed"] % 3 == 0:
+        raise FloatingPointError(f"seed {params['seed']} is divisible by 3")
+    return _run(params)
+'''
+
+
+def snakemake(work, *args, check=True):
+    proc = subprocess.run(["snakemake", "--cores", "2", *args, *FAST], cwd=work, env=copy_environment(work),
+                          capture_output=True, text=True, timeout=900)
+    if check and proc.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def job_counts(work, *args):
+    """{rule: jobs} of a dry run's Job stats."""
+    out = snakemake(work, "--dry-run", *args).stdout
+    if "Job stats:" not in out:
+        return {}
+    table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+
+
+def write_sweep_config(work, section):
+    (work / "config/sweep.yaml").write_text(yaml.safe_dump(section))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    work = copy_project(tmp_path_factory.mktemp("robustness") / "project")
+    write_sweep_config(work, SWEEP)
+    with open(work / "experiments/example.py", "a", encoding="utf-8") as f:
+        f.write(FLAKY)
+    # the adapter must see the wrapped run(): move the entry point below it
+    source = (work / "experiments/example.py").read_text()
+    entry = 'if __name__ == "__main__":\n    run_experiment("example", run, plot)\n'
+    (work / "experiments/example.py").write_text(source.replace(entry, "") + "\n\n" + entry)
+    return work
+
+
+@pytest.mark.slow
+def test_each_chunk_is_a_job_and_ten_thousand_seeds_is_one_config_change(project):
+    assert job_counts(project, "robustness")["robustness_chunk"] == 2 * 3
+    write_sweep_config(project, {"robustness": {**SWEEP["robustness"], "seeds": 10_000, "chunk": 500}})
+    try:
+        assert job_counts(project, "robustness")["robustness_chunk"] == 2 * 20
+    finally:
+        write_sweep_config(project, SWEEP)
+
+
+@pytest.mark.slow
+def test_the_default_build_runs_the_sweep_only_when_the_article_binds_its_keys(project):
+    assert job_counts(project)["robustness_chunk"] == 2 * 3
+    article = project / "article/index.qmd"
+    original = article.read_text()
+    paragraphs = original.split("\n\n")
+    try:
+        article.write_text("\n\n".join(p for p in paragraphs if "robustness." not in p))
+        counts = job_counts(project)
+        assert not {"robustness_chunk", "robustness_summary", "robustness_report"} & set(counts)
+        assert counts["render"] == 1
+    finally:
+        article.write_text(original)
+
+
+@pytest.mark.slow
+def test_an_exclude_that_names_no_experiment_is_refused_naming_the_file(project):
+    write_sweep_config(project, {"robustness": {"seeds": 2, "exclude": {"timings": "typo"}}})
+    try:
+        proc = snakemake(project, "--dry-run", "robustness", check=False)
+    finally:
+        write_sweep_config(project, SWEEP)
+    assert proc.returncode != 0
+    assert re.search(r"config/sweep.yaml:\d+: robustness.exclude names 'timings', which is not an experiment",
+                     proc.stderr + proc.stdout)
+
+
+@pytest.mark.slow
+def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_failed_seeds(project):
+    snakemake(project, "robustness")  # the experiments' own results, and a whole sweep
+    whole = json.loads((project / "build/robustness.json").read_text())
+    chunks = sorted((project / "results/robustness").glob("*/chunk-*.json"))
+    assert len(chunks) == 6
+    for chunk in chunks:
+        chunk.unlink()
+
+    # killed as SLURM's scancel or a CI timeout kills it, once a chunk's job
+    # is done: with one core, when the next chunk's file appears
+    env = copy_environment(project)
+    proc = subprocess.Popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline, written = time.monotonic() + 300, []
+    while len(written) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before writing two chunks"
+        new = [p for p in (project / "results/robustness").glob("*/chunk-*.json") if p not in written]
+        written += sorted(new, key=lambda p: p.stat().st_mtime_ns)
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=120)
+    finished = written[0]  # its job was done before the next one wrote anything
+    done_at = finished.stat().st_mtime_ns
+
+    rerun = snakemake(project, "robustness", "--rerun-incomplete")
+    assert finished.stat().st_mtime_ns == done_at  # not recomputed
+    rerun_chunks = len(re.findall(r"rule robustness_chunk:", rerun.stdout + rerun.stderr))
+    assert 0 < rerun_chunks < 6  # only what the killed sweep had not finished
+    resumed = json.loads((project / "build/robustness.json").read_text())
+    assert resumed == whole
+
+    # the seeds example raised for are counted, each with its error, and its claims judged on the rest
+    example = next(x for x in resumed["experiments"] if x["experiment"] == "example")
+    divisible = [s for s in sweep.sweep_seeds(20261012, 0, 6) if s % 3 == 0]
+    assert [e["seed"] for e in example["failures"]] == divisible
+    assert all(e["error"].startswith("FloatingPointError: seed") for e in example["failures"])
+    assert resumed["values"]["sweep"]["failed_runs"] == len(divisible)
+    assert resumed["values"]["sweep"]["runs"] == 12
+    claim = next(c for c in resumed["claims"] if c["key"] == "example.causal.max_masked_weight")
+    assert claim["ran"] == 6 - len(divisible) and claim["at_seed"] == HOLDS
+    assert claim["held"] + claim["failed"] + claim["inconclusive"] == claim["ran"]
+    assert FAILS not in {c["at_seed"] for c in resumed["claims"]}
+    page = (project / "build/robustness.html").read_text()
+    assert f"{len(divisible)} failed" in page and "6 seeds derived" in page.replace("\n", " ")
+
+
+@pytest.mark.slow
+def test_a_prose_edit_reruns_no_part_of_the_sweep_and_a_new_claim_only_its_summary(project):
+    snakemake(project, "robustness")
+    article = project / "article/index.qmd"
+    original = article.read_text()
+    try:
+        article.write_text(original + "\nA closing sentence without numbers.\n")
+        assert set(job_counts(project, "robustness")) == {"robustness", "total"}
+        article.write_text(original + '\nIt is {{< value example.fill_zero.max_masked_weight expect="> 0" >}}.\n')
+        planned = job_counts(project, "robustness")
+        assert planned.get("robustness_summary") == 1 and "robustness_chunk" not in planned
+    finally:
+        article.write_text(original)
