@@ -136,6 +136,23 @@ def test_the_reports_keys_are_values_the_article_can_bind():
     assert robustness.bindable_key("example.causal.visible_per_row[2]") == "example.causal.visible_per_row_2"
 
 
+def test_every_key_the_page_offers_to_bind_is_one_the_article_can_bind():
+    """robustness.<key> itself is a group: the page offers its median (or,
+    for a text, how many seeds differ) and names the sibling fields, each a
+    value bind finds."""
+    report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5, 6]))])
+    values = merge([("build/robustness.json", report)])["values"]
+    offered = {r["key"]: robustness_page.bind_as(r) for r in report["printed"]}
+    assert offered["toy.x"][0] == "robustness.toy.x.median" and offered["toy.label"][0] == "robustness.toy.label.differs"
+    for key, siblings in offered.values():
+        keys.lookup(values, key)
+        for field in siblings.split(", "):
+            keys.lookup(values, key.rsplit(".", 1)[0] + field)
+    page = robustness_page.to_html(report).replace("<wbr>", "")  # a key may break at its dots
+    markdown = robustness_page.to_markdown(report)
+    assert all(key in page and key in markdown for key, _ in offered.values())
+
+
 # ---- the config --------------------------------------------------------------------------
 
 MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schema.yaml"

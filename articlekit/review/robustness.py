@@ -80,7 +80,8 @@ def to_markdown(report):
     lines += section("Printed values", "Each value the article prints from a seeded experiment: at the article's "
                      "seed, then the median and the 5–95 % range over the seeds.",
                      ["Value", "At the article's seed", "Median (5–95 %)", "Bind as"],
-                     [[code(r["key"]), code(_num(r["at_seed"])), cell(_range_text(r)), code(r["bindable"])]
+                     [[code(r["key"]), code(_num(r["at_seed"])), cell(_range_text(r)),
+                       "{} (or {})".format(code(bind_as(r)[0]), bind_as(r)[1])]
                       for r in report["printed"]])
     return "\n".join(lines) + "\n"
 
@@ -110,6 +111,14 @@ def histogram(row):
     return "data:image/svg+xml;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
+def bind_as(row):
+    """(the key to bind, its sibling fields): robustness.<key> itself is a
+    group, not a value, so the page offers its median, or how many seeds
+    differ for a text or a list."""
+    fields = ["median", "p05", "p95", "min", "max", "seeds"] if "median" in row else ["differs", "seeds"]
+    return f"{row['bindable']}.{fields[0]}", ", ".join(f".{f}" for f in fields[1:])
+
+
 def page_data(report):
     s = report["values"]["sweep"]
     claims = [{"key": r["key"], "expect": r["expect"], "flagged": r["flagged"],
@@ -118,8 +127,8 @@ def page_data(report):
                "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
                "failing": _seeds_text(r["failing_seeds"]) or "none",
                "first_failure": r["first_failure"]} for r in report["claims"]]
-    values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r), "bindable": r["bindable"],
-               "plot": histogram(r)} for r in report["printed"]]
+    values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r),
+               "bind_as": bind_as(r), "plot": histogram(r)} for r in report["printed"]]
     experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
                    for x in report["experiments"]]
     return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "left_out": _left_out(report),
