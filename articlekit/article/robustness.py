@@ -52,7 +52,7 @@ import sys
 
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core import claims as claimlib
-from articlekit.core.equality import same_value
+from articlekit.core.equality import is_number, same_value
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
@@ -71,10 +71,6 @@ def bindable_key(ref):
     """The key under robustness. for a value's key: list indices as _N (_mN
     for a negative one), so that the result is a plain dotted key."""
     return re.sub(r"\[(-?)(\d+)\]", lambda m: f"_{'m' if m.group(1) else ''}{m.group(2)}", ref)
-
-
-def is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # ---- reading the sweep ---------------------------------------------------------------

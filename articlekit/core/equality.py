@@ -5,6 +5,11 @@ with another (the edition's, a release's, a snapshot's own)."""
 import math
 
 
+def is_number(value):
+    """An int or a float; a bool is not a number here, as True is not 1."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def same_text(a, b):
     """Equal up to line wrapping: the printed edition wraps long messages."""
     return " ".join(str(a).split()) == " ".join(str(b).split())

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.equality import is_number
 from articlekit.core.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
                                 yaml11_spelling, yaml_error_message)
 
@@ -173,7 +174,7 @@ def _cross_key_errors(config, schema, prefix=()):
         if isinstance(value, dict):
             found += _cross_key_errors(value, rule, prefix + (name,))
         bound = rule.get("x-at-most")
-        if bound and all(_is_number(v) for v in (value, config.get(bound))) and value > config[bound]:
+        if bound and all(is_number(v) for v in (value, config.get(bound))) and value > config[bound]:
             dotted = ".".join(prefix + (bound,))
             why = f" ({rule['description']})" if rule.get("description") else ""
             found.append((prefix + (name,), value, f"{value} is more than {dotted} = {config[bound]}{why}; lower it "
@@ -188,10 +189,6 @@ def _cross_key_errors(config, schema, prefix=()):
                               f"{value} parts would get {total / value:g} columns); "
                               f"choose one of {', '.join(divisors)}, or change {dotted}"))
     return found
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _shown(path):

@@ -23,7 +23,7 @@ articlekit.data.edition.
 import math
 
 from articlekit.core.claims import check_holds
-from articlekit.core.equality import same_value
+from articlekit.core.equality import is_number, same_value
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.data.baseline import EXACT, INFO, NOISE, TEXT, TIMING
 
@@ -91,7 +91,7 @@ def _within_band(band, old, new):
         return False, "measured at different points"
     # null: not measured on either side (e.g. a size the experiment skips)
     pairs = [(i, o, n) for i, (o, n) in enumerate(zip(olds, news)) if o is not None]
-    if not (_is_numbers([o for _, o, _ in pairs]) and _is_numbers([n for _, _, n in pairs])):
+    if not all(is_number(o) and is_number(n) for _, o, n in pairs):
         return False, "no longer comparable numbers"
     low, high = band
     ratios = [n / o if o else float("inf") for _, o, n in pairs]
@@ -116,7 +116,7 @@ def _still_holds(check, old, new):
 
 def _volatile_default(old, new):
     measured = [v for v in _leaves_of(old) if v is not None]
-    if _is_numbers(measured) and any(isinstance(v, float) for v in measured):
+    if all(is_number(v) for v in measured) and any(isinstance(v, float) for v in measured):
         return _within_band(DEFAULT_VOLATILE_BAND, old, new)
     return _equal(old, new)  # parameters and sizes under a volatile prefix are exact
 
@@ -125,10 +125,6 @@ def _leaves_of(value):
     if isinstance(value, list):
         return [leaf for item in value for leaf in _leaves_of(item)]
     return [value]
-
-
-def _is_numbers(items):
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items)
 
 
 # ---- the float rule ------------------------------------------------------------------

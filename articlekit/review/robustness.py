@@ -15,7 +15,7 @@ import io
 import math
 import sys
 
-from articlekit.article.robustness import is_number
+from articlekit.core.equality import is_number
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
