@@ -20,7 +20,8 @@ from articlekit.data.publishing import parse as parse_publishing
 from articlekit.article.bind import bind
 from articlekit.data.config import ConfigError, check_config
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.data.values import merge
+from articlekit.data.baseline import load_baseline
+from articlekit.data.values import merge, published_envelope
 from tests.workspace import copy_environment, copy_project
 
 SCHEMA = "config/schema.yaml"
@@ -254,6 +255,54 @@ def test_a_failed_environment_is_a_column_with_its_log_and_fails_the_check(tmp_p
     write_json(path, matrix)
     assert matrixlib.main(["check", str(path)]) == 1
     assert "matrix environment 'b': (install): no such wheel (log: logs/matrix/b/install.log)" in capsys.readouterr().err
+
+
+TIMED_ARTICLE = """\
+The largest difference is {{< value parity.diff fmt=".1e" expect="< 1e-12" >}};
+the loop took {{< value timing.loop_ms fmt=".1f" >}} ms.
+
+{{< departures >}}
+
+{{< provenance >}}
+"""
+TIMED_BASELINE = """\
+edition: {title: fixture, source: tests/test_matrix.py, date: "2026-10-12", versions: {python: "3.11", numpy: "2.4.6", torch: "2.13.0"}}
+entries:
+  - id: timing.loop-ms
+    class: timing
+    published: "5.669"
+    value: 5.669
+    key: timing.loop_ms
+    fmt: ".3f"
+    band: [0.1, 10.0]
+    where: {section: timing, quote: "the loop took 5.669 ms"}
+"""
+
+
+def _timed_matrix(tmp_path, loop_ms):
+    """A one-column matrix whose timing is the main build's (shared), as
+    `snakemake matrix` makes it, with that build's loop time."""
+    path = tmp_path / "published.yaml"
+    path.write_text(TIMED_BASELINE, encoding="utf-8")
+    baseline = load_baseline(path)
+    artifacts = [
+        ("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": 1e-16}}),
+        ("timing.json", {"experiment": "timing", "script": "experiments/timing.py", "values": {"loop_ms": loop_ms}}),
+        (path, published_envelope(path)),
+    ]
+    bindings = bind("index.qmd", TIMED_ARTICLE, merge(artifacts), strict=False, baseline=baseline)
+    column = {"label": "a", "pins": ["numpy==2.4.6"], "installed": True, "log": "x.log", "versions": {},
+              "failed": [], "shared": ["timing"], "bindings": bindings}
+    return matrixlib.build([column], baseline)
+
+
+def test_rows_do_not_depend_on_how_fast_the_main_build_ran(tmp_path):
+    """The edition's loop time is printed beside a departure only when the
+    main build's loop left its band: a busy machine (a cluster's node, a
+    loaded CI run) must not add a row to one build of the matrix."""
+    calm, busy = _timed_matrix(tmp_path, 5.0), _timed_matrix(tmp_path, 100.0)
+    assert [r["key"] for r in calm["rows"]] == [r["key"] for r in busy["rows"]] == ["parity.diff"]
+    assert calm["left_out"] == busy["left_out"] == ["timing"]
 
 
 # ---- end to end -----------------------------------------------------------------------

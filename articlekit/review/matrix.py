@@ -13,7 +13,8 @@ environment's results (the same modules, run here, in this Python: binding
 needs none of the libraries the experiments import), with strict=false so
 that a failed claim is reported rather than fatal. Experiments left out of the matrix (timing: it
 measures the machine) and the code listings come from the main build, and
-their rows are left out of the comparison.
+their rows are left out of the comparison, with the edition's values that
+the departures section prints beside their keys (see _speaker).
 
 Rows are the article's shortcodes (one per KEY|FMT|EXPECT, in reading
 order). A row is highlighted, with its reasons, when in some environment its
@@ -130,6 +131,22 @@ def _row_reasons(row, labels, baseline, publishing):
     return reasons
 
 
+def _speaker(document):
+    """binding -> the experiment whose values it stands for: its source's,
+    except that the edition's value printed only beside a departure is there
+    because that departure's key moved. Beside a shared (timing) key, whether
+    it is there at all depends on the main build's machine: it is left out
+    with that experiment, or two builds of one matrix differ in their rows."""
+    departed = {f"published.{d['id']}": d["key"] for d in document["departures"]}
+    by_key = {b["key"]: b["source"]["experiment"] for b in document["bindings"].values()}
+
+    def speaks_for(binding):
+        if not binding.get("in_text", True) and by_key.get(departed.get(binding["key"])):
+            return by_key[departed[binding["key"]]]
+        return binding["source"]["experiment"]
+    return speaks_for
+
+
 def build(columns, baseline=None, publishing=Publishing()):
     """The matrix as plain data (what build/matrix.json holds)."""
     labels = [c["label"] for c in columns]
@@ -137,9 +154,10 @@ def build(columns, baseline=None, publishing=Publishing()):
     shared = set().union(*(c["shared"] for c in complete)) if complete else set()
     rows, left_out = {}, set()
     for col in complete:
+        speaks_for = _speaker(col["bindings"])
         for ident, b in col["bindings"]["bindings"].items():
-            if b["source"]["experiment"] in shared:
-                left_out.add(b["source"]["experiment"])
+            if speaks_for(b) in shared:
+                left_out.add(speaks_for(b))
                 continue
             if ident not in rows:
                 rows[ident] = {"id": ident, "key": b["key"], "fmt": b.get("fmt"), "expect": b.get("expect"),
