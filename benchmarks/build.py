@@ -26,17 +26,16 @@ Targets (issue 18): no-op under 1.5x the start-up, a prose edit under 4x.
 
 import argparse
 import re
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
+from benchmarks.timed import timed  # noqa: E402
+from tests.workspace import PROJECT_ROOT, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
@@ -47,19 +46,6 @@ BARE_SNAKEFILE = """rule one:
     shell:
         "touch {output}"
 """
-
-
-def timed(command, workdir):
-    """(wall seconds, CPU seconds of the process and its children, stderr)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=workdir, env=copy_environment(workdir), capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed in {workdir}:\n{proc.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.stderr
 
 
 def summary(ratios):
@@ -83,14 +69,14 @@ def main(argv=None):
     build = ["snakemake", "--cores", str(args.cores), "--configfile", args.configfile]
     print(f"benchmarking in {work}: {' '.join(build)}", file=sys.stderr)
     try:
-        cold_wall, _, log = timed(build, work)
+        cold_wall, _, _, log = timed(build, work)
         cold_rules = sorted(set(FINISHED.findall(log)))
         timed(["snakemake", "--cores", "1"], bare)
         article = work / "article/index.qmd"
         ratios = {scenario: ([], []) for scenario in ("no-op", "prose", "alone, no-op", "alone, 1 job")}
         rules, job_seconds = {}, {}
         for round_number in range(1, args.rounds + 1):
-            start_wall, start_cpu, _ = timed(["snakemake", "--version"], work)
+            start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], work)
             for scenario in ratios:
                 if scenario == "prose":
                     time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
@@ -99,9 +85,9 @@ def main(argv=None):
                 if scenario == "alone, 1 job":
                     (bare / "one.txt").unlink()
                 if scenario.startswith("alone"):
-                    wall, cpu, log = timed(["snakemake", "--cores", str(args.cores)], bare)
+                    wall, cpu, _, log = timed(["snakemake", "--cores", str(args.cores)], bare)
                 else:
-                    wall, cpu, log = timed(build, work)
+                    wall, cpu, _, log = timed(build, work)
                 ratios[scenario][0].append(wall / start_wall)
                 ratios[scenario][1].append(cpu / start_cpu)
                 rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})

@@ -24,33 +24,18 @@ time on 2 cores; peak memory under 2 GB.
 
 import argparse
 import json
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from articlekit.experiment.sweep import sweep_seeds  # noqa: E402
-from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
-
-
-def timed(command, workdir):
-    """(wall s, CPU s of the process and its children, largest child's peak RSS in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=workdir, env=copy_environment(workdir), capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed in {workdir}:\n{proc.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024
+from benchmarks.timed import timed  # noqa: E402
+from tests.workspace import copy_project  # noqa: E402
 
 
 def chunk_peaks(work):
@@ -86,7 +71,7 @@ def main(argv=None):
         print(f"seeded experiments: {', '.join(seeded)}; left out: {', '.join(sorted(excluded)) or 'none'}")
         timed([*snake, *(f"results/{name}.json" for name in seeded), *configfiles], work)  # not timed
 
-        wall, cpu, peak = timed([*snake, "robustness", *configfiles], work)
+        wall, cpu, peak, _ = timed([*snake, "robustness", *configfiles], work)
         report = json.loads((work / "build/robustness.json").read_text())
         runs = report["values"]["sweep"]["runs"]
         jobs = chunk_peaks(work)
@@ -105,7 +90,7 @@ def main(argv=None):
             for seed in sweep_seeds(params["seed"], 0, args.per_process):
                 one = json.dumps({**params, "seed": seed})
                 out = tmp / f"{name}-{seed}.json"
-                one_wall, one_cpu, _ = timed([sys.executable, "-m", f"experiments.{name}", "--params", one,
+                one_wall, one_cpu, _, _ = timed([sys.executable, "-m", f"experiments.{name}", "--params", one,
                                               "--json", str(out)], work)
                 walls.append(one_wall)
                 cpus.append(one_cpu)
