@@ -152,6 +152,19 @@ def test_entries_know_their_line_in_the_file(published):
     assert f"id: {first.id}" in lines[first.line - 1]
 
 
+def test_the_minus_1e9_errata_are_the_added_mask_the_edition_describes(published):
+    """The edition's "float mask with -1e9" is added to the scores (as
+    PyTorch adds a float attn_mask); filled-in -1e9 is another measurement,
+    so each erratum names the added one, in the precision it speaks of."""
+    by_id = {e.id: e for e in published.entries}
+    assert "float mask" in by_id["causal.minus-1e9-weight"].where["quote"]
+    assert by_id["causal.minus-1e9-weight"].key == "example.minus_1e9.added.float64.max_masked_weight"
+    assert "float32" in by_id["faq.minus-1e9-float32"].where["quote"]
+    assert by_id["faq.minus-1e9-float32"].key == "example.minus_1e9.added.float32.max_masked_weight"
+    for entry in (by_id["causal.minus-1e9-weight"], by_id["faq.minus-1e9-float32"]):
+        assert entry.cls == "erratum" and entry.check == "== 0.0" and "visible" in entry.reason
+
+
 # ---- malformed entries fail naming file, line and id ------------------------------
 
 def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):
