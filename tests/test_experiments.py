@@ -195,8 +195,47 @@ def test_example_causal_mask_gives_exact_zeros(params, results):
     assert ex["causal"]["max_masked_weight"] == 0.0
     assert ex["causal"]["visible_per_row"] == list(range(1, T + 1))
     assert ex["causal"]["row_sum_max_deviation"] < 1e-15
-    assert ex["fill_zero"]["max_masked_weight"] > 0  # a 0 "mask" masks nothing
-    assert 0.0 <= ex["fill_minus_1e9"]["max_masked_weight_float32"] < 1e-30
+    assert ex["fill_zero"]["max_masked_weight"] > 0.01  # 0 is an ordinary score: masked keys keep a share
+    assert ex["minus_inf"]["full_row_nan"] is True  # nothing to attend to: -inf says so
+
+
+def test_minus_1e9_added_or_filled_is_like_minus_inf_until_a_row_has_no_visible_key(results):
+    """Added (a float attn_mask) or filled (masked_fill), -1e9 gives the
+    -inf weights exactly wherever a row keeps a visible key, in float64 and
+    float32. With every key masked they part: filled gives a uniform average;
+    added keeps the scores' differences in float64 (the unmasked softmax,
+    the mask ignored) and rounds them away in float32 (uniform again)."""
+    m = results["example"]["minus_1e9"]
+    for how in ("added", "filled"):
+        for dtype in ("float64", "float32"):
+            causal = m[how][dtype]
+            assert causal["max_masked_weight"] == 0.0 and causal["max_abs_diff_vs_inf"] == 0.0, (how, dtype)
+    full = {(how, dtype): m[how][dtype]["full_row"] for how in ("added", "filled") for dtype in ("float64", "float32")}
+    added64 = full.pop(("added", "float64"))
+    assert added64["max_abs_diff_vs_unmasked"] < 1e-6 < 0.01 < added64["max_abs_diff_vs_uniform"]
+    for case, row in full.items():
+        assert row["max_abs_diff_vs_uniform"] == 0.0 and row["max_abs_diff_vs_unmasked"] > 0.01, case
+    # why added differs by precision: the gap between numbers near -1e9
+    assert m["spacing"]["float64"] < 1e-6 and m["spacing"]["float32"] == 64.0
+    assert m["in_float16"] == -math.inf
+
+
+def test_minus_1e9_is_measured_the_way_the_article_names_it():
+    """"Added" adds to the masked scores and leaves the rest; "filled"
+    replaces them: the two are told apart on scores where they differ."""
+    import numpy as np
+
+    weights = experiment("example").finite_mask_weights
+    Q, K = np.eye(2), np.array([[3.0, 0.0], [0.0, 1.0]])  # Q K^T = diag(3, 1), then / sqrt(2)
+    hide_first_key = np.array([[True, False], [True, False]])
+    added = weights(Q, K, hide_first_key, -1.0, "added")
+    filled = weights(Q, K, hide_first_key, -1.0, "filled")
+    s = Q @ K.T / math.sqrt(2)
+    expected_added = np.exp([s[0, 0] - 1, s[0, 1]])
+    assert np.allclose(added[0], expected_added / expected_added.sum())
+    expected_filled = np.exp([-1.0, s[0, 1]])
+    assert np.allclose(filled[0], expected_filled / expected_filled.sum())
+    assert weights(Q.astype(np.float32), K.astype(np.float32), hide_first_key, -1e9, "added").dtype == np.float32
 
 
 def test_multihead_heads_are_column_blocks(params, results):
