@@ -33,6 +33,12 @@ timing outside its band, another configuration), stops a strict bind the
 same way, with the entry's baseline file:line, both values and the fix;
 with --strict false the departures section marks it and bind warns.
 
+A claim the seed sweep flags (robustness.<key>.flagged_claims: it holds at
+the article's seed but fails for many of the sweep's) must be disclosed in
+its section, which prints how often it holds (articlekit.article.disclosure);
+a strict bind stops on one that is not, naming the claim, its line and the
+section, and with --strict false the page marks it.
+
 A claim about a measured value (keys.measured: an estimate with its
 interval) can also be inconclusive: the interval straddles the bound, so the
 measurement cannot tell. It is never reported as failed. A strict build
@@ -56,6 +62,7 @@ from articlekit.core.fmt import format_value
 from articlekit.core.text import md_text, short_text
 from articlekit.core.jsonio import read_json
 from articlekit.article.bindings import BindingsError, write_bindings
+from articlekit.article import disclosure
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
 from articlekit.core.sources import read_text
 from articlekit.core.keys import UnknownKey, lookup, measured
@@ -162,6 +169,12 @@ def bind(article, text, values_doc, strict, baseline=None):
         _log_claim(claim_log, bindings[ident], where)
 
     problems += unsourced_code_values(article, text, occurrences)
+    # a claim the seed sweep flags is said to be weak in its section (articlekit.article.disclosure)
+    for weak in disclosure.undisclosed(article, text, occurrences, values):
+        if strict:
+            problems.append(weak.message)
+        elif weak.shortcode.lookup_id in bindings:
+            disclosure.mark(bindings[weak.shortcode.lookup_id], weak)
     if strict:
         for c in claim_log:
             if c["status"] == INCONCLUSIVE:
@@ -360,7 +373,7 @@ def main(argv):
     undecided = [c for c in document["claims"] if c["status"] == INCONCLUSIVE]
     for c in undecided:
         print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
-    for message in document["departure_warnings"]:
+    for message in document["departure_warnings"] + disclosure.warnings(document["bindings"]):
         print("bind: warning: " + message, file=sys.stderr)
     print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
           + (f", {failed} {STATUS[FAILS].counted} (shown as warnings: strict=false)" if failed else "")
