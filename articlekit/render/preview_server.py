@@ -116,6 +116,7 @@ class PreviewServer(HTTPServer):
 
     def serve(self):
         """The loop of the server's thread: accept, watch the silent, hand over the speaking."""
+        self.socket.setblocking(False)  # accept() never waits (the sockets it returns do block)
         self.selector.register(self.socket, selectors.EVENT_READ)
         self.selector.register(self.wake_up, selectors.EVENT_READ)
         while not self.stopping.is_set():
