@@ -32,6 +32,7 @@ from articlekit.data.values import merge
 from articlekit.article import robustness, seed_figure
 from articlekit.experiment import sweep
 from articlekit.review import robustness as robustness_page
+from tests.child_processes import popen
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 # ---- the runner ------------------------------------------------------------------------
@@ -364,8 +365,8 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     # killed as SLURM's scancel or a CI timeout kills it, once a chunk's job
     # is done: with one core, when the next chunk's file appears
     env = copy_environment(project)
-    proc = subprocess.Popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline, written = time.monotonic() + 300, []
     while len(written) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before writing two chunks"
