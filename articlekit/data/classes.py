@@ -96,7 +96,8 @@ _FIX = {
     FAILED_CHECK: ("the value fails the entry's check '{check}': fix what produced it, or correct the check "
                    "if the edition's bound was wrong (class `erratum`, with a `reason:`, when the edition itself "
                    "was wrong); a reason does not excuse a failed check"),
-    UNPRINTABLE: "give the entry a `fmt:` that prints this value the way the edition printed it (articlekit/core/fmt.py)",
+    UNPRINTABLE: ("give the entry a `fmt:` that prints this value the way the edition printed it "
+                  "(articlekit/core/fmt.py)"),
     TWO_THRESHOLDS: "make the thresholds one: change the article's expect= or the entry's `check:` so they agree",
     KEY_GONE: "rename the entry's `key:` to the value that regenerates it, or restore the value",
 }
@@ -272,8 +273,10 @@ class Timing(AgreementClass):
             if not low <= ratio <= high:
                 return (UNEXPECTED, f"{ratio:.2f}x the published time, outside the band [{low:g}, {high:g}]",
                         OUT_OF_BAND)
-            return EXPECTED, f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]", None
-        return EXPECTED, f"machines differ; '{entry.check}' still holds (the printed {entry.published} is informational)", None
+            return (EXPECTED, f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]",
+                    None)
+        return (EXPECTED, f"machines differ; '{entry.check}' still holds (the printed {entry.published} is "
+                          "informational)", None)
 
     def explains(self, cause):
         if cause == OUT_OF_BAND:

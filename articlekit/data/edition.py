@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from articlekit.core.claims import INCONCLUSIVE, ClaimError, check_holds, evaluate, simple_bound
 from articlekit.core.fmt import FormatError
 from articlekit.core.keys import lookup, measured
-from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, MOVED_VALUE,
-                                     NOT_REPRODUCIBLE, PARAMETER, REPRODUCED, STATUSES, TWO_THRESHOLDS, UNEXPECTED,
-                                     UNPRINTABLE, Versions, agreement)
+from articlekit.data.classes import (CITED, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, MOVED_VALUE, PARAMETER,
+                                     REPRODUCED, TWO_THRESHOLDS, UNEXPECTED, UNPRINTABLE, Versions, agreement)
 from articlekit.data.environment import installed_versions
 
 # ---- against the edition: the audit's question --------------------------------------

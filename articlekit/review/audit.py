@@ -47,11 +47,11 @@ the baseline), the two must agree, or the entry moves unexpectedly.
 """
 
 import argparse
-import re
 import sys
 
-from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, KIND_NOTES, KIND_ONE, KINDS, MEASURED, MISSING, NOT_REPRODUCIBLE,
-                                     REPRODUCED, STATUSES, UNEXPECTED, VERSION, agreement, counted, value_kind)
+from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, KIND_NOTES, KIND_ONE, KINDS, MEASURED, MISSING,
+                                     NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, VERSION, agreement, counted,
+                                     value_kind)
 from articlekit.data.edition import verdicts
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
