@@ -167,6 +167,35 @@ def keys_referenced(expect):
     return [op[1] for _, _, operands in parse(expect) for op in operands if op[0] == "key"]
 
 
+@dataclass(frozen=True)
+class Bound:
+    """One threshold a claim puts on its value: side "<" (an upper bound: <
+    or <=) or ">" (a lower bound: > or >=), and the number."""
+
+    side: str
+    value: float
+
+
+def simple_bound(expect):
+    """The one threshold of a claim that is a single bound on the value
+    itself: "> 0.1" -> Bound(">", 0.1), "<= 1e-12" -> Bound("<", 1e-12).
+    None for any other claim: a range ("between 1e-8 and 2e-6", "> 1 and
+    < 10") says where the value lies, not a threshold it must stay beyond;
+    equality, 'contains', a comparison with another key and a quantified test
+    ("all < 1", a bound on each item) are not thresholds either. ClaimError
+    for a claim that does not parse."""
+    tests = parse(expect)
+    if len(tests) != 1:
+        return None
+    quantifier, check, operands = tests[0]
+    if quantifier or check not in ("<", "<=", ">", ">="):
+        return None
+    kind, number = operands[0]  # a comparison has one operand
+    if kind != "const" or _kind(number) != "number":
+        return None
+    return Bound(check[0], number)
+
+
 def evaluate(expect, value, resolve=None):
     """Check `value` (a plain value or an Interval) against the claim.
     `resolve(key)` returns another value, or Interval, for claims like
