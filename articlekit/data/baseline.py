@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from articlekit.core.claims import ClaimError, check_holds, parse
+from articlekit.core.claims import ClaimError, check_holds, refuse_vacuous
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
@@ -119,8 +119,9 @@ def _schema_problems(path, data, lines):
 
 
 def _consistency_problems(path, baseline):
-    """What the schema cannot see: unique ids, valid checks, and each entry
-    printing its own value as its published text."""
+    """What the schema cannot see: unique ids, valid checks that say
+    something (articlekit.core.claims.vacuous), and each entry printing its
+    own value as its published text."""
     problems = []
     seen = set()
     ids = {e.id for e in baseline.entries}
@@ -141,7 +142,7 @@ def _consistency_problems(path, baseline):
             continue
         if entry.check:
             try:
-                parse(entry.check)
+                refuse_vacuous(entry.check, entry.key)  # parses it, and refuses a check no value could break
             except ClaimError as exc:
                 problems.append(f"{where}: check: {exc}")
             else:

@@ -95,6 +95,23 @@ def undeclared_experiment(name, section, script, declare_at, guess):
     return None
 
 
+def rule_names(snakefiles):
+    """The names of the rules (and checkpoints) the files define, read from
+    their `rule NAME:` lines: what an experiment may not be called, since
+    its rule takes its name. Read before any rule exists, so that the
+    config's check can say so instead of Snakemake's CreateRuleException."""
+    import re
+
+    found = []
+    for path in snakefiles:
+        try:
+            with open(path, encoding="utf-8") as f:
+                found += re.findall(r"^[ \t]*(?:rule|checkpoint)[ \t]+([A-Za-z_]\w*)[ \t]*:", f.read(), re.M)
+        except OSError:
+            continue
+    return sorted(set(found))
+
+
 def module_keys(module_dir):
     """The top-level keys the module's schema names (strict, experiments, ...)."""
     import yaml
@@ -185,6 +202,12 @@ def listing_sources(publishing):
 
 DEFAULT_CHUNK = 50  # seeds per job: one interpreter and one import of torch per 50 seeds
 DEFAULT_FLAG_SHARE = 0.05
+# The most jobs the sweep may add to a plan. Snakemake takes milliseconds
+# per job to plan (6 ms here under load), every plan, a dry run too: 100
+# million seeds in chunks of 50 planned for minutes without a word. A sweep
+# over more seeds takes bigger chunks. (robustness.seeds has its own
+# maximum in the module's schema.)
+MAX_SWEEP_JOBS = 1000
 
 
 @dataclass(frozen=True)
@@ -223,7 +246,7 @@ def robustness(config, where=lambda key: "config"):
         seed = entry.params(config).get("seed")
         return isinstance(seed, int) and not isinstance(seed, bool)
 
-    return Robustness(
+    found = Robustness(
         seeds=section["seeds"],
         chunk=section.get("chunk", DEFAULT_CHUNK),
         flag_share=section.get("flag_share", DEFAULT_FLAG_SHARE),
@@ -231,6 +254,15 @@ def robustness(config, where=lambda key: "config"):
         excluded=excluded,
         unseeded=tuple(e.name for e in entries if not seeded(e) and e.name not in excluded),
     )
+    swept = len(found.experiments)
+    chunks = -(-found.seeds // found.chunk)
+    if swept * chunks > MAX_SWEEP_JOBS:
+        enough = -(-found.seeds // max(1, MAX_SWEEP_JOBS // swept))
+        raise ValueError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
+                         f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
+                         f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
+                         f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds")
+    return found
 
 
 def cited_experiments(text):
