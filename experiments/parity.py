@@ -151,11 +151,12 @@ def kernel_that_ran(call):
     inside it: the innermost op whose name has "attention" in it (the kernel
     scaled_dot_product_attention dispatched to, or the layer's fused op), or
     None when no such op ran (the layer's general path: matmuls and a softmax).
+    Its name without the namespace every one of them shares ("aten::").
     The autograd profiler without Kineto: the same op names, without the
     second or two Kineto takes to start."""
     with torch.autograd.profiler.profile(use_kineto=False) as prof:
         result = call()
-    names = [event.name for event in prof.function_events if "attention" in event.name]
+    names = [event.name.split("::")[-1] for event in prof.function_events if "attention" in event.name]
     return result, (names[-1] if names else None)
 
 
