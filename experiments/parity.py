@@ -97,7 +97,8 @@ def footprint(p):
                       "d_model": d * d * WEIGHT_BYTES,
                       ("scale_n_tokens", "scale_heads"): h_s * T_s * (T_s * SCALE_CELL_BYTES
                                                                       + min(T_s, QUERY_BLOCK) * BLOCK_CELL_BYTES),
-                      "scale_d_model": 4 * d_s * d_s * SCALE_WEIGHT_BYTES},
+                      "scale_d_model": 4 * d_s * d_s * SCALE_WEIGHT_BYTES,
+                      "scale_seed": 0},  # a seed: which draw, not how large
             "seconds": {("n_tokens", "n_memory", "d_model"): flops / FLOPS,
                         ("scale_n_tokens", "scale_d_model"): scale_flops / FLOPS}}
 
