@@ -26,7 +26,7 @@ SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="
 MORE = """
 ## Figures and math {#figures}
 
-![A first figure, with $x^2$ in its caption.](one.svg){#fig-one}
+![A first figure, with $x^2$ in its caption.](../figures/one.svg){#fig-one}
 
 Display math: $$\\sum_{i=1}^{n} w_i = 1$$
 
@@ -50,7 +50,7 @@ not highlighted
 print("third block")
 ```
 
-![A second figure.](two.svg){#fig-two}
+![A second figure.](../figures/two.svg){#fig-two}
 
 {{< value demo.arrow >}}
 
@@ -74,8 +74,9 @@ class Project:
         text = self.article.read_text(encoding="utf-8")
         at = text.index("## Where every number comes from")
         self.article.write_text(text[:at] + MORE.lstrip("\n") + "\n" + text[at:], encoding="utf-8")
-        for name in ("one.svg", "two.svg"):
-            (folder / "article" / name).write_text(SVG, encoding="utf-8")
+        (folder / "figures").mkdir()
+        for name in ("one.svg", "two.svg"):  # where a rule would write them
+            (folder / "figures" / name).write_text(SVG, encoding="utf-8")
         self.page = IncrementalPage(self.article, folder / "pieces")
         self.out = folder / "out"
         self.out.mkdir()

@@ -104,8 +104,9 @@ rule render:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
-        # Pandoc writes the page from the tree; Quarto reads the article
-        ast=[PANDOC_TREE] if RENDERER == "pandoc" else [],
+        # checked when it was read (raw HTML refused): Pandoc writes the
+        # page from it; Quarto reads the article once it passed
+        ast=PANDOC_TREE,
         code=command_code("render"),
     output:
         html="build/article.html",
@@ -120,10 +121,9 @@ rule render:
     params:
         renderer=RENDERER,
         renderer_version=RENDERER_VERSION,
-        ast=f"--ast {PANDOC_TREE}" if RENDERER == "pandoc" else "",
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} {params.ast} --html {output.html} --md {output.md} 2> {log}"
+        "--renderer {params.renderer} --ast {input.ast} --html {output.html} --md {output.md} 2> {log}"
 
 
 rule pdf:
