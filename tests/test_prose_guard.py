@@ -10,8 +10,11 @@ link (or lies under one) is refused with its line, by the render and the
 PDF alike, before anything is written.
 """
 
+import base64
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -154,7 +157,6 @@ def test_a_figure_is_embedded_from_its_file_and_the_renderer_reads_no_path(tmp_p
     figure.write_text(SVG, encoding="utf-8")
     html = tmp_path / "article" / "build" / "article.html"
     rendermod.render(article, bindings, "pandoc", html, html.with_suffix(".md"))
-    import base64
     assert f'src="data:image/svg+xml;base64,{base64.b64encode(SVG.encode()).decode()}"' in html.read_text()
     assert "](../figures/plot.svg)" in html.with_suffix(".md").read_text()  # the markdown keeps the link
 
@@ -181,3 +183,60 @@ def test_a_figure_that_is_a_symbolic_link_is_refused_with_its_line(tmp_path, how
                                              "symbolic link"), str(refused.value)
     assert html.read_text(encoding="utf-8") == "<html>the last good page</html>\n"
     assert not html.with_suffix(".pdf").exists()
+
+
+# --- a failed render under Snakemake: what the reader is left with ----------------------
+
+
+def test_the_last_good_page_is_kept_and_named_when_a_render_fails(tmp_path, capsys):
+    """`articlekit render` keeps each page that passed as build/last-good/
+    article.html. Snakemake deletes build/article.html when it starts the
+    job: a failed render then says where the last good page is; run by
+    hand, the old page stays in place and the message says so."""
+    article, bindings, figure = figure_article(tmp_path)
+    figure.write_text(SVG, encoding="utf-8")
+    html, md = tmp_path / "article" / "build" / "article.html", tmp_path / "article" / "build" / "article.md"
+    argv = [str(article), "--bindings", str(bindings), "--renderer", "pandoc", "--html", str(html), "--md", str(md)]
+    assert rendermod.main(argv) == 0
+    kept = html.parent / "last-good" / "article.html"
+    assert kept.read_bytes() == html.read_bytes()
+    good = html.read_bytes()
+    article.write_text(article.read_text(encoding="utf-8") + '\n<img src="/etc/passwd">\n', encoding="utf-8")
+    capsys.readouterr()
+    assert rendermod.main(argv) == 1
+    assert f"render: {html} is the last page that passed its check, as it was" in capsys.readouterr().err
+    html.unlink()  # what Snakemake does to a job's outputs when it starts it
+    assert rendermod.main(argv) == 1
+    said = capsys.readouterr().err
+    assert f"{html} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed " \
+           f"its check, rendered " in said and f"is {kept}" in said
+    assert kept.read_bytes() == good and not html.exists()
+
+
+@pytest.mark.slow
+def test_a_symlinked_figure_fails_the_build_and_no_page_carries_its_target(built_project, tmp_path):
+    """End to end: an experiment's figure replaced by a link to a file of
+    the machine's. The build fails at the render with the figure's line;
+    nothing under build/ carries the file's bytes; the last good page is
+    named."""
+    from tests.workspace import TEST_BUILD, copy_environment
+
+    work = tmp_path / "project"
+    # with Snakemake's records (.snakemake/), so that only what the link changes reruns
+    shutil.copytree(built_project, work, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    secret = tmp_path / "secret.svg"
+    secret.write_text(SVG.replace("<rect", "<!-- the machine's secret --><rect"), encoding="utf-8")
+    figure = next(iter(sorted((work / "figures").glob("*.svg"))))
+    figure.unlink()
+    os.symlink(secret, figure)
+    done = subprocess.run(list(TEST_BUILD), cwd=work, env=copy_environment(work), capture_output=True, text=True,
+                          timeout=900)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0, said[-3000:]
+    assert f"the figure figures/{figure.name} is, or lies under, a symbolic link" in said, said[-4000:]
+    assert re.search(rf"article/index\.qmd:\d+: the figure figures/{re.escape(figure.name)}", said)
+    assert "build/last-good/article.html" in said
+    for path in (work / "build").rglob("*"):
+        if path.is_file():
+            assert b"the machine's secret" not in path.read_bytes(), path
+            assert base64.b64encode(secret.read_bytes()) not in path.read_bytes(), path
