@@ -152,6 +152,18 @@ def test_a_style_edit_renders_the_page_around_the_chunks_again(project):
     assert ".edited-by-the-test" in incremental and incremental == full
 
 
+def test_raw_html_in_a_piece_is_refused_with_the_articles_line(tmp_path):
+    """The preview's pieces are checked as the build checks the article: a
+    raw <img> in a later section is named by the article's own line, and no
+    piece is rendered from it."""
+    project = Project(tmp_path)
+    project.edit("The end, with", '<img src="/etc/passwd">\n\nThe end, with')
+    line = next(n for n, text in enumerate(project.article.read_text(encoding="utf-8").splitlines(), 1)
+                if text.startswith("<img"))
+    with pytest.raises(rendermod.RenderError, match=rf"index\.qmd:{line}: raw HTML <img src=\"/etc/passwd\">"):
+        project.page.render(project.document())
+
+
 def test_the_body_splits_only_where_the_parse_cannot_change(project):
     body = ("Intro.\n\n```python\n\n## not a heading: code\n```\n\n::: {.note}\n\n## inside a div\n\n:::\n\n"
             "## A heading\n\nText\n## not after a blank line\n\n{{< provenance >}}\n\nAfter.\n")

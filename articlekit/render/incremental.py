@@ -11,7 +11,10 @@ only $body$), and the fragments are cached by a hash of everything they
 depend on: the chunk's text, the bindings its shortcodes look up (without
 their file:line, which moves whenever lines above move), the tables it
 places, the metadata, the filter and extension files, and the figures it
-embeds. Changed chunks are rendered in parallel, one Pandoc per core.
+embeds. Changed chunks are rendered in parallel, one Pandoc per core. Each
+is read to Pandoc's tree first and checked as the build checks the article
+(articlekit.article.prose_guard), its figures embedded by articlekit
+(articlekit.render.page.figure_data), then written to HTML from the tree.
 
 The page around them (head, embedded style, title block, table of
 contents) is Pandoc's own standalone page for a skeleton document: the
@@ -218,12 +221,13 @@ class IncrementalPage:
 
     # --- rendering pieces --------------------------------------------------------
 
-    def run_pandoc(self, markdown, used, front, extra, where, checked=True):
+    def run_pandoc(self, markdown, used, front, extra, where, checked=True, first_line=1):
         """Render some markdown with the build's options; -> the output text.
         checked: read it to a tree first and check it as `articlekit render`
         checks the article (articlekit.article.prose_guard), its figures
         embedded by articlekit (figure_data); False only for the page's
-        shell, whose one raw block is this module's marker."""
+        shell, whose one raw block is this module's marker. first_line: the
+        article's line the markdown starts on, for the check's messages."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=".piece-") as tmp:
             tmp = Path(tmp).resolve()
@@ -240,8 +244,8 @@ class IncrementalPage:
                     run_tool([self.pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)],
                              self.article, cwd=self.article_dir)
                     try:
-                        figures = check_tree(json.loads(tree.read_text(encoding="utf-8")), markdown, self.article,
-                                             self.article_dir_in_root)
+                        figures = check_tree(json.loads(tree.read_text(encoding="utf-8")),
+                                             "\n" * (first_line - 1) + markdown, self.article, self.article_dir_in_root)
                         metadata["figure-data"] = md_text(str(figure_data(figures, self.article, tmp, self.root)))
                     except ValueError as exc:  # ProseError, FigureError
                         raise RenderError(str(exc)) from None
@@ -268,8 +272,8 @@ class IncrementalPage:
             template.write_text(BODY_TEMPLATE, encoding="utf-8")
         return template.resolve()
 
-    def render_fragment(self, text, used, front, template, where):
-        html = self.run_pandoc(text, used, front, ["--template", str(template)], where)
+    def render_fragment(self, text, used, front, template, where, first_line):
+        html = self.run_pandoc(text, used, front, ["--template", str(template)], where, first_line=first_line)
         return html[:-1] if html.endswith("\n") else html
 
     def shell(self, front, headings, document, shared, highlighted):
@@ -335,7 +339,9 @@ class IncrementalPage:
             return f"the chunk starting '{first[:60]}'"
 
         template = self.body_template() if missing else None
-        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n))
+        # the body keeps the article's lines (its front matter blanked): chunk n starts after those before it
+        first_lines = [1 + sum(chunk.count("\n") for chunk in chunks[:n]) for n in range(len(chunks))]
+        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n), first_lines[n])
                    for key, (text, used, n) in missing.items()}
         fresh = {key: future.result() for key, future in futures.items()}
         self.rendered += len(fresh)
