@@ -19,9 +19,17 @@ URL_STRING_FUNCTIONS = {"url", "src", "image-set", "-webkit-image-set", "image",
                         "cross-fade", "-webkit-cross-fade"}
 
 
+# Every way CSS names a URL spells one of these (an escape needs a backslash;
+# a comment cannot join a name, so u/**/rl names nothing): text without
+# them names no URL, and is not tokenized (a page has thousands of style=).
+_MAY_NAME_A_URL = ("url", "src", "image", "fade", "import", "\\")
+
+
 def fetched(css):
     """-> [(form, url)] for each URL the CSS text names, in order: form says
     how it is named ("url(x)", "image-set(x)", "@import x")."""
+    if not any(mark in css.lower() for mark in _MAY_NAME_A_URL):
+        return []
     found = []
     _walk(tinycss2.parse_component_value_list(css, skip_comments=True), found)
     return found

@@ -43,6 +43,7 @@ import base64
 import hashlib
 import re
 import urllib.parse
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import html5lib
@@ -221,6 +222,18 @@ class Page:
                 self.element(element)
         return self
 
+    def read_svg(self, text):
+        """An SVG image (a data: URL), read as a browser reads image/svg+xml:
+        as XML. One that is not well-formed shows nothing, so loads nothing."""
+        try:
+            document = ElementTree.fromstring(text.encode("utf-8"))
+        except ElementTree.ParseError:
+            return self
+        for element in document.iter():
+            if isinstance(element.tag, str):
+                self.element(element)
+        return self
+
     def offend(self, kind, what):
         self.offenders.append((kind, f"{what}{' ' + self.where if self.where else ''}", self.line))
 
@@ -331,7 +344,9 @@ class Page:
         if media == "text/css":
             self.check_css(text, what)
             return
-        inner = Page(self.own_scripts, f"inside {what}").read(text)
+        inner = Page(self.own_scripts, f"inside {what}")
+        inner.line = self.line
+        inner.read_svg(text)
         self.offenders += [(kind, found_what, self.line) for kind, found_what, _ in inner.offenders]
 
 
