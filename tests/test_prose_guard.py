@@ -241,3 +241,26 @@ def test_a_symlinked_figure_fails_the_build_and_no_page_carries_its_target(built
         if path.is_file():
             assert b"the machine's secret" not in path.read_bytes(), path
             assert base64.b64encode(secret.read_bytes()) not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize("how", ["a url() in it", "a symbolic link"])
+def test_a_style_sheet_that_loads_a_file_is_refused_before_the_renderer_runs(tmp_path, how):
+    """The style sheets are embedded by the renderer: one naming a file
+    would carry that file into the page, past the page check."""
+    article, bindings, figure = figure_article(tmp_path)
+    figure.write_text(SVG, encoding="utf-8")
+    sheet = article.parent / "style.css"
+    if how == "a url() in it":
+        sheet.write_text("body { color: #222; }\n\n/* a comment */ p { background: \\75 rl(/etc/passwd) }\n",
+                         encoding="utf-8")
+        expected = f"{sheet}:3: url(/etc/passwd) makes the page load a file"
+    else:
+        (tmp_path / "elsewhere.css").write_text("body { color: #222; }\n", encoding="utf-8")
+        sheet.unlink()
+        os.symlink(tmp_path / "elsewhere.css", sheet)
+        expected = f"{sheet}: the style sheet is, or lies under, a symbolic link"
+    html = tmp_path / "article" / "build" / "article.html"
+    with pytest.raises(RenderError) as refused:
+        rendermod.render(article, bindings, "pandoc", html, html.with_suffix(".md"))
+    assert str(refused.value).startswith(expected), str(refused.value)
+    assert not html.exists()

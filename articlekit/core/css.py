@@ -28,6 +28,11 @@ _MAY_NAME_A_URL = ("url", "src", "image", "fade", "import", "\\")
 def fetched(css):
     """-> [(form, url)] for each URL the CSS text names, in order: form says
     how it is named ("url(x)", "image-set(x)", "@import x")."""
+    return [(form, url) for form, url, _ in fetched_at(css)]
+
+
+def fetched_at(css):
+    """fetched(), each with its line in the CSS text: [(form, url, line)]."""
     if not any(mark in css.lower() for mark in _MAY_NAME_A_URL):
         return []
     found = []
@@ -39,17 +44,17 @@ def _walk(values, found):
     previous = None
     for value in values:
         if value.type == "url":
-            found.append((f"url({value.value})", value.value))
+            found.append((f"url({value.value})", value.value, value.source_line))
         elif value.type == "function":
             if value.lower_name in URL_STRING_FUNCTIONS:
-                found += [(f"{value.lower_name}({arg.value})", arg.value)
+                found += [(f"{value.lower_name}({arg.value})", arg.value, arg.source_line)
                           for arg in value.arguments if arg.type == "string"]
             _walk(value.arguments, found)
         elif value.type in ("() block", "[] block", "{} block"):
             _walk(value.content, found)
         elif value.type == "string" and previous is not None and previous.type == "at-keyword" \
                 and previous.lower_value == "import":
-            found.append((f"@import {value.value}", value.value))
+            found.append((f"@import {value.value}", value.value, value.source_line))
         if value.type not in ("whitespace", "comment"):
             previous = value
 

@@ -58,6 +58,7 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.css import fetched_at, loads_nothing
 from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
@@ -411,6 +412,26 @@ def pandoc_page_args(project_dir, options):
     return args
 
 
+def check_style_sheets(project_dir, options):
+    """The style sheets a renderer embeds (page.css, and the css of
+    _quarto.yml's html format) load nothing: each a regular file reached
+    through no symbolic link, whose CSS names no URL but data: ones and
+    fragments. A renderer's embedding would otherwise read what a url()
+    names (url(/etc/passwd) included) into the page, past the page check."""
+    css = options.get("css")
+    sheets = [PAGE_CSS, *(project_dir / sheet for sheet in ([css] if isinstance(css, str) else css or []))]
+    for sheet in sheets:
+        path = os.path.normpath(os.path.abspath(sheet))
+        if os.path.realpath(path) != path:
+            raise RenderError(f"{sheet}: the style sheet is, or lies under, a symbolic link (to "
+                              f"{os.path.realpath(path)}): the page embeds the file itself; copy it in instead")
+        for form, url, line in fetched_at(read_text(sheet)):
+            if not loads_nothing(url):
+                raise RenderError(f"{sheet}:{line}: {form} makes the page load a file: a style sheet of the page "
+                                  "names nothing outside itself; write the image or font into it as a data: URL "
+                                  "(url(\"data:image/svg+xml;base64,...\")), or leave it out")
+
+
 def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast, figures):
     """ast: the article's tree (checked_tree); figures: figure_data's file.
     -> (the renderer's name, the digests of the scripts it puts on a page:
@@ -668,6 +689,7 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
+        check_style_sheets(project_dir, project_options(project_dir))
         try:
             tree, figures = checked_tree(article, workdir, ast, root)
             figures = figure_data(figures, article, workdir, root)
