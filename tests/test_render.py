@@ -526,3 +526,17 @@ def test_reading_an_unclosed_shortcode_names_the_articles_file_and_line(tmp_path
         rendermod.write_ast(article, tmp_path / "tree.json")
     assert str(failure.value).startswith(f"{article}:7: shortcode '{{{{< value a.b here.' is never closed")
     assert not (tmp_path / "tree.json").exists()
+
+
+def test_quarto_is_never_handed_a_front_matter_key_that_reads_a_file(tmp_path, monkeypatch):
+    """Quarto reads the front matter whole: include-in-header (or css,
+    filters, ...) would have it embed a file of the machine's into the page.
+    Refused with its line before Quarto runs."""
+    article, bindings = quarto_standin(tmp_path, monkeypatch)
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text.replace("---\n", "---\nformat:\n  html:\n    include-in-header: /etc/passwd\n", 1)
+                       .replace("format:\n  html:\n    toc: true\n", "", 1), encoding="utf-8")
+    with pytest.raises(rendermod.RenderError, match=re.escape(f"{article}:4: the front matter sets "
+                                                              "format.html.include-in-header")):
+        rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
+    assert not (tmp_path / "calls").exists() or "render" not in (tmp_path / "calls").read_text()

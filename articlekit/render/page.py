@@ -727,16 +727,15 @@ def last_good_page(html_path):
 
 
 def after_failure(html_path):
-    """What a failed render says of the page a reader would get."""
-    html_path = Path(html_path)
-    if html_path.exists():
-        return f"{html_path} is the last page that passed its check, as it was"
-    kept = last_good_page(html_path)
-    if kept.exists():
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kept.stat().st_mtime))
-        return (f"{html_path} is gone (Snakemake removes a job's outputs when it starts it); the last page that "
-                f"passed its check, rendered {when}, is {kept}")
-    return f"{html_path} is not there, and no earlier page passed its check"
+    """What a failed render adds about the page a reader would get: where
+    the last good page is, when Snakemake removed build/article.html (None
+    when the old page is still in place, or there never was one)."""
+    html_path, kept = Path(html_path), last_good_page(html_path)
+    if html_path.exists() or not kept.exists():
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kept.stat().st_mtime))
+    return (f"{html_path} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed "
+            f"its check, rendered {when}, is {kept}")
 
 
 def main(argv):
@@ -755,7 +754,8 @@ def main(argv):
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
-        print(f"render: {after_failure(args.html)}", file=sys.stderr)
+        if after_failure(args.html):
+            print(f"render: {after_failure(args.html)}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
     # on stdout too: a rule sends stderr to its log, stdout to the terminal
