@@ -33,11 +33,22 @@ Extensions the article keeps in its own _extensions/ still load.
 Both write build/article.md in the same form. A Lua filter's error is
 reported once, as its own message, without the traceback.
 
+Before either runs, the prose is checked on Pandoc's tree of it (the tree
+--ast names, checked again, or read now: articlekit.article.prose_guard),
+the style sheets are checked to load nothing, and each figure is read
+from the file its rule wrote (figure_data): filters/embed_figures.lua
+hands it to the renderer as a data: URL, so no renderer follows a link
+of the text. Quarto also renders a page of the article's title over an
+empty body, whose scripts are the ones the page check takes as its own.
+
 The article can name its renderer with Quarto's built-in {{< meta renderer >}}
 ("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
-render fails, keeping the old outputs, when its page is not self-contained
-or lacks an option _quarto.yml asks for (articlekit.render.pagecheck), or leaves
-any shortcode unresolved (or an unknown ?meta: key). Which renderer `auto`
+render fails, keeping the old outputs, when its page loads, runs or
+navigates to anything, or lacks an option _quarto.yml asks for
+(articlekit.render.pagecheck), or leaves any shortcode unresolved (or an
+unknown ?meta: key). The command keeps each page that passed as
+build/last-good/article.html, which Snakemake (deleting a job's outputs
+when it starts it) leaves alone, and a failed render names it. Which renderer `auto`
 means, and its version, is articlekit.render.renderers' to say.
 """
 
