@@ -77,8 +77,9 @@ rule bind:
 
 # The article as Pandoc reads it (its tree, in Pandoc's JSON), read once for
 # the HTML, the markdown and the PDF, which Pandoc writes from it: reading
-# is most of what each costs. Its Pandoc's version is a param: a new Pandoc
-# reads the article again.
+# is most of what each costs. It is written only once the prose check
+# passed (articlekit/article/prose_guard.py: raw HTML, images, attributes).
+# Its Pandoc's version is a param: a new Pandoc reads the article again.
 rule parse_article:
     input:
         article=ARTICLE,
