@@ -222,11 +222,13 @@ class Robustness:
     experiments: tuple  # Experiment entries the sweep runs, in the config's order
     excluded: dict  # name -> why it is left out (config robustness.exclude)
     unseeded: tuple  # experiments without a seed parameter
+    fixed: dict = None  # key prefix -> why no seed moves it (config robustness.fixed)
 
     @property
     def report_settings(self):
         """What the summary step is told (articlekit.review.robustness)."""
-        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded)}
+        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded),
+                "fixed": dict(self.fixed or {})}
 
 
 def robustness(config, where=lambda key: "config"):
@@ -242,6 +244,12 @@ def robustness(config, where=lambda key: "config"):
             raise ValueError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
                              f"not an experiment of this article (experiments: {', '.join(names)})")
 
+    fixed = dict(section.get("fixed") or {})
+    for prefix in fixed:
+        if prefix.partition(".")[0] not in names:
+            raise ValueError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
+                             f"part is not an experiment of this article (experiments: {', '.join(names)})")
+
     def seeded(entry):
         seed = entry.params(config).get("seed")
         return isinstance(seed, int) and not isinstance(seed, bool)
@@ -253,6 +261,7 @@ def robustness(config, where=lambda key: "config"):
         experiments=tuple(e for e in entries if seeded(e) and e.name not in excluded),
         excluded=excluded,
         unseeded=tuple(e.name for e in entries if not seeded(e) and e.name not in excluded),
+        fixed=fixed,
     )
     swept = len(found.experiments)
     chunks = -(-found.seeds // found.chunk)
