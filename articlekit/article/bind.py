@@ -333,6 +333,16 @@ def provenance_table(bindings):
     return header + "\n".join(lines) + "\n"
 
 
+def files_of(problems, article):
+    """The files the problems are in, in the order met: each problem starts
+    'FILE:LINE: ' (the article's, or the baseline's for one of its entries)."""
+    files = []
+    for problem in problems:
+        match = re.match(r"([^\s:]+):\d+: ", problem)
+        files.append(match.group(1) if match else str(article))
+    return list(dict.fromkeys(files))
+
+
 def parse_bool(text):
     lowered = str(text).strip().lower()
     if lowered in ("true", "1", "yes"):
@@ -357,7 +367,8 @@ def main(argv):
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)
     except BindError as exc:
-        print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
+        print(f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
+              file=sys.stderr)
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 1
