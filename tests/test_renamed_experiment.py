@@ -65,6 +65,10 @@ def test_a_baseline_key_left_behind_is_one_problem_at_its_key_line_with_the_key_
     assert "published.harmonic.value" not in problem  # the edition's own copy is no fix
     # and it is reported under the baseline's name, not the article's
     assert files_of(err.value.problems, "article/index.qmd") == [str(published)]
+    # docs/authoring.md shows this message, as it is (up to its "...")
+    shown = next(line for line in (ROOT / "docs/authoring.md").read_text().splitlines()
+                 if line.startswith("baseline/published.yaml:") and "harmonic.value" in line)
+    assert problem.replace(str(published), "baseline/published.yaml").startswith(shown.removesuffix(" ..."))
 
 
 def test_a_key_misspelt_within_an_experiment_is_offered_its_closest_key_not_the_editions_copy(tmp_path):

@@ -180,7 +180,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             if c["status"] == INCONCLUSIVE:
                 problems.append(inconclusive_message(c, sources))
             elif not c["holds"]:
-                problems.append(f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}")
+                problems.append(failed_message(c, sources))
     if bindings and not provenance_count:
         problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
                         "for them to link to; add one (usually at the end)")
@@ -286,6 +286,17 @@ def _log_claim(log, binding, where):
         log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
                     "value": binding["raw"], "holds": binding["claim"]["holds"],
                     "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
+
+
+def failed_message(claim, sources):
+    """Why a strict build stopped on a claim that fails, and the two fixes:
+    the prose is wrong (change the claim) or the value is (its experiment)."""
+    source = sources.get(claim["key"].split("[")[0], {})
+    made_by = (f"{source['script']} or its parameters ({source['experiment']}: in config.yaml)"
+               if source.get("script") and source.get("experiment") else "what computes it")
+    return (f"{claim['location']}: {claim_said(claim)}: value {short_text(claim['value'])}. "
+            f"If the prose is wrong, change the claim (expect=\"{claim['expect']}\" at this line); "
+            f"if the value is, fix {made_by}. `--config strict=false` renders it marked instead.")
 
 
 def inconclusive_message(claim, sources):
