@@ -181,7 +181,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             if c["status"] == INCONCLUSIVE:
                 problems.append(inconclusive_message(c, sources))
             elif not c["holds"]:
-                problems.append(f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}")
+                problems.append(failed_message(c, sources))
     if bindings and not provenance_count:
         problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
                         "for them to link to; add one (usually at the end)")
@@ -290,6 +290,17 @@ def _log_claim(log, binding, where):
                     "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
 
 
+def failed_message(claim, sources):
+    """Why a strict build stopped on a claim that fails, and the two fixes:
+    the prose is wrong (change the claim) or the value is (its experiment)."""
+    source = sources.get(claim["key"].split("[")[0], {})
+    made_by = (f"{source['script']} or its parameters ({source['experiment']}: in config.yaml)"
+               if source.get("script") and source.get("experiment") else "what computes it")
+    return (f"{claim['location']}: {claim_said(claim)}: value {short_text(claim['value'])}. "
+            f"If the prose is wrong, change the claim (expect=\"{claim['expect']}\" at this line); "
+            f"if the value is, fix {made_by}. `--config strict=false` renders it marked instead.")
+
+
 def inconclusive_message(claim, sources):
     """Why a strict build stopped on a claim its measurement cannot decide,
     and what to do about it."""
@@ -335,6 +346,16 @@ def provenance_table(bindings):
     return header + "\n".join(lines) + "\n"
 
 
+def files_of(problems, article):
+    """The files the problems are in, in the order met: each problem starts
+    'FILE:LINE: ' (the article's, or the baseline's for one of its entries)."""
+    files = []
+    for problem in problems:
+        match = re.match(r"([^\s:]+):\d+: ", problem)
+        files.append(match.group(1) if match else str(article))
+    return list(dict.fromkeys(files))
+
+
 def parse_bool(text):
     lowered = str(text).strip().lower()
     if lowered in ("true", "1", "yes"):
@@ -359,7 +380,8 @@ def main(argv):
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)
     except BindError as exc:
-        print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
+        print(f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
+              file=sys.stderr)
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 1

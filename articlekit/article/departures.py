@@ -72,6 +72,7 @@ def departures(baseline, values_doc, claims_on=lambda key: ()):
             "reason": " ".join((entry.reason or "").split()),
             "published": _published_key(entry, values),
             "place": f"{baseline.path}:{entry.line}" if entry.line else baseline.path,
+            "key_place": f"{baseline.path}:{entry.key_line or entry.line}" if entry.line else baseline.path,
         })
     # unexplained moves first: they are what stops a strict build
     return sorted(listed, key=lambda d: (_ORDER[d["kind"]], bool(d["verdict"].explained)))
@@ -106,10 +107,12 @@ def unexplained_message(d):
     """Why a strict build stops on an unexpected move: the entry's place in
     the baseline, the two values and the fix."""
     entry, v = d["entry"], d["verdict"]
-    now = f"this build {v.shown}" if d["has_value"] else "this build has no value under that key"
-    fix = agreement(entry).fix(v.cause, entry)
+    fix = agreement(entry).fix(v.cause, entry, v.closest)
+    if not d["has_value"]:  # at its `key:` line, where it is fixed
+        return (f"{d['key_place']}: entry {entry.id!r}: {v.why}. To fix: {fix}. "
+                "`--config strict=false` publishes it marked on the page instead.")
     return (f"{d['place']}: entry {entry.id!r} ({entry.key}) moved unexpectedly: the edition printed "
-            f"{entry.published}, {now} ({v.why}). The baseline does not explain it: {fix}. "
+            f"{entry.published}, this build {v.shown} ({v.why}). The baseline does not explain it: {fix}. "
             "`--config strict=false` publishes it marked on the page instead.")
 
 

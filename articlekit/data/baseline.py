@@ -50,6 +50,7 @@ class Entry:
     restates: str = None
     dropped: str = None  # why this article no longer prints it
     line: int = None  # 1-based line of the entry in the YAML file
+    key_line: int = None  # 1-based line of its `key:`, where a renamed key is fixed
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,29 @@ class Baseline:
 
 def _parse(text, path):
     """The YAML data, read strictly (articlekit.core.sources: no key given twice,
-    1e-7 a number), and the line (1-based) of each item of `entries`."""
+    1e-7 a number), the line (1-based) of each item of `entries` and of its
+    `key:` (None for an entry without one)."""
     document = parse_yaml(text, path)
-    return document.data, _entry_lines(document.root)
+    items = _entry_nodes(document.root)
+    return document.data, [item.start_mark.line + 1 for item in items], [_field_line(item, "key") for item in items]
 
 
-def _entry_lines(root):
-    """Line (1-based) of each item of `entries`, read from the YAML nodes."""
+def _entry_nodes(root):
+    """The YAML nodes of the items of `entries`."""
     if not isinstance(root, yaml.MappingNode):
         return []
     for key_node, value_node in root.value:
         if key_node.value == "entries" and isinstance(value_node, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in value_node.value]
+            return value_node.value
     return []
+
+
+def _field_line(item, name):
+    if isinstance(item, yaml.MappingNode):
+        for key_node, value_node in item.value:
+            if key_node.value == name:
+                return value_node.start_mark.line + 1
+    return None
 
 
 def _load_schema():
@@ -176,7 +187,7 @@ def load_baseline(path=DEFAULT_BASELINE):
     """The validated baseline; BaselineError listing every problem otherwise."""
     path = Path(path)
     try:
-        data, lines = _parse(read_text(path), path)
+        data, lines, key_lines = _parse(read_text(path), path)
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
     except SourceError as exc:  # not UTF-8, or a key given twice
@@ -196,7 +207,7 @@ def load_baseline(path=DEFAULT_BASELINE):
             value=item.get("value"), key=item.get("key"), fmt=item.get("fmt"), check=item.get("check"),
             band=tuple(item["band"]) if "band" in item else None, library=item.get("library"),
             reason=item.get("reason"), restates=item.get("restates"), dropped=item.get("dropped"),
-            line=lines[i] if i < len(lines) else None,
+            line=lines[i] if i < len(lines) else None, key_line=key_lines[i] if i < len(key_lines) else None,
         )
         for i, item in enumerate(data["entries"])
     ]

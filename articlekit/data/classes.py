@@ -99,7 +99,7 @@ _FIX = {
     UNPRINTABLE: ("give the entry a `fmt:` that prints this value the way the edition printed it "
                   "(articlekit/core/fmt.py)"),
     TWO_THRESHOLDS: "make the thresholds one: change the article's expect= or the entry's `check:` so they agree",
-    KEY_GONE: "rename the entry's `key:` to the value that regenerates it, or restore the value",
+    KEY_GONE: "{closest}make the entry's `key:` name the value that regenerates it, or restore the value",
 }
 _FIX_MOVED = ("if the move is right, say so in the baseline: add a `reason:` to the entry saying why, or change "
               "its class (`noise` with a `check:`, `not_reproducible` or `revised`); if it is not, fix what "
@@ -169,9 +169,13 @@ class AgreementClass:
         """What in the class itself accounts for an unexpected move of this cause, or None."""
         return None
 
-    def fix(self, cause, entry):
-        """What a new author does about an unexplained move of this cause."""
-        return _FIX.get(cause, _FIX_MOVED).format(check=entry.check)
+    def fix(self, cause, entry, closest=None):
+        """What a new author does about an unexplained move of this cause;
+        `closest`: for a missing key, the experiment's key it most likely means."""
+        # an experiment renamed leaves its entries' keys behind: they follow it
+        follow = (f"an entry's `key:` follows its experiment when that is renamed: write `key: {closest}` there; "
+                  "else " if closest else "")
+        return _FIX.get(cause, _FIX_MOVED).format(check=entry.check, closest=follow)
 
     # -- between two builds --
 

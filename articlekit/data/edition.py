@@ -11,14 +11,16 @@ class, the baseline (a reason) or this build's configuration may explain it.
 The statuses and causes a verdict carries are defined there too.
 """
 
-from dataclasses import dataclass
+import difflib
+from dataclasses import dataclass, replace
 
 from articlekit.core.claims import INCONCLUSIVE, ClaimError, check_holds, evaluate, simple_bound
 from articlekit.core.fmt import FormatError
-from articlekit.core.keys import lookup, measured
+from articlekit.core.keys import UnknownKey, closest_keys, lookup, measured, split_key
 from articlekit.data.classes import (CITED, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, MOVED_VALUE, PARAMETER,
                                      REPRODUCED, TWO_THRESHOLDS, UNEXPECTED, UNPRINTABLE, Versions, agreement)
 from articlekit.data.environment import installed_versions
+from articlekit.data.values import PUBLISHED
 
 # ---- against the edition: the audit's question --------------------------------------
 
@@ -85,7 +87,9 @@ class Verdict:
     value printed the way the edition printed it (None without a value);
     `raw`: the value itself. For an unexpected move (or a missing key),
     `cause` says what moved and `explained` what accounts for it: the entry's
-    reason, its class, or this build's configuration; None when nothing does."""
+    reason, its class, or this build's configuration; None when nothing does.
+    For a missing key, `closest`: the key of an experiment its `key:` most
+    likely means (None when nothing is close)."""
     entry: object
     status: str
     why: str
@@ -93,6 +97,7 @@ class Verdict:
     raw: object = None
     cause: str = None
     explained: str = None
+    closest: str = None
 
     @property
     def unexpected(self):
@@ -120,10 +125,13 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
             continue
         try:
             value = lookup(values, entry.key)
-        except (KeyError, ValueError) as exc:
+        except UnknownKey:
             # Reported, never dropped: a renamed key must not hide a number.
-            judged.append(Verdict(entry, MISSING, f"{exc}; rename the entry's key in the baseline or restore "
-                                                  "the value", cause=KEY_GONE))
+            why, closest = missing_key(entry.key, values_doc)
+            judged.append(Verdict(entry, MISSING, why, cause=KEY_GONE, closest=closest))
+            continue
+        except ValueError as exc:  # a malformed key, an index out of range
+            judged.append(Verdict(entry, MISSING, str(exc), cause=KEY_GONE))
             continue
         status, shown, why, cause = _judge(entry, value, baseline.edition["versions"], installed,
                                            measured(values, entry.key))
@@ -135,6 +143,34 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
         judged.append(Verdict(entry, status, why, shown, value, cause))
     changed = configuration_changes(judged)
     return [_explain(v, changed) for v in judged]
+
+
+def missing_key(key, values_doc):
+    """(why, closest) for a baseline key that names no value of this build.
+    Only the experiments' keys are candidates: the baseline's own copy of
+    its numbers (published.<id>, from `values --baseline`) would bind the
+    edition to itself. An experiment renamed (harmonic -> harmonics) leaves
+    its entries' keys behind: the same key under the experiment that now
+    makes it is the one meant."""
+    values, sources = values_doc.get("values", {}), values_doc.get("sources", {})
+    computed = {k: v for k, v in values.items() if (sources.get(k) or {}).get("experiment") != PUBLISHED
+                and not k.startswith(PUBLISHED + ".")}
+    made = sorted({(sources.get(k) or {}).get("experiment") or k.split(".")[0] for k in computed})
+    base = split_key(key)[0]
+    index = key[len(base):]
+    experiment, _, rest = base.partition(".")
+    if experiment in made:
+        near = closest_keys(computed, base)
+        where = f"experiment {experiment!r} made no value {base!r}"
+    else:
+        renamed = [name for name in difflib.get_close_matches(experiment, made, n=len(made) or 1, cutoff=0)
+                   if f"{name}.{rest}" in computed]
+        near = [f"{name}.{rest}" for name in renamed] or closest_keys(computed, base)
+        where = (f"no experiment {experiment!r} gave this build values (they come from "
+                 f"{', '.join(made) or 'no experiment'})")
+    closest = near[0] + index if near else None
+    said = f"; the closest key of an experiment is {closest}" if closest else "; no experiment's key is close"
+    return f"unknown key {key!r}: {where}{said}", closest
 
 
 def configuration_changes(judged):
@@ -167,4 +203,4 @@ def _explain(v, changed):
                      f"({changed[experiment]}): its values move with the configuration")
     if not explained:
         return v
-    return Verdict(entry, v.status, v.why, v.shown, v.raw, v.cause, explained)
+    return replace(v, explained=explained)

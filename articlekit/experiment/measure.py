@@ -10,9 +10,19 @@ on the result.
     timed["times"]["vector"]    # {"estimate", "low", "high", "coverage", "samples_ms", ...}
 
 A ratio is baseline time / contender time: how many times faster the
-contender is (above 1) or slower (below 1). Return it from run() as it is
-and the article binds `NAME.ratios.vector.estimate` with a claim judged on
-its whole interval (docs/reference.md, measured values).
+contender is (above 1) or slower (below 1). Return it from run() as one
+value, under a name of your own:
+
+    def run(params):
+        timed = compare(...)
+        return {"speedup": timed["ratios"]["vector"]}
+
+and the article binds `NAME.speedup.estimate` (with `NAME.speedup.low`
+and `NAME.speedup.high`, its interval), NAME being the experiment's, with
+a claim judged on the whole interval (docs/reference.md, measured values;
+docs/authoring.md binds `darts.speedup.estimate` this way). Returning all
+of `timed` instead gives `NAME.ratios.vector.estimate` and
+`NAME.times.vector.estimate` (milliseconds per call), every sample too.
 
 The protocol, and why:
 

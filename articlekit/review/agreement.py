@@ -6,8 +6,10 @@ counts as changed.
 A key the baseline lists follows the agreement class of its first entry
 that has a rule (articlekit.data.classes, one object per class: noise,
 timing, exact, text, info; an erratum or a citation has none), which
-judges it the way the audit judges the entry against the edition. Any
-other key follows the float rule: floats within FLOAT_ULPS units in the
+judges it the way the audit judges the entry against the edition. An
+entry on one item of a list value (`entropy.entropies[0]`) judges that
+item only, on both builds; the list's other items follow the rule of a key
+no entry governs. Any other key follows the float rule: floats within FLOAT_ULPS units in the
 last place (another CPU or BLAS rounds the last bits differently),
 integers, shapes, booleans and texts equal. A number under one of the
 article's volatile prefixes (publishing.volatile, e.g. timings) may move
@@ -30,10 +32,12 @@ What a build says of the published edition is another question, answered by
 articlekit.data.edition.
 """
 
+import copy
 import math
 
 from articlekit.core.equality import is_number, same_value
 from articlekit.core.fmt import FormatError, format_value
+from articlekit.core.keys import split_key
 from articlekit.data.classes import (AGREEMENT, MEASURED_MEANS, Means, agreement, equal, interval_came_back,
                                      is_interval, leaves, rule_entry, within_band)
 
@@ -46,10 +50,68 @@ def between_builds(key, baseline, publishing):
     """(label, test) where test(old, new) -> (same, why) decides whether the
     key changed beyond what its class allows."""
     entry = rule_entry(key, baseline)
-    rule = agreement(entry).between_builds(entry, key) if entry else None
-    if rule:
-        return rule
+    if entry and entry.key == key:
+        rule = agreement(entry).between_builds(entry, key)
+        if rule:
+            return rule
+    items = {}
+    for e in item_entries(key, baseline):
+        rule = agreement(e).between_builds(e, e.key)
+        if rule:
+            items.setdefault(e.key, rule)
+    if items:
+        return _item_by_item(key, items, _unlisted(key, publishing))
     return _unlisted(key, publishing)
+
+
+def item_entries(key, baseline):
+    """The baseline's entries with a rule on one item of `key` (a list
+    value): `X[0]` of X, in the baseline's order."""
+    entries = baseline.for_key(key) if baseline else []
+    return [e for e in entries if e.key != key and AGREEMENT[e.cls].rule]
+
+
+def _item_by_item(key, items, rest):
+    """(label, test) for a list value whose items the baseline governs one by
+    one: each governed item by its entry's rule, on that item alone (a noise
+    bound '< 1' on X[0] is met by X[0], never asked of the list), and the
+    other items by `rest`, the rule of a key no entry governs."""
+    paths = {item: split_key(item)[1] for item in items}
+    rest_label, rest_test = rest
+    label = "; ".join([f"{item[len(key):]} {rule[0]}" for item, rule in items.items()]
+                      + [f"other items: {rest_label}"])
+
+    def test(old, new):
+        whys, same = [], True
+        old_rest, new_rest = copy.deepcopy(old), copy.deepcopy(new)
+        for item, (_, item_test) in items.items():
+            try:
+                before, after = _at(old, paths[item]), _at(new, paths[item])
+            except (IndexError, KeyError, TypeError):
+                return False, f"{item[len(key):]} is not in both builds"
+            held, why = item_test(before, after)
+            same &= bool(held)
+            whys.append(f"{item[len(key):]}: {why}")
+            new_rest = _with(new_rest, paths[item], before)  # judged already: the rest's rule skips it
+        held, why = rest_test(old_rest, new_rest)
+        return same and held, "; ".join(whys + [f"other items: {why}"])
+
+    return label, test
+
+
+def _at(value, path):
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _with(value, path, item):
+    """value (a copy of it) with the item at `path` replaced."""
+    if not path:
+        return item
+    value = copy.copy(value)
+    value[path[0]] = _with(value[path[0]], path[1:], item)
+    return value
 
 
 def _unlisted(key, publishing):
@@ -173,7 +235,7 @@ def came_back(key, old, new, baseline, publishing, printed=()):
         judged = interval_came_back(old, new)
         return _verdict(judged), "a measured value: inside the build's interval, or overlapping it", judged[1]
     entry = rule_entry(key, baseline)
-    if entry:
+    if entry and entry.key == key:  # an entry on one item of the key judges that item, not the key
         judged = agreement(entry).came_back(entry, key, old, new)
         if judged:
             rule = agreement(entry).between_builds(entry, key)
