@@ -33,7 +33,7 @@ def test_the_shipped_configurations_are_valid():
 
 def test_every_error_is_listed_with_its_file_line_and_key(config_file):
     path, _ = config_file
-    spoiled = path.read_text().replace("rounds: 41", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
+    spoiled = path.read_text().replace("rounds: 21", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
     path.write_text(spoiled + "bogus: 1\n")
     with pytest.raises(ConfigError) as caught:
         check_config(yaml.safe_load(spoiled + "bogus: 1\n"), SCHEMA, [path])
@@ -157,7 +157,7 @@ def problems(config, schema, path, **given):
     # the issue's: the sweep then flagged 0 claims instead of 3 (no share is above NaN)
     ("flag_share: 0.05", "flag_share: .nan", MODULE_SCHEMA, "robustness.flag_share", ".nan"),
     ("    runtime: 15\n", "    runtime: .inf\n", MODULE_SCHEMA, "experiments.timing.runtime", ".inf"),
-    ("sample_ms: 20 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
+    ("sample_ms: 5 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
     ("underflow_scale: 10.0", "underflow_scale: -.inf", SCHEMA, "errors.underflow_scale", "-.inf"),
 ])
 def test_nan_and_infinity_are_refused_at_the_line_where_a_number_is_meant(config_file, old, new, schema, key,
@@ -261,3 +261,14 @@ def test_a_sweep_that_would_plan_too_many_jobs_says_how_many_and_the_chunk_that_
     config["robustness"]["chunk"] = enough
     assert swept * -(-100000 // enough) <= settings.MAX_SWEEP_JOBS
     settings.robustness(config)  # the chunk it names is enough
+def test_the_timing_needs_three_runs_to_say_whether_one_disagrees(config_file):
+    """The article prints the timing's interval between runs and whether a
+    run lies outside what the others predict: config/schema.yaml refuses
+    fewer runs, naming the line."""
+    path, _ = config_file
+    spoiled = path.read_text().replace("    runs: 5\n", "    runs: 2\n")
+    path.write_text(spoiled)
+    with pytest.raises(ConfigError) as caught:
+        check_config(yaml.safe_load(spoiled), SCHEMA, [path])
+    assert f"{path}:{line_of(path, 'runs: 2')}: experiments.timing.runs: 2 is less than the minimum of 3" in str(
+        caught.value)

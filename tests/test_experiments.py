@@ -18,6 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+# The timing's combining step imports SciPy, which loads a BLAS of its own:
+# loaded first, every run in this process sees the same thread pools.
+import scipy.special  # noqa: F401
 import torch
 import torch.nn.functional as F
 
@@ -46,15 +49,26 @@ def experiment(name):
 
 @pytest.fixture(scope="module")
 def results(test_config):
-    """Every experiment's values on the test parameters, computed once."""
+    """Every experiment's values on the test parameters, computed once: its
+    artifact's values, combined from its runs where its entry has runs."""
     out = {}
     with torch_threads_kept():
         for name in NAMES:
             p = dict(test_config.get(name) or {})
             if name == "timing":
                 p["threads"] = 1
-            out[name] = experiment(name).run(p)
+            out[name] = artifact_values(name, p, test_config)
     return out
+
+
+def artifact_values(name, p, test_config):
+    """What results/<name>.json holds: run(p), or with `runs: N` in its
+    entry the experiment's combine() of N runs (articlekit.experiment.runs)."""
+    module = experiment(name)
+    runs = ((test_config["experiments"].get(name) or {}).get("runs", 1))
+    if runs == 1:
+        return module.run(p)
+    return module.combine([module.run(p) for _ in range(runs)], p)
 
 
 @contextlib.contextmanager
@@ -98,8 +112,9 @@ def documented_keys(repo_root):
 
 
 # Measured, so different on every run: times, their ratios, the calls that
-# fill a sample (calibrated on the clock) and the load they ran under.
-MEASURED = {"calls_per_sample", "load"}
+# fill a sample (calibrated on the clock), the load they ran under, and
+# whether the runs agreed.
+MEASURED = {"calls_per_sample", "load", "runs"}
 
 
 def without_timings(tree):
@@ -157,6 +172,30 @@ def test_environment_names_the_executor(monkeypatch):
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", local["build_date"]) and local["cores"] >= 1
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     assert (env.run({})["executor"], env.run({})["slurm_job_id"]) == ("slurm", "4242")
+
+
+def test_environment_names_the_cpu_as_exactly_as_the_machine_says(monkeypatch):
+    """A virtual machine's model name is generic ('Intel(R) Xeon(R)
+    Processor'): family, model and stepping name the CPU, lscpu the
+    hypervisor, and the clock comes with where it was read."""
+    env = experiment("environment")
+    cpuinfo = {"vendor_id": "GenuineIntel", "cpu family": "6", "model": "167", "stepping": "1",
+               "model name": "Intel(R) Xeon(R) Processor", "cpu MHz": "2599.998", "flags": "fpu hypervisor avx2"}
+    monkeypatch.setattr(env, "cpuinfo", lambda: cpuinfo)
+    monkeypatch.setattr(env, "lscpu", lambda: {"Hypervisor vendor": "KVM"})
+    monkeypatch.setattr(env, "open", lambda *a, **k: (_ for _ in ()).throw(OSError("no cpufreq")), raising=False)
+    here = env.machine()
+    assert here["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    assert here["cpu_id"] == "GenuineIntel family 6 model 167 stepping 1"
+    assert (here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (2599.998, "/proc/cpuinfo", "KVM")
+    monkeypatch.setattr(env, "lscpu", lambda: {"CPU max MHz": "3500.0000"})  # no lscpu hypervisor line
+    here = env.machine()
+    assert (here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (3500.0, "lscpu maximum", "unnamed")
+    monkeypatch.setattr(env, "cpuinfo", lambda: {})  # no /proc/cpuinfo (not Linux)
+    monkeypatch.setattr(env, "lscpu", lambda: {})
+    here = env.machine()
+    assert (here["cpu_id"], here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (None, None, None, None)
+    assert env.run({})["cpu_id"] is None  # the colophon's values are machine()'s
 
 
 def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
@@ -417,7 +456,7 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
     p |= {"loop_max_T": p["T"], "sweep_T": [*p["sweep_T"], 2 * p["T"]]}
     with torch_threads_kept():
         v = timing.run(p)
-    for impl in ("loop", "matrix", "torch"):
+    for impl in timing.METHODS:
         stats = v["main"][impl]
         median = stats["median_ms"]
         assert len(stats["samples_ms"]) == len(stats["wall_samples_ms"]) == p["rounds"]
@@ -436,9 +475,9 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_two_runs_give_identical_json(name, params, results):
+def test_two_runs_give_identical_json(name, params, results, test_config):
     with torch_threads_kept():
-        again = experiment(name).run(params(name))
+        again = artifact_values(name, params(name), test_config)
     first, second = results[name], again
     if name == "environment":
         first, second = ({k: v for k, v in d.items() if not k.startswith("build_")} for d in (first, second))

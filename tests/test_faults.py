@@ -51,7 +51,8 @@ OUTPUT_FOLDERS = ("results", "figures", "build")
 # Artifacts that differ between two clean builds: the timings (they move with
 # the machine's load) and the build's own date and time. Whatever is made from
 # them is compared only when neither reran.
-VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "results/environment.json"}
+VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "figures/timing-runs.svg", "results/environment.json",
+            *(f"results/runs/timing/run-{i}.json" for i in range(1, 5))}  # config/test.yaml: runs: 4
 VOLATILE_KEYS = re.compile(r"^timing\.|^environment\.build_")
 
 
@@ -268,7 +269,7 @@ def test_deleted_results_and_figures_are_rebuilt(case):
     table = plan.output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
     assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
-                       "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff",
+                       "timing_combine", "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff",
                        "all",
                        # the seed sweep's chunks live under results/ too (the article binds its summary)
                        "robustness_chunk", "robustness_summary", "robustness_report"}

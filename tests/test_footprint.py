@@ -344,9 +344,9 @@ def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
     with pytest.raises(ConfigError) as caught:
         check_config(config, PROJECT_ROOT / "config/schema.yaml", [path])
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text == "  T: 2048")
-    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 1024 (the article prints the per-row "
+    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the article prints the per-row "
             "loop's time at T") in str(caught.value)
-    assert "lower it to at most 1024, or raise timing.loop_max_T" in str(caught.value)
+    assert "lower it to at most 512, or raise timing.loop_max_T" in str(caught.value)
 
 
 # ---- end to end: Snakemake refuses before any job ---------------------------------------
@@ -366,8 +366,8 @@ def snakemake(work, *args):
 
 @pytest.mark.parametrize("edit, expected", ids=["above loop_max_T", "above mem_mb"], argvalues=[
     # the size: above the loop's limit too, which this article's schema names first
-    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 1024"),
-    ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 1024 ": "  loop_max_T: 1000000 "},
+    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 512"),
+    ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 512 ": "  loop_max_T: 1000000 "},
      "timing.T = 1000000: the timing experiment would hold an estimated 32 TB (experiments/timing.py, "
      "footprint()), more than the 1000 MB its rule declares (experiments.timing.mem_mb). Lower timing.T"),
 ])

@@ -501,6 +501,8 @@ def every_output(wildcards):
         for rule in workflow.rules
         if os.path.abspath(str(rule.snakefile)) not in OPT_IN_RULE_FILES
         for path in rule.output
+        # a pattern (an experiment's run, {run}): the step that combines them asks for each
+        if not path.contains_wildcard()
     ] + (robustness_outputs() if ARTICLE_CITES_ROBUSTNESS else [])
 
 

@@ -10,6 +10,8 @@ import importlib.metadata
 import os
 from dataclasses import dataclass, field
 
+from articlekit.experiment import runs
+
 # A job that asks for every core the run was given.
 EVERY_CORE = "all"
 
@@ -27,10 +29,26 @@ class Experiment:
     threads: object = 1  # a count, or EVERY_CORE
     mem_mb: int = DEFAULT_MEM_MB
     runtime: int = DEFAULT_RUNTIME_MIN
+    runs: int = 1  # independent processes, combined into one artifact (articlekit.experiment.runs)
 
     @property
     def json(self):
         return f"results/{self.name}.json"
+
+    @property
+    def repeated(self):
+        """Run as several processes, each a job, then combined: runs > 1."""
+        return self.runs > 1
+
+    @property
+    def run_pattern(self):
+        """A run's artifact, {run} its number (from 1)."""
+        return runs.run_path(self.name, "{run}")
+
+    @property
+    def run_jsons(self):
+        """Every run's artifact, in run order: what the combining step reads."""
+        return runs.run_paths(self.name, self.runs)
 
     @property
     def takes_every_core(self):
@@ -74,6 +92,7 @@ def _experiment(name, entry):
         threads=entry.get("threads", 1),
         mem_mb=entry.get("mem_mb", DEFAULT_MEM_MB),
         runtime=entry.get("runtime", DEFAULT_RUNTIME_MIN),
+        runs=entry.get("runs", 1),
     )
 
 
