@@ -19,6 +19,7 @@ before (the matrix's own jobs are never pulled into the default build).
 """
 
 import hashlib
+from datetime import datetime, timezone
 from pathlib import Path
 
 from articlekit.core.jsonio import read_json
@@ -156,10 +157,10 @@ def attribution(baseline, rows, matrix, matrix_path, publishing):
         doc["entries"].append(found)
         doc["counts"][found["finding"]] += 1
     counts = doc["counts"]
-    built = cells.get(PREFIX + "build_date")
-    doc["environment"] = {"label": label, "versions": environment["versions"], "built": built}
-    doc["text"] = (f"In the edition's environment, column {label} of {matrix_path}"
-                   f"{f' (built {built})' if built else ''}: "
+    # when the matrix ran: its values are that day's code's, which a later build may have changed
+    made = datetime.fromtimestamp(Path(matrix_path).stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    doc["environment"] = {"label": label, "versions": environment["versions"], "made": made}
+    doc["text"] = (f"In the edition's environment, column {label} of {matrix_path} (written {made}): "
                    f"{publishing.versions_text(environment['versions'])}. Of the {len(departures)} departures "
                    f"from the edition, {counts[NOT]} {'is' if counts[NOT] == 1 else 'are'} {NOT} "
                    f"(the edition's value comes back there: {MEANS[NOT]}), {counts[ALSO]} "
