@@ -22,8 +22,9 @@ in prose prints the same code, linked. Bind fails otherwise, naming the fix.
 
 Every problem is reported at once, each as `file:line: ...`, and then the
 command fails without writing anything: unknown keys (with the closest
-existing ones), bad format specs, malformed claims, and, in strict mode,
-claims the values no longer support. With --strict false a failed claim is
+existing ones), bad format specs, malformed claims, claims that say nothing
+(`> -inf`, a value compared with itself: articlekit.core.claims.vacuous), and,
+in strict mode, claims the values no longer support. With --strict false a failed claim is
 kept (holds=false) and the article shows a visible warning beside it: the
 claim's "mark", which the shortcode and the PDF filter print as bind wrote it.
 
@@ -64,7 +65,7 @@ from articlekit.core.jsonio import read_json
 from articlekit.article.bindings import BindingsError, write_bindings
 from articlekit.article import disclosure
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
-from articlekit.core.sources import read_text
+from articlekit.core.sources import read_article
 from articlekit.core.keys import UnknownKey, lookup, measured
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
@@ -274,6 +275,7 @@ def _unique(slug, taken):
 
 
 def _check_claim(expect, key, values):
+    claimlib.refuse_vacuous(expect, key)  # a claim no value could break is not shown as checked
     result = claimlib.evaluate(expect, measured(values, key), resolve=lambda k: measured(values, k))
     claim = {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
     if binding_mark(result.status):  # what the page shows beside it: the shortcode prints it as it is here
@@ -352,7 +354,7 @@ def main(argv):
     parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
     args = parser.parse_args(argv)
     try:
-        text = read_text(args.article)
+        text = read_article(args.article)  # refused when empty: it would publish an empty page
         baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)

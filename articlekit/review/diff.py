@@ -9,9 +9,10 @@ short) or that has none is refused, exit 1, naming the file and the first
 entry that differs (articlekit/review/snapshot.py): a hand edit is never reported
 as what a release printed.
 
-What counts as a change is each key's agreement rule, defined once in
-articlekit/review/agreement.py (`between_builds`): a key in the baseline follows its
-entry's class; other keys follow the float rule (floats within FLOAT_ULPS
+What counts as a change is each key's agreement rule
+(articlekit/review/agreement.py, `between_builds`): a key in the baseline
+follows its entry's class, the one object articlekit/data/classes.py
+holds for it, which judges the audit's values too; other keys follow the float rule (floats within FLOAT_ULPS
 units in the last place, the rest equal), and numbers under the article's
 volatile prefixes (publishing.volatile) a band around the release's; the
 keys the article calls a measurement's spread (publishing.spread) are

@@ -30,8 +30,8 @@ import sys
 
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.article.bind import BindError, bind
-from articlekit.data.baseline import INFO, TEXT
-from articlekit.review.agreement import between_builds, rule_entry
+from articlekit.data.classes import TEXT, VERSION, rule_entry, value_kind
+from articlekit.review.agreement import between_builds
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.data.environment import in_record
 from articlekit.review.pages import cell, code, html_page, table
@@ -97,11 +97,12 @@ def _line(location):
 
 
 def _kind(key, binding, baseline):
-    entry = rule_entry(key, baseline)
-    cls = entry.cls if entry else None
-    if cls == INFO or in_record(key):
+    """A row's kind: a version or other info (reported, never compared), a
+    text, a printed value, or a claim the article states without its value."""
+    kind = value_kind(key, binding["raw"], rule_entry(key, baseline))
+    if kind == VERSION:
         return "info"
-    if cls == TEXT or isinstance(binding["raw"], str):
+    if kind == TEXT or isinstance(binding["raw"], str):
         return "text"
     return "value" if binding.get("printed", True) else "claim"
 

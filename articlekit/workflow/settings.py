@@ -95,6 +95,23 @@ def undeclared_experiment(name, section, script, declare_at, guess):
     return None
 
 
+def rule_names(snakefiles):
+    """The names of the rules (and checkpoints) the files define, read from
+    their `rule NAME:` lines: what an experiment may not be called, since
+    its rule takes its name. Read before any rule exists, so that the
+    config's check can say so instead of Snakemake's CreateRuleException."""
+    import re
+
+    found = []
+    for path in snakefiles:
+        try:
+            with open(path, encoding="utf-8") as f:
+                found += re.findall(r"^[ \t]*(?:rule|checkpoint)[ \t]+([A-Za-z_]\w*)[ \t]*:", f.read(), re.M)
+        except OSError:
+            continue
+    return sorted(set(found))
+
+
 def module_keys(module_dir):
     """The top-level keys the module's schema names (strict, experiments, ...)."""
     import yaml
@@ -185,6 +202,12 @@ def listing_sources(publishing):
 
 DEFAULT_CHUNK = 50  # seeds per job: one interpreter and one import of torch per 50 seeds
 DEFAULT_FLAG_SHARE = 0.05
+# The most jobs the sweep may add to a plan. Snakemake takes milliseconds
+# per job to plan (6 ms here under load), every plan, a dry run too: 100
+# million seeds in chunks of 50 planned for minutes without a word. A sweep
+# over more seeds takes bigger chunks. (robustness.seeds has its own
+# maximum in the module's schema.)
+MAX_SWEEP_JOBS = 1000
 
 
 @dataclass(frozen=True)
@@ -199,11 +222,13 @@ class Robustness:
     experiments: tuple  # Experiment entries the sweep runs, in the config's order
     excluded: dict  # name -> why it is left out (config robustness.exclude)
     unseeded: tuple  # experiments without a seed parameter
+    fixed: dict = None  # key prefix -> why no seed moves it (config robustness.fixed)
 
     @property
     def report_settings(self):
         """What the summary step is told (articlekit.review.robustness)."""
-        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded)}
+        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded),
+                "fixed": dict(self.fixed or {})}
 
 
 def robustness(config, where=lambda key: "config"):
@@ -219,18 +244,34 @@ def robustness(config, where=lambda key: "config"):
             raise ValueError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
                              f"not an experiment of this article (experiments: {', '.join(names)})")
 
+    fixed = dict(section.get("fixed") or {})
+    for prefix in fixed:
+        if prefix.partition(".")[0] not in names:
+            raise ValueError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
+                             f"part is not an experiment of this article (experiments: {', '.join(names)})")
+
     def seeded(entry):
         seed = entry.params(config).get("seed")
         return isinstance(seed, int) and not isinstance(seed, bool)
 
-    return Robustness(
+    found = Robustness(
         seeds=section["seeds"],
         chunk=section.get("chunk", DEFAULT_CHUNK),
         flag_share=section.get("flag_share", DEFAULT_FLAG_SHARE),
         experiments=tuple(e for e in entries if seeded(e) and e.name not in excluded),
         excluded=excluded,
         unseeded=tuple(e.name for e in entries if not seeded(e) and e.name not in excluded),
+        fixed=fixed,
     )
+    swept = len(found.experiments)
+    chunks = -(-found.seeds // found.chunk)
+    if swept * chunks > MAX_SWEEP_JOBS:
+        enough = -(-found.seeds // max(1, MAX_SWEEP_JOBS // swept))
+        raise ValueError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
+                         f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
+                         f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
+                         f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds")
+    return found
 
 
 def cited_experiments(text):
