@@ -24,7 +24,8 @@ from pathlib import Path
 
 from articlekit.core.jsonio import read_json
 from articlekit.core.keys import split_key
-from articlekit.data.edition import CITED, REPRODUCED, against_edition, same_release
+from articlekit.data.classes import CITED, REPRODUCED, same_release
+from articlekit.data.edition import against_edition
 from articlekit.data.environment import PREFIX
 from articlekit.review.pages import cell, code, table
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from articlekit.data.config import where as config_line
-from articlekit.data.edition import same_release
+from articlekit.data.classes import same_release
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 
 # Python itself is the environment's interpreter, not a pin.
