@@ -65,6 +65,7 @@ from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.keys import split_key
 from articlekit.core.commands import reproduce_command
+from articlekit.review import edition_environment
 
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
        EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
@@ -384,6 +385,8 @@ def to_markdown(report, publishing=Publishing()):
           cell(" ".join(filter(None, [r["why"], _explained_text(r)]))), cell(_claims_text(r["claims"])),
           cell(_source_text(r["source"])), code(reproduce_command(r["key"]))]
          for group in groups(report) for r in group])
+    if report.get("edition_environment"):
+        lines += [""] + edition_environment.to_markdown(report["edition_environment"])[:-1]
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
         lines += table(
@@ -486,6 +489,7 @@ def page_data(report, publishing=Publishing()):
                             "where": ", ".join(b["locations"]), "script": _source_text(b["source"]),
                             "reproduce": reproduce_command(b["key"])}
                            for b in report["other_bindings"]],
+        "edition_environment": report.get("edition_environment"),
         "cited": {"label": CITED, "css": CSS[CITED],
                   "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],
                                "why": r["why"]} for r in report["entries"] if r["status"] == CITED]},
@@ -521,6 +525,9 @@ def main(argv):
     parser.add_argument("--md", required=True, help="where to write the audit as Markdown")
     parser.add_argument("--html", required=True, help="where to write the audit as a self-contained page")
     parser.add_argument("--log", help="also write the messages to this file (stderr still gets them)")
+    parser.add_argument("--matrix", help="build/matrix.json, when the article configures a version matrix "
+                                         "(it need not exist): which departures are the versions'")
+    parser.add_argument("--matrix-sha256", help="the digest the matrix had when Snakemake planned the audit")
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
     messages = []
@@ -533,12 +540,15 @@ def main(argv):
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
         bindings_doc = load_bindings(args.bindings)
+        matrix = edition_environment.load_matrix(args.matrix, args.matrix_sha256)
     except (BaselineError, OSError, ValueError) as exc:
         say(f"audit: {exc}")
         _write_log(args.log, messages)
         return 1
     report = audit(baseline, values_doc, bindings_doc)
     report["inputs"] = {"values": args.values, "bindings": args.bindings}
+    report["edition_environment"] = edition_environment.attribution(baseline, report["entries"], matrix,
+                                                                    args.matrix, args.publishing)
     write_report(args.json, report, {args.md: to_markdown(report, args.publishing),
                                      args.html: to_html(report, args.publishing)})
     say(summary_line(report))
