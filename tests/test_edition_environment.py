@@ -26,6 +26,7 @@ from articlekit.data.publishing import parse as parse_publishing
 from articlekit.data.values import merge
 from articlekit.review import audit
 from articlekit.review import edition_environment as ee
+from articlekit.review import matrix_input
 from articlekit.review import matrix as matrixlib
 from tests.workspace import copy_environment, copy_project
 
@@ -173,7 +174,7 @@ def run_audit(project, *matrix_args):
 
 
 def rule_arguments(path):
-    return ee.matrix_argument(str(path)).split()
+    return matrix_input.matrix_argument(str(path)).split()
 
 
 def test_each_departure_is_the_versions_or_this_machines_as_the_editions_environment_has_it(project):
@@ -234,10 +235,10 @@ def test_a_matrix_that_changed_after_snakemake_planned_the_audit_is_refused(proj
 
 def test_the_rule_passes_the_matrix_with_its_digest_only_once_it_ran(tmp_path):
     path = tmp_path / "matrix.json"
-    assert ee.matrix_argument(None) == ""
-    assert ee.matrix_argument(str(path)) == f"--matrix {path}"
+    assert matrix_input.matrix_argument(None) == ""
+    assert matrix_input.matrix_argument(str(path)) == f"--matrix {path}"
     path.write_text("{}")
-    assert ee.matrix_argument(str(path)) == f"--matrix {path} --matrix-sha256 {ee.digest(path)}"
+    assert matrix_input.matrix_argument(str(path)) == f"--matrix {path} --matrix-sha256 {matrix_input.digest(path)}"
 
 
 # ---- the default build's plan ----------------------------------------------------------

@@ -187,7 +187,7 @@ def test_beyond_the_ulp_tolerance_is_a_change_even_on_another_cpu(build, tmp_pat
 def test_on_the_same_machine_the_diff_says_so(build, baseline, tmp_path):
     diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
     assert diff["machine"] == []
-    assert "Same machine as the release (cpu_model, torch_cpu_capability, blas)" in to_markdown(diff)
+    assert "Same machine as the release (cpu_model, cpu_id, torch_cpu_capability, blas)" in to_markdown(diff)
 
 
 # ---- an article that configures nothing --------------------------------------------
@@ -318,11 +318,12 @@ def test_another_blas_kernel_is_another_machine(build, tmp_path):
 
 def test_a_releases_readme_names_the_machine_by_the_articles_machine_keys(build, tmp_path):
     values = build["values"]["values"]
-    values.update({"environment.cpu_model": "AMD EPYC", "environment.torch_cpu_capability": "AVX512",
+    values.update({"environment.cpu_model": "AMD EPYC", "environment.cpu_id": "AuthenticAMD family 25 model 1",
+                   "environment.torch_cpu_capability": "AVX512",
                    "environment.blas": "scipy-openblas 0.3.31, running its SkylakeX kernel"})
     snapshot = released(build, tmp_path)
     readme = (tmp_path / "releases" / snapshot["label"] / "README.md").read_text(encoding="utf-8")
-    assert ("- Machine: cpu_model AMD EPYC; torch_cpu_capability AVX512; "
+    assert ("- Machine: cpu_model AMD EPYC; cpu_id AuthenticAMD family 25 model 1; torch_cpu_capability AVX512; "
             "blas scipy-openblas 0.3.31, running its SkylakeX kernel\n") in readme
     plain = release_module.readme_of(snapshot, Publishing())
     assert "Machine" not in plain and "cpu_model" not in plain

@@ -479,7 +479,7 @@ def page_data(report, publishing=Publishing()):
         "statuses": [_status_data(status, report, all_groups) for status in STATUSES if status != CITED],
         "kinds_intro": _kinds_intro(s),
         "kind_columns": [head for head, _ in KIND_COLUMNS],
-        "kinds": [{"label": label, "note": _runs(note), "counts": [n[name] for _, name in KIND_COLUMNS]}
+        "kinds": [{"label": label, "means": _runs(note), "counts": [n[name] for _, name in KIND_COLUMNS]}
                   for label, note, n in kind_rows(report)],
         "means_heading": MEANS_HEADING,
         "means_intro": _runs(MEANS_INTRO),

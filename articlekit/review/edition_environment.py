@@ -13,12 +13,11 @@ the versions'; one that is still there is this machine's or the code's.
 
 Without such a matrix run the question is open, and the audit names the
 command that answers it. The matrix is optional input to the audit rule:
-matrix_argument() gives its path with a digest of its contents, so a new
+articlekit.review.matrix_input.matrix_argument() gives its path with a digest of its contents, so a new
 matrix run reruns the audit, and a build without one has the DAG it had
 before (the matrix's own jobs are never pulled into the default build).
 """
 
-import hashlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from articlekit.core.keys import split_key
 from articlekit.data.classes import CITED, REPRODUCED, same_release
 from articlekit.data.edition import against_edition
 from articlekit.data.environment import PREFIX
+from articlekit.review.matrix_input import digest
 from articlekit.review.pages import cell, code, table
 
 ALSO = "also in the edition's environment"
@@ -39,23 +39,6 @@ COMMAND = "snakemake matrix --cores 2"
 
 class MatrixDigestError(ValueError):
     pass
-
-
-# ---- the rule's optional input --------------------------------------------------------
-
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def matrix_argument(path):
-    """The audit's `--matrix` arguments: none when the article has no matrix
-    (path None), the path alone when it has not been run, the path and its
-    digest when it has (a param: a new matrix run reruns the audit)."""
-    if path is None:
-        return ""
-    if not Path(path).exists():
-        return f"--matrix {path}"
-    return f"--matrix {path} --matrix-sha256 {digest(path)}"
 
 
 def load_matrix(path, sha256=None):

@@ -1,7 +1,7 @@
 # Reviewers' outputs: published vs regenerated, and what moved since the
 # last release.
 
-from articlekit.review.edition_environment import matrix_argument
+from articlekit.review.matrix_input import matrix_argument
 
 
 # Its summary, and every missing key or unexpected move, go to the terminal
@@ -24,7 +24,7 @@ rule audit:
         publishing=PUBLISHING_JSON,
         # build/matrix.json with its digest, when the article has a matrix and
         # it ran: a param, not an input, so that the default build never runs
-        # the matrix's own jobs (articlekit/review/edition_environment.py).
+        # the matrix's own jobs (articlekit/review/matrix_input.py).
         matrix=lambda wildcards: matrix_argument(
             "build/matrix.json" if "matrix" in config else None
         ),
