@@ -291,12 +291,17 @@ def parse_command_line(name, argv=None):
 
 def _script_of(run):
     """The file that defines run(), as the artifact names it: relative to the
-    working folder when it is inside it (experiments/scaling.py)."""
-    path = Path(inspect.getsourcefile(run)).resolve()
-    try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    working folder when it is inside it (experiments/scaling.py). In the
+    workflow that folder is the job's shadow folder, where the script is a
+    link to the article's own: named by the link, not by where it points."""
+    source = Path(inspect.getsourcefile(run))
+    cwd = Path.cwd().resolve()
+    for path in (Path(os.path.abspath(source)), source.resolve()):
+        try:
+            return path.relative_to(cwd).as_posix()
+        except ValueError:
+            continue
+    return source.resolve().as_posix()
 
 
 def run_experiment(name, run, plot=None, argv=None, derived=None):
