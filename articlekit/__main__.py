@@ -26,6 +26,7 @@ COMMANDS = {
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
+    "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
 }
 
 

@@ -269,7 +269,7 @@ def test_deleted_results_and_figures_are_rebuilt(case):
     planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
     assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
                        "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff",
-                       "all",
+                       "manifest", "all",
                        # the seed sweep's chunks live under results/ too (the article binds its summary)
                        "robustness_chunk", "robustness_summary", "robustness_report"}
 
@@ -288,15 +288,19 @@ def test_a_failed_experiment_or_a_corrupt_result_fails_every_build_until_fixed(c
         assert run.returncode != 0 and "injected fault" in run.output, run.output[-3000:]
     restore(case, template, "experiments/example.py")
 
-    # A bare NaN (json.loads would take it); a truncated file gets the same
-    # message from the same reader (test_an_unreadable_artifact_says_how_to_rebuild_it).
+    # A bare NaN (json.loads would take it), written by hand: no longer what
+    # rule parity wrote, so the plan refuses it before any job reads it
+    # (docs/reliability.md, every artifact is owned by its rule; a file that
+    # does not parse gets its file:line from the reader:
+    # test_an_unreadable_artifact_says_how_to_rebuild_it).
     parity = case / "results/parity.json"
     parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", parity.read_text()))
-    line = line_of(parity, "NaN")
     for attempt in range(2):
         run = snakemake(case)
-        assert_fails(run, f"results/parity.json:{line}:", "bare NaN is not JSON", "delete it and run snakemake again")
-    parity.unlink()  # what the message says to do
+        assert_fails(run, "results/parity.json: not what rule parity wrote",
+                     "snakemake --cores all --configfile config/test.yaml --forcerun parity")
+    fixed = snakemake(case, "--forcerun", "parity")  # what the message says to do
+    assert fixed.returncode == 0, fixed.output[-3000:]
     assert_recovered(case, template, then_nothing_to_do=True)
 
 
