@@ -290,6 +290,28 @@ def test_an_input_changed_since_the_build_is_named_by_verify(case):
     assert "read by bind" in checked.stderr
 
 
+@pytest.mark.slow
+def test_a_job_whose_end_snakemake_recorded_before_a_kill_is_taken_as_finished(server, case):
+    """The main process killed between Snakemake's record of a finished job
+    and the ledger's: the ledger says the job is still running, Snakemake's
+    metadata has it complete with the file's mtime. The plan takes it as
+    finished, so the next job that reads it does not refuse it."""
+    ledger_file = case / ".snakemake/articlekit/ledger.json"
+    ledger = json.loads(ledger_file.read_text(encoding="utf-8"))
+    ledger["outputs"][VICTIM]["state"] = "running"
+    ledger_file.write_text(json.dumps(ledger), encoding="utf-8")
+    code, output = snakemake(server, case, "--forcerun", "values")
+    assert code == 0, output[-4000:]
+    assert json.loads(ledger_file.read_text(encoding="utf-8"))["outputs"][VICTIM]["state"] == "finished"
+
+
+@pytest.mark.slow
+def test_a_run_that_would_hide_its_jobs_ends_is_refused_before_any_job(server, case):
+    code, output = snakemake(server, case, "--quiet", "progress", "--forcerun", "values")
+    assert code != 0 and "--quiet progress (a bare --quiet means it too)" in output, output[-3000:]
+    assert "Leave progress out: --quiet rules host reason" in output
+
+
 def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     run = [sys.executable, "-m", "articlekit", "verify"]
     missing = subprocess.run(run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent),

@@ -103,6 +103,7 @@ class Ledger:
         return cls(path, document)
 
     def save(self):
+        self.note = None  # kept from now on, whatever it was at the start
         write_json(self.path, {"ledger_format": FORMAT, "outputs": dict(sorted(self.outputs.items())),
                                "run": self.run})
 

@@ -1,17 +1,15 @@
 # The build's manifest: the SHA-256 of every file the build wrote and read,
 # each with the rule that made or read it, for `python -m articlekit verify`.
-# Last in the DAG: every other output of the default build is its input, so
-# it is made again whenever anything is, and only then; so are the files the
-# plan reads (the config and its schemas, the Snakefiles). It refuses an
-# output its rule did not write, or a source that changed while the build
-# ran (articlekit/core/ledger.py).
+# Last in the DAG: every other output of the default build is its input, and
+# so are the files the plan reads (the config and its schemas, the
+# Snakefiles), so it is made again whenever any of them changes, and only
+# then. It refuses an output its rule did not write, or a source that
+# changed while the build ran (articlekit/core/ledger.py).
 
 MANIFEST = "build/manifest.json"
-# What the plan reads that no job does: shown relative to the article when
-# inside it (the module's own files are, in this repository).
 PLAN_SOURCES = sorted(
     {
-        os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+        ownership.shown(path)
         for path in [
             *CONFIG_FILES,
             workflow.main_snakefile,

@@ -18,7 +18,12 @@ a job that reads that job's outputs starts.
 there but is not what its rule wrote (its digest changed since its job
 finished, or no job of its rule is recorded writing it): `snakemake` and
 `snakemake -n` then stop naming each file, its rule and the command that
-reruns it, instead of building on it or saying "Nothing to be done".
+reruns it, instead of building on it or saying "Nothing to be done". An
+output whose job started and never reported finishing (the main process
+was killed) is Snakemake's to rerun as incomplete; when Snakemake's own
+record has that job complete, with the file's mtime still the one it
+recorded, the kill came between its record and ours, and the output is
+recorded as finished (`adopt_finished`).
 """
 
 import logging
@@ -29,7 +34,7 @@ from snakemake.io import IOFile
 from snakemake.logging import logger
 from snakemake_interface_logger_plugins.common import LogEvent
 
-from articlekit.core.ledger import FINISHED, Ledger, file_digest, rerun_command
+from articlekit.core.ledger import FINISHED, RUNNING, Ledger, file_digest, rerun_command
 
 
 class Recorder(logging.Handler):
@@ -132,7 +137,7 @@ def adopt_finished(workflow, ledger, outputs):
     Snakemake's record and ours. Saved with the next run's first record."""
     for path in outputs:
         entry = ledger.entry(path)
-        if entry is None or entry.get("state") == FINISHED or file_digest(path) is None:
+        if entry is None or entry.get("state") == FINISHED or not os.path.isfile(path):
             continue
         record = workflow.persistence.metadata(IOFile(path))
         if record is None or record.incomplete or record.rule != entry.get("rule") or record.endtime is None:
@@ -154,8 +159,10 @@ def unowned(workflow, ledger, outputs):
     problems, reruns = [], []
     for path in outputs:
         rule = ledger.rule_of(path) or producer(workflow, path)
-        if rule in rules or path in files or file_digest(path) is None:
+        if rule in rules or path in files or not os.path.isfile(path):
             continue
+        if (ledger.entry(path) or {}).get("state") == RUNNING:
+            continue  # a job killed with its main process: Snakemake reruns it, or its readers refuse it
         problem = ledger.unowned(path, rule)
         if problem:
             problems.append(problem)
