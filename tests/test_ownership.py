@@ -5,8 +5,8 @@ edited after a build passes for the build:
 
 - an experiment that rewrites another experiment's artifact, or the
   baseline, by a relative path (a plain write, and atomically with
-  os.replace) writes into its shadow folder: the write lands nowhere, and
-  the build is the clean one;
+  os.replace) writes into its empty scratch folder: the write lands
+  nowhere, and the build is the clean one;
 - the same by absolute paths, covering its tracks with articlekit's own
   ledger API: the build fails naming the file and the rule that should have
   written it (and the baseline that changed while the build ran), and
@@ -24,6 +24,7 @@ directly, without Snakemake.
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ import pytest
 
 from articlekit.core.ledger import Ledger, file_digest
 from articlekit.data import values as valuesmod
+from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.review import verify as verifymod
 from articlekit.review.manifest import ManifestError, build_manifest
 from tests.workspace import copy_environment
@@ -82,6 +84,37 @@ def test_a_source_is_good_while_it_is_what_it_was_when_the_run_started(tmp_path,
     assert ledger.source_problem("not-a-source.yaml") is None
     Path("baseline.yaml").write_text("entries: [forged]\n")
     assert ledger.source_problem("baseline.yaml").startswith("baseline.yaml: changed while this build ran")
+
+
+def test_an_experiments_code_runs_with_nothing_of_the_project_in_reach(tmp_path, monkeypatch):
+    """run() and plot() write by relative paths into their scratch folder;
+    the artifact and the figure asked for land where they were asked for."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "baseline").mkdir()
+    (tmp_path / "baseline/published.yaml").write_text("entries: []\n")
+
+    def run(params):
+        assert not Path("baseline/published.yaml").exists()  # nothing to read by a relative path
+        Path("results").mkdir()
+        Path("results/other.json").write_text("{}")
+        Path("baseline").mkdir()
+        Path("baseline/.forged").write_text("entries: [forged]\n")
+        os.replace("baseline/.forged", "baseline/published.yaml")
+        return {"x": 1}
+
+    def plot(values, params, figures):
+        plt = pyplot()
+        fig, _ = plt.subplots()
+        save_figure(fig, figures["f"])
+        plt.close(fig)
+
+    run_experiment("probe", run, plot, argv=["--params", "{}", "--json", "results/probe.json",
+                                             "--figure", "f=figures/probe-f.svg"])
+    assert Path.cwd() == tmp_path
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "baseline/published.yaml", "figures/probe-f.svg", "results/probe.json"]
+    assert (tmp_path / "baseline/published.yaml").read_text() == "entries: []\n"
+    assert json.loads((tmp_path / "results/probe.json").read_text())["values"] == {"x": 1}
 
 
 def test_values_refuses_an_artifact_its_rule_did_not_write(tmp_path, monkeypatch, capsys):
@@ -226,7 +259,7 @@ def test_a_write_by_relative_path_to_another_rules_artifact_or_the_baseline_land
     assert (case / "baseline/published.yaml").read_bytes() == (template / "baseline/published.yaml").read_bytes()
     assert printed_sdpa(case) == printed_sdpa(template)
     assert verify(case).returncode == 0
-    # every artifact still names its script as the article does, not by the shadow's link
+    # every artifact still names its script as the article does, not by where it ran
     for result in (case / "results").glob("*.json"):
         script = json.loads(result.read_text(encoding="utf-8"))["script"]
         assert not Path(script).is_absolute(), f"{result.name}: {script}"

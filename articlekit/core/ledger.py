@@ -4,7 +4,7 @@ Snakemake's main process keeps it, in .snakemake/articlekit/ledger.json
 (articlekit/workflow/ownership.py records it from Snakemake's own reports
 of each job): when a job starts, its outputs are marked as being written
 by its rule; when Snakemake reports the job finished (after it checked the
-outputs and moved them out of the job's shadow folder), the SHA-256 of
+outputs), the SHA-256 of
 each output is taken there, in the main process, not by the job. When a
 run starts, the digest of every source its jobs read (a file some job
 reads and none writes: code, config, prose, the baseline, the release
@@ -37,7 +37,7 @@ import shlex
 import time
 from pathlib import Path
 
-from articlekit.core.jsonio import write_json
+from articlekit.core.jsonio import write_text_atomic
 
 LEDGER = ".snakemake/articlekit/ledger.json"
 FORMAT = 1
@@ -103,9 +103,12 @@ class Ledger:
         return cls(path, document)
 
     def save(self):
+        """Written atomically, as every output is; plain JSON (paths, digests
+        and times: nothing jsonio.dumps has to tag), since the main process
+        writes it twice per job."""
         self.note = None  # kept from now on, whatever it was at the start
-        write_json(self.path, {"ledger_format": FORMAT, "outputs": dict(sorted(self.outputs.items())),
-                               "run": self.run})
+        document = {"ledger_format": FORMAT, "outputs": dict(sorted(self.outputs.items())), "run": self.run}
+        write_text_atomic(self.path, json.dumps(document, indent=1) + "\n")
 
     # ---- what the main process records -------------------------------------------
 

@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from articlekit.experiment import declared, footprint
+from articlekit.experiment import declared, footprint, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 
 log = logging.getLogger("experiment")
@@ -291,17 +291,12 @@ def parse_command_line(name, argv=None):
 
 def _script_of(run):
     """The file that defines run(), as the artifact names it: relative to the
-    working folder when it is inside it (experiments/scaling.py). In the
-    workflow that folder is the job's shadow folder, where the script is a
-    link to the article's own: named by the link, not by where it points."""
-    source = Path(inspect.getsourcefile(run))
-    cwd = Path.cwd().resolve()
-    for path in (Path(os.path.abspath(source)), source.resolve()):
-        try:
-            return path.relative_to(cwd).as_posix()
-        except ValueError:
-            continue
-    return source.resolve().as_posix()
+    working folder when it is inside it (experiments/scaling.py)."""
+    path = Path(inspect.getsourcefile(run)).resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def run_experiment(name, run, plot=None, argv=None, derived=None):
@@ -324,11 +319,16 @@ def run_experiment(name, run, plot=None, argv=None, derived=None):
     if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
         log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
     log.info("%s: running with %s", name, dict(params))
+    script, artifact = _script_of(run), os.path.abspath(json_path)
+    figures = {figure: os.path.abspath(path) for figure, path in figures.items()}
     try:
-        values = run(params)
-        if figures:
-            _plot(name, plot, values, params, figures)
-        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with], derived)
+        # the experiment's own code runs with nothing of the project in reach
+        # of a relative path (articlekit.experiment.scratch)
+        with scratch.scratch_folder(name):
+            values = run(params)
+            if figures:
+                _plot(name, plot, values, params, figures)
+        write_artifact(artifact, name, script, params, values, [*libraries, *_drawn_with], derived)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             _fail(name, exc)
@@ -349,14 +349,15 @@ def _plot(name, plot, values, params, figures):
         plot(values, params, declared.figures_of(name, figures))
     written, others = declared.written_figures(figures, before, _saved)
     if written or others:
-        log.info("%s: wrote %s", name, ", ".join([*written, *others]))
+        log.info("%s: wrote %s", name, ", ".join([*map(scratch.shown, written), *others]))
     missing = declared.unwritten_figures(name, figures, written, others, has_plot=plot is not None)
     if missing:
         log.error("%s: %s", name, missing)
         sys.exit(1)
     if others:
-        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: Snakemake "
-                    "neither rebuilds nor cleans it; declare it there", name, ", ".join(others), name)
+        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: the build keeps "
+                    "only declared figures (one saved by a relative path is dropped with the experiment's "
+                    "scratch folder); declare it there", name, ", ".join(others), name)
 
 
 def _fail(name, exc):

@@ -4,12 +4,9 @@
 # it), threads (a count, or "all": the job runs alone and is told how many
 # cores it got), mem_mb and runtime (the script refuses sizes whose
 # footprint exceeds them, before any work; the plan has checked them already).
-#
-# Each runs in a shadow folder (.snakemake/shadow/) holding links to its own
-# inputs, its code, and nothing else: the baseline, the releases and the
-# other experiments' results are not there, so a write to any of them by a
-# relative path lands in the shadow and is dropped with it. Snakemake moves
-# back only the declared outputs and the log.
+# The experiment's code runs in an empty scratch folder of its own
+# (articlekit/experiment/scratch.py): nothing of the project is in reach of
+# a relative path.
 
 
 for experiment in EXPERIMENTS:
@@ -26,8 +23,6 @@ for experiment in EXPERIMENTS:
             f"logs/{experiment.name}.log",
         benchmark:
             f"benchmarks/out/{experiment.name}.tsv"
-        shadow:
-            "minimal"
         threads: experiment_threads(experiment)
         resources:
             mem_mb=experiment.mem_mb,

@@ -6,8 +6,8 @@ did not write.
 the main process. Snakemake reports each job there, the same events a
 logger plugin receives: JOB_INFO when a job starts (its rule, inputs and
 outputs), JOB_FINISHED once the job ended and Snakemake checked its
-outputs and moved them out of the job's shadow folder, before any job that
-reads them is scheduled; RUN_INFO once the DAG is built, before the first
+outputs (moved back from a shadow folder, for a rule that has one), before
+any job that reads them is scheduled; RUN_INFO once the DAG is built, before the first
 job. The handler marks a starting job's outputs as being written, takes
 their digests when it finishes, and takes the digest of every source of
 the DAG when the run starts; each time, it writes the ledger from its own

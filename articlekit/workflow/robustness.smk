@@ -26,9 +26,6 @@ rule robustness_chunk:
     wildcard_constraints:
         experiment=ROBUSTNESS_WILDCARD,
         chunk=r"\d+",
-    # experiments' code runs here as in their own rules: in a shadow folder
-    shadow:
-        "minimal"
     resources:
         mem_mb=robustness_mem_mb,
         runtime=robustness_runtime,
