@@ -1,6 +1,13 @@
 """A small worked example: the attention weights of a few tokens, with and
 without the causal mask, and what a finite mask value does instead of -inf.
 
+A finite value reaches the scores in one of two ways, measured apart, in
+float64 and in float32: *added* (the value is added to each masked score,
+as a float attn_mask is in PyTorch) or *filled* (each masked score is
+replaced by the value, as masked_fill does). Both are measured on the
+causal mask, where every row keeps a visible position, and on a mask that
+hides every key, where the two part ways.
+
 Inputs: one numpy.random.default_rng(seed) draws Q, then K, then V, each
 (n_tokens, d_k) with standard normal entries (rng.normal), in that order.
 Self-attention of a real model would project one X three ways; independent
@@ -8,6 +15,7 @@ draws keep the example about the attention step alone.
 """
 
 import logging
+import math
 
 import numpy as np
 
@@ -37,13 +45,58 @@ def draw_qkv(n_tokens, d_k, seed):
     return tuple(rng.normal(size=(n_tokens, d_k)) for _ in "QKV")
 
 
-def additive_mask_weights(Q, K, mask, fill, dtype):
-    """Weights when the mask is a float added to the scores (fill where masked,
-    0 elsewhere), the way a float attn_mask works, computed in `dtype`."""
-    Q, K = Q.astype(dtype), K.astype(dtype)
-    scores = Q @ K.T / dtype(np.sqrt(Q.shape[-1]))  # (T, T)
-    scores = scores + np.where(mask, dtype(fill), dtype(0))
+# The finite stand-in for -inf that the experiment measures, a common habit.
+LARGE_NEGATIVE = -1e9
+DTYPES = (np.float64, np.float32)
+
+
+def finite_mask_weights(Q, K, mask, value, how):
+    """Weights (Tq, Tk) when the masked scores get a finite `value` instead of
+    -inf, computed in the dtype of Q and K. how="added": value is added to
+    the masked scores (0 elsewhere); how="filled": they are replaced by it."""
+    scores = Q @ K.T / math.sqrt(Q.shape[-1])  # (Tq, Tk), as in scaled_dot_product_attention
+    value, zero = scores.dtype.type(value), scores.dtype.type(0)
+    if how == "added":
+        scores = scores + np.where(mask, value, zero)
+    else:
+        scores = np.where(mask, value, scores)
     return softmax(scores, axis=-1)
+
+
+def large_negative_mask(Q, K, V, mask):
+    """-1e9 added and filled, in float64 and float32, against -inf. On `mask`
+    (every row keeps a visible key): the largest masked weight and the
+    largest difference from the -inf weights. On a mask hiding every key:
+    how far the rows are from a uniform average and from the unmasked softmax."""
+    hide_all = np.ones(mask.shape, dtype=bool)
+    measured = {}
+    for how in ("added", "filled"):
+        for dtype in DTYPES:
+            q, k, v = (x.astype(dtype) for x in (Q, K, V))
+            w = finite_mask_weights(q, k, mask, LARGE_NEGATIVE, how)
+            w_inf = scaled_dot_product_attention(q, k, v, mask=mask)[1]
+            w_unmasked = scaled_dot_product_attention(q, k, v)[1]
+            w_hidden = finite_mask_weights(q, k, hide_all, LARGE_NEGATIVE, how)
+            uniform = np.full_like(w_hidden, dtype(1) / dtype(len(k)))
+            measured.setdefault(how, {})[dtype.__name__] = {
+                "max_masked_weight": float(w[mask].max()),
+                "max_abs_diff_vs_inf": float(np.max(np.abs(w - w_inf))),
+                "full_row": {"max_abs_diff_vs_uniform": float(np.max(np.abs(w_hidden - uniform))),
+                             "max_abs_diff_vs_unmasked": float(np.max(np.abs(w_hidden - w_unmasked)))},
+            }
+    # The gap between neighbouring numbers near -1e9: an added score smaller
+    # than half of it is rounded away, so the scores' differences are lost.
+    measured["spacing"] = {dtype.__name__: float(abs(np.spacing(dtype(LARGE_NEGATIVE)))) for dtype in DTYPES}
+    with np.errstate(over="ignore"):
+        measured["in_float16"] = float(np.float16(LARGE_NEGATIVE))  # past float16's largest: -inf
+    return measured
+
+
+def all_nan_when_hidden(Q, K, V):
+    """Whether -inf on every key gives nan weights everywhere (-inf - -inf)."""
+    with np.errstate(invalid="ignore"):
+        _, w = scaled_dot_product_attention(Q, K, V, mask=np.ones((len(Q), len(K)), dtype=bool))
+    return bool(np.isnan(w).all())
 
 
 def row_sum_deviation(weights):
@@ -59,12 +112,8 @@ def run(params):
     _, w_causal = scaled_dot_product_attention(Q, K, V, mask=mask)
     log.info("first row %s", w[0])
 
-    # The same mask as a finite additive value: does exp(-1e9) reach 0 exactly?
-    w_fill = {dt: additive_mask_weights(Q, K, mask, -1e9, dt) for dt in (np.float64, np.float32)}
-    fill = {f"max_masked_weight_{dt.__name__}": float(wf[mask].max()) for dt, wf in w_fill.items()}
-    fill["max_abs_diff_vs_inf"] = float(np.max(np.abs(w_fill[np.float64] - w_causal)))
-    # A mask value of 0 masks nothing: the "masked" positions keep their weight.
-    w_zero = additive_mask_weights(Q, K, mask, 0.0, np.float64)
+    # Zero as the mask value: an ordinary score, so masked keys keep a share.
+    w_zero = finite_mask_weights(Q, K, mask, 0.0, "filled")
 
     return {
         "weights": w.tolist(),
@@ -77,7 +126,8 @@ def run(params):
             "visible_per_row": [int(n) for n in (w_causal > 0).sum(axis=-1)],
             "row_sum_max_deviation": row_sum_deviation(w_causal),
         },
-        "fill_minus_1e9": fill,
+        "minus_1e9": large_negative_mask(Q, K, V, mask),
+        "minus_inf": {"full_row_nan": all_nan_when_hidden(Q, K, V)},
         "fill_zero": {"max_masked_weight": float(w_zero[mask].max())},
     }
 

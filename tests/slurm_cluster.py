@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.child_processes import popen
+
 BINARIES = ["munged", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scancel", "scontrol"]
 PARTITION = "debug"
 # Seconds squeue keeps a finished job: at least 3x the first status check
@@ -284,7 +286,7 @@ PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=U
         # print before those are open (bad config, missing key).
         out = open(self.root / f"{name}.stdout", "w")
         self._logs[name] = out
-        self._procs[name] = subprocess.Popen(
+        self._procs[name] = popen(  # stop() ends them with SIGTERM: its default disposition restored
             args, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True, preexec_fn=_die_with_parent, **kwargs,
         )

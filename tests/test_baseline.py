@@ -152,6 +152,38 @@ def test_entries_know_their_line_in_the_file(published):
     assert f"id: {first.id}" in lines[first.line - 1]
 
 
+def test_the_minus_1e9_errata_are_the_added_mask_the_edition_describes(published):
+    """The edition's "float mask with -1e9" is added to the scores (as
+    PyTorch adds a float attn_mask); filled-in -1e9 is another measurement,
+    so each erratum names the added one, in the precision it speaks of."""
+    by_id = {e.id: e for e in published.entries}
+    assert "float mask" in by_id["causal.minus-1e9-weight"].where["quote"]
+    assert by_id["causal.minus-1e9-weight"].key == "example.minus_1e9.added.float64.max_masked_weight"
+    assert "float32" in by_id["faq.minus-1e9-float32"].where["quote"]
+    assert by_id["faq.minus-1e9-float32"].key == "example.minus_1e9.added.float32.max_masked_weight"
+    for entry in (by_id["causal.minus-1e9-weight"], by_id["faq.minus-1e9-float32"]):
+        assert entry.cls == "erratum" and entry.check == "== 0.0" and "visible" in entry.reason
+
+
+def test_the_underflow_note_says_what_changed_and_it_is_so(published):
+    """The edition's dot product (-1802.824) moved because this build's key is
+    constructed exactly opposite its query, not because of a draw: the note
+    says so, and the experiment's own construction bears it out (a.b = -|a|^2,
+    close to -width * scale^2, whatever the seed)."""
+    import numpy as np
+    from experiments.errors import underflow
+
+    by_id = {e.id: e for e in published.entries}
+    reason = " ".join(by_id["errors.underflow.dot"].reason.split())
+    assert "exactly opposite" in reason and "-|a|^2" in reason and "not the draw" in reason
+    dim, scale = by_id["errors.underflow.dim"].value, by_id["errors.underflow.scale"].value  # the edition's
+    for seed in range(5):
+        a = (np.random.default_rng(seed).normal(size=dim) * scale).astype(np.float32)
+        dot = underflow(np.random.default_rng(seed), dim, scale)["dot"]
+        assert dot == -float(a @ a)
+        assert abs(dot / (-dim * scale ** 2) - 1) < 0.2
+
+
 # ---- malformed entries fail naming file, line and id ------------------------------
 
 def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):

@@ -1,25 +1,35 @@
 """preview: `python -m articlekit preview` serves the article on 127.0.0.1,
 re-renders it on each save, shows problems as a banner over the last good
-render, and never writes its reload script into a file."""
+render, and never writes its reload script into a file. It answers only
+requests addressed to it, gives a silent connection no thread and closes
+it, and stops within seconds of Ctrl-C, SIGTERM or SIGHUP whatever is
+open or under way, however it was started."""
 
+import fcntl
 import html
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import psutil
 import pytest
 
 from articlekit.core.jsonio import read_json, write_json
+from articlekit.render.preview_server import IDLE_TIMEOUT, MAX_OPEN, WORKERS
+from tests.child_processes import popen
 from tests.test_render import make_article
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 120  # seconds; generous, the test machine is shared (speed lives in benchmarks/preview.py)
+STOP_WITHIN = 10  # seconds from a stop signal to the exit; it takes well under 2 (benchmarks/preview.py --stops)
 SCRIPT_MARK = "articlekit preview: reload"
 
 
@@ -32,18 +42,20 @@ def python_env(package_parent=ROOT):
 class Served:
     """A preview running in a fixture project, and what it serves."""
 
-    def __init__(self, project, env=None, args=()):
+    def __init__(self, project, env=None, args=(), ignored=()):
         self.project = project
         self.article = project / "article" / "index.qmd"
-        # a session of its own, so that a test can kill -9 it with the Pandoc it runs
-        self.proc = subprocess.Popen(
+        # a session of its own, so that a test can kill -9 it with the Pandoc it runs; the stop
+        # signals' default disposition, whatever pytest inherited (then `ignored` ignored)
+        self.proc = popen(
             [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0",
              "--interval", "0.05", *args],
             cwd=project, env={**python_env(), **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, start_new_session=True)
+            text=True, start_new_session=True, ignored=ignored)
         first = self.proc.stdout.readline()
         assert first.startswith("preview: http://127.0.0.1:"), first
         self.url = first.split()[1]
+        self.address = (urlsplit(self.url).hostname, urlsplit(self.url).port)
         self.renderer_line = self.proc.stdout.readline()  # which renderer the build uses, and this preview
 
     def get(self, path=""):
@@ -67,10 +79,19 @@ class Served:
         assert old in text
         self.article.write_text(text.replace(old, new, 1), encoding="utf-8")
 
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
+    def stop(self, signum=signal.SIGINT):
+        self.proc.send_signal(signum)
         out, _ = self.proc.communicate(timeout=90)
         return self.proc.returncode, out
+
+    def request(self, host, version="HTTP/1.1"):
+        """GET / over a raw socket with this Host: header (None: none); -> (status line, body)."""
+        head = [f"GET / {version}"] + ([f"Host: {host}"] if host is not None else []) + ["Connection: close"]
+        with socket.create_connection(self.address, timeout=90) as conn:
+            conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+            answer = b"".join(iter(lambda: conn.recv(65536), b"")).decode("utf-8")
+        status, _, rest = answer.partition("\r\n")
+        return status, rest.partition("\r\n\r\n")[2]
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +221,53 @@ def test_values_rewritten_by_snakemake_keep_the_last_page_and_then_rebind(served
     assert "preview-banner" not in page
 
 
+def test_a_request_naming_another_host_is_refused_in_one_line(served):
+    """A page of another site whose name was re-pointed at 127.0.0.1 (DNS
+    rebinding) sends its own name in Host:; the preview answers its own
+    names only."""
+    port = served.address[1]
+    for host, version in (("evil.example", "HTTP/1.1"), (f"evil.example:{port}", "HTTP/1.1"),
+                          (f"127.0.0.1:{port + 1}", "HTTP/1.1"), (None, "HTTP/1.0")):
+        status, body = served.request(host, version)
+        assert status.split()[1] == "403", (host, status)
+        assert body.count("\n") == 1 and body.startswith("refused: "), body
+        assert ("no Host header" if host is None else repr(host)) in body and f"127.0.0.1:{port}" in body
+        assert "Numbers in prose" not in body
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}", f"[::1]:{port}"):
+        status, body = served.request(host)
+        assert status.split()[1] == "200", (host, status)
+        assert "Numbers in prose" in body
+
+
+def test_silent_connections_hold_no_thread_and_are_closed_after_the_timeout(served):
+    """200 connections that send nothing (1,000 of them held 1,002 threads):
+    the thread count stays within the pool's, the open connections within
+    MAX_OPEN, a real request still gets its page at once, and each silent one
+    is closed by the server, the last ones after IDLE_TIMEOUT seconds."""
+    process = psutil.Process(served.proc.pid)
+    threads_before = process.num_threads()
+    silent = [socket.create_connection(served.address, timeout=IDLE_TIMEOUT + 30) for _ in range(200)]
+    opened = time.monotonic()
+    try:
+        most_threads, most_open = 0, 0
+        while time.monotonic() < opened + 1:
+            most_threads = max(most_threads, process.num_threads())
+            most_open = max(most_open, sum(c.status == psutil.CONN_ESTABLISHED for c in process.net_connections("tcp")))
+            time.sleep(0.05)
+        assert most_threads <= threads_before + WORKERS, (threads_before, most_threads)
+        assert most_open <= MAX_OPEN, most_open
+        assert "Numbers in prose" in served.get()  # while they are open
+        closed_after = []
+        for conn in silent:
+            assert conn.recv(1) == b""  # the server closed it (a timeout here: it never did)
+            closed_after.append(time.monotonic() - opened)
+        assert max(closed_after) > IDLE_TIMEOUT - 1, closed_after  # the newest by the timeout, not at once
+    finally:
+        for conn in silent:
+            conn.close()
+    assert process.num_threads() <= threads_before + WORKERS
+
+
 def test_ctrl_c_stops_it_cleanly(served):
     code, out = served.stop()
     assert code == 0
@@ -279,17 +347,97 @@ def test_a_build_removes_a_killed_previews_work_but_not_a_live_ones(tmp_path):
         live.proc.wait(timeout=90)
 
 
-def test_kill_stops_it_as_ctrl_c_does_and_it_leaves_no_work_behind(tmp_path):
-    """`kill PID`, as a second preview suggests, is a clean stop."""
+def assert_stopped_cleanly(preview, signum, sent_at):
+    """The preview exited 0 within STOP_WITHIN seconds of the signal, said
+    so, and left no work behind and its lock free."""
+    out, _ = preview.proc.communicate(timeout=90)
+    took = time.monotonic() - sent_at
+    assert preview.proc.returncode == 0 and out.rstrip().endswith("preview: stopped"), out
+    assert "Traceback" not in out
+    assert took < STOP_WITHIN, f"{signum.name}: {took:.1f} s to stop"
+    out_dir = preview.project / "build" / "preview"
+    assert list(out_dir.rglob(".*")) == []  # the work folders, pieces included
+    fd = os.open(out_dir / "preview.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: still held
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_stops_it_within_seconds_whatever_connections_are_open(tmp_path, signum):
+    """Ctrl-C, `kill PID` (as a second preview suggests) and a closed
+    terminal each stop it cleanly, with silent connections and a request
+    stopped halfway open. It is started as a background job of a script
+    starts it, SIGINT ignored: its own handlers do not care."""
     _, values = make_article(tmp_path / "article")
     write_json(tmp_path / "build" / "values.json", values)
-    preview = Served(tmp_path)
+    preview = Served(tmp_path, ignored=(signal.SIGINT,))
     preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
     assert list((tmp_path / "build" / "preview").glob(".preview-*"))  # its work folder, while it runs
-    preview.proc.send_signal(signal.SIGTERM)
-    out, _ = preview.proc.communicate(timeout=90)
-    assert preview.proc.returncode == 0 and out.rstrip().endswith("preview: stopped"), out
-    assert list((tmp_path / "build" / "preview").rglob(".*")) == []
+    silent = [socket.create_connection(preview.address, timeout=90) for _ in range(50)]
+    halfway = socket.create_connection(preview.address, timeout=90)
+    halfway.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{preview.address[1]}\r\n".encode())  # no blank line
+    time.sleep(0.5)  # all of them accepted, the halfway one in a worker's hands
+    try:
+        sent_at = time.monotonic()
+        preview.proc.send_signal(signum)
+        assert_stopped_cleanly(preview, signum, sent_at)
+        assert all(conn.recv(1) == b"" for conn in silent + [halfway])
+    finally:
+        for conn in silent + [halfway]:
+            conn.close()
+        if preview.proc.poll() is None:
+            os.killpg(preview.proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_stop_signal_cuts_a_render_in_progress_short(tmp_path, signum):
+    """The signal reaches the preview alone (`kill PID`, not its process
+    group): it ends the Pandoc it runs itself, and each one its render
+    starts after that, rather than wait for them."""
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    preview = hanging_preview(tmp_path)
+    log = tmp_path / "hanging-pandoc.log"
+    try:
+        sent_at = time.monotonic()
+        preview.proc.send_signal(signum)
+        assert_stopped_cleanly(preview, signum, sent_at)
+    finally:
+        if preview.proc.poll() is None:
+            os.killpg(preview.proc.pid, signal.SIGKILL)
+    pandocs = [int(pid) for pid in log.read_text().split()]
+    deadline = time.monotonic() + STOP_WITHIN
+    while time.monotonic() < deadline and any(alive(pid) for pid in pandocs):
+        time.sleep(0.05)
+    assert [pid for pid in pandocs if alive(pid)] == []
+
+
+def alive(pid):
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_sighup_that_nohup_ignored_stays_ignored(tmp_path):
+    """`nohup python -m articlekit preview &` asks to outlive its terminal:
+    SIGHUP inherited as ignored leaves it running; SIGTERM still stops it."""
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    preview = Served(tmp_path, ignored=(signal.SIGHUP,))
+    try:
+        preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
+        preview.proc.send_signal(signal.SIGHUP)
+        time.sleep(1)
+        assert preview.proc.poll() is None and "Numbers in prose" in preview.get()
+        sent_at = time.monotonic()
+        preview.proc.send_signal(signal.SIGTERM)
+        assert_stopped_cleanly(preview, signal.SIGTERM, sent_at)
+    finally:
+        if preview.proc.poll() is None:
+            os.killpg(preview.proc.pid, signal.SIGKILL)
 
 
 def test_a_claim_failing_from_the_start_shows_the_marked_page_beneath_the_banner(tmp_path):

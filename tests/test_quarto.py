@@ -26,6 +26,7 @@ import pytest
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.page import expected_literal_shortcodes
 from articlekit.article.shortcodes import lookup_id, scan
+from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
 from tests.workspace import copy_environment, copy_project
 
@@ -403,9 +404,9 @@ def test_quarto_preview_shows_a_prose_edit(project, tmp_path):
     port = free_port()
     log = tmp_path / "preview.log"  # a file, not a pipe: Quarto would block on a full one
     with open(log, "w", encoding="utf-8") as out:
-        preview = subprocess.Popen(["quarto", "preview", "index.qmd", "--port", str(port), "--no-browser"],
-                                   cwd=work / "article", env=native_env(env), stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        preview = popen(["quarto", "preview", "index.qmd", "--port", str(port), "--no-browser"],
+                        cwd=work / "article", env=native_env(env), stdout=out, stderr=subprocess.STDOUT,
+                        start_new_session=True)
 
     def served_until(condition, what):
         deadline = time.monotonic() + 600

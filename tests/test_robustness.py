@@ -4,28 +4,35 @@ counted with its error; a killed sweep resumes from the chunks it had not
 written; the summary's keys are values the article can bind.
 
 The sweep's runner is articlekit/experiment/sweep.py, its summary (what the
-article binds) articlekit/article/robustness.py, its page
-articlekit/review/robustness.py, its rules articlekit/workflow/robustness.smk.
+article binds: spreads, the article's seed's percentile, shares of seeds with
+their Wilson intervals) articlekit/article/robustness.py, its figure
+articlekit/article/seed_figure.py, its page articlekit/review/robustness.py,
+its rules articlekit/workflow/robustness.smk.
 """
 
 import json
+import math
 import os
 import re
 import signal
 import subprocess
 import time
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from articlekit.core import keys
 from articlekit.core.status import FAILS, HOLDS
 from articlekit.data.config import ConfigError, check_config
 from articlekit.data.values import merge
-from articlekit.article import robustness
+from articlekit.article import robustness, seed_figure
 from articlekit.experiment import sweep
 from articlekit.review import robustness as robustness_page
+from tests.child_processes import popen
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 # ---- the runner ------------------------------------------------------------------------
@@ -94,9 +101,44 @@ def test_each_claim_is_judged_for_every_seed_and_its_failing_seeds_are_listed():
     assert not toy_report([("a.json", toy_chunk([4, 5, 6, 7, 8]))], flag_share=0.5)["claims"][0]["flagged"]
 
 
+def test_a_claim_on_a_fixed_draw_is_listed_apart_with_no_share_and_the_declaration_is_checked():
+    """A part of an experiment drawn from a seed of its own (config
+    robustness.fixed) gives every seed the build's value: "holds for 100 %
+    of the seeds" would be one draw counted a hundred times, so the sweep
+    lists such a claim apart, with the reason, instead of giving it a share.
+    A value that is merely the same for every seed (an exact zero) is not
+    excused: only the declaration lists a claim apart, and a declaration
+    that a seed contradicts stops the summary."""
+    article = ARTICLE + 'A fixed draw: {{< value toy.fixed.x expect="> 1" >}}; a zero {{< value toy.zero expect="== 0.0" >}}.\n'
+
+    def report(fixed_value):
+        chunks = [("a.json", toy_chunk([1, 2, 3, 4, 5]))]
+        for seed in chunks[0][1]["seeds"]:
+            seed["values"].update({"fixed": {"x": fixed_value(seed["seed"])}, "zero": 0.0})
+        values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
+                                              "params": {"seed": 100, "size": 3},
+                                              "values": {"x": 5.0, "y": 4.0, "label": "same", "fixed": {"x": 2.0},
+                                                         "zero": 0.0}})])["values"]
+        return robustness.build(robustness.collect(chunks), values,
+                                robustness.article_shortcodes("article.qmd", article),
+                                {"flag_share": 0.2, "fixed": {"toy.fixed": "drawn from toy.params.other_seed"}})
+
+    fixed = report(lambda seed: 2.0)
+    assert ("toy.fixed.x", "> 1") not in {(c["key"], c["expect"]) for c in fixed["claims"]}
+    assert ("toy.zero", "== 0.0") in {(c["key"], c["expect"]) for c in fixed["claims"]}
+    assert [(c["key"], c["expect"], c["at_seed"], c["why"]) for c in fixed["unvaried"]] == [
+        ("toy.fixed.x", "> 1", HOLDS, "drawn from toy.params.other_seed")]
+    assert fixed["values"]["sweep"]["unvaried"] == 1
+    for page in (robustness_page.to_markdown(fixed), robustness_page.to_html(fixed)):
+        assert "Claims the seeds do not reach" in page and "other_seed" in page
+    with pytest.raises(robustness.RobustnessError, match="seed 1 gives toy.fixed.x another value"):
+        report(lambda seed: 2.0 + seed)
+
+
 def test_a_failed_seed_is_counted_not_dropped():
     report = toy_report([("a.json", toy_chunk([1, 2, 3], failing=[2]))])
-    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2}
+    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2,
+                                         "unvaried": 0}
     [toy] = report["experiments"]
     assert (toy["ran"], toy["failed"]) == (2, 1)
     assert toy["failures"][0]["seed"] == 2 and toy["failures"][0]["error"] == "ValueError: bad seed"
@@ -112,8 +154,92 @@ def test_each_printed_value_has_its_value_at_the_articles_seed_its_median_and_ra
     label = next(r for r in report["printed"] if r["key"] == "toy.label")
     assert label["differs"] == 0  # text: how many seeds print something else
     assert "toy.params.size" not in {r["key"] for r in report["printed"]}
-    assert robustness_page.histogram(x).startswith("data:image/svg+xml;base64,")
-    assert robustness_page.histogram(label) is None
+    assert robustness_page.seed_plot(x, report).startswith("data:image/svg+xml;base64,")
+    assert robustness_page.seed_plot(label, report) is None
+
+
+def test_where_the_articles_seed_falls_among_the_seeds_is_its_percentile_rank():
+    """percentile_at_seed: the share of the sweep's seeds whose value is
+    below the article's seed's, a tie counting half (scipy's "mean" kind)."""
+    report = toy_report([("a.json", toy_chunk(list(range(1, 21))))])
+    x = next(r for r in report["printed"] if r["key"] == "toy.x")
+    assert x["percentile_at_seed"] == (4 + 0.5) / 20  # 1..4 below the article's 5.0, the seed 5 tied
+    assert report["values"]["toy.x"]["percentile_at_seed"] == x["percentile_at_seed"]
+    assert robustness.percentile_rank([1.0, 2.0, 3.0], 10.0) == 1.0
+    assert robustness.percentile_rank([1.0, 2.0, 3.0], 0.0) == 0.0
+    assert robustness.percentile_rank([4.0, 4.0], 4.0) == 0.5
+    assert "at the 22nd percentile of the seeds" in robustness_page.to_markdown(report)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10_000), data=st.data())
+def test_a_share_of_seeds_comes_with_its_wilson_score_interval(n, data):
+    """The interval's ends are the shares p at which the score statistic
+    (k/n - p) / sqrt(p (1 - p) / n) is +-z: Wilson's definition, solved here
+    numerically, not by the module's closed form."""
+    k = data.draw(st.integers(0, n))
+    low, high = robustness.wilson_interval(k, n)
+    z = NormalDist().inv_cdf(0.975)
+    assert 0 <= low <= k / n <= high <= 1
+    for end in (low, high):
+        if 0 < end < 1:
+            assert abs((k / n - end) / math.sqrt(end * (1 - end) / n)) == pytest.approx(z, rel=1e-6)
+    assert (low == 0) == (k == 0) and (high == 1) == (k == n)  # 0 and n seeds: one end only is certain
+
+
+def test_a_claims_share_is_bindable_with_its_interval_and_the_flagged_claims_by_name():
+    report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5])), ("b.json", toy_chunk([6, 7, 8, 9, 10]))])
+    values = merge([("build/robustness.json", report)])["values"]
+    assert keys.lookup(values, "robustness.toy.x.holds_fraction") == 0.7
+    low, high = keys.lookup(values, "robustness.toy.x.holds_fraction_low"), keys.lookup(
+        values, "robustness.toy.x.holds_fraction_high")
+    assert (low, high) == robustness.wilson_interval(7, 10)
+    assert keys.lookup(values, "robustness.toy.x.flagged_claims") == ["> 3"]
+    assert keys.lookup(values, "robustness.toy.y.flagged_claims") == ["< toy.x"]
+    assert keys.lookup(values, "robustness.params.confidence") == robustness.CONFIDENCE
+    # which seeds a share speaks of, to name them in the prose
+    assert keys.lookup(values, "robustness.experiments.toy.first_seed") == 1
+    assert keys.lookup(values, "robustness.experiments.toy.last_seed") == 10
+    claim = next(c for c in report["claims"] if c["key"] == "toy.x")
+    assert (claim["holds_fraction_low"], claim["holds_fraction_high"]) == (low, high)
+    assert f"70.0% of 10 (95% interval {low:.1%} to {high:.1%})" in robustness_page.to_markdown(report)
+
+
+def test_a_key_the_article_cites_only_through_the_sweep_or_plots_is_summarised_too():
+    """robustness.toy.z.median in the prose, toy.w as a figure: neither
+    printed itself, both reported (else bind would find no such key)."""
+    text = ('{{< value robustness.toy.z.median >}} {{< value robustness.toy.rows_1.p95 >}}\n\n'
+            '![w over the seeds](../figures/robustness-toy.w.svg)\n')
+    chunk = {"experiment": "toy", "script": "experiments/toy.py", "params": {}, "versions": {},
+             "seeds": [{"seed": s, "values": {"z": float(s), "w": -float(s), "rows": [0.0, 2.0 * s]}}
+                       for s in (1, 2, 3)]}
+    values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
+                                          "params": {"seed": 0},
+                                          "values": {"z": 0.0, "w": 0.0, "rows": [0.0, 0.0]}})])["values"]
+    shortcodes = robustness.article_shortcodes("article/index.qmd", text)
+    assert shortcodes["plotted"] == ["toy.w"]
+    report = robustness.build(robustness.collect([("a.json", chunk)]), values, shortcodes, {"flag_share": 0.05})
+    assert [r["key"] for r in report["printed"]] == ["toy.z", "toy.rows[1]", "toy.w"]
+    assert report["values"]["toy.rows_1"]["p95"] == pytest.approx(np.percentile([2.0, 4.0, 6.0], 95))
+
+
+def test_the_article_shows_one_value_over_the_seeds_as_a_figure(tmp_path):
+    """figures/robustness-<key>.svg: every seed a dot, the article's seed
+    marked; a key the sweep has no seeds of is refused, naming the file."""
+    report = toy_report([("a.json", toy_chunk(list(range(1, 21))))])
+    out = tmp_path / "figures/robustness-toy.x.svg"
+    assert seed_figure.main([str(_write(tmp_path / "r.json", report)), "--figure", f"toy.x={out}"]) == 0
+    svg = out.read_text()
+    assert svg.count('id="line2d_') >= 3 and "seed 100 (the article" in svg and "the 22nd percentile" in svg
+    assert seed_figure.seed_figures("article/index.qmd", "![a](../figures/robustness-toy.x.svg)\n") == {
+        "figures/robustness-toy.x.svg": "toy.x"}
+    with pytest.raises(ValueError, match=r"robustness-toy.nope.svg: toy.nope is not a value of a seeded"):
+        seed_figure.write_figures(report, {"toy.nope": str(tmp_path / "figures/robustness-toy.nope.svg")})
+
+
+def _write(path, document):
+    path.write_text(json.dumps(document))
+    return path
 
 
 def test_chunks_that_overlap_or_disagree_are_refused_naming_the_file():
@@ -241,7 +367,8 @@ def test_the_default_build_runs_the_sweep_only_when_the_article_binds_its_keys(p
     original = article.read_text()
     paragraphs = original.split("\n\n")
     try:
-        article.write_text("\n\n".join(p for p in paragraphs if "robustness." not in p))
+        # its keys and its figure of a value across the seeds (figures/robustness-<key>.svg)
+        article.write_text("\n\n".join(p for p in paragraphs if "robustness." not in p and "robustness-" not in p))
         counts = job_counts(project)
         assert not {"robustness_chunk", "robustness_summary", "robustness_report"} & set(counts)
         assert counts["render"] == 1
@@ -273,8 +400,8 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     # killed as SLURM's scancel or a CI timeout kills it, once a chunk's job
     # is done: with one core, when the next chunk's file appears
     env = copy_environment(project)
-    proc = subprocess.Popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline, written = time.monotonic() + 300, []
     while len(written) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before writing two chunks"

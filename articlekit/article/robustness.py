@@ -15,14 +15,26 @@ experiment's run() for the seeds derived from its own. The article's
 shortcodes (which values it prints, which claims it makes:
 article_shortcodes, read by the workflow when it plans) say what to report:
 
-- for every value the article prints from a seeded experiment: its value at
-  the article's seed (the build's results/<name>.json), and across the
-  sweep's seeds the median and the 5-95 % range (NumPy's percentiles,
-  linear), with a small histogram where the value varies;
+- for every value the article shows from a seeded experiment (printed,
+  plotted, or cited through robustness.<key>.<field>): its value at the
+  article's seed (the build's results/<name>.json), and across the sweep's
+  seeds the median and the 5-95 % range (NumPy's percentiles, linear), every
+  seed's value (the page's and the article's figures,
+  articlekit.article.seed_figure), and where the article's seed falls among
+  them: percentile_at_seed, the share of the sweep's seeds whose value is
+  below it, a tie counting half (0.8: higher than 80 % of the seeds);
 - for every claim about a seeded value: the share of seeds for which it
   holds, judged by articlekit.core.claims exactly as bind judges it at the
-  article's seed, the seeds where it fails, and a flag when it holds at the
-  article's seed but fails for more than `flag_share` of the seeds;
+  article's seed, with its 95 % Wilson score interval (the share of a finite
+  sample of seeds: 76 of 100 is 67 % to 83 %), the seeds where it fails, and
+  a flag when it holds at the article's seed but fails for more than
+  `flag_share` of the seeds (articlekit.article.disclosure then asks the
+  article to say so where it makes the claim);
+- a claim on keys that config robustness.fixed declares drawn from no seed
+  the sweep varies (a part of an experiment with a seed of its own) is
+  listed apart, as unvaried, with the declaration's reason and no share of
+  seeds: the sweep does not test it. The declaration is checked: a seed
+  that moves such a key stops the summary;
 - every seed whose run raised, with its error: counted, never dropped.
 
 The claims are read from the article, not from build/bindings.json: an
@@ -37,11 +49,17 @@ visible_per_row_2`, see bindable_key), fields
 
     median, p05, p95, min, max, seeds               a number's spread (its value at the
                                                     article's seed is the key itself)
+    percentile_at_seed                              the share of seeds below the article's seed's value
     differs                                         seeds whose value is not the article's (text, lists)
-    holds_fraction, fails, failing_seeds, flagged   its claims (all of them, on that key)
+    holds_fraction, holds_fraction_low,             its claims (all of them, on that key): the share
+    holds_fraction_high, fails, failing_seeds,      of seeds for which every one holds and its
+    flagged, flagged_claims                         interval; flagged_claims: the expect= of each
+                                                    flagged one
 
-and robustness.sweep.{seeds, runs, failed_runs, claims, flagged} and
-robustness.params.{seeds, flag_share}.
+and robustness.sweep.{seeds, runs, failed_runs, claims, flagged, unvaried},
+robustness.experiments.<name>.{first_seed, last_seed, seeds, ran, failed}
+(which seeds a value's share speaks of) and robustness.params.{seeds,
+flag_share, confidence}.
 """
 
 import argparse
@@ -49,7 +67,9 @@ import json
 import math
 import re
 import sys
+from statistics import NormalDist
 
+from articlekit.article.seed_figure import seed_figures
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core import claims as claimlib
 from articlekit.core.equality import is_number, same_value
@@ -61,6 +81,10 @@ from articlekit.experiment.artifacts import envelope, read_artifact
 
 SCRIPT = "articlekit/article/robustness.py"
 PERCENTILES = (5, 50, 95)
+CONFIDENCE = 0.95  # of the interval given beside every share of seeds
+# The fields of robustness.<key>: how a cited robustness.<key>.<field> names its value's key.
+FIELDS = ("median", "p05", "p95", "min", "max", "seeds", "percentile_at_seed", "differs", "holds_fraction",
+          "holds_fraction_low", "holds_fraction_high", FAILS, "failing_seeds", "flagged", "flagged_claims")
 
 
 class RobustnessError(ValueError):
@@ -101,10 +125,12 @@ def collect(chunks):
 
 
 def article_shortcodes(article, text):
-    """{"printed": [key], "claims": [[key, expect]]}: the values the article
-    prints and the claims it makes, each once, in reading order. Where they
-    stand is left out on purpose: the workflow hands this over as a param,
-    so that only a new claim or printed key, not a prose edit, reruns the
+    """{"printed": [key], "claims": [[key, expect]], "plotted": [key]}: the
+    values the article prints, the claims it makes and the values whose
+    seeds it shows as a figure (figures/robustness-<key>.svg, <key> spelt as
+    under robustness.), each once, in reading order. Where they stand is
+    left out on purpose: the workflow hands this over as a param, so that
+    only a new claim, printed key or figure, not a prose edit, reruns the
     summary (and the values and the article after it)."""
     try:
         occurrences = scan(text)
@@ -119,7 +145,8 @@ def article_shortcodes(article, text):
             printed[key] = None
         if sc.kwargs.get("expect"):
             claimed[(key, sc.kwargs["expect"])] = None
-    return {"printed": list(printed), "claims": [list(claim) for claim in claimed]}
+    plotted = list(dict.fromkeys(seed_figures(article, text).values()))
+    return {"printed": list(printed), "claims": [list(claim) for claim in claimed], "plotted": plotted}
 
 
 def _seeded(key, swept):
@@ -127,6 +154,67 @@ def _seeded(key, swept):
     base, _ = split_key(key)
     experiment, _, rest = base.partition(".")
     return experiment if experiment in swept and not rest.startswith("params.") else None
+
+
+def _shown(shortcodes, values, swept):
+    """Every seeded key the article shows, once, in reading order: printed
+    itself, plotted, or cited through the sweep (robustness.<key>.median for a
+    key it does not print), each spelt as the values spell it."""
+    by_bindable = {bindable_key(k): k for k in values if _seeded(k, swept)}
+    shown = {}
+    cited = [ref for pair in shortcodes["claims"] for ref in _claim_refs(*pair) if ref.startswith("robustness.")]
+    for key in [*shortcodes["printed"], *cited, *(f"robustness.{k}.median" for k in shortcodes.get("plotted", []))]:
+        if not key.startswith("robustness."):
+            shown[key] = None
+            continue
+        group, _, field = key.removeprefix("robustness.").rpartition(".")
+        if field in FIELDS:
+            found = by_bindable.get(group) or _list_item(group, by_bindable, values)
+            if found:
+                shown[found] = None
+    return list(shown)
+
+
+def _claim_refs(key, expect):
+    try:
+        return [key, *claimlib.keys_referenced(expect)]
+    except claimlib.ClaimError:  # bind names a malformed claim, with its line
+        return [key]
+
+
+def _list_item(group, by_bindable, values):
+    """example.causal.visible_per_row_2 -> example.causal.visible_per_row[2]
+    when that key's value is a list long enough; else None."""
+    match = re.fullmatch(r"(.+)_(m?)(\d+)", group)
+    if not match or match.group(1) not in by_bindable:
+        return None
+    index = -int(match.group(3)) if match.group(2) else int(match.group(3))
+    base = by_bindable[match.group(1)]
+    items = values[base]
+    return f"{base}[{index}]" if isinstance(items, list) and -len(items) <= index < len(items) else None
+
+
+def wilson_interval(successes, n, confidence=CONFIDENCE):
+    """(low, high): the Wilson score interval of the share successes / n.
+    Unlike the normal approximation's p +- z sqrt(p (1 - p) / n), it stays
+    inside [0, 1] and does not shrink to a point at 0 or n: 100 of 100 seeds
+    is 96 % to 100 %, not "certainly 100 %". None for n = 0."""
+    if n == 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    share, z2 = successes / n, z * z
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    # exactly 0 (n) at 0 (n) successes, where rounding would leave a speck
+    return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
+
+
+def percentile_rank(samples, value):
+    """The share of samples below value, a tie counting half: where one
+    seed's value falls among the sweep's (0.8: higher than 80 % of them)."""
+    below = sum(v < value for v in samples)
+    tied = sum(v == value for v in samples)
+    return (below + tied / 2) / len(samples)
 
 
 # ---- the report ----------------------------------------------------------------------
@@ -155,6 +243,33 @@ def _judge(expect, key, values):
         return FAILS, str(exc)
 
 
+def _fixed(refs, fixed):
+    """(prefix, why) when every seeded key of a claim lies under a prefix of
+    config robustness.fixed, else None."""
+    found = []
+    for ref in refs:
+        base, _ = split_key(ref)
+        prefix = next((p for p in fixed if base == p or base.startswith(p + ".")), None)
+        found.append((prefix, fixed[prefix]) if prefix else None)
+    return found[0] if found and all(found) else None
+
+
+def _moved(refs, values, indices, needs, sweep):
+    """A sentence naming the first seed that gives one of the keys another
+    value than the build's, or None."""
+    for i, (overlay, missing) in enumerate(indices):
+        if needs & set(missing):
+            continue
+        for ref in refs:
+            try:
+                same = same_value(lookup(overlay, ref), lookup(values, ref))
+            except UnknownKey:
+                same = False
+            if not same:
+                return f"seed {sweep[sorted(needs)[0]]['seeds'][i]} gives {ref} another value"
+    return None
+
+
 def _spread(numbers):
     import numpy as np
 
@@ -180,9 +295,10 @@ def build(sweep, values, shortcodes, settings):
                               "run snakemake robustness again to complete the sweep")
     n_seeds = counts.pop() if counts else 0
     indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
-    by_key, rows, claim_rows = {}, [], []
+    by_key, rows, claim_rows, unvaried = {}, [], [], []
+    fixed = settings.get("fixed") or {}
 
-    for key in shortcodes["printed"]:
+    for key in _shown(shortcodes, values, swept):
         experiment = _seeded(key, swept)
         if experiment is None:
             continue
@@ -192,17 +308,20 @@ def build(sweep, values, shortcodes, settings):
         except UnknownKey:  # a key the article misspelt: bind names it, with its line and the closest keys
             continue
         row = {"key": key, "bindable": f"robustness.{bindable_key(key)}",
-               "experiment": experiment, "at_seed": at_seed, "seeds": len(seen)}
+               "experiment": experiment, "article_seed": values.get(f"{experiment}.params.seed"),
+               "at_seed": at_seed, "seeds": len(seen)}
         if is_number(at_seed) and all(is_number(v) for v in seen):
             row.update(_spread(seen))
             row["samples"] = seen
+            if seen and math.isfinite(at_seed):
+                row["percentile_at_seed"] = percentile_rank(seen, at_seed)
         else:
             row["differs"] = sum(not same_value(v, at_seed) for v in seen)
         rows.append(row)
         # not the value at the article's seed: that is the key itself, and a second key holding the
         # same number would be the lint's suggestion for a typed copy of it
         by_key[bindable_key(key)] = {k: row[k] for k in ("seeds", "median", "p05", "p95", "min", "max",
-                                                          "differs") if k in row}
+                                                          "percentile_at_seed", "differs") if k in row}
 
     for key, expect in shortcodes["claims"]:
         refs = [key, *claimlib.keys_referenced(expect)]
@@ -212,6 +331,17 @@ def build(sweep, values, shortcodes, settings):
             continue
         needs = {e for e in touched if e}
         at_seed, message = _judge(expect, key, values)
+        why = _fixed(refs, fixed)
+        if why:
+            # drawn from a seed the sweep does not vary: a share of seeds would be the build's one
+            # draw counted N times; the declaration is checked, never taken on trust
+            moved = _moved(refs, values, indices, needs, sweep)
+            if moved:
+                raise RobustnessError(f"robustness.fixed says {why[0]!r} is drawn from no seed the sweep varies "
+                                      f"({why[1]}), but {moved}: take it out of robustness.fixed")
+            unvaried.append({"key": key, "expect": expect, "at_seed": at_seed, "at_seed_message": message,
+                             "why": why[1]})
+            continue
         outcomes = {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0}
         failing, first_failure, per_index = [], None, []
         for i, (overlay, missing) in enumerate(indices):
@@ -226,11 +356,13 @@ def build(sweep, values, shortcodes, settings):
                 first_failure = first_failure or said
         ran = sum(outcomes.values())
         fraction = outcomes[HOLDS] / ran if ran else None
+        low, high = wilson_interval(outcomes[HOLDS], ran) or (None, None)
         flagged = at_seed == HOLDS and fraction is not None and 1 - fraction > settings["flag_share"]
         claim_rows.append({"key": key, "expect": expect, "experiments": sorted(needs),
                            "at_seed": at_seed, "at_seed_message": message, "ran": ran,
                            "held": outcomes[HOLDS], "failed": outcomes[FAILS],
                            INCONCLUSIVE: outcomes[INCONCLUSIVE], "holds_fraction": fraction,
+                           "holds_fraction_low": low, "holds_fraction_high": high,
                            "failing_seeds": failing, "first_failure": first_failure, "flagged": flagged,
                            "per_index": per_index})
 
@@ -240,9 +372,13 @@ def build(sweep, values, shortcodes, settings):
         judged = [o for o in every if o is not None]
         entry = by_key.setdefault(bindable_key(key), {})
         entry["holds_fraction"] = sum(judged) / len(judged) if judged else None
+        entry["holds_fraction_low"], entry["holds_fraction_high"] = (wilson_interval(sum(judged), len(judged))
+                                                                     or (None, None))
         entry[FAILS] = len(judged) - sum(judged)  # robustness.<key>.fails
         entry["failing_seeds"] = sorted({s for r in own for s in r["failing_seeds"]})
         entry["flagged"] = any(r["flagged"] for r in own)
+        # which of them: articlekit.article.disclosure finds each where the article makes it
+        entry["flagged_claims"] = [r["expect"] for r in own if r["flagged"]]
     for row in claim_rows:
         del row["per_index"]
 
@@ -254,11 +390,15 @@ def build(sweep, values, shortcodes, settings):
     runs = sum(x["seeds"] for x in experiments)
     failed_runs = sum(x["failed"] for x in experiments)
     summary = {"seeds": n_seeds, "runs": runs, "failed_runs": failed_runs, "claims": len(claim_rows),
-               "flagged": sum(r["flagged"] for r in claim_rows)}
-    document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"]},
-                        {"sweep": summary, **by_key}, {})
+               "flagged": sum(r["flagged"] for r in claim_rows), "unvaried": len(unvaried)}
+    seed_sets = {x["experiment"]: {k: x[k] for k in ("first_seed", "last_seed", "seeds", "ran", "failed")}
+                 for x in experiments}
+    document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"],
+                                               "confidence": CONFIDENCE},
+                        {"sweep": summary, "experiments": seed_sets, **by_key}, {})
     document.update({"experiments": experiments, "excluded": settings.get("excluded", {}),
-                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows})
+                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows,
+                     "unvaried": unvaried})
     return document
 
 
@@ -273,7 +413,7 @@ def main(argv=None):
     parser.add_argument("--shortcodes", required=True, metavar="JSON",
                         help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)')
     parser.add_argument("--settings", required=True, metavar="JSON",
-                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name]}')
+                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name], "fixed": {prefix: why}}')
     parser.add_argument("--json", required=True, help="build/robustness.json")
     args = parser.parse_args(argv)
     try:

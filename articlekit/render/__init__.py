@@ -4,9 +4,10 @@ extension, the Typst style and the page's CSS beside the code that uses them.
 
 Owns: choosing a renderer and reading its version (renderers), the page
 (page), checking the page it got (pagecheck), the PDF (pdf), the preview
-(preview) and its piecewise render (incremental), the value extension's
-copy in an article (extension), and what a Quarto user's own `quarto
-render` runs before and after each render (quarto_hooks).
+(preview), its piecewise render (incremental) and its HTTP server
+(preview_server), the value extension's copy in an article (extension),
+and what a Quarto user's own `quarto render` runs before and after each
+render (quarto_hooks).
 
 May import: articlekit.core, articlekit.experiment, articlekit.data,
 articlekit.article.

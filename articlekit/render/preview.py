@@ -36,7 +36,18 @@ written to a file.
 - Snakemake removes build/values.json before the job that rewrites it: a
   missing (or not yet complete) values file is "being rebuilt, waiting",
   the last page stays, and the page re-binds once the file is back.
-- Ctrl-C stops the server and the watcher.
+- Ctrl-C, SIGTERM (`kill PID`) or SIGHUP (its terminal closed) stops it
+  within a second or two whatever is under way: the connections are closed
+  (articlekit.render.preview_server), the render in progress is cut short
+  (its Pandoc or Quarto ended), the work folder removed and the lock
+  released; it prints "preview: stopped" and exits 0, for a stop asked for
+  is no failure. The handlers are its own, so a SIGINT inherited as ignored
+  (a background job of a script) stops it all the same; a SIGHUP inherited
+  as ignored (nohup) stays ignored, as nohup asked.
+
+The server answers only requests whose Host: names it (a page of another
+site re-pointed at 127.0.0.1 gets 403), gives a silent connection no thread
+and closes it after a few seconds: articlekit.render.preview_server.
 
 One preview per output folder (build/preview/): a second one on the same
 folder refuses to start, naming the process and address that hold it, for
@@ -63,8 +74,9 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import psutil
 
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
@@ -75,6 +87,7 @@ from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
+from articlekit.render.preview_server import LocalHandler, PreviewServer
 from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
                                expected_literal_shortcodes, remove_stale_preview_folders, render)
 from articlekit.render.renderers import CHOICES, choose, display_name, version
@@ -347,7 +360,7 @@ def insert_after_body_tag(text, snippet):
 
 
 def make_handler(preview):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(LocalHandler):
         def do_GET(self):
             path = self.path.split("?")[0]
             if path == STATE_PATH:
@@ -364,9 +377,6 @@ def make_handler(preview):
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             self.wfile.write(body)
-
-        def log_message(self, *args):  # quiet: the terminal shows renders, not requests
-            pass
 
     return Handler
 
@@ -435,7 +445,8 @@ def main(argv):
                         help="the published edition's baseline, for {{< departures >}} ('' for none)")
     parser.add_argument("--out", default=f"build/{PREVIEW_FOLDER}",
                         help="where the preview's render is written (one preview per folder)")
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on; only requests whose Host: names it are answered")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     parser.add_argument("--strict", choices=["true", "false"], default="true",
                         help="true (as the build): a failed claim is a problem shown in the banner")
@@ -469,42 +480,97 @@ def main(argv):
         lock.release()
 
 
-def stop_as_ctrl_c(signum, frame):
-    raise KeyboardInterrupt
+class StopRequested(KeyboardInterrupt):
+    """A stop signal arrived: unwind, then clean up (a KeyboardInterrupt, so
+    that no `except Exception` on the way swallows it)."""
+
+
+class Stopper:
+    """Ctrl-C, SIGTERM and SIGHUP, by handlers of our own: a process started
+    by a background job of a script inherits SIGINT ignored, and Python then
+    installs no KeyboardInterrupt. A SIGHUP inherited as ignored is nohup's
+    doing, and stays ignored.
+
+    The first signal is raised as StopRequested in the main thread, once it
+    runs Python again. The system may hand the signal to any thread, and the
+    main thread may be waiting for a render that only its Pandoc's end
+    finishes; so a thread of ours, woken by the signal (set_wakeup_fd),
+    ends this process's children (a render's Pandoc or Quarto: SIGTERM, and
+    SIGKILL half a second later) as they appear until the main thread is
+    back. The render returns, and the pieces its pool still starts have
+    their Pandoc ended likewise. Further signals are ignored: the stop under
+    way finishes."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self):
+        self.raised, self.done = False, threading.Event()
+        self.woken, wake = os.pipe()
+        os.set_blocking(wake, False)
+        for signum in self.SIGNALS:
+            if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+                continue
+            signal.signal(signum, self.on_signal)
+        signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+        threading.Thread(target=self.end_children, name="preview-stop", daemon=True).start()
+
+    def on_signal(self, signum, frame):
+        if not self.raised:
+            self.raised = True
+            raise StopRequested(signal.Signals(signum).name)
+
+    def end_children(self):
+        os.read(self.woken, 1)  # a stop signal arrived, in whichever thread
+        me, seen = psutil.Process(), {}
+        while not self.done.is_set():
+            for child in me.children(recursive=True):
+                try:
+                    if time.monotonic() - seen.setdefault(child.pid, time.monotonic()) < 0.5:
+                        child.terminate()
+                    else:
+                        child.kill()
+                except psutil.Error:  # gone already
+                    pass
+            self.done.wait(0.01)
+
+    def finish(self):
+        """The main thread is back: no render runs any more."""
+        self.done.set()
 
 
 def serve(args, article, baseline, lock):
-    """Serve and watch until Ctrl-C, holding the output folder's lock."""
-    remove_stale_preview_folders(args.out)  # a killed preview's work: none is running, we hold the lock
-    build, said = build_renderer(args.config)
-    renderer = build if args.renderer == "build" else choose(args.renderer)
-    preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline,
-                      renderer=renderer)
+    """Serve and watch until a stop signal, holding the output folder's lock."""
+    stopper = Stopper()
+    preview = server = None
     try:
-        server = ThreadingHTTPServer((args.host, args.port), make_handler(preview))
-    except OSError as exc:
-        preview.close()
-        print(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0", file=sys.stderr)
-        return 1
-    host, port = server.server_address[:2]
-    url = f"http://{host}:{port}/"
-    lock.describe(url)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"preview: {url} ({article}, Ctrl-C stops)", flush=True)
-    print(f"preview: {said}; this preview renders with {renderer.capitalize()}"
-          + (" (--renderer build renders as the build does)" if renderer != build else ""), flush=True)
-    stop = threading.Event()
-    try:
-        signal.signal(signal.SIGTERM, stop_as_ctrl_c)  # `kill PID` cleans up as Ctrl-C does
+        remove_stale_preview_folders(args.out)  # a killed preview's work: none is running, we hold the lock
+        build, said = build_renderer(args.config)
+        renderer = build if args.renderer == "build" else choose(args.renderer)
+        preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline,
+                          renderer=renderer)
+        try:
+            server = PreviewServer((args.host, args.port), make_handler(preview))
+        except OSError as exc:
+            print(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0", file=sys.stderr)
+            return 1
+        lock.describe(server.url)
+        server.start()
+        print(f"preview: {server.url} ({article}, Ctrl-C stops)", flush=True)
+        print(f"preview: {said}; this preview renders with {renderer.capitalize()}"
+              + (" (--renderer build renders as the build does)" if renderer != build else ""), flush=True)
         print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)
         watched = [article.parent] + ([Path(baseline)] if baseline else [])
-        watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, stop)
-    except KeyboardInterrupt:
+        watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, threading.Event())
+    except KeyboardInterrupt:  # StopRequested, or a Ctrl-C before the handlers were ours
         pass
     finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
-        preview.close()
-    print("preview: stopped", flush=True)
+        stopper.finish()  # the render is over (or never began): no child to end any more
+        if server is not None:
+            server.stop()
+        if preview is not None:
+            preview.close()
+    try:
+        print("preview: stopped", flush=True)
+    except OSError:  # its terminal is gone (SIGHUP): nobody to tell
+        pass
     return 0

@@ -6,20 +6,20 @@
 The report is articlekit.article.robustness's (the sweep's claims and values
 across seeds); this module lays it out, on the review pages' blocks
 (articlekit.review.pages) and templates/robustness.html, with a small
-histogram (matplotlib, an SVG as a data: URL) for each value that varies.
+figure of every seed's value (articlekit.article.seed_figure, an SVG as a
+data: URL) for each value that varies, and beside each share of seeds its
+95 % interval.
 """
 
 import argparse
-import base64
-import io
-import math
 import sys
 
+from articlekit.article.robustness import CONFIDENCE
+from articlekit.article.seed_figure import data_url, percentile_words, plottable, seed_range
 from articlekit.core.equality import is_number
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
-from articlekit.experiment.artifacts import pyplot
 from articlekit.review.pages import cell, code, counts_table, html_page, section
 
 LISTED_SEEDS = 20  # failing seeds listed in a cell; the JSON lists them all
@@ -33,6 +33,27 @@ def _num(value):
 
 def _fraction(value):
     return "—" if value is None else f"{value:.0%}" if value in (0, 1) else f"{value:.1%}"
+
+
+def _interval(row):
+    """ "95 % interval 67% to 83%" for a claim row's share, "" without one."""
+    if row.get("holds_fraction_low") is None:
+        return ""
+    return (f"{CONFIDENCE:.0%} interval {_fraction(row['holds_fraction_low'])} to "
+            f"{_fraction(row['holds_fraction_high'])}")
+
+
+def _at_seed_text(row):
+    """The article's seed's value, and where it falls among the seeds."""
+    shown = _num(row["at_seed"])
+    if row.get("percentile_at_seed") is None:
+        return shown, ""
+    return shown, f"at {percentile_words(row['percentile_at_seed'])} of the seeds"
+
+
+def _at_seed_cell(row):
+    value, rank = _at_seed_text(row)
+    return code(value) + (f" ({rank})" if rank else "")
 
 
 def _seeds_text(seeds):
@@ -72,15 +93,26 @@ def to_markdown(report):
                        str(x["failed"]), cell("; ".join(f"seed {e['seed']}: {e['error']}" for e in x["failures"][:5])
                                           + (f" and {len(x['failures']) - 5} more" if len(x["failures"]) > 5 else ""))]
                       for x in report["experiments"]])
-    lines += section("Claims", "Each claim the article makes about a seeded value, judged for every seed.",
+    lines += section("Claims", "Each claim the article makes about a seeded value, judged for every seed: the "
+                     f"share of seeds for which it holds, and the {CONFIDENCE:.0%} interval of that share "
+                     "(Wilson's score interval: where the share among all seeds plausibly lies, given this many).",
                      ["", "Claim", "At the article's seed", "Holds for", "Fails for seeds"],
                      [["**⚑**" if r["flagged"] else "", code(f"{r['key']} {r['expect']}"),
-                       STATUS[r["at_seed"]].shown, f"{_fraction(r['holds_fraction'])} of {r['ran']}",
+                       STATUS[r["at_seed"]].shown,
+                       f"{_fraction(r['holds_fraction'])} of {r['ran']}"
+                       + (f" ({_interval(r)})" if _interval(r) else ""),
                        cell(_seeds_text(r["failing_seeds"]) or "none")] for r in report["claims"]])
-    lines += section("Printed values", "Each value the article prints from a seeded experiment: at the article's "
-                     "seed, then the median and the 5–95 % range over the seeds.",
+    lines += section("Claims the seeds do not reach", "These claims' keys are drawn from no seed the sweep "
+                     "varies (config robustness.fixed says why, and the sweep checked that no seed moved them): "
+                     "the sweep does not test them, and gives no share.",
+                     ["Claim", "At the article's seed", "Why"],
+                     [[code(f"{r['key']} {r['expect']}"), STATUS[r["at_seed"]].shown, cell(r["why"])]
+                      for r in report.get("unvaried", [])])
+    lines += section("Printed values", "Each value the article shows from a seeded experiment: at the article's "
+                     "seed, with its percentile among the seeds (a tie counting half), then the median and the "
+                     "5–95 % range over the seeds.",
                      ["Value", "At the article's seed", "Median (5–95 %)", "Bind as"],
-                     [[code(r["key"]), code(_num(r["at_seed"])), cell(_range_text(r)),
+                     [[code(r["key"]), _at_seed_cell(r), cell(_range_text(r)),
                        "{} (or {})".format(code(bind_as(r)[0]), bind_as(r)[1])]
                       for r in report["printed"]])
     return "\n".join(lines) + "\n"
@@ -88,34 +120,23 @@ def to_markdown(report):
 
 # ---- html ----------------------------------------------------------------------------
 
-def histogram(row):
-    """A small SVG histogram of a value over the seeds, the article's seed a
-    line, as a data: URL (the page stays one self-contained file); None
-    where the value does not vary."""
-    finite = [v for v in row.get("samples", []) if math.isfinite(v)]
-    if not finite or row["p05"] == row["p95"]:
+def seed_plot(row, report):
+    """Every seed's value of a printed value, the article's seed marked
+    (articlekit.article.seed_figure, small, as a data: URL); None where the
+    value does not vary across the 5-95 % range."""
+    if not plottable(row) or row["p05"] == row["p95"]:
         return None
-    plt = pyplot()
-    plt.rcParams["svg.hashsalt"] = row["key"]  # stable ids, different per plot
-    fig, ax = plt.subplots(figsize=(2.6, 0.9), layout="constrained")
-    ax.hist(finite, bins=min(30, max(5, len(finite) // 4)), color="#8c959f")
-    if is_number(row["at_seed"]) and math.isfinite(row["at_seed"]):
-        ax.axvline(row["at_seed"], color="#cf222e", linewidth=1.2)
-    ax.set_yticks([])
-    ax.grid(False)
-    ax.spines["left"].set_visible(False)
-    ax.tick_params(axis="x", labelsize=7)
-    out = io.BytesIO()
-    fig.savefig(out, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+    return data_url(row, seed_range(report, row["experiment"]))
 
 
 def bind_as(row):
     """(the key to bind, its sibling fields): robustness.<key> itself is a
     group, not a value, so the page offers its median, or how many seeds
     differ for a text or a list."""
-    fields = ["median", "p05", "p95", "min", "max", "seeds"] if "median" in row else ["differs", "seeds"]
+    fields = (["median", "p05", "p95", "min", "max", "percentile_at_seed", "seeds"] if "median" in row
+              else ["differs", "seeds"])
+    if "percentile_at_seed" not in row and "percentile_at_seed" in fields:
+        fields.remove("percentile_at_seed")
     return f"{row['bindable']}.{fields[0]}", ", ".join(f".{f}" for f in fields[1:])
 
 
@@ -123,18 +144,23 @@ def page_data(report):
     s = report["values"]["sweep"]
     claims = [{"key": r["key"], "expect": r["expect"], "flagged": r["flagged"],
                "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
-               "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"],
+               "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"], "interval": _interval(r),
                "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
                "failing": _seeds_text(r["failing_seeds"]) or "none",
                "first_failure": r["first_failure"]} for r in report["claims"]]
-    values = [{"key": r["key"], "at_seed": _num(r["at_seed"]), "range": _range_text(r),
-               "bind_as": bind_as(r), "plot": histogram(r)} for r in report["printed"]]
+    values = [{"key": r["key"], "at_seed": _at_seed_text(r)[0], "rank": _at_seed_text(r)[1],
+               "range": _range_text(r), "bind_as": bind_as(r), "plot": seed_plot(r, report),
+               "article_seed": r.get("article_seed")} for r in report["printed"]]
     experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
                    for x in report["experiments"]]
-    return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "left_out": _left_out(report),
+    return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "confidence": f"{CONFIDENCE:.0%}",
+            "left_out": _left_out(report),
             "cards": [("seeds", s["seeds"]), ("runs", s["runs"]), ("failed runs", s["failed_runs"]),
                       ("claims", s["claims"]), ("flagged", s["flagged"])],
             "experiments": experiments, "claims": claims, "flagged": [c for c in claims if c["flagged"]],
+            "unvaried": [{"key": r["key"], "expect": r["expect"], "why": r["why"],
+                          "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css}}
+                         for r in report.get("unvaried", [])],
             "values": values}
 
 

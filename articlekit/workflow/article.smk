@@ -80,8 +80,9 @@ rule bind:
 
 # The article as Pandoc reads it (its tree, in Pandoc's JSON), read once for
 # the HTML, the markdown and the PDF, which Pandoc writes from it: reading
-# is most of what each costs. Its Pandoc's version is a param: a new Pandoc
-# reads the article again.
+# is most of what each costs. It is written only once the prose check
+# passed (articlekit/article/prose_guard.py: raw HTML, images, attributes).
+# Its Pandoc's version is a param: a new Pandoc reads the article again.
 rule parse_article:
     input:
         article=ARTICLE,
@@ -107,8 +108,9 @@ rule render:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
-        # Pandoc writes the page from the tree; Quarto reads the article
-        ast=[PANDOC_TREE] if RENDERER == "pandoc" else [],
+        # checked when it was read (raw HTML refused): Pandoc writes the
+        # page from it; Quarto reads the article once it passed
+        ast=PANDOC_TREE,
         code=command_code("render"),
     output:
         html="build/article.html",
@@ -123,10 +125,9 @@ rule render:
     params:
         renderer=RENDERER,
         renderer_version=RENDERER_VERSION,
-        ast=f"--ast {PANDOC_TREE}" if RENDERER == "pandoc" else "",
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} {params.ast} --html {output.html} --md {output.md} 2> {log}"
+        "--renderer {params.renderer} --ast {input.ast} --html {output.html} --md {output.md} 2> {log}"
 
 
 rule pdf:

@@ -2,7 +2,8 @@
 # config robustness.exclude does not leave it out) rerun for config
 # robustness.seeds seeds derived from its own, in chunks of robustness.chunk
 # seeds, one process per chunk (articlekit/experiment/sweep.py), then one
-# page of the article's seeded values and claims across them.
+# page of the article's seeded values and claims across them, and the
+# figures of one value across the seeds that the article shows.
 #
 #   snakemake robustness --cores 4      -> build/robustness.{html,md,json}
 #
@@ -65,6 +66,26 @@ rule robustness_summary:
         "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
         "--baseline {input.baseline} --shortcodes {params.shortcodes:q} --settings {params.settings:q} "
         "--json {output.json} 2> {log}"
+
+
+# The article's figures of one value across the seeds, for an article that
+# shows one (figures/robustness-<key>.svg, read from its image links).
+if ROBUSTNESS_FIGURES:
+
+    rule robustness_figures:
+        input:
+            json=ROBUSTNESS_JSON,
+            code=module_code("articlekit.article.seed_figure"),
+        output:
+            figures=list(ROBUSTNESS_FIGURES),
+        log:
+            "logs/robustness/figures.log",
+        benchmark:
+            "benchmarks/out/robustness/figures.tsv"
+        params:
+            figures=ROBUSTNESS_FIGURE_ARGUMENTS,
+        shell:
+            "python -m articlekit.article.seed_figure {input.json} {params.figures} 2> {log}"
 
 
 # Its page, for reviewers.

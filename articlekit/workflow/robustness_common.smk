@@ -4,6 +4,7 @@
 import re
 
 from articlekit.article.robustness import RobustnessError, article_shortcodes
+from articlekit.article.seed_figure import seed_figures
 from articlekit.experiment.sweep import chunk_ranges
 
 ROBUSTNESS_EXPERIMENTS = [e.name for e in ROBUSTNESS.experiments]
@@ -29,6 +30,15 @@ try:
     )
 except (RobustnessError, SourceError):
     ROBUSTNESS_SHORTCODES_JSON = json.dumps({"printed": [], "claims": []})
+# The article's figures of one value across the seeds, {path: key}: its image
+# links to figures/robustness-<key>.svg, each an output of robustness_figures.
+ROBUSTNESS_FIGURES = (
+    seed_figures(ARTICLE, read_text(ARTICLE)) if os.path.exists(ARTICLE) else {}
+)
+ROBUSTNESS_FIGURE_ARGUMENTS = " ".join(
+    f"--figure {shlex.quote(f'{key}={path}')}"
+    for path, key in ROBUSTNESS_FIGURES.items()
+)
 
 
 def robustness_code(wildcards):
@@ -80,4 +90,5 @@ def robustness_outputs():
         ROBUSTNESS_JSON,
         "build/robustness.md",
         "build/robustness.html",
+        *ROBUSTNESS_FIGURES,
     ]

@@ -1,0 +1,152 @@
+"""One value across the sweep's seeds, drawn: every seed a dot, the article's seed marked.
+
+    python -m articlekit.article.seed_figure build/robustness.json \\
+        --figure scaling.dk64.unscaled.max_weight=figures/robustness-scaling.dk64.unscaled.max_weight.svg
+
+The seeds' values sorted, each a dot at the share of seeds below it: read
+across, where a value falls among the seeds (its percentile); read up, how
+the seeds spread. The article's own seed is the red line and diamond, at its
+percentile_at_seed; the band is the 5-95 % range and the dashed line the
+median, as build/robustness.json has them (articlekit.article.robustness).
+
+An article shows one as an image like an experiment's figure, named for the
+key it plots as robustness.<key> spells it:
+
+    ![...](../figures/robustness-scaling.dk64.unscaled.max_weight.svg)
+
+The workflow reads those links (seed_figures) when it plans: each is an
+output of the sweep's figure rule (articlekit/workflow/robustness.smk), so
+the render waits for it like for any figure (articlekit.article.figures),
+and the summary is told to report that key. The seed sweep's page draws the
+same figure small for each value that varies (as a data: URL).
+"""
+
+import argparse
+import base64
+import io
+import math
+import os
+import re
+import sys
+
+from articlekit.article.figures import figure_links
+from articlekit.core.equality import is_number
+from articlekit.core.fmt import format_value
+from articlekit.core.jsonio import read_json
+from articlekit.experiment.artifacts import pyplot, save_figure
+
+SEED_FIGURE = re.compile(r"figures/robustness-(?P<key>[^/]+)\.svg")
+ARTICLE_SEED, SEEDS, SPREAD = "#cf222e", "#57606a", "#d0d7de"
+
+
+def seed_figures(article, text):
+    """{figures/robustness-<key>.svg: <key>} for every such image link of the
+    article, in the order written."""
+    found = {}
+    for link in figure_links(text, os.path.dirname(article) or "."):
+        match = SEED_FIGURE.fullmatch(link.path)
+        if match:
+            found[link.path] = match.group("key")
+    return found
+
+
+def percentile_words(share):
+    """0.79 -> "the 79th percentile": where a seed's value falls (a tie
+    counts half, so a value every seed shares is at the 50th)."""
+    n = round(share * 100)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"the {n}{suffix} percentile"
+
+
+def plottable(row):
+    """Whether a printed value's row has seeds to draw: numbers, finite in some seed."""
+    return any(is_number(v) and math.isfinite(v) for v in row.get("samples", []))
+
+
+def draw(row, seed_range=None, small=False):
+    """The figure (matplotlib) of one row of the report's printed values.
+    seed_range: (first, last) of the sweep's seeds, named in the legend."""
+    finite = sorted(v for v in row["samples"] if math.isfinite(v))
+    n = len(finite)
+    shares = [(i + 0.5) / n for i in range(n)]  # each seed at the share of seeds below it, itself half
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(2.6, 1.0) if small else (6.4, 3.4), layout="constrained")
+    if "p05" in row:
+        ax.axvspan(row["p05"], row["p95"], color=SPREAD, alpha=0.5, linewidth=0)
+        ax.axvline(row["median"], color=SEEDS, linewidth=0.8, linestyle="--")
+    ax.plot(finite, shares, "o", color=SEEDS, markersize=2 if small else 3.5, alpha=0.8,
+            label=None if small else f"{n} seeds" + (f" ({seed_range[0]} to {seed_range[1]})" if seed_range else ""))
+    at_seed = row["at_seed"]
+    if is_number(at_seed) and math.isfinite(at_seed):
+        ax.axvline(at_seed, color=ARTICLE_SEED, linewidth=1.2)
+        if "percentile_at_seed" in row:
+            label = (f"seed {row.get('article_seed')} (the article's): {format_value(at_seed, '.4g')}, "
+                     f"at {percentile_words(row['percentile_at_seed'])}")
+            ax.plot([at_seed], [row["percentile_at_seed"]], "D", color=ARTICLE_SEED,
+                    markersize=4 if small else 7, label=None if small else label)
+    ax.set_ylim(0, 1)
+    if small:
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        ax.grid(False)
+        ax.tick_params(axis="x", labelsize=7)
+    else:
+        ax.set_xlabel(row["key"])
+        ax.set_ylabel("share of seeds below")
+        ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+        ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return fig
+
+
+def data_url(row, seed_range=None):
+    """The small figure as an SVG data: URL (the page stays one self-contained file)."""
+    plt = pyplot()
+    plt.rcParams["svg.hashsalt"] = row["key"]  # stable ids, different per plot
+    fig = draw(row, seed_range, small=True)
+    out = io.BytesIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def seed_range(report, experiment):
+    found = next((x for x in report["experiments"] if x["experiment"] == experiment), None)
+    return (found["first_seed"], found["last_seed"]) if found else None
+
+
+def write_figures(report, figures):
+    """Each {key: path}: key as robustness.<key> spells it. A key the report
+    has no seeds of is refused, naming what would fix it."""
+    rows = {r["bindable"].removeprefix("robustness."): r for r in report["printed"]}
+    for key, path in figures.items():
+        row = rows.get(key)
+        if row is None or not plottable(row):
+            why = ("is not a value of a seeded experiment the sweep ran" if row is None else
+                   "has no finite number in any seed")
+            raise ValueError(f"{path}: {key} {why}; name the figure figures/robustness-<key>.svg after a key of "
+                             "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
+                             "column)")
+        fig = draw(row, seed_range(report, row["experiment"]))
+        save_figure(fig, path)
+        pyplot().close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m articlekit.article.seed_figure",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("report", help="build/robustness.json")
+    parser.add_argument("--figure", action="append", default=[], metavar="KEY=PATH",
+                        help="draw KEY (as robustness.KEY spells it) into PATH (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        figures = dict(item.split("=", 1) for item in args.figure)
+        write_figures(read_json(args.report), figures)
+    except (OSError, ValueError) as exc:
+        print(f"seed figure: {exc}", file=sys.stderr)
+        return 1
+    print(f"seed figure: {len(figures)} -> {', '.join(figures.values())}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
