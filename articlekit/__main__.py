@@ -42,6 +42,7 @@ MODULES = {
     "articlekit.review.robustness": "write the seed-robustness page from its summary",
     "articlekit.review.matrixenv": "lock, install and run one environment of the version matrix",
     "articlekit.review.matrix": "bind one environment's results, write the matrix pages, check them",
+    "articlekit.review.manifest": "write build/manifest.json: every file the build read and wrote, with its digest",
     "articlekit.workflow.codegraph": "list the code a build step runs (its code inputs)",
 }
 
