@@ -44,11 +44,15 @@ def experiments_with_sizes(config):
 
 def guarded_keys(name, params):
     """{key: the measures (bytes, seconds) of the terms filed under it} for
-    every parameter the experiment's footprint names, at these params."""
+    every parameter the experiment's footprint names, at these params. A
+    term of 0 files a parameter that costs nothing (a second seed): no
+    value of it is too large, so it guards nothing."""
     found = footprint.estimate(importlib.import_module(f"experiments.{name}").footprint, params, name)
     keys = {}
     for measure, estimate in found.items():
-        for named, _ in estimate.terms:
+        for named, amount in estimate.terms:
+            if amount == 0:
+                continue
             for key in named:
                 keys.setdefault(key, set()).add(measure)
     return keys
