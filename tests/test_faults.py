@@ -285,7 +285,7 @@ def test_deleted_results_and_figures_are_rebuilt(case):
         "environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "timing_combine",
         "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff", "manifest", "all",
         # the seed sweep's chunks live under results/ too (the article binds its summary)
-        "robustness_chunk", "robustness_summary", "robustness_report"}
+        "robustness_chunk", "robustness_summary", "robustness_report", "robustness_figures"}
 
 
 @pytest.mark.slow
