@@ -30,6 +30,7 @@ COMMANDS = {
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
+    "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
 }
 
 # The steps the workflow (articlekit/workflow/*.smk) runs as modules, not as
@@ -41,6 +42,7 @@ MODULES = {
     "articlekit.review.robustness": "write the seed-robustness page from its summary",
     "articlekit.review.matrixenv": "lock, install and run one environment of the version matrix",
     "articlekit.review.matrix": "bind one environment's results, write the matrix pages, check them",
+    "articlekit.review.manifest": "write build/manifest.json: every file the build read and wrote, with its digest",
     "articlekit.workflow.codegraph": "list the code a build step runs (its code inputs)",
 }
 

@@ -50,8 +50,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from articlekit.experiment import declared, footprint, runs
+from articlekit.experiment import declared, footprint, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
+from articlekit.core.ledger import Ledger
 
 log = logging.getLogger("experiment")
 
@@ -223,6 +224,9 @@ def _parser(name):
     given.add_argument("--combine", nargs="+", metavar="RUN_JSON",
                        help="combine the artifacts of this experiment's runs (its entry's runs: N) into one, "
                             "with its combine(); the parameters are the runs'")
+    parser.add_argument("--ledger", metavar="FILE",
+                        help="with --combine: Snakemake's record of what each rule wrote "
+                             "(.snakemake/articlekit/ledger.json); a run's artifact it does not vouch for is refused")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="with --config: override one parameter (VALUE is read as YAML)")
     parser.add_argument("--threads", type=int, metavar="N",
@@ -262,7 +266,8 @@ def _read_config(name, path, overrides):
 def parse_command_line(name, argv=None):
     """(params, json path, figures {name: path}, log file, libraries,
     limits (mem_mb, runtime in minutes; None where not given), the runs'
-    artifacts to combine (None unless --combine))."""
+    artifacts to combine (None unless --combine), the ledger to hold them
+    against (None unless --ledger))."""
     parser = _parser(name)
     args = parser.parse_args(argv)
     if args.combine is not None:
@@ -297,7 +302,9 @@ def parse_command_line(name, argv=None):
         if not sep or not figure or not path:
             parser.error(f"--figure {item!r}: write NAME=PATH, e.g. --figure sweep=figures/{name}-sweep.svg")
         figures[figure] = path
-    return params, args.json, figures, args.log, libraries, limits, args.combine
+    if args.ledger and args.combine is None:
+        parser.error("--ledger holds the runs that --combine reads against Snakemake's record; give --combine")
+    return params, args.json, figures, args.log, libraries, limits, args.combine, args.ledger
 
 
 def _script_of(run):
@@ -319,22 +326,28 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     A failure is logged with its traceback (or, for a parameter or figure the
     config does not declare, the line that asked and what to declare) and
     exits 1, writing nothing."""
-    params, json_path, figures, log_file, libraries, (mem_mb, runtime), run_files = parse_command_line(name, argv)
+    params, json_path, figures, log_file, libraries, (mem_mb, runtime), run_files, ledger = parse_command_line(
+        name, argv)
     _drawn_with.clear()
     _saved.clear()
     configure_logging(log_file)
     if run_files:
-        params, produce = _combining(name, combine, run_files)
+        params, produce = _combining(name, combine, run_files, ledger)
     else:
         params = declared.params_of(name, params)
         _check_footprint(name, run, params, mem_mb, runtime)
         log.info("%s: running with %s", name, dict(params))
         produce = lambda: run(params)  # noqa: E731
+    script, artifact = _script_of(run), os.path.abspath(json_path)
+    figures = {figure: os.path.abspath(path) for figure, path in figures.items()}
     try:
-        values = produce()
-        if figures:
-            _plot(name, plot, values, params, figures)
-        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with], derived)
+        # the experiment's own code runs with nothing of the project in reach
+        # of a relative path (articlekit.experiment.scratch)
+        with scratch.scratch_folder(name):
+            values = produce()
+            if figures:
+                _plot(name, plot, values, params, figures)
+        write_artifact(artifact, name, script, params, values, [*libraries, *_drawn_with], derived)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             _fail(name, exc)
@@ -358,12 +371,19 @@ def _check_footprint(name, run, params, mem_mb, runtime):
         log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
 
 
-def _combining(name, combine, run_files):
+def _combining(name, combine, run_files, ledger=None):
     """(params, a call that combines): the runs read and checked first, so
-    that a run that does not belong is one sentence, not a traceback."""
+    that a run that does not belong is one sentence, not a traceback; with
+    a ledger (articlekit.core.ledger), each must be what its rule wrote."""
     if combine is None:
         log.error("%s: %s", name, runs.no_combine(name))
         sys.exit(1)
+    if ledger:
+        record = Ledger.load(ledger)
+        unowned = [problem for problem in (record.output_problem(path, name) for path in run_files) if problem]
+        if unowned:
+            log.error("%s: cannot combine its runs:\n  %s", name, "\n  ".join(unowned))
+            sys.exit(1)
     try:
         params, values = runs.check_runs(name, [(path, read_artifact(path)) for path in run_files])
     except (OSError, ValueError) as exc:  # runs.RunsError among them
@@ -382,14 +402,15 @@ def _plot(name, plot, values, params, figures):
         plot(values, params, declared.figures_of(name, figures))
     written, others = declared.written_figures(figures, before, _saved)
     if written or others:
-        log.info("%s: wrote %s", name, ", ".join([*written, *others]))
+        log.info("%s: wrote %s", name, ", ".join([*map(scratch.shown, written), *others]))
     missing = declared.unwritten_figures(name, figures, written, others, has_plot=plot is not None)
     if missing:
         log.error("%s: %s", name, missing)
         sys.exit(1)
     if others:
-        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: Snakemake "
-                    "neither rebuilds nor cleans it; declare it there", name, ", ".join(others), name)
+        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: the build keeps "
+                    "only declared figures (one saved by a relative path is dropped with the experiment's "
+                    "scratch folder); declare it there", name, ", ".join(others), name)
 
 
 def _fail(name, exc):

@@ -35,9 +35,12 @@ rule values:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
+    params:
+        # each artifact and the baseline held against it (no input: it changes on every job)
+        ledger=LEDGER,
     shell:
         "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
-        "--out {output.json} 2> {log}"
+        "--ledger {params.ledger} --out {output.json} 2> {log}"
 
 
 rule lint_article:

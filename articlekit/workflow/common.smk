@@ -14,7 +14,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph, leftovers, plancache
+from articlekit.workflow import codegraph, leftovers, ownership, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.render.extension import is_installed_copy
@@ -42,6 +42,10 @@ codegraph.remember_scans(".snakemake/articlekit/codegraph.json")
 PLAN_MEMORY = plancache.PlanMemory(".snakemake/articlekit/plan.json")
 atexit.register(codegraph.save_scans)
 atexit.register(PLAN_MEMORY.save)
+# Which rule wrote each output, and its digest when the job finished, kept
+# by this process from Snakemake's reports of its jobs (ownership.py).
+LEDGER = ".snakemake/articlekit/ledger.json"
+OWNED = ownership.watch(workflow, LEDGER)
 # The module's own rules and checks, part of every check's fingerprint.
 MODULE_FILES = sorted(
     str(path)
@@ -493,9 +497,22 @@ def every_output(wildcards):
     failure or a deletion rebuilds what is missing, or fails again. Read
     from the rules themselves, so a new rule cannot be left out. Rules of
     an opt-in target (OPT_IN_RULE_FILES: the version matrix) are not part
-    of the default build.
+    of the default build. An output its rule did not write (ownership.py)
+    stops the plan, a dry run's too, naming it.
     """
     report_leftovers()
+    outputs = default_outputs()
+    refused = ownership.unrecordable(workflow) or ownership.unowned(
+        workflow, OWNED, outputs
+    )
+    if refused:
+        logger.error(refused)
+        raise SystemExit(1)
+    return outputs
+
+
+def default_outputs():
+    """The default target's files (every_output)."""
     return [
         str(path)
         for rule in workflow.rules

@@ -10,6 +10,10 @@
 # makes them into results/<name>.json and draws its figures
 # (articlekit/experiment/runs.py). The runs keep the experiment's rule name:
 # --forcerun <name> reruns every run.
+#
+# The experiment's code runs in an empty scratch folder of its own
+# (articlekit/experiment/scratch.py): nothing of the project is in reach of
+# a relative path.
 
 
 for experiment in EXPERIMENTS:
@@ -61,9 +65,11 @@ for experiment in EXPERIMENTS:
                 module=f"experiments.{experiment.name}",
                 figures=figure_arguments(experiment),
                 libraries=library_arguments(experiment),
+                # each run held against Snakemake's record of it (no input: it changes on every job)
+                ledger=LEDGER,
             shell:
-                "python -m {params.module} --combine {input.runs} --json {output.json} {params.figures} "
-                "{params.libraries} --log {log}"
+                "python -m {params.module} --combine {input.runs} --ledger {params.ledger} "
+                "--json {output.json} {params.figures} {params.libraries} --log {log}"
 
     else:
 
