@@ -345,6 +345,20 @@ def test_a_run_that_would_hide_its_jobs_ends_is_refused_before_any_job(server, c
     assert "Leave progress out: --quiet rules host reason" in output
 
 
+@pytest.mark.slow
+def test_a_build_without_its_ledger_is_refused_once_in_one_sentence_and_forceall_mends_it(server, case):
+    """.snakemake/ removed (or a checkout built before the ledger): no output
+    can be vouched for. One sentence says so and how to rebuild, not one
+    line per output; the rebuild it names then builds."""
+    shutil.rmtree(case / ".snakemake" / "articlekit")
+    code, output = snakemake(server, case, "--dry-run")
+    assert code != 0
+    assert output.count("does not exist") == 1, output[-3000:]
+    assert "takes none of them. Rebuild them once: snakemake --cores all --forceall" in output
+    code, output = snakemake(server, case, "--forceall")
+    assert code == 0, output[-3000:]
+
+
 def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     run = [sys.executable, "-m", "articlekit", "verify"]
     missing = subprocess.run(run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent),

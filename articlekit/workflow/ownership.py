@@ -169,9 +169,19 @@ def unowned(workflow, ledger, outputs):
             reruns.append(rule)
     if not problems:
         return None
+    if ledger.note and not ledger.outputs:
+        # no record at all (an old checkout, .snakemake/ removed): one sentence, not one per output
+        listed = ", ".join(shown(path) for path in outputs if os.path.isfile(path))
+        return (f"{ledger.note}, so the build cannot tell whether the {len(problems)} outputs already here "
+                f"are what their rules wrote ({shorten(listed)}), and takes none of them. Rebuild them once: "
+                f"snakemake --cores all --forceall{options}")
     again = rerun_command(filter(None, reruns), options) if all(reruns) else "snakemake --cores all --forceall"
     return ("These outputs are not what their rules wrote, so the build takes none of them (they are rules' "
             "outputs, not sources):\n  " + "\n  ".join(problems) + f"\nRerun those rules: {again}")
+
+
+def shorten(text, width=160):
+    return text if len(text) <= width else text[: width - 5].rsplit(", ", 1)[0] + ", ..."
 
 
 def shown(path):
