@@ -313,6 +313,21 @@ def test_an_artifact_forged_after_the_build_is_named_and_refused_until_its_rule_
 
 
 @pytest.mark.slow
+def test_a_timing_run_forged_after_the_build_is_refused_before_its_runs_are_combined(server, case, template):
+    """Each run of an experiment with runs: N is an output of rule timing:
+    a run file rewritten by hand (a faster loop, say) is not combined into
+    the printed interval, even when the combine step is asked to run."""
+    run = case / "results/runs/timing/run-1.json"
+    forged = json.loads(run.read_text(encoding="utf-8"))
+    forged["values"] = json.loads(json.dumps(forged["values"]), parse_float=lambda text: float(text) / 2)
+    run.write_text(json.dumps(forged), encoding="utf-8")
+    code, output = snakemake(server, case, "--forcerun", "timing_combine")
+    assert code != 0, output[-4000:]
+    assert "results/runs/timing/run-1.json: not what rule timing wrote" in output, output[-4000:]
+    assert (case / "results/timing.json").read_bytes() == (template / "results/timing.json").read_bytes()
+
+
+@pytest.mark.slow
 def test_an_input_changed_since_the_build_is_named_by_verify(case):
     article = case / "article/index.qmd"
     article.write_text(article.read_text(encoding="utf-8") + "\nA sentence added after the build.\n",
