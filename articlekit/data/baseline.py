@@ -16,6 +16,7 @@ import jsonschema
 import yaml
 
 from articlekit.core.claims import ClaimError, check_holds, refuse_vacuous
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
@@ -30,7 +31,7 @@ SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
 
 
-class BaselineError(ValueError):
+class BaselineError(ArticlekitError):
     """A baseline that cannot be trusted; the message says where and why."""
 
 
