@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from articlekit.__main__ import main as cli
 from articlekit.core.ledger import Ledger, file_digest
-from articlekit.data import values as valuesmod
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.review import verify as verifymod
 from articlekit.review.manifest import ManifestError, build_manifest
@@ -121,9 +121,9 @@ def test_values_refuses_an_artifact_its_rule_did_not_write(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     envelope = {"experiment": "a", "script": "experiments/a.py", "params": {}, "values": {"x": 1}}
     recorded(tmp_path, {"results/a.json": ("a", json.dumps(envelope))})
-    assert valuesmod.main(["results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 0
+    assert cli(["values", "results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 0
     Path("results/a.json").write_text(json.dumps({**envelope, "values": {"x": 2}}))
-    assert valuesmod.main(["results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 1
+    assert cli(["values", "results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 1
     said = capsys.readouterr().err
     assert "values: results/a.json: not what rule a wrote" in said and "--forcerun a" in said
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
 from articlekit.data.classes import CLASSES, agreement, schema_fragments
@@ -28,7 +29,7 @@ SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
 
 
-class BaselineError(ValueError):
+class BaselineError(ArticlekitError):
     """A baseline that cannot be trusted; the message says where and why."""
 
 

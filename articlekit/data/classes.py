@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from articlekit.core.claims import ClaimError, Interval, check_holds, refuse_vacuous
 from articlekit.core.equality import is_number, same_text, same_value
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.data.environment import in_record
 
@@ -469,7 +470,7 @@ def agreement(entry):
     try:
         return AGREEMENT[entry.cls]
     except KeyError:
-        raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are "
+        raise ArticlekitError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are "
                          f"{', '.join(CLASSES)}") from None
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import SourceError, load_yaml, read_text
 from articlekit.core.jsonio import write_text_atomic
 from articlekit.render.extension import INSTALLED_COPY, install
@@ -53,7 +54,7 @@ METADATA = "build/quarto-metadata.yml"  # relative to the project's root
 SNAKEMAKE_ARGS = "ARTICLEKIT_SNAKEMAKE_ARGS"
 
 
-class HookError(Exception):
+class HookError(ArticlekitError):
     pass
 
 
