@@ -1,8 +1,12 @@
 """python -m articlekit COMMAND ...: one subcommand per build step.
 
 Each command lives in its own module with a `main(argv) -> int`.
+`python -m articlekit --help` (or -h) lists them, and the steps the
+workflow runs as modules of their own (python -m articlekit.review.matrix
+...), which an author may run by hand too; each takes --help.
 """
 
+import difflib
 import errno
 import importlib
 import sys
@@ -26,7 +30,33 @@ COMMANDS = {
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
+    "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
 }
+
+# The steps the workflow (articlekit/workflow/*.smk) runs as modules, not as
+# commands above: `python -m MODULE --help` says how to run one by hand.
+MODULES = {
+    "articlekit.experiment.sweep": "run one experiment over many seeds (snakemake robustness)",
+    "articlekit.article.robustness": "summarise the sweep: each seeded value and claim across the seeds",
+    "articlekit.article.seed_figure": "draw one value across the sweep's seeds",
+    "articlekit.review.robustness": "write the seed-robustness page from its summary",
+    "articlekit.review.matrixenv": "lock, install and run one environment of the version matrix",
+    "articlekit.review.matrix": "bind one environment's results, write the matrix pages, check them",
+    "articlekit.review.manifest": "write build/manifest.json: every file the build read and wrote, with its digest",
+    "articlekit.workflow.codegraph": "list the code a build step runs (its code inputs)",
+}
+
+
+def usage():
+    width = max(map(len, COMMANDS))
+    commands = [f"  {name:<{width}}  {help}" for name, (_, help) in COMMANDS.items()]
+    width = max(map(len, MODULES))
+    modules = [f"  python -m {name:<{width}}  {help}" for name, help in MODULES.items()]
+    return ("usage: python -m articlekit COMMAND [ARGS]   (or: articlekit COMMAND [ARGS])\n"
+            "       python -m articlekit COMMAND --help   what a command takes\n\n"
+            "commands:\n" + "\n".join(commands) + "\n\n"
+            "steps the workflow runs as modules (each takes --help):\n" + "\n".join(modules) + "\n\n"
+            "  --version  articlekit's version\n")
 
 
 def main(argv=None):
@@ -34,9 +64,14 @@ def main(argv=None):
     if argv[:1] == ["--version"]:
         print(f"articlekit {__version__}")
         return 0
+    if argv[:1] in (["--help"], ["-h"], ["help"]):
+        print(usage(), end="")
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        lines = [f"  {name:<9} {help}" for name, (_, help) in COMMANDS.items()]
-        print("usage: python -m articlekit COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines), file=sys.stderr)
+        near = difflib.get_close_matches(argv[0], COMMANDS, n=1) if argv else []
+        said = (f"articlekit: unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+                + "\n\n") if argv else ""
+        print(said + usage(), end="", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
     try:

@@ -4,12 +4,18 @@ Everything the colophon and the audit need to say *where* a number came from:
 library versions, the BLAS NumPy calls into, the CPU, and whether the build
 ran on a SLURM node or locally. The only experiment whose values are
 expected to differ between two builds (date, host).
+
+The owner of the machine's description (`machine()`): the timing
+experiment records it too, in each of its runs, since on a cluster its
+runs may land on other nodes than this job.
 """
 
+import json
 import logging
 import os
 import platform
 import socket
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -75,20 +81,83 @@ def threadpool_info():
 
 def cpu_model():
     """The CPU's marketing name from /proc/cpuinfo, else what platform knows."""
+    return cpuinfo().get("model name") or platform.processor() or platform.machine()
+
+
+def cpuinfo():
+    """The first processor's fields of /proc/cpuinfo ({} where there is none)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break  # the first processor's block ends here
+                name, _, value = line.partition(":")
+                fields[name.strip()] = value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return fields
+
+
+def lscpu():
+    """lscpu's fields ({"Model name": ..., "Hypervisor vendor": ...}), or {}
+    where it is not installed. It asks the CPU itself (cpuid), so it knows
+    what /proc/cpuinfo leaves out: the hypervisor's vendor, the rated clock."""
+    try:
+        out = subprocess.run(["lscpu", "-J"], capture_output=True, text=True, timeout=10, check=True).stdout
+        return {row["field"].rstrip(":"): row["data"] for row in json.loads(out)["lscpu"]}
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def cpu_id(fields):
+    """Vendor, family, model and stepping, which name the CPU exactly where a
+    virtual machine's model name is generic ('Intel(R) Xeon(R) Processor')."""
+    parts = [fields.get("vendor_id")] + [f"{name} {fields[key]}" for name, key in (
+        ("family", "cpu family"), ("model", "model"), ("stepping", "stepping")) if fields.get(key)]
+    return " ".join(filter(None, parts)) or None
+
+
+def cpu_mhz(fields, listed):
+    """(MHz, where it was read): the rated maximum where the kernel or lscpu
+    knows it, else the clock /proc/cpuinfo reports (under a hypervisor, the
+    host's nominal clock); (None, None) where neither does."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", encoding="utf-8") as f:
+            return int(f.read()) / 1000, "cpufreq maximum"
+    except (OSError, ValueError):
+        pass
+    for value, source in ((listed.get("CPU max MHz"), "lscpu maximum"), (fields.get("cpu MHz"), "/proc/cpuinfo")):
+        try:
+            return float(value), source
+        except (TypeError, ValueError):
+            continue
+    return None, None
+
+
+def machine():
+    """The CPU as exactly as this machine says it: model name, vendor,
+    family, model and stepping, clock (and where it was read), the
+    hypervisor (None on bare metal), logical CPUs, host."""
+    fields, listed = cpuinfo(), lscpu()
+    mhz, source = cpu_mhz(fields, listed)
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_id": cpu_id(fields),
+        "cpu_mhz": mhz,
+        "cpu_mhz_source": source,
+        "hypervisor": listed.get("Hypervisor vendor")
+        or ("unnamed" if "hypervisor" in fields.get("flags", "").split() else None),
+        "cores": os.cpu_count(),
+        "hostname": socket.gethostname(),
+    }
 
 
 def run(params):
     """No parameters; returns a flat dict of strings and numbers."""
     now = datetime.now(timezone.utc)
     slurm_job = os.environ.get("SLURM_JOB_ID")
+    here = machine()
     values = {
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -97,14 +166,18 @@ def run(params):
         "torch_num_threads": torch.get_num_threads(),
         "torch_num_interop_threads": torch.get_num_interop_threads(),
         "blas": blas_description(),
-        "cpu_model": cpu_model(),
+        "cpu_model": here["cpu_model"],
+        "cpu_id": here["cpu_id"],
+        "cpu_mhz": here["cpu_mhz"],
+        "cpu_mhz_source": here["cpu_mhz_source"],
+        "hypervisor": here["hypervisor"],
         "os": platform.platform(),
-        "cores": os.cpu_count(),
+        "cores": here["cores"],
         "build_date": now.strftime("%Y-%m-%d"),
         "build_time_utc": now.isoformat(timespec="seconds"),
         "executor": "slurm" if slurm_job else "local",
         "slurm_job_id": slurm_job,
-        "hostname": socket.gethostname(),
+        "hostname": here["hostname"],
     }
     log.info("environment: %s", values)
     return values

@@ -1,16 +1,29 @@
 """How much the matrix form buys: one query at a time vs one matrix product.
 
-Times three ways of computing the same attention output for Q, K, V of
+Times four ways of computing the same attention output for Q, K, V of
 shape (T, d), all in float64 so that they do the same arithmetic:
 experiments.attention.attention_row_by_row (a Python loop over the T
-queries), experiments.attention.scaled_dot_product_attention (2-D NumPy) and
+queries, its softmax spelt with np.max and np.sum), the same loop spelt
+with the array's methods (attention_row_by_row_methods: x.max(), e.sum()),
+experiments.attention.scaled_dot_product_attention (2-D NumPy) and
 torch.nn.functional.scaled_dot_product_attention.
 
-The protocol is articlekit.experiment.measure.compare's (its docstring
-says why each part is there): interleaved rounds, one sample of many calls
-per contender per round, per-round ratios, and a 95 % interval of the
-median from order statistics, every sample stored. What this experiment
-adds, and why:
+Two levels, each with its own statistics:
+
+- One run, one process (`run`): articlekit.experiment.measure.compare's
+  protocol (its docstring says why each part is there): interleaved
+  rounds, one sample of many calls per contender per round, per-round
+  ratios, and a 95 % interval of the median from order statistics.
+- Between runs (`combine`): the workflow runs this experiment as
+  `experiments.timing.runs` independent processes, each a job that takes
+  every core (nothing else of the build runs beside it), and combines
+  them into results/timing.json. Every value the article prints is then
+  measure.between_runs of the runs' estimates: their median, with a
+  prediction interval for one more run. The rounds of one process cannot
+  see what changes between processes (memory layout, core, the minute's
+  load), so the first level's intervals are kept per run, not printed.
+
+What this experiment adds, and why:
 
 - One thread for the headline. The loop is single-threaded, so the fair
   question is what vectorisation buys at one thread. compare holds NumPy's
@@ -19,23 +32,29 @@ adds, and why:
   OMP_NUM_THREADS say (Snakemake sets them to the job's cores); the pools
   are recorded as threadpoolctl and torch report them. At one thread the
   clock is the CPU time of this thread (time.thread_time), which does not
-  count the time other processes held the core: the old wall-clock ratio
-  swung from 0.1x to 12x on a busy machine.
+  count the time other processes held the core.
+- Two spellings of the loop. np.max and np.sum pass through NumPy's
+  Python-level dispatch on every query; the array's methods do not. The
+  ratio loop / loop_methods says how much of the loop's time is the
+  spelling, not the arithmetic, and loop_methods / matrix what the matrix
+  form buys over the quicker spelling.
 - An all-cores figure (wall clock, at most the CPUs this process may use)
   stands beside it, informational only.
-- The headline ratio is loop / matrix at T, d (compare's ratio to the
-  baseline, the loop): the median of the `rounds` per-round ratios.
+- The machine (experiments.environment.machine) and the load average
+  before and after each run are recorded with it; a run whose one-minute
+  load exceeded the CPUs it may use is marked loaded (measure.loaded).
 
 Inputs, per T: numpy.random.default_rng(seed) draws Q, K, V in that order,
 each (T, d) standard normal.
 
-The per-row loop is timed only up to loop_max_T, at the headline as in the
-sweep: above it the loop's figures (and the ratios to it) are null.
+The loops are timed only up to loop_max_T, at the headline as in the
+sweep: above it their figures (and the ratios to them) are null.
 """
 
 import logging
 import os
 import socket
+import sys
 import time
 
 import numpy as np
@@ -45,13 +64,25 @@ import torch.nn.functional as F
 from articlekit.experiment import measure
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.experiment.footprint import FLOPS
-from experiments.attention import attention_row_by_row, scaled_dot_product_attention
+from experiments.attention import (
+    attention_row_by_row,
+    attention_row_by_row_methods,
+    scaled_dot_product_attention,
+)
+from experiments.environment import machine
 
 log = logging.getLogger("experiment")
 
-METHODS = ("loop", "matrix", "torch")
+METHODS = ("loop", "loop_methods", "matrix", "torch")
+LOOPS = ("loop", "loop_methods")
 CONFIDENCE = measure.CONFIDENCE
-LABELS = {"loop": "NumPy, one query at a time", "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
+LABELS = {"loop": "NumPy, one query at a time (np.max, np.sum)",
+          "loop_methods": "NumPy, one query at a time (x.max(), e.sum())",
+          "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
+# The ratios the article reads, as (numerator, denominator): how many times
+# faster the denominator is. speedup is the headline.
+RATIOS = {"speedup": ("loop", "matrix"), "torch_speedup": ("loop", "torch"),
+          "spelling_speedup": ("loop", "loop_methods"), "methods_speedup": ("loop_methods", "matrix")}
 
 # The loop's interpreter overhead per query (a dozen NumPy calls), at least:
 # with FLOPS it keeps footprint()'s time a lower bound.
@@ -64,16 +95,17 @@ def footprint(p):
     Memory: at length T the matrix form holds four (T, T) float64 arrays at
     once (scores, shifted scores, exponentials, weights), beside Q, K, V and
     the output, (T, d) each; the longest T of the run sets the peak.
-    Time, a lower bound: every round takes one sample of each contender, at
-    least sample_ms and at least one call (4 T^2 d flops; the loop also pays
-    ROW_S a query); the all-cores rounds and the final check come on top.
+    Time, a lower bound, of one run (each run is a job of its own): every
+    round takes one sample of each contender, at least sample_ms and at
+    least one call (4 T^2 d flops; each loop also pays ROW_S a query); the
+    all-cores rounds and the final check come on top.
     """
     longest = max(p["T"], *p["sweep_T"])
     sample = p["sample_ms"] / 1e3
 
     def seconds_at(T, rounds):  # every contender timed at length T
         call = 4 * T * T * p["d"] / FLOPS
-        calls = [call, call] + ([call + T * ROW_S] if T <= p["loop_max_T"] else [])
+        calls = [call, call] + ([call + T * ROW_S] * len(LOOPS) if T <= p["loop_max_T"] else [])
         return sum(rounds * max(c, sample) + p["warmup"] * c for c in calls)
 
     return {
@@ -89,6 +121,7 @@ def footprint(p):
 median_interval = measure.median_interval
 minimum_rounds = measure.minimum_rounds
 ratio = measure.ratio
+between_runs = measure.between_runs
 # PyTorch's intra-op pool, which threadpoolctl does not hold: measure holds it
 # beside BLAS and OpenMP through its (get, set) pair.
 TORCH_THREADS = ((torch.get_num_threads, torch.set_num_threads),)
@@ -122,7 +155,7 @@ def pools():
                                "threads": torch.get_num_threads()}]
 
 
-# ---- the protocol (measure.compare), on attention -------------------------------
+# ---- one run: the protocol (measure.compare), on attention ------------------------
 
 
 def inputs(T, d, seed):
@@ -131,17 +164,19 @@ def inputs(T, d, seed):
 
 
 def contenders(Q, K, V, p):
-    """The implementations as zero-argument calls, inputs bound; the loop
-    only up to loop_max_T (past it, it would dominate the run and show
+    """The implementations as zero-argument calls, inputs bound; the loops
+    only up to loop_max_T (past it, they would dominate the run and show
     nothing new)."""
     tQ, tK, tV = map(torch.from_numpy, (Q, K, V))
     calls = {
         "loop": lambda: attention_row_by_row(Q, K, V),
+        "loop_methods": lambda: attention_row_by_row_methods(Q, K, V),
         "matrix": lambda: scaled_dot_product_attention(Q, K, V),
         "torch": lambda: F.scaled_dot_product_attention(tQ, tK, tV),
     }
     if len(Q) > p["loop_max_T"]:
-        del calls["loop"]
+        for name in LOOPS:
+            del calls[name]
     return calls
 
 
@@ -153,18 +188,23 @@ def timed(calls, p, rounds, threads=1, clock=None):
 
 
 def headline(Q, K, V, p):
-    """The T, d point at one thread, CPU time: every contender, and both
-    ratios to the loop (null when the loop is not timed at this T)."""
-    result = timed(contenders(Q, K, V, p), p, p["rounds"])
-    main = {name: summary(m["samples_ms"]) | {key: m[key] for key in RAW}
-            for name, m in result["times"].items()}
-    main.setdefault("loop", None)  # not timed at this T: null, as in the sweep
-    main["speedup"] = result["ratios"].get("matrix")  # loop / matrix, round by round
-    main["torch_speedup"] = result["ratios"].get("torch")
+    """The T, d point at one thread, CPU time: every contender, and each
+    ratio of RATIOS round by round (null when the loops are not timed)."""
+    times = timed(contenders(Q, K, V, p), p, p["rounds"])["times"]
+    main = {name: summary(m["samples_ms"]) | {key: m[key] for key in RAW} for name, m in times.items()}
+    for name in LOOPS:
+        main.setdefault(name, None)  # not timed at this T: null, as in the sweep
+    for key, (slower, faster) in RATIOS.items():
+        main[key] = (ratio(times[slower]["samples_ms"], times[faster]["samples_ms"])
+                     if slower in times and faster in times else None)
     return main
 
 
 RAW = ("calls_per_sample", "samples_ms", "wall_samples_ms")  # a contender's samples, as compare returns them
+# The all-cores figure's contenders: its one ratio, loop / matrix (the
+# spelling is a one-thread question, and PyTorch's pool spinning on a busy
+# machine costs the run more than the figure tells).
+ALL_CORES = ("loop", "matrix")
 
 
 def all_cores(Q, K, V, p, threads):
@@ -173,7 +213,8 @@ def all_cores(Q, K, V, p, threads):
     runs on one thread, so this ratio also measures the spare cores."""
     # sweep_rounds, not rounds: an informational figure, not worth the time;
     # the wall clock even when threads is 1 (a one-CPU machine), as the name says
-    result = timed(contenders(Q, K, V, p), p, p["sweep_rounds"], threads, clock=time.perf_counter)
+    calls = {name: call for name, call in contenders(Q, K, V, p).items() if name in ALL_CORES}
+    result = timed(calls, p, p["sweep_rounds"], threads, clock=time.perf_counter)
     return {
         "threads": threads,
         **{name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
@@ -200,9 +241,10 @@ def sweep(p):
 
 
 def run(params):
-    """params: T, d (the headline point), sweep_T, loop_max_T (the loop is
-    skipped for longer sequences), warmup, rounds, sweep_rounds, sample_ms,
-    seed, threads (the cores the rule gave the job)."""
+    """One run (one process). params: T, d (the headline point), sweep_T,
+    loop_max_T (the loops are skipped for longer sequences), warmup,
+    rounds, sweep_rounds, sample_ms, seed, threads (the cores the rule gave
+    the job). -> the run's values; combine() makes the article's from all."""
     for key in ("rounds", "sweep_rounds"):
         if params[key] < minimum_rounds():
             raise ValueError(f"timing: {key}={params[key]} cannot give a {CONFIDENCE:.0%} interval; "
@@ -223,20 +265,27 @@ def run(params):
         with limited_threads(cores):
             many_thread_pools = pools()
             main["all_cores"] = all_cores(Q, K, V, params, cores)
+    load_after = os.getloadavg()
     loop_timed = main["loop"] is not None
-    # the loop's output against the matrix form's, where the loop is timed
-    diff = (float(np.max(np.abs(attention_row_by_row(Q, K, V) - scaled_dot_product_attention(Q, K, V)[0])))
-            if loop_timed else None)
-    main.update(T=T, d=d, dtype="float64", max_abs_diff=diff)
+    # the loop's output against the matrix form's and against its other
+    # spelling, where the loops are timed
+    loop_out = attention_row_by_row(Q, K, V) if loop_timed else None
+    main.update(
+        T=T, d=d, dtype="float64",
+        max_abs_diff=(float(np.max(np.abs(loop_out - scaled_dot_product_attention(Q, K, V)[0])))
+                      if loop_timed else None),
+        spelling_max_abs_diff=(float(np.max(np.abs(loop_out - attention_row_by_row_methods(Q, K, V))))
+                               if loop_timed else None),
+    )
     log.info("T=%d d=%d, one thread, CPU time: matrix %.3f ms, torch %.3f ms", T, d,
              main["matrix"]["median_ms"]["estimate"], main["torch"]["median_ms"]["estimate"])
     if loop_timed:
         s = main["speedup"]
-        log.info("loop %.3f ms; speedup %.2fx [%.2f, %.2f]; all %d cores: %.2fx",
+        log.info("loop %.3f ms; speedup %.2fx [%.2f, %.2f] (this run's rounds); spelling %.2fx; all %d cores: %.2fx",
                  main["loop"]["median_ms"]["estimate"], s["estimate"], s["low"], s["high"],
-                 cores, main["all_cores"]["speedup"]["estimate"])
+                 main["spelling_speedup"]["estimate"], cores, main["all_cores"]["speedup"]["estimate"])
     else:
-        log.info("loop not timed: T=%d > loop_max_T=%d", T, params["loop_max_T"])
+        log.info("loops not timed: T=%d > loop_max_T=%d", T, params["loop_max_T"])
 
     return {
         "main": main,
@@ -260,37 +309,210 @@ def run(params):
             "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
             "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
         },
-        "load": {"before": list(load_before), "after": list(os.getloadavg())},
+        "load": {"before": list(load_before), "after": list(load_after),
+                 "loaded": measure.loaded([load_before[0], load_after[0]], available)},
+        "machine": machine(),
         "executor": "slurm" if os.environ.get("SLURM_JOB_ID") else "local",
         "hostname": socket.gethostname(),
     }
 
 
+# ---- between runs: what the article prints ----------------------------------------
+
+
+def combine(runs, params):
+    """The runs' values (one dict per process, as run() returns them, in run
+    order) -> results/timing.json's: every time and ratio the median of the
+    runs with a prediction interval for one more run
+    (measure.between_runs), each run's own figures beside it, the machine
+    and the load of every run."""
+    first = runs[0]
+    main = {"T": first["main"]["T"], "d": first["main"]["d"], "dtype": first["main"]["dtype"]}
+    for key in ("max_abs_diff", "spelling_max_abs_diff"):
+        diffs = [r["main"][key] for r in runs]
+        main[key] = None if None in diffs else max(diffs)
+    for name in METHODS:
+        timed_runs = [r["main"][name] for r in runs]
+        main[name] = None if None in timed_runs else {
+            "median_ms": between_runs([t["median_ms"]["estimate"] for t in timed_runs]),
+            "calls_per_sample": [t["calls_per_sample"] for t in timed_runs],
+        }
+    for key in RATIOS:
+        main[key] = ratio_between_runs([r["main"][key] for r in runs])
+    cores = [r["main"]["all_cores"] for r in runs]
+    main["all_cores"] = {
+        "threads": first["main"]["all_cores"]["threads"],
+        **{name: {"median_ms": between_runs([c[name]["median_ms"]["estimate"] for c in cores])}
+           for name in ALL_CORES if name != "loop"},
+        "speedup": ratio_between_runs([c["speedup"] for c in cores]),
+    }
+    disagree = main["speedup"]["outliers"] if main["speedup"] else []
+    values = {
+        "main": main,
+        "sweep": sweep_between_runs([r["sweep"] for r in runs]),
+        "runs": {"count": len(runs), "agree": not disagree, "note": disagreement_note(main["speedup"])},
+        "protocol": first["protocol"] | {
+            "within_run_interval": first["protocol"]["interval"],
+            "interval": measure.BETWEEN_RUNS_INTERVAL,
+            "runs": len(runs),
+        },
+        "threads": first["threads"] | {
+            "widest_pool_one_thread": max(r["threads"]["widest_pool_one_thread"] for r in runs)},
+        "load": load_of(runs),
+        "machine": machine_of(runs),
+        "executor": "slurm" if any(r["executor"] == "slurm" for r in runs) else "local",
+        "hostname": ", ".join(dict.fromkeys(r["hostname"] for r in runs)),
+    }
+    if disagree:  # in the job's log, and on the build's terminal (Snakemake shows a job's stderr)
+        log.warning("timing: %s", values["runs"]["note"])
+        print(f"timing: warning: {values['runs']['note']}", file=sys.stderr)
+    return values
+
+
+def ratio_between_runs(per_run):
+    """A ratio over the runs (each run's median of its per-round ratios), and
+    each run's own interval beside it: run_low, run_high. Null when a run
+    did not time it."""
+    if None in per_run:
+        return None
+    combined = between_runs([r["estimate"] for r in per_run])
+    widths = [(r["high"] - r["low"]) / r["estimate"] for r in per_run]
+    return combined | {
+        "run_low": [r["low"] for r in per_run],
+        "run_high": [r["high"] for r in per_run],
+        # how wide one run's interval from its rounds is, and the runs' interval
+        "run_width": float(np.median(widths)),
+        "width": (combined["high"] - combined["low"]) / combined["estimate"],
+    }
+
+
+def sweep_between_runs(sweeps):
+    """Each swept point the median of the runs with the interval for one more."""
+    out = {"T": sweeps[0]["T"], "d": sweeps[0]["d"]}
+    for name in METHODS:
+        out[name] = {"median_ms": [], "low_ms": [], "high_ms": []}
+        for i in range(len(out["T"])):
+            points = [s[name]["median_ms"][i] for s in sweeps]
+            combined = None if None in points else between_runs(points)
+            for field, key in (("median_ms", "estimate"), ("low_ms", "low"), ("high_ms", "high")):
+                out[name][field].append(combined and combined[key])
+    return out
+
+
+def load_of(runs):
+    """The one-minute load average around each run, and which runs were
+    loaded (numbered from 1): above the CPUs the run could use."""
+    loaded = [i + 1 for i, r in enumerate(runs) if r["load"]["loaded"]]
+    return {
+        "before": runs[0]["load"]["before"],  # when the first run started
+        "after": runs[-1]["load"]["after"],  # when the last ended
+        "runs_before": [r["load"]["before"][0] for r in runs],
+        "runs_after": [r["load"]["after"][0] for r in runs],
+        "cpus": min(r["threads"]["available"] for r in runs),
+        "loaded_runs": loaded,
+        "loaded_count": len(loaded),
+    }
+
+
+MACHINE_IDENTITY = ("cpu_model", "cpu_id", "cores", "hostname")
+
+
+def machine_of(runs):
+    """The machine the runs ran on (the first run's description) and whether
+    every run ran on that one: on a cluster they may not."""
+    machines = [r["machine"] for r in runs]
+    first = {k: v for k, v in machines[0].items() if k != "hostname"}  # timing.hostname lists the hosts
+    same = all(all(m[k] == machines[0][k] for k in MACHINE_IDENTITY) for m in machines)
+    return first | {"same_for_all_runs": same}
+
+
+def disagreement_note(speedup):
+    """The sentence the article prints on whether the runs agree: each run
+    against the interval the other runs predict (measure.between_runs'
+    outliers)."""
+    if not speedup:
+        return "The loop was not timed at this length, so no ratio was held run against run."
+    runs = speedup["runs"]
+    if len(runs) < 3:
+        return f"With {len(runs)} runs, no run can be held against the others."
+    if not speedup["outliers"]:
+        return "No run lies outside the interval the other runs predict: they agree within their spread."
+    named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in speedup["outliers"])
+    return (f"⚠ The runs disagree: {named} lies outside the interval the other runs predict, more than their "
+            f"spread allows; something changed between the runs (the load, the machine), and the interval "
+            f"above may not hold for a rerun.")
+
+
+# ---- figures -------------------------------------------------------------------------
+
+
 def plot(values, params, figures):
     plt = pyplot()
+    if "sweep" in figures:
+        plot_sweep(plt, values, params, figures["sweep"])
+    if "runs" in figures:
+        plot_runs(plt, values, figures["runs"])
+
+
+def plot_sweep(plt, values, params, path):
     sweep = values["sweep"]
     fig, ax = plt.subplots(layout="constrained")
-    for name, marker in zip(METHODS, "os^"):
+    for name, marker in zip(METHODS, "oDs^"):
         points = [(T, m, lo, hi) for T, m, lo, hi in zip(
             sweep["T"], sweep[name]["median_ms"], sweep[name]["low_ms"], sweep[name]["high_ms"]) if m is not None]
         if not points:  # e.g. the loop skipped at every swept length
             continue
         T, median, low, high = map(np.array, zip(*points))
-        # Error bars: the 95 % interval of the median (order statistics).
+        # Error bars: where one more run falls (combined), or the interval of
+        # one run's median (a run's own values, plotted by hand).
         ax.errorbar(T, median, yerr=[median - low, high - median], fmt=marker + "-", capsize=3,
                     label=LABELS[name])
     threads = {p["library"]: p["threads"] for p in values["threads"]["pools_one_thread"]}
     pool_text = ", ".join(f"{lib} {n}" for lib, n in threads.items())
     ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="CPU time per call (ms)",
            title=f"Attention, d = {sweep['d']}, float64, one thread")
-    ax.text(0.01, 0.99, f"median of {params['sweep_rounds']} interleaved rounds, bars: 95 % interval\n"
-            f"threads: {pool_text}", transform=ax.transAxes, va="top", fontsize=8, color="0.3")
+    confidence = values["protocol"]["confidence"]
+    said = (f"median of {values['runs']['count']} runs ({params['sweep_rounds']} interleaved rounds each); "
+            f"bars: {confidence:.0%} interval for one more run" if "runs" in values else  # combined
+            f"one run: median of {params['sweep_rounds']} interleaved rounds; bars: {confidence:.0%} interval "
+            "of that median")
+    ax.text(0.01, 0.99, f"{said}\nthreads: {pool_text}", transform=ax.transAxes, va="top", fontsize=8,
+            color="0.3")
     ax.set_xticks(sweep["T"], [str(T) for T in sweep["T"]])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.legend(loc="lower right")
-    save_figure(fig, figures["sweep"])
+    ax.legend(loc="lower right", fontsize=8)
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+def plot_runs(plt, values, path):
+    """Each run's loop / matrix ratio with its own interval (its rounds),
+    hollow where the machine was loaded; the band is the interval between
+    runs that the article prints, the line their median."""
+    speedup = values["main"]["speedup"]
+    fig, ax = plt.subplots(figsize=(6.4, 3.0), layout="constrained")
+    if speedup is None:  # the loop not timed at the headline: nothing to draw
+        ax.text(0.5, 0.5, "the loop was not timed at this T", ha="center", transform=ax.transAxes)
+    else:
+        runs = np.arange(1, len(speedup["runs"]) + 1)
+        estimate, low, high = (np.array(speedup[k]) for k in ("runs", "run_low", "run_high"))
+        loaded = set(values["load"]["loaded_runs"])
+        ax.axhspan(speedup["low"], speedup["high"], color="C0", alpha=0.15,
+                   label=f"{values['protocol']['confidence']:.0%} interval for one more run")
+        ax.axhline(speedup["estimate"], color="C0", lw=1, label="median of the runs")
+        for is_loaded, label in ((False, "a run, its own interval"), (True, "a run on a loaded machine")):
+            chosen = np.array([(r in loaded) == is_loaded for r in runs])
+            if chosen.any():
+                ax.errorbar(runs[chosen], estimate[chosen], yerr=[estimate[chosen] - low[chosen],
+                                                                  high[chosen] - estimate[chosen]],
+                            fmt="o", capsize=3, color="C1", mfc="white" if is_loaded else "C1", label=label)
+        ax.set_xticks(runs)
+        ax.set(xlabel="run (one process each)", ylabel="loop / matrix (× faster)",
+               title="One run's interval against the runs' spread")
+        ax.legend(loc="best", fontsize=8)
+    save_figure(fig, path)
     plt.close(fig)
 
 
 if __name__ == "__main__":
-    run_experiment("timing", run, plot)
+    run_experiment("timing", run, plot, combine=combine)

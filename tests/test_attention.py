@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from experiments.attention import (
     attention_row_by_row,
+    attention_row_by_row_methods,
     causal_mask,
     merge_heads,
     multi_head_attention,
@@ -135,6 +136,17 @@ def test_float32_inputs_stay_float32():
     out, w = scaled_dot_product_attention(Q, K, V, mask=causal_mask(5))
     assert out.dtype == np.float32 and w.dtype == np.float32
     assert attention_row_by_row(Q, K, V).dtype == np.float32
+
+
+@examples
+@given(Tq=small, Tk=small, d_k=small, d_v=small, seed=st.integers(0, 2**32 - 1))
+def test_the_two_spellings_of_the_loop_give_the_same_bits(Tq, Tk, d_k, d_v, seed):
+    """np.max / np.sum or the array's methods: the same arithmetic in the
+    same order, so the timing compares spellings, not results."""
+    rng = np.random.default_rng(seed)
+    Q, K, V = rng.normal(size=(Tq, d_k)), rng.normal(size=(Tk, d_k)), rng.normal(size=(Tk, d_v))
+    assert np.array_equal(attention_row_by_row_methods(Q, K, V), attention_row_by_row(Q, K, V))
+    assert attention_row_by_row_methods(*(a.astype(np.float32) for a in (Q, K, V))).dtype == np.float32
 
 
 @examples

@@ -97,11 +97,14 @@ def test_a_missing_key_is_reported_not_dropped_and_counts_as_unexpected(report):
 
 
 def test_the_summary_counts_every_entry_once_each_status_its_own_count(report):
+    """'reproduced' counts measured values only: a shape, a flag, nan, a
+    count and a text that came back are counted apart, as printed."""
     s = report["summary"]
     assert s["entries"] == len(EXPECTED_STATUS)
-    counted = ("reproduced", "moved_as_expected", "erratum", "not_reproducible", "moved_unexpectedly", "cited")
+    counted = ("reproduced", "as_printed", "moved_as_expected", "erratum", "not_reproducible", "moved_unexpectedly",
+               "cited")
     assert sum(s[k] for k in counted) == s["entries"]
-    assert [s[k] for k in counted] == [7, 5, 1, 1, 8, 2]
+    assert [s[k] for k in counted] == [2, 5, 5, 1, 1, 8, 2]
     assert (s["claims_checked"], s["claims_failed"]) == (3, 1)
 
 
@@ -272,7 +275,8 @@ def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     )
     # moves do not fail the build: the article's claims do
     assert proc.returncode == 0, proc.stderr
-    assert ("7 reproduced, 5 moved as expected, 1 erratum, 1 not reproducible, "
+    assert ("audit: 2 measured values reproduced (1 key; counted apart, as printed: 1 text, 4 discrete values), "
+            "5 moved as expected (of them 1 version or machine fact), 1 erratum, 1 not reproducible, "
             "8 moved unexpectedly (1 key missing)") in proc.stderr
     # a missing key is loud in the terminal (stderr), with the baseline's file and line
     assert "WARNING key missing" in proc.stderr and "baseline.yaml:" in proc.stderr and "key.missing" in proc.stderr

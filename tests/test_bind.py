@@ -169,8 +169,12 @@ def test_strict_mode_fails_on_a_claim_the_values_no_longer_support(values_doc):
     text = 'It is {{< value demo.parity.reversed_diff fmt=".2f" expect="< 1e-12" >}}.\n\n{{< provenance >}}\n'
     with pytest.raises(BindError) as err:
         bind_text(text, values_doc, strict=True)
+    # the fix, both ways: the prose is wrong (the claim), or the value is (its experiment)
     assert err.value.problems == [
-        "article/index.qmd:1: claim 'demo.parity.reversed_diff < 1e-12' failed: value 3.668259537831219"]
+        "article/index.qmd:1: claim 'demo.parity.reversed_diff < 1e-12' failed: value 3.668259537831219. "
+        "If the prose is wrong, change the claim (expect=\"< 1e-12\" at this line); if the value is, fix "
+        "experiments/demo.py or its parameters (demo: in config.yaml). `--config strict=false` renders it "
+        "marked instead."]
 
 
 def test_non_strict_mode_keeps_the_failed_claim_for_a_visible_warning(values_doc):

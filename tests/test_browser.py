@@ -337,3 +337,156 @@ def test_the_robustness_page_shows_a_histogram_for_each_value_that_varies(browse
             "i.getBoundingClientRect().right <= document.documentElement.clientWidth])")
         assert len(plots) == len(varying), f"{len(plots)} histograms for {len(varying)} varying values"
         assert all(loaded and fits for loaded, fits in plots), f"at {width} px: {plots}"
+
+
+# --- zero requests: hostile prose is refused, and what is built loads nothing -----------
+#
+# As a reviewer would check it: a logging HTTP server on 127.0.0.1, and every
+# trick of issue 26 aimed at it. Planted in a copy's prose, each is refused
+# by the build's own commands (parse, and render without a tree, both
+# renderers), with its line, and the server hears nothing meanwhile (Pandoc
+# fetched <link rel=stylesheet> while rendering). The pages that are built
+# (Pandoc's and Quarto's) make no request at all in Chromium, by its own
+# network log (the DevTools protocol's Network events, not the page's
+# Performance API, which a navigation would reset). And the listener is no
+# blind one: the same tricks planted into a copy of the built page itself
+# do reach the server from Chromium, and the page check refuses that page.
+
+def hostile_lines(port):
+    at = f"http://127.0.0.1:{port}"
+    return {
+        "img-file": '<img src="/etc/passwd">',
+        "script-file": '<script src="/etc/hostname"></script>',
+        "fetch": f'<script>fetch("{at}/fetch")</script>',
+        "onerror": f'<img src="x.png" onerror="fetch(\'{at}/onerror\')">',
+        "srcdoc": f'<iframe srcdoc="<img src={at}/srcdoc>"></iframe>',
+        "background": f'<table background="{at}/background"><tr><td>x</td></tr></table>',
+        "image-set": f"<div style=\"background-image: image-set('{at}/image-set' 1x)\">x</div>",
+        "base": f'<base href="{at}/base/">',
+        "refresh": f'<meta http-equiv="refresh" content="1; url={at}/refresh">',
+        "alternate": f'<link rel="alternate stylesheet" href="{at}/alternate.css">',
+        "stylesheet": f'<link rel=stylesheet href="{at}/stylesheet.css">',
+        "cdn": f'<script src="{at}/cdn.js"></script>',
+        "svg-use": f'<svg><use href="{at}/use.svg#a"/></svg>',
+        "comment": f'<!--><img src="{at}/comment">-->',
+        "md-image": f"![x]({at}/md-image.png)",
+        "md-attr": f'[x]{{onmouseover="fetch(\'{at}/md-attr\')"}}',
+    }
+
+
+@pytest.fixture
+def logging_server():
+    """An HTTP server on 127.0.0.1 that records every request's path."""
+    import http.server
+    import threading
+
+    heard = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            heard.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"heard\n")
+
+        do_POST = do_HEAD = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], heard
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def network_browser():
+    """Chromium with its DevTools Network log on (performance log)."""
+    reason = _unavailable()
+    if reason:
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but the browser tests cannot run: {reason}")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = _find("chromium", "chromium-browser", "google-chrome")
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=_find("chromedriver")), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def requests_made(driver, path, settle=2.0):
+    """Open `path`, let it run `settle` seconds (a refresh waits 1 s), and
+    -> every URL Chromium asked the network for: its Network log's requests,
+    less the page's own file and data: URLs."""
+    import time
+
+    driver.get_log("performance")  # drop earlier pages' events
+    page = Path(path).resolve().as_uri()
+    driver.get(page)
+    time.sleep(settle)
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            url = message["params"]["request"]["url"]
+            if not url.startswith("data:") and url != page:
+                urls.append(url)
+    return urls
+
+
+def test_hostile_prose_is_refused_by_both_renderers_and_nothing_is_fetched(built_project, tmp_path, logging_server):
+    from tests.workspace import copy_environment
+
+    port, heard = logging_server
+    lines = hostile_lines(port)
+    work = tmp_path / "project"
+    shutil.copytree(built_project, work, symlinks=True, ignore=shutil.ignore_patterns(".snakemake"))
+    article = work / "article" / "index.qmd"
+    text = article.read_text(encoding="utf-8")
+    at = text.index("\n## ") + 1  # before the first section, each trick its own paragraph
+    article.write_text(text[:at] + "".join(f"{line}\n\n" for line in lines.values()) + text[at:], encoding="utf-8")
+    first = text[:at].count("\n") + 1
+    expected = [f"article/index.qmd:{first + 2 * n}:" for n in range(len(lines))]
+    env = {**copy_environment(work), "PATH": f"{quarto_folder() or ''}{os.pathsep}{os.environ['PATH']}"}
+    commands = {"parse": ["parse", "article/index.qmd", "--out", "build/hostile.ast.json"]}
+    for renderer in ("pandoc", "quarto") if quarto_folder() else ("pandoc",):
+        commands[renderer] = ["render", "article/index.qmd", "--bindings", "build/bindings.json", "--renderer",
+                              renderer, "--html", "build/article.html", "--md", "build/article.md"]
+    good = (work / "build" / "article.html").read_bytes()
+    for name, command in commands.items():
+        done = subprocess.run([sys.executable, "-m", "articlekit", *command], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 1, f"{name}:\n{done.stderr[-3000:]}"
+        named = [line for line in expected if line in done.stderr]
+        assert named == expected, f"{name} named {named} of {expected}:\n{done.stderr[-4000:]}"
+    assert (work / "build" / "article.html").read_bytes() == good  # the old page stays
+    assert not (work / "build" / "hostile.ast.json").exists()
+    assert heard == [], f"the build itself fetched {heard}"
+
+
+@pytest.mark.parametrize("render", ["as-built", "quarto"])
+def test_the_built_page_makes_no_request_in_chromium(render, network_browser, build_dirs, tmp_path, logging_server):
+    port, heard = logging_server
+    page = build_dirs(render) / "article.html"
+    assert requests_made(network_browser, page) == [] and heard == []
+    # the control: the same tricks in a copy of this very page reach the
+    # server from Chromium, and the page check refuses that page
+    planted = tmp_path / "article.html"
+    tricks = [line for key, line in hostile_lines(port).items() if not key.startswith("md-")]
+    planted.write_text(page.read_text(encoding="utf-8").replace("</body>", "\n".join(tricks) + "\n</body>"),
+                       encoding="utf-8")
+    made = requests_made(network_browser, planted)
+    assert any(url.startswith(f"http://127.0.0.1:{port}/") for url in made) and heard, made
+    from articlekit.render.pagecheck import PageError, check_page
+    with pytest.raises(PageError, match=r"line \d+"):
+        check_page(planted, {}, "article/_quarto.yml")

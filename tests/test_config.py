@@ -33,7 +33,7 @@ def test_the_shipped_configurations_are_valid():
 
 def test_every_error_is_listed_with_its_file_line_and_key(config_file):
     path, _ = config_file
-    spoiled = path.read_text().replace("rounds: 41", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
+    spoiled = path.read_text().replace("rounds: 21", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
     path.write_text(spoiled + "bogus: 1\n")
     with pytest.raises(ConfigError) as caught:
         check_config(yaml.safe_load(spoiled + "bogus: 1\n"), SCHEMA, [path])
@@ -129,3 +129,146 @@ def test_a_misspelt_top_level_key_is_named_with_its_line_and_the_closest_key(tmp
         check_known_keys(config, ["strict", "experiments", "publishing", "harmonic"], [config_file])
     check_known_keys({k: v for k, v in config.items() if k != "publishin"},
                      ["strict", "experiments", "publishing", "harmonic"], [config_file])
+
+
+# ---- numbers as the schema means them ------------------------------------------------
+
+MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schema.yaml"
+
+
+def spoiled(config_file, *edits):
+    """config.yaml with each (old, new) edit made, read as the build reads it."""
+    path, _ = config_file
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+    return path, check_syntax(path)
+
+
+def problems(config, schema, path, **given):
+    with pytest.raises(ConfigError) as caught:
+        check_config(config, schema, [path], **given)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("old, new, schema, key, spelled", [
+    # the issue's: the sweep then flagged 0 claims instead of 3 (no share is above NaN)
+    ("flag_share: 0.05", "flag_share: .nan", MODULE_SCHEMA, "robustness.flag_share", ".nan"),
+    ("    runtime: 15\n", "    runtime: .inf\n", MODULE_SCHEMA, "experiments.timing.runtime", ".inf"),
+    ("sample_ms: 5 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
+    ("underflow_scale: 10.0", "underflow_scale: -.inf", SCHEMA, "errors.underflow_scale", "-.inf"),
+])
+def test_nan_and_infinity_are_refused_at_the_line_where_a_number_is_meant(config_file, old, new, schema, key,
+                                                                           spelled):
+    path, config = spoiled(config_file, (old, new))
+    line = line_of(path, new.strip())
+    message = problems(config, schema, path)
+    assert f"{path}:{line}: {key}: {spelled} is not a finite number, and a finite number is meant here" in message
+    assert "write a number" in message
+
+
+def test_a_schema_may_allow_the_infinities_by_saying_so(tmp_path):
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("type: object\nproperties:\n  limit: {type: number, x-non-finite: true}\n  share: {type: number}\n")
+    check_config({"limit": float("inf"), "share": 0.5}, schema)
+    with pytest.raises(ConfigError, match="share: .nan is not a finite number"):
+        check_config({"limit": float("nan"), "share": float("nan")}, schema)
+
+
+@pytest.mark.parametrize("old, new, key, value, spelling", [
+    # the issue's: it passed schema and footprint, then died in the job with a TypeError
+    ("  n_keys: 2000\n", "  n_keys: 2000.0\n", "scaling.n_keys", "2000.0", "2000"),
+    ("  rounds: 21 ", "  rounds: 2.1e+1 ", "timing.rounds", "21.0", "21"),
+    ("  seed: 7 ", "  seed: 7. ", "scaling.seed", "7.0", "7"),
+])
+def test_an_integer_yaml_reads_as_a_float_is_refused_with_the_spelling_to_use(config_file, old, new, key, value,
+                                                                               spelling):
+    path, config = spoiled(config_file, (old, new))
+    message = problems(config, SCHEMA, path)
+    line = line_of(path, new.strip())
+    assert (f"{path}:{line}: {key}: {value} is a float, and an integer is meant here: write {spelling} "
+            "(no decimal point)") in message
+
+
+def test_a_float_in_a_list_of_sizes_is_named_by_its_item(config_file):
+    path, config = spoiled(config_file, ("  d_k: [16, 64, 512]", "  d_k: [16, 64.0, 512]"))
+    assert f"{path}:{line_of(path, '64.0')}: scaling.d_k.1: 64.0 is a float" in problems(config, SCHEMA, path)
+
+
+# ---- experiment names -------------------------------------------------------------------
+
+
+def test_an_invalid_experiment_name_is_blamed_on_its_line_not_on_the_command_line(config_file):
+    path, config = spoiled(config_file, ("  errors: {libraries", "  bad-name: {}\n  errors: {libraries"))
+    message = problems(config, MODULE_SCHEMA, path)
+    assert f"{path}:{line_of(path, 'bad-name')}: experiments.bad-name: 'bad-name' does not match" in message
+    assert "letters, digits and _" in message and "--config" not in message
+
+
+def rule_names():
+    from articlekit.workflow import settings
+
+    module = PROJECT_ROOT / "articlekit/workflow"
+    return settings.rule_names([*module.glob("*.smk"), module / "Snakefile"])
+
+
+def test_the_rule_names_are_read_from_the_module_s_rules():
+    names = rule_names()
+    assert {"all", "audit", "values", "bind", "render", "pdf", "diff", "release", "matrix", "robustness"} <= set(names)
+    for path in (PROJECT_ROOT / "articlekit/workflow").glob("*.smk"):
+        for declared in re.findall(r"^\s*rule (\w+):", path.read_text(), re.M):
+            assert declared in names, (path.name, declared)
+
+
+@pytest.mark.parametrize("name", ["audit", "values", "all"])
+def test_an_experiment_named_like_a_rule_is_refused_with_the_fix(config_file, name):
+    """It passed the schema and died in Snakemake's CreateRuleException."""
+    path, config = spoiled(config_file, ("  errors: {libraries", f"  {name}: {{}}\n  errors: {{libraries"))
+    message = problems(config, MODULE_SCHEMA, path, rule_names=rule_names())
+    assert (f"{path}:{line_of(path, f'  {name}: {{}}')}: experiments.{name}: {name!r} is the name of one of the "
+            "workflow's rules (all, audit, bind, ") in message
+    assert f"rename the experiment (experiments/{name}.py, its entry here and its section {name}:)" in message
+    check_config(check_syntax(PROJECT_ROOT / "config.yaml"), MODULE_SCHEMA, [PROJECT_ROOT / "config.yaml"],
+                 rule_names=rule_names())
+
+
+# ---- the seed sweep's size ----------------------------------------------------------------
+
+
+def test_a_sweep_over_more_seeds_than_the_documented_maximum_is_refused_at_its_line(config_file):
+    """100 million seeds planned for minutes without a word."""
+    path, config = spoiled(config_file, ("  seeds: 100\n", "  seeds: 100000000\n"))
+    assert (f"{path}:{line_of(path, 'seeds: 100000000')}: robustness.seeds: 100000000 is greater than the maximum "
+            "of 100000") in problems(config, MODULE_SCHEMA, path)
+
+
+def test_a_sweep_that_would_plan_too_many_jobs_says_how_many_and_the_chunk_that_fits(config_file):
+    from articlekit.data.config import where
+    from articlekit.workflow import settings
+
+    path, config = spoiled(config_file, ("  seeds: 100\n", "  seeds: 100000\n"))
+    check_config(config, MODULE_SCHEMA, [path])  # within the schema's maximum
+    with pytest.raises(ValueError) as caught:
+        settings.robustness(config, lambda key: where(config, key, [path]))
+    swept = len(settings.robustness(check_syntax(PROJECT_ROOT / "config.yaml")).experiments)
+    jobs = swept * 2000
+    assert str(caught.value).startswith(
+        f"{path}:{line_of(path, 'seeds: 100000')}: robustness.seeds = 100000 in chunks of 50 makes {jobs:,} jobs "
+        f"({swept} experiments x 2,000 chunks), more than the {settings.MAX_SWEEP_JOBS:,} a sweep may plan")
+    enough = int(re.search(r"raise robustness.chunk to at least ([\d,]+)", str(caught.value)).group(1).replace(",", ""))
+    config["robustness"]["chunk"] = enough
+    assert swept * -(-100000 // enough) <= settings.MAX_SWEEP_JOBS
+    settings.robustness(config)  # the chunk it names is enough
+def test_the_timing_needs_three_runs_to_say_whether_one_disagrees(config_file):
+    """The article prints the timing's interval between runs and whether a
+    run lies outside what the others predict: config/schema.yaml refuses
+    fewer runs, naming the line."""
+    path, _ = config_file
+    spoiled = path.read_text().replace("    runs: 5\n", "    runs: 2\n")
+    path.write_text(spoiled)
+    with pytest.raises(ConfigError) as caught:
+        check_config(yaml.safe_load(spoiled), SCHEMA, [path])
+    assert f"{path}:{line_of(path, 'runs: 2')}: experiments.timing.runs: 2 is less than the minimum of 3" in str(
+        caught.value)

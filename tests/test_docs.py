@@ -259,3 +259,168 @@ def test_every_document_is_reachable_from_the_readme():
                 todo.append(destination)
     orphans = [shown(doc) for doc in DOCS if doc.resolve() not in reached]
     assert not orphans, f"no link leads to {orphans} from README.md: link it from 'Where to read next'"
+
+
+# ---- every command the docs show works as shown (issue 27, friction 10) ------------------
+
+# `python -m articlekit X` or `articlekit X` where code starts (a fenced line, an
+# inline code span, after && or a prompt), and `python -m articlekit.MODULE`.
+SHOWN_COMMAND = re.compile(r"(?:(?:^|&&\s*|\$\s*)articlekit|python -m articlekit)(?: (-{0,2}[a-z][a-z_-]*))?(?=[\s`]|$)")
+SHOWN_MODULE = re.compile(r"python -m (articlekit(?:\.[a-z_]+)+)")
+SHOWN_SNAKEMAKE = re.compile(r"(?:^|&&\s*|\$\s*|`)snakemake((?: [^\s`&|;#)]+)*)")
+# Snakemake's options the docs show that take a value (the value is no target)
+VALUED = {"--cores", "-j", "--profile", "--configfile", "--report", "--until", "--omit-from", "--forcerun", "-R"}
+RULE_VALUED = {"--forcerun", "-R", "--omit-from", "--until"}  # ... and that value names a rule (or a file)
+
+
+def code_segments(path):
+    """(line, text) of the code a document shows: fenced lines and inline code spans."""
+    inside = False
+    for number, line in enumerate(lines_of(path), 1):
+        if FENCE.match(line.strip()):
+            inside = not inside
+            continue
+        if inside:
+            yield number, line.strip()
+        else:
+            for match in INLINE_CODE.finditer(line):
+                yield number, match.group(0).strip("`")
+
+
+def shown_commands():
+    """{('command', X) | ('module', M) | ('target', T): first 'doc:line'} over README.md and docs/."""
+    found = {}
+    for document in DOCUMENTS:
+        for number, code_text in code_segments(document):
+            where = f"{shown(document)}:{number}"
+            for match in SHOWN_COMMAND.finditer(code_text):
+                found.setdefault(("command", match.group(1)), where)
+            for match in SHOWN_MODULE.finditer(code_text):
+                found.setdefault(("module", match.group(1)), where)
+            for match in SHOWN_SNAKEMAKE.finditer(code_text):
+                tokens = match.group(1).split()
+                for i, token in enumerate(tokens):
+                    after = tokens[i - 1] if i else None
+                    if token.startswith("-") or "=" in token or token.isdigit() or "<" in token \
+                            or (after in VALUED and after not in RULE_VALUED) or not re.fullmatch(r"[a-z_]+", token):
+                        continue  # an option, its value, a config setting, a file or a placeholder
+                    found.setdefault(("target", token), where)
+    return found
+
+
+def test_the_docs_show_the_commands_this_test_checks():
+    kinds = {kind for kind, _ in shown_commands()}
+    assert kinds == {"command", "module", "target"}
+    assert {("command", "lint"), ("command", "--help"), ("target", "release"),
+            ("module", "articlekit.experiment.sweep")} <= set(shown_commands())
+
+
+def test_python_m_articlekit_help_exits_0_and_lists_every_command_and_module():
+    import subprocess
+    import sys
+
+    from articlekit.__main__ import COMMANDS, MODULES
+
+    for flag in ("--help", "-h"):
+        done = subprocess.run([sys.executable, "-m", "articlekit", flag], cwd=ROOT, capture_output=True, text=True,
+                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+        assert done.returncode == 0, done.stderr
+        listed = re.findall(r"^  (\S+)  ", done.stdout, re.M)
+        assert set(COMMANDS) <= set(listed), done.stdout
+        assert all(f"python -m {module} " in done.stdout for module in MODULES), done.stdout
+
+
+def test_a_command_that_is_not_one_exits_2_naming_the_closest(capsys):
+    from articlekit.__main__ import main
+
+    assert main(["lnit"]) == 2
+    assert "unknown command 'lnit'; did you mean 'lint'?" in capsys.readouterr().err
+
+
+def test_every_module_the_workflow_runs_is_listed_in_the_help():
+    from articlekit.__main__ import MODULES
+
+    rules = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "articlekit/workflow").glob("*.smk")))
+    run = set(SHOWN_MODULE.findall(rules))
+    assert run and run <= set(MODULES), f"not in articlekit/__main__.py MODULES: {sorted(run - set(MODULES))}"
+
+
+def exit_code(call):
+    """What a command's main() ends with: its return value, or argparse's SystemExit code."""
+    try:
+        code = call()
+    except SystemExit as exc:
+        code = exc.code
+    return code or 0
+
+
+@pytest.mark.parametrize("kind, name", sorted((k, n or "") for k, n in shown_commands() if k != "target"),
+                         ids=lambda v: v or "articlekit")
+def test_every_articlekit_command_the_docs_show_answers_help(kind, name, capsys):
+    """Each `python -m articlekit X`, `articlekit X` and `python -m
+    articlekit.MODULE` a document shows runs its --help with exit 0 (the
+    same dispatch as the console script)."""
+    import importlib
+
+    from articlekit.__main__ import COMMANDS, main
+
+    where = shown_commands()[(kind, name or None)]
+    command = name and not name.startswith("-")
+    if kind == "command" and command:
+        assert name in COMMANDS, f"{where}: python -m articlekit {name}: no such command"
+    if kind == "module":
+        code = exit_code(lambda: importlib.import_module(name).main(["--help"]))
+    else:
+        code = exit_code(lambda: main([name, "--help"] if command else ["--help"]))
+    assert code == 0, f"{where}: its --help exits {code}"
+    assert "usage:" in capsys.readouterr().out, where
+
+
+def test_every_snakemake_target_the_docs_show_is_a_rule_of_the_workflow():
+    import subprocess
+
+    done = subprocess.run(["snakemake", "--list-rules"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rules = set(done.stdout.split())
+    targets = {name: where for (kind, name), where in shown_commands().items() if kind == "target"}
+    assert {"release", "matrix", "robustness"} <= set(targets)
+    missing = [f"{where}: snakemake {name}: no such rule" for name, where in sorted(targets.items())
+               if name not in rules]
+    assert not missing, "\n".join(missing)
+
+
+# ---- what the docs say the tool prints is what it prints ----------------------------------
+
+def test_the_failed_claim_message_the_docs_show_is_binds_with_its_fix():
+    from articlekit.article.bind import failed_message
+
+    said = failed_message({"location": "file:line", "key": "KEY", "expect": "EXPECT", "value": "V",
+                           "status": "fails", "holds": False},
+                          {"KEY": {"script": "experiments/NAME.py", "experiment": "NAME"}})
+    assert "If the prose is wrong, change the claim" in said
+    for document in ("docs/authoring.md", "docs/reference.md"):
+        shown_lines = [text for _, text in code_segments(ROOT / document)]
+        assert said in shown_lines, f"{document} does not show bind's message for a failed claim:\n{said}"
+
+
+def test_the_timing_keys_the_docs_bind_are_the_keys_measure_produces():
+    """measure.py's docstring and docs/authoring.md return the ratio under a
+    name of its own and bind NAME.<name>.estimate: the keys that run()'s
+    result flattens to, computed on a stand-in clock."""
+    from articlekit.data.values import flatten
+    from articlekit.experiment import measure
+    from tests.test_measure import FakeClock
+
+    clock = FakeClock()
+    timed = measure.compare({"loop": clock.timer(lambda: 6e-3), "vector": clock.timer(lambda: 2e-3)},
+                            baseline="loop", rounds=7, warmup=2, sample_ms=10, clock=clock)
+    doc = measure.__doc__
+    returned = re.search(r"return (\{.*\})", doc).group(1)
+    values = flatten(eval(returned, {"timed": timed}), "NAME")  # the docstring's own line, as run() returns it
+    named = set(re.findall(r"`(NAME\.[\w.]+)`", doc))
+    whole = flatten(timed, "NAME")  # "returning all of `timed` instead"
+    assert named and all(key in values or key in whole for key in named), (named - set(values) - set(whole))
+    assert {"NAME.speedup.estimate", "NAME.speedup.low", "NAME.speedup.high"} <= named & set(values)
+    guide = (ROOT / "docs/authoring.md").read_text(encoding="utf-8")
+    assert '"speedup": timed["ratios"]["numpy"]' in guide and "darts.speedup.estimate" in guide

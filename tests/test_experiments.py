@@ -16,7 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+# The timing's combining step imports SciPy, which loads a BLAS of its own:
+# loaded first, every run in this process sees the same thread pools.
+import scipy.special  # noqa: F401
+import torch
+import torch.nn.functional as F
 
 from articlekit.core import jsonio
 from articlekit.core.jsonio import dumps, read_json
@@ -43,15 +49,26 @@ def experiment(name):
 
 @pytest.fixture(scope="module")
 def results(test_config):
-    """Every experiment's values on the test parameters, computed once."""
+    """Every experiment's values on the test parameters, computed once: its
+    artifact's values, combined from its runs where its entry has runs."""
     out = {}
     with torch_threads_kept():
         for name in NAMES:
             p = dict(test_config.get(name) or {})
             if name == "timing":
                 p["threads"] = 1
-            out[name] = experiment(name).run(p)
+            out[name] = artifact_values(name, p, test_config)
     return out
+
+
+def artifact_values(name, p, test_config):
+    """What results/<name>.json holds: run(p), or with `runs: N` in its
+    entry the experiment's combine() of N runs (articlekit.experiment.runs)."""
+    module = experiment(name)
+    runs = ((test_config["experiments"].get(name) or {}).get("runs", 1))
+    if runs == 1:
+        return module.run(p)
+    return module.combine([module.run(p) for _ in range(runs)], p)
 
 
 @contextlib.contextmanager
@@ -95,8 +112,9 @@ def documented_keys(repo_root):
 
 
 # Measured, so different on every run: times, their ratios, the calls that
-# fill a sample (calibrated on the clock) and the load they ran under.
-MEASURED = {"calls_per_sample", "load"}
+# fill a sample (calibrated on the clock), the load they ran under, and
+# whether the runs agreed.
+MEASURED = {"calls_per_sample", "load", "runs"}
 
 
 def without_timings(tree):
@@ -154,6 +172,30 @@ def test_environment_names_the_executor(monkeypatch):
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", local["build_date"]) and local["cores"] >= 1
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     assert (env.run({})["executor"], env.run({})["slurm_job_id"]) == ("slurm", "4242")
+
+
+def test_environment_names_the_cpu_as_exactly_as_the_machine_says(monkeypatch):
+    """A virtual machine's model name is generic ('Intel(R) Xeon(R)
+    Processor'): family, model and stepping name the CPU, lscpu the
+    hypervisor, and the clock comes with where it was read."""
+    env = experiment("environment")
+    cpuinfo = {"vendor_id": "GenuineIntel", "cpu family": "6", "model": "167", "stepping": "1",
+               "model name": "Intel(R) Xeon(R) Processor", "cpu MHz": "2599.998", "flags": "fpu hypervisor avx2"}
+    monkeypatch.setattr(env, "cpuinfo", lambda: cpuinfo)
+    monkeypatch.setattr(env, "lscpu", lambda: {"Hypervisor vendor": "KVM"})
+    monkeypatch.setattr(env, "open", lambda *a, **k: (_ for _ in ()).throw(OSError("no cpufreq")), raising=False)
+    here = env.machine()
+    assert here["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    assert here["cpu_id"] == "GenuineIntel family 6 model 167 stepping 1"
+    assert (here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (2599.998, "/proc/cpuinfo", "KVM")
+    monkeypatch.setattr(env, "lscpu", lambda: {"CPU max MHz": "3500.0000"})  # no lscpu hypervisor line
+    here = env.machine()
+    assert (here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (3500.0, "lscpu maximum", "unnamed")
+    monkeypatch.setattr(env, "cpuinfo", lambda: {})  # no /proc/cpuinfo (not Linux)
+    monkeypatch.setattr(env, "lscpu", lambda: {})
+    here = env.machine()
+    assert (here["cpu_id"], here["cpu_mhz"], here["cpu_mhz_source"], here["hypervisor"]) == (None, None, None, None)
+    assert env.run({})["cpu_id"] is None  # the colophon's values are machine()'s
 
 
 def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
@@ -248,10 +290,131 @@ def test_multihead_heads_are_column_blocks(params, results):
 
 def test_parity_is_floating_point_noise(results):
     par = results["parity"]
-    float64 = [v for k, v in leaves(par, "parity") if not k.startswith("parity.float32")]
-    assert all(0 <= v < 1e-12 for v in float64), float64
-    assert par["max_abs_diff_overall"] == max(float64)
+    toy = [v for k, v in leaves(par, "parity") if k.endswith("max_abs_diff")
+           and not k.startswith(("parity.float32", "parity.scale"))]
+    assert len(toy) == 9 and all(0 <= v < 1e-12 for v in toy), toy
+    at_scale = [v for path in ("sdpa", "mha_weights", "mha_fused") for v in par["scale"]["float64"][path]["max_abs_diff"]]
+    assert all(0 <= v < 1e-12 for v in at_scale), at_scale
+    # the headline: every float64 comparison, at both sizes; and its size in ULPs of 1.0
+    assert par["max_abs_diff_overall"] == max(toy + at_scale)
+    assert par["max_abs_diff_overall_ulps"] == par["max_abs_diff_overall"] / 2**-52
     assert par["float32"]["sdpa"]["max_abs_diff"] < 1e-5 and par["float32"]["mha"]["max_abs_diff"] < 1e-5
+
+
+# ---- parity at the realistic sizes (config/test.yaml's small stand-ins) ----------------
+
+
+PRECISIONS, PATHS = ("float64", "float32", "bfloat16"), ("sdpa", "mha_weights", "mha_fused")
+
+
+def test_parity_at_scale_measures_every_size_path_and_precision_within_its_rounding_bound(params, results):
+    sizes, scale = params("parity")["scale_n_tokens"], results["parity"]["scale"]
+    assert scale["d_k"] == params("parity")["scale_d_model"] // params("parity")["scale_heads"]
+    for name in PRECISIONS:
+        bounds = scale[name]["relative_bound"]
+        assert len(bounds) == len(sizes)
+        for path in PATHS:
+            found = scale[name][path]
+            assert len(found["max_abs_diff"]) == len(found["relative_error"]) == len(found["kernel"]) == len(sizes)
+            assert all(0 < error < bound for error, bound in zip(found["relative_error"], bounds)), (name, path)
+        shares = [e / b for path in PATHS for e, b in zip(scale[name][path]["relative_error"], bounds)]
+        assert scale[name]["worst_share_of_bound"] == max(shares) < 1
+
+
+def test_the_rounding_bounds_grow_with_the_unit_roundoff_and_the_size(results):
+    scale = results["parity"]["scale"]
+    # u = eps / 2 of each dtype, read from torch.finfo
+    assert [scale[name]["unit_roundoff"] for name in PRECISIONS] == [2**-53, 2**-24, 2**-8]
+    bounds = [scale[name]["relative_bound"] for name in PRECISIONS]
+    assert all(b64 < b32 < b16 for b64, b32, b16 in zip(*bounds))
+    assert all(longer > shorter for bound in bounds for shorter, longer in zip(bound, bound[1:]))
+
+
+def test_the_bound_leaves_no_room_for_a_real_bug():
+    """A missing 1/sqrt(d_k), the article's first pitfall, misses the float32
+    bound by far more than the bound itself: the claims would catch it."""
+    parity = experiment("parity")
+    X, _, W = parity.draw_inputs(64, 0, 32, 3)
+    (Q, K, V), heads, _ = parity.ours_at(X, W, 4, np.float32)
+    unscaled = F.scaled_dot_product_attention(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)),
+                                              scale=1.0)
+    bound = parity.relative_bound(64, 32, 8, [(2**-24, 2**-24)] * 2)
+    assert parity.relative_error(unscaled, heads) > 100 * bound
+
+
+def test_the_kernel_recorded_is_the_one_pytorch_ran():
+    """Read from PyTorch's profiler, never typed: forcing another SDPA backend,
+    or turning the fast path off, changes what is recorded."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    parity = experiment("parity")
+    q = torch.randn(1, 2, 16, 8, dtype=torch.float64)
+    _, chosen = parity.kernel_that_ran(lambda: F.scaled_dot_product_attention(q, q, q))
+    with sdpa_kernel([SDPBackend.MATH]):
+        _, forced = parity.kernel_that_ran(lambda: F.scaled_dot_product_attention(q, q, q))
+    assert "math" in forced and chosen != forced, (chosen, forced)
+
+    X, _, W = parity.draw_inputs(16, 0, 8, 0)
+    with torch.no_grad():
+        x = torch.from_numpy(X)[None]
+        layer = parity.torch_mha(W, 2, torch.float64, bias=True)
+        _, fused = parity.kernel_that_ran(lambda: layer(x, x, x, need_weights=False))
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            _, general = parity.kernel_that_ran(lambda: layer(x, x, x, need_weights=False))
+        finally:
+            torch.backends.mha.set_fastpath_enabled(True)
+        _, bias_free = parity.kernel_that_ran(lambda: parity.torch_mha(W, 2, torch.float64)(x, x, x))
+    assert "multi_head_attention" in fused and general != fused, (fused, general)
+    assert bias_free is None  # bias=False: PyTorch's general path, a matmul and a softmax
+
+
+def test_the_layer_takes_pytorch_s_fast_path_only_with_biases(results):
+    scale = results["parity"]["scale"]
+    fused = scale["float64"]["mha_fused"]["kernel"][0]
+    assert scale["mha_fastpath_enabled"] is True and "native_multi_head_attention" in fused
+    # the same call on the bias-free layer goes through scaled_dot_product_attention instead
+    assert "scaled_dot_product" in scale["bias_free_fused_kernel"] and scale["bias_free_fused_kernel"] != fused
+
+
+def traced_peak(fn):
+    """fn()'s result and the peak bytes NumPy allocated inside it (NumPy reports to tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return fn(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_our_side_attends_in_query_blocks_without_holding_every_weight_at_once():
+    """Each query's output depends on no other query: blocks give the same
+    output as one call, while only (h, QUERY_BLOCK, T) weights exist at once,
+    as footprint() counts them."""
+    from experiments.attention import multi_head_attention
+
+    parity = experiment("parity")
+    T, d, h = 4 * parity.QUERY_BLOCK, 16, 2
+    X, _, W = parity.draw_inputs(T, 0, d, 5)
+    (whole, _), whole_peak = traced_peak(lambda: multi_head_attention(X, X, *W, h))
+    (_, _, layer), peak = traced_peak(lambda: parity.ours_at(X, W, h, np.float64))
+    assert np.array_equal(layer, whole)
+    assert peak < whole_peak / 2 and peak <= h * parity.QUERY_BLOCK * T * parity.BLOCK_CELL_BYTES, (peak, whole_peak)
+
+
+def test_the_realistic_sizes_read_their_own_seed_and_are_computed_once_per_process(params):
+    """The seed sweep varies `seed`: the toy part moves with it, the realistic
+    sizes (scale_seed) do not, and a caller cannot change the cached copy."""
+    parity = experiment("parity")
+    p = params("parity")
+    first = parity.run(p)
+    first["scale"]["float64"]["sdpa"]["max_abs_diff"].append("changed by a caller")
+    other = parity.run(p | {"seed": p["seed"] + 1})
+    assert {k: v for k, v in other.items() if k != "scale"} != {k: v for k, v in first.items() if k != "scale"}
+    assert other["scale"] == parity.run(p)["scale"] and "changed by a caller" not in dumps(other)
+    moved = parity.run(p | {"scale_seed": p["scale_seed"] + 1})["scale"]
+    assert moved["float64"]["sdpa"]["relative_error"] != other["scale"]["float64"]["sdpa"]["relative_error"]
 
 
 def test_mask_convention_correct_matches_and_reversed_does_not(results):
@@ -293,7 +456,7 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
     p |= {"loop_max_T": p["T"], "sweep_T": [*p["sweep_T"], 2 * p["T"]]}
     with torch_threads_kept():
         v = timing.run(p)
-    for impl in ("loop", "matrix", "torch"):
+    for impl in timing.METHODS:
         stats = v["main"][impl]
         median = stats["median_ms"]
         assert len(stats["samples_ms"]) == len(stats["wall_samples_ms"]) == p["rounds"]
@@ -312,9 +475,9 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_two_runs_give_identical_json(name, params, results):
+def test_two_runs_give_identical_json(name, params, results, test_config):
     with torch_threads_kept():
-        again = experiment(name).run(params(name))
+        again = artifact_values(name, params(name), test_config)
     first, second = results[name], again
     if name == "environment":
         first, second = ({k: v for k, v in d.items() if not k.startswith("build_")} for d in (first, second))

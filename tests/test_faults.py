@@ -51,7 +51,8 @@ OUTPUT_FOLDERS = ("results", "figures", "build")
 # Artifacts that differ between two clean builds: the timings (they move with
 # the machine's load) and the build's own date and time. Whatever is made from
 # them is compared only when neither reran.
-VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "results/environment.json"}
+VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "figures/timing-runs.svg", "results/environment.json",
+            *(f"results/runs/timing/run-{i}.json" for i in range(1, 5))}  # config/test.yaml: runs: 4
 VOLATILE_KEYS = re.compile(r"^timing\.|^environment\.build_")
 
 
@@ -208,10 +209,19 @@ def assert_recovered(work, template, env=None, then_nothing_to_do=False):
     for rel in outputs(template):
         if rel in VOLATILE or (volatile_reran and rel.startswith("build/")):
             continue
-        assert (work / rel).read_bytes() == (template / rel).read_bytes(), f"{rel} differs from a clean build"
+        assert content(work, rel) == content(template, rel), f"{rel} differs from a clean build"
     assert stable_values(work) == stable_values(template)
     if then_nothing_to_do:
         assert "Nothing to be done" in snakemake(work, "--dry-run").output
+
+
+def content(work, rel):
+    """A file's bytes; of build/manifest.json, the outputs it lists: its
+    inputs are the case's, which a fault may leave changed on purpose (a
+    byte-order mark)."""
+    if rel == "build/manifest.json":
+        return loads((work / rel).read_text())["outputs"]
+    return (work / rel).read_bytes()
 
 
 def stable_values(work):
@@ -227,6 +237,12 @@ def assert_fails(proc, *needles):
         found = re.search(needle[3:], proc.output) if needle.startswith("re:") else needle in proc.output
         assert found, f"{needle!r} not in:\n{proc.output[-3000:]}"
     assert "Traceback (most recent call last)" not in proc.output, proc.output[-3000:]
+
+
+def planned_rules(output):
+    """The rules a dry run's "Job stats:" table lists."""
+    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
 
 
 def line_of(path, needle):
@@ -265,13 +281,11 @@ def test_deleted_results_and_figures_are_rebuilt(case):
     shutil.rmtree(case / "figures")
     plan = snakemake(case, "--dry-run")
     assert plan.returncode == 0 and "Nothing to be done" not in plan.output, plan.output[-2000:]
-    table = plan.output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    planned = {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
-    assert planned == {"environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing",
-                       "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff",
-                       "all",
-                       # the seed sweep's chunks live under results/ too (the article binds its summary)
-                       "robustness_chunk", "robustness_summary", "robustness_report"}
+    assert planned_rules(plan.output) == {
+        "environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "timing_combine",
+        "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff", "manifest", "all",
+        # the seed sweep's chunks live under results/ too (the article binds its summary)
+        "robustness_chunk", "robustness_summary", "robustness_report", "robustness_figures"}
 
 
 @pytest.mark.slow
@@ -288,15 +302,19 @@ def test_a_failed_experiment_or_a_corrupt_result_fails_every_build_until_fixed(c
         assert run.returncode != 0 and "injected fault" in run.output, run.output[-3000:]
     restore(case, template, "experiments/example.py")
 
-    # A bare NaN (json.loads would take it); a truncated file gets the same
-    # message from the same reader (test_an_unreadable_artifact_says_how_to_rebuild_it).
+    # A bare NaN (json.loads would take it), written by hand: no longer what
+    # rule parity wrote, so the plan refuses it before any job reads it
+    # (docs/reliability.md, every artifact is owned by its rule; a file that
+    # does not parse gets its file:line from the reader:
+    # test_an_unreadable_artifact_says_how_to_rebuild_it).
     parity = case / "results/parity.json"
     parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", parity.read_text()))
-    line = line_of(parity, "NaN")
     for attempt in range(2):
         run = snakemake(case)
-        assert_fails(run, f"results/parity.json:{line}:", "bare NaN is not JSON", "delete it and run snakemake again")
-    parity.unlink()  # what the message says to do
+        assert_fails(run, "results/parity.json: not what rule parity wrote",
+                     "snakemake --cores all --configfile config/test.yaml --forcerun parity")
+    fixed = snakemake(case, "--forcerun", "parity")  # what the message says to do
+    assert fixed.returncode == 0, fixed.output[-3000:]
     assert_recovered(case, template, then_nothing_to_do=True)
 
 
@@ -369,7 +387,8 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
     """Snakemake reads config files with a YAML reader that lets the second
     key silently win: a second n_keys: reached the experiment. The module
     reads each file again, strictly, before any job. A byte-order mark, by
-    contrast, is nothing: the plan is the clean build's."""
+    contrast, is nothing: the plan makes no step again but the manifest,
+    which records the file's bytes."""
     for name in ["config.yaml", "config/test.yaml"]:
         edit(case / name, "  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n")
         line = line_of(case / name, "n_keys: 1000")
@@ -378,7 +397,8 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
                      "delete one of them")
         restore(case, template, name)
     (case / "config/test.yaml").write_bytes(b"\xef\xbb\xbf" + (template / "config/test.yaml").read_bytes())
-    assert "Nothing to be done" in snakemake(case, "--dry-run").output
+    plan = snakemake(case, "--dry-run")
+    assert planned_rules(plan.output) == {"manifest", "all"}, plan.output[-2000:]
 
 
 # --- the article ------------------------------------------------------------------
@@ -404,6 +424,11 @@ def break_article(article, fault):
         edit(article, "{{< provenance >}}\n", "{{< provenance >}}\nText right after the table.\n")
         return [f"{ARTICLE}:{line_of(article, '{{< provenance')}: {{{{< provenance >}}}} makes a block",
                 "put a blank line before and after it"]
+    if fault == "claim that says nothing":
+        edit(article, 'expect="== true"', 'expect="!= inf"')
+        line = line_of(article, '"!= inf"')
+        return [f"{ARTICLE}:{line}:", "claim '!= inf' says nothing: every finite number meets '!= inf'",
+                "a claim must state a bound some value could break"]
     assert fault == "claim grammar"
     edit(article, 'expect="== true"', 'expect="== tru"')
     line = line_of(article, '"== tru"')
@@ -413,16 +438,84 @@ def break_article(article, fault):
 @pytest.mark.slow
 @in_background
 def test_a_broken_article_fails_with_its_line_and_the_fix(case, template):
-    """Four faults in turn, each failing the build with its line and fix, then
+    """Five faults in turn, each failing the build with its line and fix, then
     fixed by the author (the article restored, with a fresh mtime). Every one
     leaves the same state to recover from: an article newer than all it
     feeds, so any rerun redoes lint, bind, render, pdf, audit and diff; one
-    recovery run, after the last, stands for the four."""
-    for fault in ["typed where the reader sees", "unclosed shortcode", "block used inline", "claim grammar"]:
+    recovery run, after the last, stands for the five."""
+    for fault in ["typed where the reader sees", "unclosed shortcode", "block used inline", "claim grammar",
+                  "claim that says nothing"]:
         expected = break_article(case / ARTICLE, fault)
         assert_fails(snakemake(case), *expected)
         restore(case, template, ARTICLE)
     assert_recovered(case, template)
+
+
+def laughs(indent="  "):
+    """A YAML alias bomb: nine levels of nine aliases each, 9^9 values."""
+    text = f'{indent}a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for previous, name in zip("abcdefgh", "bcdefghi"):
+        text += f"{indent}{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]\n"
+    return text
+
+
+@pytest.mark.slow
+@in_background
+def test_bad_input_is_refused_by_the_plan_with_its_line_never_a_traceback(case, template):
+    """The inputs of issue 26, each as a contributor would write it, each
+    refused by a dry run with its file and line (they were: a sweep that
+    flagged nothing, a TypeError in the job, a MemoryError in the plan's
+    digest, minutes of planning, Snakemake's CreateRuleException, an empty
+    page, a NUL byte on the page, an 11 GiB allocation). Restored, the plan
+    is the clean build's; a folder in releases/ that is no release is named
+    as a stray and the diff compares with the real release all the same."""
+    test_yaml = case / "config/test.yaml"
+    # The module's schema lists every error at once: four faults, one run.
+    edit(test_yaml, "  flag_share: 0.05\n", "  flag_share: .nan\n")
+    edit(test_yaml, "  seeds: 20\n", "  seeds: 100000000\n")
+    edit(test_yaml, "  errors: {libraries", "  bad-name: {}\n  audit: {}\n  errors: {libraries")
+    assert_fails(snakemake(case, "--dry-run"),
+                 f"config/test.yaml:{line_of(test_yaml, 'flag_share: .nan')}: robustness.flag_share: .nan is not "
+                 "a finite number",
+                 f"config/test.yaml:{line_of(test_yaml, 'seeds: 100000000')}: robustness.seeds: 100000000 is "
+                 "greater than the maximum of 100000",
+                 f"config/test.yaml:{line_of(test_yaml, 'bad-name')}: experiments.bad-name: 'bad-name' does not "
+                 "match",
+                 f"config/test.yaml:{line_of(test_yaml, 'audit: {}')}: experiments.audit: 'audit' is the name of "
+                 "one of the workflow's rules", "rename the experiment (experiments/audit.py")
+    restore(case, template, "config/test.yaml")
+    edit(test_yaml, "  n_keys: 2000\n", "  n_keys: 2000.0\n")
+    assert_fails(snakemake(case, "--dry-run"),
+                 f"config/test.yaml:{line_of(test_yaml, 'n_keys: 2000.0')}: scaling.n_keys: 2000.0 is a float, "
+                 "and an integer is meant here: write 2000")
+    restore(case, template, "config/test.yaml")
+    (case / "config.yaml").write_text((template / "config.yaml").read_text() + "bomb:\n" + laughs())
+    assert_fails(snakemake(case, "--dry-run"),
+                 f"config.yaml:{line_of(case / 'config.yaml', '  f: &f')}:6: the aliases here expand to 597,871 "
+                 "values", "write the values out, or use fewer aliases")
+    restore(case, template, "config.yaml")
+
+    article = case / ARTICLE
+    article.write_bytes(b"\xef\xbb\xbf\n")
+    assert_fails(snakemake(case, "--dry-run"), f"{ARTICLE}: the article holds only white space, so the build "
+                 "would publish an empty page; write its front matter")
+    article.write_bytes((template / ARTICLE).read_bytes().replace(b"Reading it is easy", b"Reading it\x00 is easy", 1))
+    assert_fails(snakemake(case, "--dry-run"), f"{ARTICLE}:{line_of(article, 'Reading it')}:11: control character "
+                 "U+0000 (NUL)")
+    shutil.copy2(template / ARTICLE, article)  # as it was, mtime too: the plan below must find nothing to do
+
+    edit(case / "experiments/scaling.py", "def footprint(p):", "def footprint(p):\n    return {}\n\n\ndef unused(p):")
+    assert_fails(snakemake(case, "--dry-run"), "experiments/scaling.py: footprint() returns nothing for scaling.d_k")
+    shutil.copy2(template / "experiments/scaling.py", case / "experiments/scaling.py")
+
+    (case / "releases/scratch").mkdir()
+    shutil.copy2(case / "build/values.json", case / "releases/scratch/snapshot.json")
+    diff = snakemake(case, "build/diff.json", "--forcerun", "diff")
+    assert diff.returncode == 0, diff.output[-3000:]
+    assert "releases/scratch/snapshot.json: not a release snapshot" in diff.output
+    assert (case / "build/diff.md").read_bytes() == (template / "build/diff.md").read_bytes()
+    shutil.rmtree(case / "releases/scratch")
+    assert "Nothing to be done" in snakemake(case, "--dry-run").output
 
 
 @pytest.mark.slow

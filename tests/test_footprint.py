@@ -44,11 +44,15 @@ def experiments_with_sizes(config):
 
 def guarded_keys(name, params):
     """{key: the measures (bytes, seconds) of the terms filed under it} for
-    every parameter the experiment's footprint names, at these params."""
+    every parameter the experiment's footprint names, at these params. A
+    term of 0 files a parameter that costs nothing (a second seed): no
+    value of it is too large, so it guards nothing."""
     found = footprint.estimate(importlib.import_module(f"experiments.{name}").footprint, params, name)
     keys = {}
     for measure, estimate in found.items():
-        for named, _ in estimate.terms:
+        for named, amount in estimate.terms:
+            if amount == 0:
+                continue
             for key in named:
                 keys.setdefault(key, set()).add(measure)
     return keys
@@ -267,6 +271,38 @@ def test_a_malformed_footprint_is_named(tmp_path, returned, complaint):
         footprint.check_plan("exp", path, {"n": 3}, 100, 1)
 
 
+@pytest.mark.parametrize("body", [
+    "    return {}\n",  # the issue's: an 11 GiB allocation then started
+    "    return {'bytes': {}}\n",
+    "    return {'bytes': {'d': 8 * p['d']}}\n",  # n forgotten
+])
+def test_a_footprint_that_returns_nothing_for_a_size_is_refused_naming_the_file_and_the_key(tmp_path, body):
+    path = write(tmp_path, "def footprint(p):\n" + body)
+    with pytest.raises(SizeError) as caught:
+        footprint.check_plan("exp", path, {"n": 50_000, "d": 8, "seed": 3, "scale": 0.5}, 100, 1)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: footprint() returns nothing for exp.n = 50000") and "seed" not in message
+    assert "which it neither reads nor files a term under, so no value of" in message
+    assert "Estimate what 'n' costs in footprint()" in message
+
+
+def test_a_size_is_covered_when_the_footprint_reads_it_or_files_it_under_zero(tmp_path):
+    reads = write(tmp_path, "def footprint(p):\n    return {'bytes': {'n': 8 * p['n'] * max(p.get('d', [1]))}}\n")
+    footprint.check_plan("exp", reads, {"n": 10, "d": [1, 2], "seed": 3, "threads": 2, "scale": 0.5}, 100, 1)
+    zero = write(tmp_path, "def footprint(p):\n    return {'bytes': {'n': 8 * p['n'], 'rounds': 0}}\n")
+    footprint.check_plan("exp", zero, {"n": 10, "rounds": 5}, 100, 1)
+
+
+def test_the_run_refuses_a_footprint_that_returns_nothing_before_run(tmp_path, monkeypatch, restore_logging):
+    """The script's own check, before run(): the same refusal, whatever the
+    plan did (a build given --set, a footprint edited after the plan)."""
+    scaling = importlib.import_module("experiments.scaling")
+    monkeypatch.setattr(scaling, "footprint", lambda p: {})
+    with pytest.raises(SizeError, match=r"experiments/scaling.py: footprint\(\) returns nothing for "
+                                        r"scaling.d_k = \[16, 64, 512\], scaling.n_keys = 2000"):
+        footprint.check_run("scaling", scaling.run, TEST_CONFIG["scaling"], mem_mb=500, runtime_min=5)
+
+
 def test_the_key_named_is_the_largest_term_s(tmp_path):
     path = write(tmp_path, "def footprint(p):\n"
                            "    return {'bytes': {'small': p['small'], ('a', 'b'): p['a'] * p['b']}}\n")
@@ -312,9 +348,9 @@ def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
     with pytest.raises(ConfigError) as caught:
         check_config(config, PROJECT_ROOT / "config/schema.yaml", [path])
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text == "  T: 2048")
-    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 1024 (the article prints the per-row "
+    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the article prints the per-row "
             "loop's time at T") in str(caught.value)
-    assert "lower it to at most 1024, or raise timing.loop_max_T" in str(caught.value)
+    assert "lower it to at most 512, or raise timing.loop_max_T" in str(caught.value)
 
 
 # ---- end to end: Snakemake refuses before any job ---------------------------------------
@@ -334,8 +370,8 @@ def snakemake(work, *args):
 
 @pytest.mark.parametrize("edit, expected", ids=["above loop_max_T", "above mem_mb"], argvalues=[
     # the issue's size: above the loop's limit too, which this article's schema names first
-    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 1024"),
-    ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 1024 ": "  loop_max_T: 1000000 "},
+    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 512"),
+    ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 512 ": "  loop_max_T: 1000000 "},
      "timing.T = 1000000: the timing experiment would hold an estimated 32 TB (experiments/timing.py, "
      "footprint()), more than the 1000 MB its rule declares (experiments.timing.mem_mb). Lower timing.T"),
 ])

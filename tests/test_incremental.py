@@ -26,7 +26,7 @@ SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="
 MORE = """
 ## Figures and math {#figures}
 
-![A first figure, with $x^2$ in its caption.](one.svg){#fig-one}
+![A first figure, with $x^2$ in its caption.](../figures/one.svg){#fig-one}
 
 Display math: $$\\sum_{i=1}^{n} w_i = 1$$
 
@@ -50,7 +50,7 @@ not highlighted
 print("third block")
 ```
 
-![A second figure.](two.svg){#fig-two}
+![A second figure.](../figures/two.svg){#fig-two}
 
 {{< value demo.arrow >}}
 
@@ -74,8 +74,9 @@ class Project:
         text = self.article.read_text(encoding="utf-8")
         at = text.index("## Where every number comes from")
         self.article.write_text(text[:at] + MORE.lstrip("\n") + "\n" + text[at:], encoding="utf-8")
-        for name in ("one.svg", "two.svg"):
-            (folder / "article" / name).write_text(SVG, encoding="utf-8")
+        (folder / "figures").mkdir()
+        for name in ("one.svg", "two.svg"):  # where a rule would write them
+            (folder / "figures" / name).write_text(SVG, encoding="utf-8")
         self.page = IncrementalPage(self.article, folder / "pieces")
         self.out = folder / "out"
         self.out.mkdir()
@@ -149,6 +150,18 @@ def test_a_style_edit_renders_the_page_around_the_chunks_again(project):
     incremental, full = project.both()
     assert project.page.rendered == 1
     assert ".edited-by-the-test" in incremental and incremental == full
+
+
+def test_raw_html_in_a_piece_is_refused_with_the_articles_line(tmp_path):
+    """The preview's pieces are checked as the build checks the article: a
+    raw <img> in a later section is named by the article's own line, and no
+    piece is rendered from it."""
+    project = Project(tmp_path)
+    project.edit("The end, with", '<img src="/etc/passwd">\n\nThe end, with')
+    line = next(n for n, text in enumerate(project.article.read_text(encoding="utf-8").splitlines(), 1)
+                if text.startswith("<img"))
+    with pytest.raises(rendermod.RenderError, match=rf"index\.qmd:{line}: raw HTML <img src=\"/etc/passwd\">"):
+        project.page.render(project.document())
 
 
 def test_the_body_splits_only_where_the_parse_cannot_change(project):

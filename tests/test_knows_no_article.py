@@ -25,7 +25,7 @@ import yaml
 from articlekit.core.jsonio import read_json
 from articlekit.data.baseline import CLASSES
 from articlekit.data.environment import PREFIX
-from articlekit.experiment.measure import RATIO_FIELDS, TIME_FIELDS
+from articlekit.experiment.measure import BETWEEN_RUNS_FIELDS, RATIO_FIELDS, TIME_FIELDS
 from articlekit.data.publishing import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,9 +41,10 @@ KEY_NAMING = ("machine", "error_measures", "single_precision", "spread", "per_bu
 # which an article's environment experiment writes under), the parts of a
 # measured value a claim reads (X.estimate, X.low, X.high) and the float
 # formats the ULP rule counts in, and the fields of what
-# articlekit.experiment.measure returns (samples_ms, ratios, ...).
+# articlekit.experiment.measure returns (samples_ms, ratios, a value between
+# runs' runs and outliers, ...).
 LIBRARY_WORDS = {*CLASSES, PREFIX.rstrip("."), "estimate", "low", "high", "float32", "float64", "python",
-                 *TIME_FIELDS, *RATIO_FIELDS}
+                 *TIME_FIELDS, *RATIO_FIELDS, *BETWEEN_RUNS_FIELDS}
 
 
 def article_names(config):

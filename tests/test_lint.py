@@ -141,3 +141,21 @@ def test_a_quoted_small_integer_is_not_laundering_when_a_noisy_timing_rounds_to_
     assert lint("a.qmd", "[d_model = 512, h = 8, d_k = 64]{.cited}", values)[0] == []
     (finding,) = lint("a.qmd", "[it took 1342 ms]{.cited}", values)[0]
     assert "equals the computed value timing.loop.median_ms but is cited" in finding
+
+
+def test_run_by_hand_in_an_articles_folder_it_needs_no_option_and_prints_its_report(tmp_path, capsys,
+                                                                                    monkeypatch):
+    """`python -m articlekit lint`, as docs/reference.md shows it: the
+    article and the values at their places, the report on stdout."""
+    (tmp_path / "article").mkdir()
+    (tmp_path / "article/index.qmd").write_text("Nothing typed here.\n")
+    monkeypatch.chdir(tmp_path)
+    assert lintmod.main([]) == 1  # before a build: no values to compare with, and it says so
+    said = capsys.readouterr().err
+    assert "no build/values.json: " in said and "(`snakemake build/values.json`" in said
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build/values.json").write_text(json.dumps({"values": VALUES}))
+    assert lintmod.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK article/index.qmd\n") and "computed values compared" in out
+    assert not list(tmp_path.glob("build/lint*"))  # nothing written without --out

@@ -1,12 +1,14 @@
 """The version matrix: its config, its environments and its page.
 
 Fast tests pin down each piece (pip's package sources handed to uv, the
-checks on the matrix: section, how rows are judged); the slow one runs
+checks on the matrix: section, the Python each environment runs, how rows
+are judged); the slow one runs
 `snakemake matrix` on config/test.yaml in a fresh copy of the project, which
 builds two real environments with uv.
 """
 
 import json
+import platform
 import re
 import subprocess
 import sys
@@ -67,6 +69,17 @@ def test_both_shipped_configs_have_a_valid_matrix(repo_root):
     assert len(yaml.safe_load((repo_root / "config.yaml").read_text())["matrix"]["environments"]) >= 3
 
 
+def test_the_default_matrix_runs_the_editions_own_environment(repo_root):
+    """The audit asks that column which departures are the versions' (its
+    Python, NumPy and PyTorch are baseline/published.yaml's edition: versions)."""
+    edition = load_baseline(repo_root / "baseline/published.yaml").edition["versions"]
+    for name in ("config.yaml", "config/matrix-docs.yaml"):
+        entries = yaml.safe_load((repo_root / name).read_text())["matrix"]["environments"]
+        asked = [{"python": e.get("python"), **{matrixenv.pin_name(p): p.split("==")[1] for p in e["pins"]}}
+                 for e in entries]
+        assert edition in asked, name
+
+
 def test_two_entries_with_the_same_label_are_rejected_with_their_lines(tmp_path, repo_root):
     config, path = _config_with(tmp_path, repo_root, [
         {"label": "np", "pins": ["numpy==1.26.4", "torch==2.13.0"]},
@@ -100,11 +113,109 @@ def test_the_pins_every_entry_needs_are_the_libraries_the_article_records(tmp_pa
     {"label": "np", "pins": ["numpy", "torch==2.13.0"]},             # a pin needs a version
     {"label": "np", "pins": []},
     {"label": "np"},
+    {"label": "np", "python": 3.13, "pins": ["numpy==2.5.4", "torch==2.14.1"]},     # unquoted: a float
+    {"label": "np", "python": "python3", "pins": ["numpy==2.5.4", "torch==2.14.1"]},  # a version, not a name
 ])
 def test_the_schema_rejects_malformed_entries(tmp_path, repo_root, entry):
     config, path = _config_with(tmp_path, repo_root, [entry])
     with pytest.raises(ConfigError, match=r"config\.yaml:\d+: matrix\.environments"):
         check_config(config, repo_root / SCHEMA, [path])
+
+
+# ---- the Python each environment runs ------------------------------------------------
+
+THIS_PYTHON = ".".join(platform.python_version_tuple()[:2])  # "3.11"
+
+
+def test_an_entrys_python_is_found_on_this_machine_by_its_version():
+    path, version = matrixenv.find_python(THIS_PYTHON)
+    assert version.startswith(THIS_PYTHON + ".") and matrixenv.python_version(path) == version
+    assert matrixenv.entry_python(None) == (sys.executable, platform.python_version())  # none named: the build's
+
+
+def test_a_python_this_machine_lacks_is_an_error_saying_how_to_get_it():
+    with pytest.raises(matrixenv.PythonNotFound) as err:
+        matrixenv.entry_python("3.99", where="config.yaml:57: matrix.environments[4].python")
+    message = str(err.value)
+    assert message.startswith("config.yaml:57: matrix.environments[4].python: no Python 3.99 on this machine")
+    assert "uv python install 3.99" in message and "pyenv install 3.99" in message
+
+
+def test_a_python_this_machine_lacks_stops_the_lock_before_anything_is_installed(tmp_path, capsys):
+    out = tmp_path / "requirements.lock"
+    assert matrixenv.main(["lock", "--label", "future", "--pin", "numpy==2.4.6", "--python", "3.99",
+                           "--where", "x.yaml:3: matrix.environments[0].python", "--out", str(out)]) == 1
+    message = capsys.readouterr().err
+    assert "matrix environment 'future': x.yaml:3: matrix.environments[0].python: no Python 3.99" in message
+    assert "nothing was installed" in message and not out.exists()
+
+
+def test_snakemake_matrix_names_the_config_line_of_a_python_this_machine_lacks(tmp_path):
+    """Through the config a user writes: the lock job fails, and the
+    terminal (not only the job's log) names the entry's python: line."""
+    work = copy_project(tmp_path / "project")
+    entry = {"label": "future", "python": "3.99", "pins": ["numpy==2.4.6", "torch==2.13.0"]}
+    (work / "future.yaml").write_text(yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": [entry]}},
+                                                     sort_keys=False))
+    line = next(i for i, text in enumerate((work / "future.yaml").read_text().splitlines(), 1) if "python:" in text)
+    proc = _snakemake(work, "results/matrix/future/requirements.lock", also=["future.yaml"], check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"future.yaml:{line}: matrix.environments[0].python: no Python 3.99 on this machine" in output, output[-3000:]
+    assert not (work / "results/matrix/future/requirements.lock").exists()
+
+
+def _tiny_project(tmp_path):
+    project = tmp_path / "tiny"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=64"]\n'
+                                            'build-backend = "setuptools.build_meta"\n'
+                                            '[project]\nname = "tiny"\nversion = "0"\n'
+                                            '[tool.setuptools]\npy-modules = ["tiny"]\n')
+    (project / "tiny.py").write_text("")
+    return project
+
+
+def test_an_environment_records_the_python_it_runs_and_its_column_shows_it(tmp_path):
+    """The version the venv's own interpreter reports, beside what the entry
+    asked for, in freeze.json, the column and the page."""
+    lock = tmp_path / "requirements.lock"
+    assert matrixenv.lock("asked", ["pyyaml>=6"], lock, python=THIS_PYTHON) == 0
+    assert lock.read_text().startswith(f"# asked: pyyaml>=6 (Python {platform.python_version()})\n")
+    out = tmp_path / "freeze.json"
+    assert matrixenv.install("asked", lock, tmp_path / "venv", out, tmp_path / "install.log",
+                             project=_tiny_project(tmp_path), python_request=THIS_PYTHON) == 0
+    record = read_json(out)
+    assert record["installed"], (tmp_path / "install.log").read_text()
+    assert (record["python_requested"], record["python_version"]) == (THIS_PYTHON, platform.python_version())
+    assert matrixenv.python_version(record["python"]) == platform.python_version()
+
+    article = tmp_path / "index.qmd"
+    article.write_text("Built with NumPy {{< value environment.numpy >}}.\n")
+    result = tmp_path / "environment.json"
+    write_json(result, {"experiment": "environment", "script": "experiments/environment.py",
+                        "versions": {"numpy": "2.4.6"}, "values": {"numpy": "2.4.6"}})
+    doc = matrixlib.column("asked", ["pyyaml>=6"], out, [result], [], article, python=THIS_PYTHON)
+    assert doc["python"] == {"requested": THIS_PYTHON, "version": platform.python_version()}
+    matrix = matrixlib.build([doc])
+    assert matrix["environments"][0]["python"] == doc["python"]
+    assert f"| `asked` | Python {THIS_PYTHON} pyyaml&gt;=6 |" in matrixlib.to_markdown(matrix)
+
+
+def test_an_entry_without_a_python_plans_the_jobs_it_planned_before(tmp_path):
+    """Only an entry that names its Python gets --python (and its line, for
+    the error): the others' params, hence their environments, stay as built."""
+    work = copy_project(tmp_path / "project")
+    environments = [{"label": "plain", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+                    {"label": "asked", "python": THIS_PYTHON, "pins": ["numpy==2.4.6", "torch==2.13.0"]}]
+    (work / "two.yaml").write_text(yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": environments}},
+                                                  sort_keys=False))
+    out = _snakemake(work, "matrix", "--dry-run", "--printshellcmds", also=["two.yaml"]).stdout
+    locks = {m.group(1): m.group(0) for m in re.finditer(r"matrixenv lock --label (\w+) [^\n]*", out)}
+    assert locks["plain"].startswith("matrixenv lock --label plain --pin numpy==2.4.6 --pin torch==2.13.0  --out")
+    assert f"--python {THIS_PYTHON} --where 'two.yaml:" in locks["asked"]
+    installs = {m.group(1): m.group(0) for m in re.finditer(r"matrixenv install --label (\w+) [^\n]*", out)}
+    assert "--python" not in installs["plain"] and f"--python {THIS_PYTHON} --venv" in installs["asked"]
 
 
 # ---- lock and install: bad input, clear errors --------------------------------------

@@ -238,3 +238,91 @@ def test_compare_times_inside_the_limit():
 
     compare({"a": call}, rounds=6, warmup=1, sample_ms=1, clock=clock)
     assert seen and set(seen) == {1}
+
+
+# ---- between runs ------------------------------------------------------------------------
+
+
+def test_the_estimate_between_runs_is_their_median_and_every_run_is_kept():
+    between = measure.between_runs([9.0, 11.0, 10.0, 10.5, 9.5])
+    assert between["estimate"] == 10.0 and between["runs"] == [9.0, 11.0, 10.0, 10.5, 9.5]
+    assert between["low"] < 9.0 and between["high"] > 11.0  # wider than the runs: it holds one more
+    assert between["spread"] == pytest.approx(0.2) and between["coverage"] == 0.95
+    assert set(between) == set(measure.BETWEEN_RUNS_FIELDS)
+
+
+def test_the_interval_is_students_t_on_the_logarithms_of_the_runs():
+    runs = [9.0, 11.0, 10.0, 10.5, 9.5]
+    logs = np.log(runs)
+    t_4 = 2.7764451051977934  # the 97.5 % point of Student's t with 4 degrees of freedom (tables: 2.776)
+    half = t_4 * logs.std(ddof=1) * math.sqrt(1 + 1 / len(runs))
+    between = measure.between_runs(runs)
+    assert (between["low"], between["high"]) == pytest.approx((math.exp(logs.mean() - half),
+                                                                math.exp(logs.mean() + half)))
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_one_more_run_lands_inside_about_95_percent_of_the_time(n):
+    """The interval printed is a prediction interval for one more run: drawn
+    from n runs of a lognormal machine, it holds a fresh run about 95 % of
+    the time (an interval for the median of the runs would hold far fewer)."""
+    rng = np.random.default_rng(20261201)
+    trials = 2000
+    held = sum(
+        (b := measure.between_runs(rng.lognormal(2.0, 0.1, size=n).tolist()))["low"]
+        <= rng.lognormal(2.0, 0.1) <= b["high"]
+        for _ in range(trials)
+    )
+    assert 0.935 <= held / trials <= 0.965
+
+
+def test_the_median_of_a_rerun_of_all_the_runs_lands_inside_more_often_still():
+    """What `articlekit reproduce` compares: a rerun's median, which scatters
+    less than one run, so the interval holds it well above 95 % of the time."""
+    rng = np.random.default_rng(7)
+    trials = 1000
+    held = sum(
+        (b := measure.between_runs(rng.lognormal(2.0, 0.1, size=5).tolist()))["low"]
+        <= float(np.median(rng.lognormal(2.0, 0.1, size=5))) <= b["high"]
+        for _ in range(trials)
+    )
+    assert held / trials >= 0.98
+
+
+def test_a_run_far_from_the_others_is_named_and_runs_that_agree_rarely_are():
+    agreeing = measure.between_runs([10.0, 10.2, 9.9, 10.1, 10.05])
+    assert agreeing["outliers"] == []
+    loaded = measure.between_runs([10.0, 10.2, 6.0, 10.1, 10.05])  # run 3 shared the machine
+    assert loaded["outliers"] == [3]
+    rng = np.random.default_rng(11)
+    trials = 1000
+    flagged = sum(bool(measure.between_runs(rng.lognormal(0.0, 0.05, size=5).tolist())["outliers"])
+                  for _ in range(trials))
+    assert flagged / trials <= 0.06  # about one build in twenty at most, by design
+
+
+def test_two_runs_have_a_spread_but_no_run_can_be_held_against_the_others():
+    between = measure.between_runs([10.0, 12.0])
+    assert between["outliers"] == [] and between["low"] < 10.0 < 12.0 < between["high"]
+
+
+@pytest.mark.parametrize("runs, message", [
+    ([10.0], r"1 run gives no spread between runs; take at least 2"),
+    ([10.0, -1.0], r"must be a positive number"),
+    ([10.0, math.nan], r"must be a positive number"),
+])
+def test_runs_that_cannot_give_an_interval_are_refused(runs, message):
+    with pytest.raises(MeasureError, match=message):
+        measure.between_runs(runs)
+
+
+def test_a_run_is_loaded_when_its_load_average_exceeds_the_cpus_it_may_use():
+    assert measure.loaded([1.5, 2.5], cpus=2) is True
+    assert measure.loaded([1.5, 2.0], cpus=2) is False
+    assert measure.loaded(0.4, cpus=1) is False
+
+
+def test_runs_that_agree_to_the_last_digit_give_an_interval_that_still_holds_their_value():
+    between = measure.between_runs([0.1, 0.1, 0.1])
+    assert between["low"] <= between["estimate"] == 0.1 <= between["high"]
+    assert between["high"] - between["low"] < 1e-16

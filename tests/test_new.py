@@ -13,12 +13,14 @@ from articlekit.__main__ import main as articlekit_main
 from articlekit.article.shortcodes import scan
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPE = {"Snakefile", "config.yaml", "environment.yml", ".gitignore", "experiments/__init__.py", "article/index.qmd",
+SHAPE = {"Snakefile", "config.yaml", "environment.yml", "requirements.txt", ".gitignore", "experiments/__init__.py",
          # Quarto's own `quarto render` and `quarto preview` in the new article's folder
-         "_quarto.yml", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
+         "_quarto.yml", "article/index.qmd", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
          "baseline/published.yaml",
          # Snakemake's workflow profile: a failed job's log, where articlekit writes the fix, in the terminal
-         "profiles/default/config.yaml"}
+         "profiles/default/config.yaml",
+         # GitHub Actions builds it on every push (tests/test_ci_workflow.py lints it)
+         ".github/workflows/article.yml"}
 
 
 def test_it_writes_an_article_folder_of_the_agreed_shape(tmp_path):

@@ -26,7 +26,7 @@ SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" viewBo
 EXTRA = r"""
 ## Extras
 
-![A vector figure.](figures/demo.svg)
+![A vector figure.](../figures/demo.svg)
 
 The weight is {{< value demo.dk64.unscaled.max_weight fmt=".6f" expect="> 0.99" >}} here.
 Scaled by $1/\sqrt{d_k}$, the scores keep a unit spread.
@@ -52,8 +52,8 @@ def typographic_plain(text):
 def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pdf--_x_") / "article"
     article, values = make_article(folder)
-    (folder / "figures").mkdir()
-    (folder / "figures" / "demo.svg").write_text(SVG, encoding="utf-8")
+    (folder.parent / "figures").mkdir()  # beside the article's folder, where a rule writes it
+    (folder.parent / "figures" / "demo.svg").write_text(SVG, encoding="utf-8")
     article.write_text(article.read_text(encoding="utf-8").replace("## Code", EXTRA + "\n## Code", 1),
                        encoding="utf-8")
     bindings = folder / "build" / "bindings.json"
@@ -168,7 +168,7 @@ def test_the_colophon_names_pandoc_and_typst(built):
 
 def test_a_missing_figure_fails_and_leaves_no_pdf(tmp_path):
     article, values = make_article(tmp_path / "article")
-    article.write_text(article.read_text(encoding="utf-8") + "\n![gone](figures/none.svg)\n", encoding="utf-8")
+    article.write_text(article.read_text(encoding="utf-8") + "\n![gone](../figures/none.svg)\n", encoding="utf-8")
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, strict=True))
     out = tmp_path / "article.pdf"

@@ -187,7 +187,7 @@ def test_beyond_the_ulp_tolerance_is_a_change_even_on_another_cpu(build, tmp_pat
 def test_on_the_same_machine_the_diff_says_so(build, baseline, tmp_path):
     diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
     assert diff["machine"] == []
-    assert "Same machine as the release (cpu_model, torch_cpu_capability, blas)" in to_markdown(diff)
+    assert "Same machine as the release (cpu_model, cpu_id, torch_cpu_capability, blas)" in to_markdown(diff)
 
 
 # ---- an article that configures nothing --------------------------------------------
@@ -206,7 +206,8 @@ def test_without_a_publishing_section_nothing_is_volatile_and_no_machine_is_name
     assert diff["build"]["versions"] == {"python": values["environment.python"]}
     md = diff_module.to_markdown(diff, Publishing())
     assert "Same machine" not in md and "The machine changed" not in md
-    assert f"Python {values['environment.python']}." in md and "NumPy" not in md
+    assert f"Python {values['environment.python']}; no other library declared (publishing.libraries)." in md
+    assert "NumPy" not in md
 
 
 # ---- the article's publishing settings reach the diff ----------------------------------
@@ -317,11 +318,12 @@ def test_another_blas_kernel_is_another_machine(build, tmp_path):
 
 def test_a_releases_readme_names_the_machine_by_the_articles_machine_keys(build, tmp_path):
     values = build["values"]["values"]
-    values.update({"environment.cpu_model": "AMD EPYC", "environment.torch_cpu_capability": "AVX512",
+    values.update({"environment.cpu_model": "AMD EPYC", "environment.cpu_id": "AuthenticAMD family 25 model 1",
+                   "environment.torch_cpu_capability": "AVX512",
                    "environment.blas": "scipy-openblas 0.3.31, running its SkylakeX kernel"})
     snapshot = released(build, tmp_path)
     readme = (tmp_path / "releases" / snapshot["label"] / "README.md").read_text(encoding="utf-8")
-    assert ("- Machine: cpu_model AMD EPYC; torch_cpu_capability AVX512; "
+    assert ("- Machine: cpu_model AMD EPYC; cpu_id AuthenticAMD family 25 model 1; torch_cpu_capability AVX512; "
             "blas scipy-openblas 0.3.31, running its SkylakeX kernel\n") in readme
     plain = release_module.readme_of(snapshot, Publishing())
     assert "Machine" not in plain and "cpu_model" not in plain
@@ -561,15 +563,107 @@ def test_the_committed_release_against_the_same_results_from_an_avx2_cpu():
 
 
 def test_an_erratum_listed_first_does_not_hide_the_keys_noise_bound():
-    """The published baseline lists parity.sdpa.max_abs_diff first as an
-    erratum (the edition's "largest difference"), then as noise < 1e-12. An
-    erratum says what the edition printed, not how far two builds may
-    differ: the diff, the matrix and reproduce judge the key by its noise
+    """The published baseline lists the headline, parity.max_abs_diff_overall,
+    first as an erratum (the edition's "largest difference"), then as noise
+    < 5e-15. An erratum says what the edition printed, not how far two builds
+    may differ: the diff, the matrix and reproduce judge the key by its noise
     bound, not by the float rule the erratum used to leave it to."""
     from articlekit.review.agreement import between_builds
     published = load_baseline(ROOT / "baseline" / "published.yaml")
-    assert [e.cls for e in published.for_key("parity.sdpa.max_abs_diff")][:2] == ["erratum", "noise"]
-    rule, test = between_builds("parity.sdpa.max_abs_diff", published, Publishing())
-    assert rule == "noise < 1e-12"
-    assert test(2.220446049250313e-16, 4.440892098500626e-16)[0]  # 1 ULP of 1.0 apart, far more of itself
-    assert not test(2.220446049250313e-16, 1e-3)[0]
+    assert [e.cls for e in published.for_key("parity.max_abs_diff_overall")][:2] == ["erratum", "noise"]
+    rule, test = between_builds("parity.max_abs_diff_overall", published, Publishing())
+    assert rule == "noise < 5e-15"
+    assert test(8.881784197001252e-16, 4.440892098500626e-16)[0]  # 2 ULPs of 1.0 apart, far more of itself
+    assert not test(8.881784197001252e-16, 1e-3)[0]
+
+
+# ---- a new article's diff (issue 27, friction 9) -----------------------------------------
+
+def new_article_build(entropies, python="3.11.7", matplotlib="3.11.2"):
+    """A build of a new article: one experiment, no environment record (the
+    versions are those its artifact recorded), a list value."""
+    source = {"artifact": "results/entropy.json", "script": "experiments/entropy.py", "experiment": "entropy"}
+    values = {"entropy.entropies": entropies, "entropy.params.temperatures": [0.5, 2.0]}
+    return {"values": values, "sources": {key: source for key in values},
+            "versions": {"entropy": {"python": python, "matplotlib": matplotlib}}}
+
+
+def new_article_release(build):
+    return {**build, "label": "matplotlib-3.11.2", "released_at": "2026-12-01T00:00:00+00:00", "bindings": {}}
+
+
+def item_baseline(tmp_path, check="< 1", cls="noise"):
+    path = tmp_path / "published.yaml"
+    entry = {"id": "entropy.first", "class": cls, "published": "0.429", "value": 0.429,
+             "key": "entropy.entropies[0]", "fmt": ".3f", "where": {"section": "Entropy", "quote": "0.429"}}
+    path.write_text(yaml.safe_dump({
+        "edition": {"title": "t", "source": "s", "date": "2026-12-01", "versions": {"python": "3.11"}},
+        "entries": [{**entry, **({"check": check} if check else {})}]}), encoding="utf-8")
+    return load_baseline(path)
+
+
+def test_a_check_on_a_list_item_is_judged_on_that_item_in_both_builds(tmp_path):
+    """'< 1' on entropy.entropies[0]: both builds' first item meet it, so its
+    move is noise; the list as a whole was asked it before ("neither side
+    meets '< 1'") and every build was a change."""
+    baseline = item_baseline(tmp_path)
+    release = new_article_release(new_article_build([0.429, 0.182]))
+    diff = diff_module.compare(release, new_article_build([0.4291, 0.182]), {"bindings": {}}, baseline)
+    assert diff["numbers"] == []
+    (row,) = diff["within_rule"]
+    assert row["key"] == "entropy.entropies"
+    assert row["rule"] == "[0] noise < 1; other items: floats within 16 ULPs, the rest equal"
+    assert row["why"] == "[0]: both meet '< 1'; other items: equal"
+    assert "neither side" not in to_markdown(diff)
+
+
+@pytest.mark.parametrize("entropies, why", [
+    ([1.2, 0.182], "[0]: this build breaks '< 1'; other items: equal"),  # the item its check governs
+    ([0.429, 0.19], "[0]: equal; other items: "),  # an item no entry governs: the float rule
+    ([0.429], "[0]: equal; other items: not equal"),  # an item gone
+    ([], "[0] is not in both builds"),
+])
+def test_the_list_changes_when_its_item_breaks_its_check_or_another_item_moves(tmp_path, entropies, why):
+    baseline = item_baseline(tmp_path)
+    release = new_article_release(new_article_build([0.429, 0.182]))
+    diff = diff_module.compare(release, new_article_build(entropies), {"bindings": {}}, baseline)
+    (row,) = diff["numbers"]
+    assert row["key"] == "entropy.entropies" and row["why"].startswith(why)
+
+
+def test_an_exact_entry_on_a_list_item_judges_it_at_its_printed_precision(tmp_path):
+    baseline = item_baseline(tmp_path, check=None, cls="exact")
+    release = new_article_release(new_article_build([0.429, 0.182]))
+    same = diff_module.compare(release, new_article_build([0.4291, 0.182]), {"bindings": {}}, baseline)
+    assert same["numbers"] == [] and same["within_rule"][0]["why"].startswith("[0]: equal at the printed precision")
+    moved = diff_module.compare(release, new_article_build([0.431, 0.182]), {"bindings": {}}, baseline)
+    assert moved["numbers"][0]["why"].startswith("[0]: printed 0.429 then, 0.431 now")
+
+
+def test_a_new_articles_diff_header_names_both_environments_from_what_each_recorded():
+    """No environment experiment: each side's versions are those its artifacts
+    recorded, Python always, the declared libraries after it."""
+    release = new_article_release(new_article_build([0.429, 0.182], matplotlib="3.10.0"))
+    diff = diff_module.compare(release, new_article_build([0.429, 0.182]), {"bindings": {}}, None,
+                               parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}}))
+    md = diff_module.to_markdown(diff, parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}}))
+    assert "frozen 2026-12-01T00:00:00+00:00: Python 3.11.7, Matplotlib 3.10.0.  \n" in md
+    assert "\nThis build: Python 3.11.7, Matplotlib 3.11.2.\n" in md
+    assert ": ." not in md
+
+
+def test_with_no_library_declared_the_header_still_names_python_and_says_so():
+    release = new_article_release(new_article_build([0.429, 0.182]))
+    diff = diff_module.compare(release, new_article_build([0.429, 0.182]), {"bindings": {}}, None, Publishing())
+    md = diff_module.to_markdown(diff, Publishing())
+    said = "Python 3.11.7; no other library declared (publishing.libraries)."
+    assert f"+00:00: {said}  \n" in md and f"\nThis build: {said}\n" in md
+    assert diff["build"]["versions"] == {"python": "3.11.7"}
+
+
+def test_a_declared_library_no_experiment_recorded_is_said_to_be_unrecorded():
+    publishing = parse_publishing({"libraries": {"numpy": "NumPy", "matplotlib": "Matplotlib"}})
+    release = new_article_release(new_article_build([0.429, 0.182]))
+    diff = diff_module.compare(release, new_article_build([0.429, 0.182]), {"bindings": {}}, None, publishing)
+    assert "This build: Python 3.11.7, Matplotlib 3.11.2 (NumPy: not recorded)." in \
+        diff_module.to_markdown(diff, publishing)

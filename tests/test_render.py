@@ -381,9 +381,11 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     name = rendermod.render(article, bindings, "auto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert name == "Quarto 1.9.38"
-    html_call, md_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
+    html_call, md_call, scripts_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
     assert html_call.startswith("render index.qmd --to html --output render-")
     assert md_call.startswith("render index.qmd --to gfm --output render-")
+    # the page that says which scripts are Quarto's own (the page check's)
+    assert re.match(r"render render-\S+-scripts\.qmd --to html --output render-", scripts_call)
     assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
     # _quarto.yml's settings handed over, for a Quarto that would not read them (a hidden folder)
     assert html_call.split()[-2] == md_call.split()[-2] == "--metadata-file"
@@ -457,15 +459,16 @@ def test_pandoc_writes_callouts_and_figures_as_quarto_does(tmp_path):
     """build/article.md is diffed between builds, so both renderers write it
     in one form: Quarto's (GitHub alert callouts, numbered figure captions)."""
     text = ('::: {.callout-note title="In short"}\nA note.\n:::\n\n'
-            '![A plot.](plot.svg){#fig-plot}\n\n{{< provenance >}}\n')
+            '![A plot.](../figures/plot.svg){#fig-plot}\n\n{{< provenance >}}\n')
     article, values = make_article(tmp_path / "article", text)
-    (article.parent / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), text, values, True))
     rendermod.render(article, bindings, "pandoc", tmp_path / "a.html", tmp_path / "a.md")
     md, page = (tmp_path / "a.md").read_text(), (tmp_path / "a.html").read_text()
     assert "> [!NOTE]\n>\n> ### In short\n>\n> A note.\n" in md
-    assert '<div id="fig-plot">\n\n![](plot.svg)\n\nFigure\u00a01: A plot.\n\n</div>' in md
+    assert '<div id="fig-plot">\n\n![](../figures/plot.svg)\n\nFigure\u00a01: A plot.\n\n</div>' in md
     assert re.search(r'<div class="callout-title-container">\s*In short\s*</div>', page)  # text, not CSS
     assert re.search(r"<figcaption>Figure\u00a01: A plot.</figcaption>", page)
 
@@ -523,3 +526,17 @@ def test_reading_an_unclosed_shortcode_names_the_articles_file_and_line(tmp_path
         rendermod.write_ast(article, tmp_path / "tree.json")
     assert str(failure.value).startswith(f"{article}:7: shortcode '{{{{< value a.b here.' is never closed")
     assert not (tmp_path / "tree.json").exists()
+
+
+def test_quarto_is_never_handed_a_front_matter_key_that_reads_a_file(tmp_path, monkeypatch):
+    """Quarto reads the front matter whole: include-in-header (or css,
+    filters, ...) would have it embed a file of the machine's into the page.
+    Refused with its line before Quarto runs."""
+    article, bindings = quarto_standin(tmp_path, monkeypatch)
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text.replace("---\n", "---\nformat:\n  html:\n    include-in-header: /etc/passwd\n", 1)
+                       .replace("format:\n  html:\n    toc: true\n", "", 1), encoding="utf-8")
+    with pytest.raises(rendermod.RenderError, match=re.escape(f"{article}:4: the front matter sets "
+                                                              "format.html.include-in-header")):
+        rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
+    assert not (tmp_path / "calls").exists() or "render" not in (tmp_path / "calls").read_text()

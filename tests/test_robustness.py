@@ -101,9 +101,44 @@ def test_each_claim_is_judged_for_every_seed_and_its_failing_seeds_are_listed():
     assert not toy_report([("a.json", toy_chunk([4, 5, 6, 7, 8]))], flag_share=0.5)["claims"][0]["flagged"]
 
 
+def test_a_claim_on_a_fixed_draw_is_listed_apart_with_no_share_and_the_declaration_is_checked():
+    """A part of an experiment drawn from a seed of its own (config
+    robustness.fixed) gives every seed the build's value: "holds for 100 %
+    of the seeds" would be one draw counted a hundred times, so the sweep
+    lists such a claim apart, with the reason, instead of giving it a share.
+    A value that is merely the same for every seed (an exact zero) is not
+    excused: only the declaration lists a claim apart, and a declaration
+    that a seed contradicts stops the summary."""
+    article = ARTICLE + 'A fixed draw: {{< value toy.fixed.x expect="> 1" >}}; a zero {{< value toy.zero expect="== 0.0" >}}.\n'
+
+    def report(fixed_value):
+        chunks = [("a.json", toy_chunk([1, 2, 3, 4, 5]))]
+        for seed in chunks[0][1]["seeds"]:
+            seed["values"].update({"fixed": {"x": fixed_value(seed["seed"])}, "zero": 0.0})
+        values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
+                                              "params": {"seed": 100, "size": 3},
+                                              "values": {"x": 5.0, "y": 4.0, "label": "same", "fixed": {"x": 2.0},
+                                                         "zero": 0.0}})])["values"]
+        return robustness.build(robustness.collect(chunks), values,
+                                robustness.article_shortcodes("article.qmd", article),
+                                {"flag_share": 0.2, "fixed": {"toy.fixed": "drawn from toy.params.other_seed"}})
+
+    fixed = report(lambda seed: 2.0)
+    assert ("toy.fixed.x", "> 1") not in {(c["key"], c["expect"]) for c in fixed["claims"]}
+    assert ("toy.zero", "== 0.0") in {(c["key"], c["expect"]) for c in fixed["claims"]}
+    assert [(c["key"], c["expect"], c["at_seed"], c["why"]) for c in fixed["unvaried"]] == [
+        ("toy.fixed.x", "> 1", HOLDS, "drawn from toy.params.other_seed")]
+    assert fixed["values"]["sweep"]["unvaried"] == 1
+    for page in (robustness_page.to_markdown(fixed), robustness_page.to_html(fixed)):
+        assert "Claims the seeds do not reach" in page and "other_seed" in page
+    with pytest.raises(robustness.RobustnessError, match="seed 1 gives toy.fixed.x another value"):
+        report(lambda seed: 2.0 + seed)
+
+
 def test_a_failed_seed_is_counted_not_dropped():
     report = toy_report([("a.json", toy_chunk([1, 2, 3], failing=[2]))])
-    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2}
+    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2,
+                                         "unvaried": 0}
     [toy] = report["experiments"]
     assert (toy["ran"], toy["failed"]) == (2, 1)
     assert toy["failures"][0]["seed"] == 2 and toy["failures"][0]["error"] == "ValueError: bad seed"

@@ -51,7 +51,8 @@ SLURM_TIMEOUT = 600
 # What two correct builds may disagree on.
 VOLATILE_ENVIRONMENT = {"build_date", "build_time_utc", "executor", "slurm_job_id", "hostname"}
 TIMED = {"results/timing.json"}  # values are measurements; params/versions must agree
-TIMED_FIGURES = {"figures/timing-sweep.svg"}
+TIMED_RUNS = "results/runs/timing/"  # and each of its runs
+TIMED_FIGURES = {"figures/timing-sweep.svg", "figures/timing-runs.svg"}
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
@@ -150,7 +151,7 @@ def comparable(path, root):
     if Path(path).name == "environment.json":  # the main build's, or a matrix cell's
         for key in VOLATILE_ENVIRONMENT:
             data["values"].pop(key, None)
-    if path in TIMED:
+    if path in TIMED or path.startswith(TIMED_RUNS):
         data["values"] = sorted(data["values"])  # same measurements taken, not same times
     return data
 
@@ -191,8 +192,11 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
     _, rules = local_build
     if "timing" not in rules:
         pytest.skip("the build has no timing rule")
-    timing = [job for job in cluster.jobs() if job["comment"] == "rule_timing"]
-    assert timing and all(job["oversubscribe"] == "NO" for job in timing), timing
+    # Slurm's comment is rule_<name>, or rule_<name>_wildcards_<values> for a
+    # rule with wildcards (each of timing's runs is one job of it, {run}).
+    timing = [job for job in cluster.jobs()
+              if job["comment"] == "rule_timing" or job["comment"].startswith("rule_timing_wildcards_")]
+    assert timing and all(job["oversubscribe"] == "NO" for job in timing), cluster.jobs()
 
 
 # ---- the version matrix ------------------------------------------------------------

@@ -165,6 +165,60 @@ def test_an_edited_released_at_cannot_hide_a_snapshot_from_the_diff(tmp_path):
     refused(diff(newer), newer, "first difference: released_at changed (now '2025-06-01T00:00:00+00:00')")
 
 
+def test_a_snapshot_cut_short_is_refused_with_the_command_that_restores_it(snapshot):
+    text = snapshot.read_text(encoding="utf-8")
+    snapshot.write_text(text[: len(text) // 2], encoding="utf-8")  # a copy or a checkout stopped half way
+    proc = diff(snapshot)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert re.match(rf"diff: {re.escape(str(snapshot))}:\d+:\d+: not valid JSON \(.*\): the snapshot is cut short or "
+                    rf"was overwritten\. Restore it as released: git checkout -- {re.escape(str(snapshot))} ",
+                    proc.stderr), proc.stderr
+    assert not proc.md.exists()
+
+
+# ---- strays: what in releases/ is no release ----------------------------------------------
+
+def test_what_is_no_release_is_named_a_stray_and_does_not_block_the_diff_against_the_release(snapshot):
+    """A contributor's copy of build/values.json left under releases/ (JSON,
+    no snapshot's key) was taken for the newest release and refused as
+    "its digest was removed", blocking the diff against the real one."""
+    from articlekit.review.snapshot import latest_snapshot, release_folders
+
+    releases = snapshot.parent.parent
+    (releases / "scratch").mkdir()
+    stray = releases / "scratch/snapshot.json"
+    write_json(stray, read_json(FIXTURES / "values.json"))
+    (releases / "drafts").mkdir()
+    (releases / "drafts/notes.md").write_text("to do\n")
+
+    snapshots, strays = release_folders(releases)
+    assert snapshots == [snapshot] and latest_snapshot(releases) == snapshot
+    assert strays == [
+        f"{releases}/drafts/: holds no snapshot.json, so it is no release and the diff leaves it out; if it was one, "
+        f"restore its snapshot (git checkout -- {releases}/drafts/snapshot.json), else move the folder out of "
+        f"{releases}/",
+        f"{stray}: not a release snapshot: it holds a JSON object with none of a snapshot's keys (snapshot_format, "
+        "digest, released_at, label), so `snakemake release` did not write it. The build's diff leaves it out and "
+        f"compares against the newest real release; move it out of {releases}/ (each folder there holds one release, as "
+        "snakemake release writes it)"]
+    assert diff(snapshot).returncode == 0
+    proc = diff(stray)  # handed to the diff by hand, it is named for what it is
+    refused(proc, stray, "not a release snapshot")
+    assert "digest was removed" not in proc.stderr
+
+
+def test_a_snapshot_whose_marks_were_edited_away_is_still_a_release(snapshot):
+    """Only JSON with none of a snapshot's keys is a stray: an edited release
+    cannot leave the diff by losing one of them."""
+    from articlekit.review.snapshot import latest_snapshot
+
+    document = read_json(snapshot)
+    del document["snapshot_format"], document["digest"]
+    write_json(snapshot, document)
+    assert latest_snapshot(snapshot.parent.parent) == snapshot
+    assert diff(snapshot).returncode == 1
+
+
 # ---- snapshots released before digests -------------------------------------------------
 
 def unsealed_copy(tmp_path):

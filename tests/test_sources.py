@@ -1,6 +1,8 @@
 """The article's source files mean the same to every step: YAML read strictly
-(no key given twice, numbers as YAML 1.2 reads them) and text read as UTF-8
-(a byte-order mark is nothing, a bad byte is named by line and column)."""
+(no key given twice, numbers as YAML 1.2 reads them, aliases that expand
+past a limit refused at their line) and text read as UTF-8 (a byte-order
+mark is nothing, a bad byte or a control character is named by line and
+column; an article with nothing in it is refused)."""
 
 import subprocess
 
@@ -8,7 +10,8 @@ import pytest
 import yaml
 
 from articlekit.render.page import split_front_matter
-from articlekit.core.sources import (SourceError, numbers_read_as_text, parse_yaml, read_text, yaml11_spelling)
+from articlekit.core.sources import (ALIAS_EXPANSION_LIMIT, SourceError, load_yaml, numbers_read_as_text, parse_yaml,
+                                    read_article, read_text, yaml11_spelling)
 from tests.workspace import PROJECT_ROOT
 
 
@@ -116,6 +119,98 @@ def test_a_latin1_byte_is_shown_as_the_character_it_was(tmp_path):
     path.write_bytes(b"The caf\xe9 is open.\n")
     with pytest.raises(SourceError, match=r"after 'The caf'\).*that byte is 'é'"):
         read_text(path)
+
+
+@pytest.mark.parametrize("data, line, column, code", [
+    (b"The difference\x00 was small.\n", 1, 15, "U+0000 (NUL)"),
+    (b"---\ntitle: x\n---\n\nA \x1b[31mred\x1b[0m word.\n", 5, 3, "U+001B (ESC)"),
+    (b"\xef\xbb\xbfone\r\ntwo\x0cthree\n", 2, 4, "U+000C (form feed)"),  # lines as the reader counts them
+    (b"x" * 20000 + b"\n\x7f\n", 2, 1, "U+007F (DEL)"),
+])
+def test_a_control_character_is_named_by_line_and_column_with_the_fix(tmp_path, data, line, column, code):
+    """A NUL byte was copied onto the page as it was; an escape sequence
+    colours a terminal and shows as nothing in an editor."""
+    path = tmp_path / "index.qmd"
+    path.write_bytes(data)
+    with pytest.raises(SourceError) as caught:
+        read_text(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:{line}:{column}: control character {code}"), message
+    assert "delete it" in message
+
+
+def test_tabs_and_newlines_are_text_and_every_further_control_character_is_counted(tmp_path):
+    path = tmp_path / "index.qmd"
+    path.write_bytes(b"a\tb\r\nc\n")
+    assert read_text(path) == "a\tb\nc\n"
+    path.write_bytes(b"a\x00b\x00c\x01\n")
+    with pytest.raises(SourceError, match=r":1:2: control character U\+0000 \(NUL\), after 'a' \(2 more in the file\)"):
+        read_text(path)
+
+
+@pytest.mark.parametrize("data, what", [
+    (b"", "is empty"),
+    (b"\xef\xbb\xbf", "is empty"),  # a byte-order mark alone
+    (b" \n\t\n\r\n", "holds only white space"),
+])
+def test_an_article_with_nothing_in_it_is_refused_with_what_to_write(tmp_path, data, what):
+    path = tmp_path / "index.qmd"
+    path.write_bytes(data)
+    with pytest.raises(SourceError) as caught:
+        read_article(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: the article {what}, so the build would publish an empty page; "
+                              "write its front matter"), message
+    assert read_text(path) == data.decode("utf-8-sig").replace("\r\n", "\n")  # other files may be empty
+
+
+def test_a_one_line_article_is_an_article(tmp_path):
+    path = tmp_path / "index.qmd"
+    path.write_text("Hello.\n")
+    assert read_article(path) == "Hello.\n"
+
+
+# --- aliases ----------------------------------------------------------------------------
+
+
+def laughs(levels, indent=""):
+    """A "billion laughs": each level nine aliases of the one before."""
+    text = f'{indent}a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    names = "abcdefghijklmnopqrstuvwxyz"
+    for previous, name in zip(names, names[1:levels]):
+        text += f"{indent}{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]\n"
+    return text
+
+
+def test_an_alias_bomb_is_refused_at_the_line_that_expands_before_it_is_built(tmp_path):
+    """Nine levels are 9^9 values: PyYAML builds them as shared lists, and the
+    plan's digest of the config (a repr) ran out of memory expanding them."""
+    path = tmp_path / "config.yaml"
+    path.write_text("strict: true\nbomb:\n" + laughs(9, "  "))
+    with pytest.raises(SourceError) as caught:
+        load_yaml(path)
+    message = str(caught.value)
+    # the first level past the limit: f (9^6 values), at its own line
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("  f:"))
+    assert message.startswith(f"{path}:{line}:6: the aliases here expand to 597,871 values"), message
+    assert f"more than the {ALIAS_EXPANSION_LIMIT:,} a source file may repeat" in message
+    assert "write the values out, or use fewer aliases" in message
+
+
+def test_aliases_that_repeat_a_little_are_fine_and_the_limit_counts_what_they_add():
+    data = parse_yaml("pins: &pins [numpy==2, torch==2]\nmatrix: [{pins: *pins}, {pins: *pins}]\n").data
+    assert data["matrix"][1]["pins"] == ["numpy==2", "torch==2"]
+    assert parse_yaml(laughs(5)).data["e"][0][0][0][0] == ["lol"] * 9  # 9^5 values: within the limit
+    with pytest.raises(SourceError, match="the aliases here expand to"):
+        parse_yaml(laughs(6))
+    # a long file without an alias is never refused, whatever its size
+    assert len(parse_yaml("[" + ", ".join(["1"] * (ALIAS_EXPANSION_LIMIT + 10)) + "]").data) == ALIAS_EXPANSION_LIMIT + 10
+
+
+@pytest.mark.parametrize("text", ["x: &a [1, *a]\n", "x: &a {k: *a}\n"])
+def test_a_value_that_holds_itself_is_refused(text):
+    with pytest.raises(SourceError, match=r"^f.yaml:1:4: this value holds an alias of itself"):
+        parse_yaml(text, "f.yaml")
 
 
 # --- the front matter -----------------------------------------------------------------

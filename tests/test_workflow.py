@@ -5,6 +5,7 @@ second does nothing, and a change reruns exactly what depends on it.
 """
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -41,6 +42,16 @@ def planned_rules(workdir, *args, env=None):
         return set()
     table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+
+
+def planned_jobs(workdir, *args, env=None):
+    """{rule: how many of its jobs} a dry run would execute, from its 'Job stats' table."""
+    out = snakemake(workdir, "--dry-run", *args, env=env).stdout
+    if "Nothing to be done" in out:
+        return {}
+    table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
+            if m.group(1) != "total"}
 
 
 @pytest.fixture(scope="module")
@@ -192,9 +203,11 @@ def test_a_new_quarto_pandoc_or_typst_renders_again_what_it_renders(built, tmp_p
         snakemake(built, "--touch", "--config", "renderer=quarto", env=quarto)
         assert planned_rules(built, "--config", "renderer=quarto", env=quarto) == set()
         assert planned_rules(built, "--config", "renderer=quarto", env=newer_quarto) & {"render", "pdf"} == {"render"}
-        # the PDF goes through Pandoc and Typst whichever renderer made the HTML
+        # the PDF goes through Pandoc and Typst whichever renderer made the HTML; and the article's
+        # tree, which Pandoc reads and the raw-HTML check refuses or passes before either renders
+        # (articlekit/article/prose_guard.py), is an input of both: a new Pandoc checks it again
         assert planned_rules(built, "--config", "renderer=quarto", env={**quarto, **newer_pandoc}) & {
-            "render", "pdf"} == {"pdf"}
+            "render", "pdf"} == {"render", "pdf"}
         assert planned_rules(built, "--config", "renderer=quarto", 'versions={typst: "99.0"}', env=quarto) & {
             "render", "pdf"} == {"pdf"}
     finally:
@@ -228,3 +241,40 @@ def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_pat
            "--json results/hello.json --figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
     # no rule of the version matrix (the report pages' code, matrix.css included, is the audit's input)
     assert "rule listings:" not in proc.stdout and not re.search(r"^rule matrix", proc.stdout, re.M)
+
+
+# --- the timing, measured between runs (experiments.timing.runs) -------------------------
+
+
+def test_the_timing_is_a_job_per_run_and_one_that_combines_them(built):
+    runs = 4  # config/test.yaml, experiments.timing.runs
+    jobs = planned_jobs(built, "--forcerun", "timing")
+    assert (jobs["timing"], jobs["timing_combine"]) == (runs, 1)
+    assert sorted(p.name for p in (built / "results/runs/timing").iterdir()) == [
+        f"run-{i}.json" for i in range(1, runs + 1)]
+
+
+def test_editing_a_timing_parameter_reruns_every_run_and_nothing_else_measured(built):
+    config = built / "config/test.yaml"
+    original = config.read_text()
+    try:
+        config.write_text(original.replace("  sample_ms: 10\n", "  sample_ms: 9\n"))
+        jobs = planned_jobs(built)
+    finally:
+        config.write_text(original)
+    assert (jobs.get("timing"), jobs.get("timing_combine")) == (4, 1)
+    assert not set(jobs) & (EXPERIMENT_RULES - {"timing"})
+
+
+def test_the_page_prints_the_timing_between_runs_and_says_whether_they_agree(built):
+    values = json.loads((built / "build/values.json").read_text())["values"]
+    page = " ".join((built / "build/article.md").read_text().split())
+    runs = values["timing.main.speedup.runs"]
+    assert values["timing.runs.count"] == len(runs) == 4
+    assert values["timing.main.speedup.estimate"] == pytest.approx(sum(sorted(runs)[1:3]) / 2)  # their median
+    low, high = values["timing.main.speedup.low"], values["timing.main.speedup.high"]
+    assert f"one more run would give between {low:.1f} and {high:.1f}." in page
+    assert " ".join(values["timing.runs.note"].split()) in page
+    bindings = json.loads((built / "build/bindings.json").read_text())["bindings"]
+    claim = next(b for b in bindings.values() if b["key"] == "timing.main.speedup.estimate")
+    assert f"(interval {low!r} to {high!r})" in claim["claim"]["message"]  # judged on the runs' interval

@@ -60,6 +60,17 @@ def test_params_are_the_experiments_section_as_plain_data():
     assert experiments["environment"].params(CONFIG) == {}
 
 
+def test_an_entry_with_runs_is_that_many_artifacts_combined_into_its_own():
+    config = {**CONFIG, "experiments": {**CONFIG["experiments"],
+                                        "timing": {**CONFIG["experiments"]["timing"], "runs": 3}}}
+    timing, scaling = by_name(config)["timing"], by_name(config)["scaling"]
+    assert timing.repeated and not scaling.repeated and scaling.runs == 1
+    assert timing.run_jsons == [f"results/runs/timing/run-{i}.json" for i in (1, 2, 3)]
+    assert timing.run_pattern == "results/runs/timing/run-{run}.json"
+    assert timing.json == "results/timing.json"  # what everything downstream reads, as before
+    assert timing.params(config) == {"T": 32}  # the runs share the experiment's params: an edit reruns them all
+
+
 def test_only_every_core_jobs_learn_their_count_and_apart_from_the_params():
     experiments = by_name()
     assert experiments["timing"].threads_argument(4) == "--threads 4"
@@ -123,6 +134,8 @@ def test_the_shipped_configurations_match_the_modules_schema():
     ({"figures": {"json": "figures/x.svg"}}, "experiments.fit.figures"),
     ({"figures": {"plot": "figures/x.png"}}, "does not match"),
     ({"library": ["numpy"]}, "'library' was unexpected"),
+    ({"runs": 0}, "experiments.fit.runs"),
+    ({"runs": "five"}, "experiments.fit.runs"),
 ])
 def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
     config = {"experiments": {"fit": entry}}

@@ -22,8 +22,9 @@ in prose prints the same code, linked. Bind fails otherwise, naming the fix.
 
 Every problem is reported at once, each as `file:line: ...`, and then the
 command fails without writing anything: unknown keys (with the closest
-existing ones), bad format specs, malformed claims, and, in strict mode,
-claims the values no longer support. With --strict false a failed claim is
+existing ones), bad format specs, malformed claims, claims that say nothing
+(`> -inf`, a value compared with itself: articlekit.core.claims.vacuous), and,
+in strict mode, claims the values no longer support. With --strict false a failed claim is
 kept (holds=false) and the article shows a visible warning beside it: the
 claim's "mark", which the shortcode and the PDF filter print as bind wrote it.
 
@@ -64,7 +65,7 @@ from articlekit.core.jsonio import read_json
 from articlekit.article.bindings import BindingsError, write_bindings
 from articlekit.article import disclosure
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
-from articlekit.core.sources import read_text
+from articlekit.core.sources import read_article
 from articlekit.core.keys import UnknownKey, lookup, measured
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
@@ -180,7 +181,7 @@ def bind(article, text, values_doc, strict, baseline=None):
             if c["status"] == INCONCLUSIVE:
                 problems.append(inconclusive_message(c, sources))
             elif not c["holds"]:
-                problems.append(f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}")
+                problems.append(failed_message(c, sources))
     if bindings and not provenance_count:
         problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
                         "for them to link to; add one (usually at the end)")
@@ -274,6 +275,7 @@ def _unique(slug, taken):
 
 
 def _check_claim(expect, key, values):
+    claimlib.refuse_vacuous(expect, key)  # a claim no value could break is not shown as checked
     result = claimlib.evaluate(expect, measured(values, key), resolve=lambda k: measured(values, k))
     claim = {"expect": expect, "holds": result.holds, "status": result.status, "message": result.message}
     if binding_mark(result.status):  # what the page shows beside it: the shortcode prints it as it is here
@@ -286,6 +288,17 @@ def _log_claim(log, binding, where):
         log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
                     "value": binding["raw"], "holds": binding["claim"]["holds"],
                     "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
+
+
+def failed_message(claim, sources):
+    """Why a strict build stopped on a claim that fails, and the two fixes:
+    the prose is wrong (change the claim) or the value is (its experiment)."""
+    source = sources.get(claim["key"].split("[")[0], {})
+    made_by = (f"{source['script']} or its parameters ({source['experiment']}: in config.yaml)"
+               if source.get("script") and source.get("experiment") else "what computes it")
+    return (f"{claim['location']}: {claim_said(claim)}: value {short_text(claim['value'])}. "
+            f"If the prose is wrong, change the claim (expect=\"{claim['expect']}\" at this line); "
+            f"if the value is, fix {made_by}. `--config strict=false` renders it marked instead.")
 
 
 def inconclusive_message(claim, sources):
@@ -333,6 +346,16 @@ def provenance_table(bindings):
     return header + "\n".join(lines) + "\n"
 
 
+def files_of(problems, article):
+    """The files the problems are in, in the order met: each problem starts
+    'FILE:LINE: ' (the article's, or the baseline's for one of its entries)."""
+    files = []
+    for problem in problems:
+        match = re.match(r"([^\s:]+):\d+: ", problem)
+        files.append(match.group(1) if match else str(article))
+    return list(dict.fromkeys(files))
+
+
 def parse_bool(text):
     lowered = str(text).strip().lower()
     if lowered in ("true", "1", "yes"):
@@ -352,12 +375,13 @@ def main(argv):
     parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
     args = parser.parse_args(argv)
     try:
-        text = read_text(args.article)
+        text = read_article(args.article)  # refused when empty: it would publish an empty page
         baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)
     except BindError as exc:
-        print(f"bind: {len(exc.problems)} problem(s) in {args.article}:", file=sys.stderr)
+        print(f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
+              file=sys.stderr)
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 1

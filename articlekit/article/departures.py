@@ -30,28 +30,14 @@ line in the baseline, both values and the fix; with strict=false the
 section marks it and bind prints the same message as a warning.
 """
 
-from articlekit.data.edition import (ERRATUM, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, NOT_REPRODUCIBLE, TWO_THRESHOLDS, UNPRINTABLE, verdicts)
-from articlekit.data.baseline import ERRATUM_CLASS
+from articlekit.data.classes import ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, agreement
+from articlekit.data.edition import verdicts
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.core.text import md_text
 from articlekit.article.shortcodes import Shortcode, lookup_id, normalize_space
 
 UNEXPECTED_MOVE, CORRECTION, CHANGE = "unexpected", "correction", "change"
 _ORDER = {UNEXPECTED_MOVE: 0, CORRECTION: 1, CHANGE: 2}
-
-# What a new author does about an unexplained move, by what moved.
-_FIX = {
-    FAILED_CHECK: ("the value fails the entry's check '{check}': fix what produced it, or correct the check "
-                   "if the edition's bound was wrong (class `erratum`, with a `reason:`, when the edition itself "
-                   "was wrong); a reason does not excuse a failed check"),
-    UNPRINTABLE: "give the entry a `fmt:` that prints this value the way the edition printed it (articlekit/core/fmt.py)",
-    TWO_THRESHOLDS: "make the thresholds one: change the article's expect= or the entry's `check:` so they agree",
-    KEY_GONE: "rename the entry's `key:` to the value that regenerates it, or restore the value",
-}
-_FIX_MOVED = ("if the move is right, say so in the baseline: add a `reason:` to the entry saying why, or change "
-              "its class (`noise` with a `check:`, `not_reproducible` or `revised`); if it is not, fix what "
-              "changed the value")
-
 
 def departures(baseline, values_doc, claims_on=lambda key: ()):
     """[{kind, entry, verdict, value, fmt, expect, reason, published}]:
@@ -82,10 +68,11 @@ def departures(baseline, values_doc, claims_on=lambda key: ()):
             # errata print the measured fact; the rest print like the edition did
             "fmt": _printable_fmt(entry, v.raw) if has_value else "",
             # an erratum's corrected fact is a claim of the article, even when it no longer holds
-            "expect": entry.check if entry.cls == ERRATUM_CLASS and has_value else "",
+            "expect": entry.check if agreement(entry).check_is_the_fact and has_value else "",
             "reason": " ".join((entry.reason or "").split()),
             "published": _published_key(entry, values),
             "place": f"{baseline.path}:{entry.line}" if entry.line else baseline.path,
+            "key_place": f"{baseline.path}:{entry.key_line or entry.line}" if entry.line else baseline.path,
         })
     # unexplained moves first: they are what stops a strict build
     return sorted(listed, key=lambda d: (_ORDER[d["kind"]], bool(d["verdict"].explained)))
@@ -120,10 +107,12 @@ def unexplained_message(d):
     """Why a strict build stops on an unexpected move: the entry's place in
     the baseline, the two values and the fix."""
     entry, v = d["entry"], d["verdict"]
-    now = f"this build {v.shown}" if d["has_value"] else "this build has no value under that key"
-    fix = _FIX.get(v.cause, _FIX_MOVED).format(check=entry.check)
+    fix = agreement(entry).fix(v.cause, entry, v.closest)
+    if not d["has_value"]:  # at its `key:` line, where it is fixed
+        return (f"{d['key_place']}: entry {entry.id!r}: {v.why}. To fix: {fix}. "
+                "`--config strict=false` publishes it marked on the page instead.")
     return (f"{d['place']}: entry {entry.id!r} ({entry.key}) moved unexpectedly: the edition printed "
-            f"{entry.published}, {now} ({v.why}). The baseline does not explain it: {fix}. "
+            f"{entry.published}, this build {v.shown} ({v.why}). The baseline does not explain it: {fix}. "
             "`--config strict=false` publishes it marked on the page instead.")
 
 

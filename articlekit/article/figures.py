@@ -47,3 +47,28 @@ def unbuilt_figures(article, links, built):
                         f"figures that rules build: {', '.join(figures) or 'none'} (an experiment's figures are "
                         f"declared in experiments: of config.yaml, each with its path)")
     return "\n".join(problems) or None
+
+
+class FigureError(ValueError):
+    """A figure the page cannot embed: FILE:LINE, why, and the fix."""
+
+
+def figure_file(root, path, article, line):
+    """The file a figure link names, once it is one a rule could have written:
+    root/path (path relative to the build's root, figures/NAME) must be a
+    regular file, reached through no symbolic link (the file itself or a
+    folder on the way), inside root. A renderer never follows the link
+    itself: articlekit reads this file and embeds its bytes."""
+    root = os.path.realpath(root)
+    target = os.path.join(root, path)
+    where = f"{article}:{line}" if line else str(article)
+    if os.path.realpath(target) != os.path.normpath(target):
+        raise FigureError(f"{where}: the figure {path} is, or lies under, a symbolic link (to "
+                          f"{os.path.realpath(target)}): a figure must be the file its experiment's rule wrote into "
+                          f"{FIGURES}, never a link to another file; remove the link and rebuild (snakemake)")
+    if not os.path.commonpath([root, target]) == root:
+        raise FigureError(f"{where}: the figure {path} resolves outside the project ({root})")
+    if not os.path.isfile(target):
+        raise FigureError(f"{where}: the figure {path} was not found ({target}): build it first (snakemake), or "
+                          "correct the link")
+    return target

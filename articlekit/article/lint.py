@@ -1,6 +1,11 @@
 """Fail the build when a number is typed into the prose instead of bound.
 
-    python -m articlekit lint article/index.qmd --values build/values.json --out build/lint.txt
+    python -m articlekit lint [article/index.qmd] [--values build/values.json] [--out build/lint.txt]
+
+Run in the article's folder after a build (or `snakemake build/values.json`),
+it reads the article and the values at those defaults; without --out the
+report goes to the terminal (stdout), as the build's rule writes it to
+build/lint.txt. Findings go to stderr, with exit status 1.
 
 What counts as prose: whatever the reader sees. That is the article's text
 outside fenced code blocks, inline code, shortcodes, HTML comments, URLs,
@@ -55,6 +60,7 @@ written, the findings go to stderr and the exit status is 1.
 
 import argparse
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -270,10 +276,16 @@ def lint(path, text, values):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit lint", description=__doc__.splitlines()[0])
-    parser.add_argument("article")
-    parser.add_argument("--values", required=True, help="build/values.json")
-    parser.add_argument("--out", required=True, help="where to write the report (only when clean)")
+    parser.add_argument("article", nargs="?", default="article/index.qmd",
+                        help="the .qmd to lint (default: article/index.qmd)")
+    parser.add_argument("--values", default="build/values.json",
+                        help="the build's values, to find typed copies of computed numbers (default: build/values.json)")
+    parser.add_argument("--out", help="where to write the report (only when clean); default: print it (stdout)")
     args = parser.parse_args(argv)
+    if not os.path.exists(args.values):
+        print(f"lint: no {args.values}: the values are what a typed number is compared with; build them first "
+              "(`snakemake build/values.json` in the article's folder) or name them with --values", file=sys.stderr)
+        return 1
     try:
         text = read_text(args.article)
         values = read_json(args.values)["values"]
@@ -296,6 +308,9 @@ def main(argv):
               f"{sum(sc.name == 'claim' for sc in shortcodes)} claim)\n"
               f"numerals in prose: {len(found)}, all in cited/label spans: {marked}\n"
               f"computed values compared: {len(computed_numbers(values))}\n")
+    if args.out is None:
+        print(report, end="")
+        return 0
     write_text_atomic(args.out, report)
     print(report.rstrip(), file=sys.stderr)
     return 0

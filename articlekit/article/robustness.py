@@ -30,6 +30,11 @@ article_shortcodes, read by the workflow when it plans) say what to report:
   a flag when it holds at the article's seed but fails for more than
   `flag_share` of the seeds (articlekit.article.disclosure then asks the
   article to say so where it makes the claim);
+- a claim on keys that config robustness.fixed declares drawn from no seed
+  the sweep varies (a part of an experiment with a seed of its own) is
+  listed apart, as unvaried, with the declaration's reason and no share of
+  seeds: the sweep does not test it. The declaration is checked: a seed
+  that moves such a key stops the summary;
 - every seed whose run raised, with its error: counted, never dropped.
 
 The claims are read from the article, not from build/bindings.json: an
@@ -51,7 +56,7 @@ visible_per_row_2`, see bindable_key), fields
     flagged, flagged_claims                         interval; flagged_claims: the expect= of each
                                                     flagged one
 
-and robustness.sweep.{seeds, runs, failed_runs, claims, flagged},
+and robustness.sweep.{seeds, runs, failed_runs, claims, flagged, unvaried},
 robustness.experiments.<name>.{first_seed, last_seed, seeds, ran, failed}
 (which seeds a value's share speaks of) and robustness.params.{seeds,
 flag_share, confidence}.
@@ -238,6 +243,33 @@ def _judge(expect, key, values):
         return FAILS, str(exc)
 
 
+def _fixed(refs, fixed):
+    """(prefix, why) when every seeded key of a claim lies under a prefix of
+    config robustness.fixed, else None."""
+    found = []
+    for ref in refs:
+        base, _ = split_key(ref)
+        prefix = next((p for p in fixed if base == p or base.startswith(p + ".")), None)
+        found.append((prefix, fixed[prefix]) if prefix else None)
+    return found[0] if found and all(found) else None
+
+
+def _moved(refs, values, indices, needs, sweep):
+    """A sentence naming the first seed that gives one of the keys another
+    value than the build's, or None."""
+    for i, (overlay, missing) in enumerate(indices):
+        if needs & set(missing):
+            continue
+        for ref in refs:
+            try:
+                same = same_value(lookup(overlay, ref), lookup(values, ref))
+            except UnknownKey:
+                same = False
+            if not same:
+                return f"seed {sweep[sorted(needs)[0]]['seeds'][i]} gives {ref} another value"
+    return None
+
+
 def _spread(numbers):
     import numpy as np
 
@@ -263,7 +295,8 @@ def build(sweep, values, shortcodes, settings):
                               "run snakemake robustness again to complete the sweep")
     n_seeds = counts.pop() if counts else 0
     indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
-    by_key, rows, claim_rows = {}, [], []
+    by_key, rows, claim_rows, unvaried = {}, [], [], []
+    fixed = settings.get("fixed") or {}
 
     for key in _shown(shortcodes, values, swept):
         experiment = _seeded(key, swept)
@@ -298,6 +331,17 @@ def build(sweep, values, shortcodes, settings):
             continue
         needs = {e for e in touched if e}
         at_seed, message = _judge(expect, key, values)
+        why = _fixed(refs, fixed)
+        if why:
+            # drawn from a seed the sweep does not vary: a share of seeds would be the build's one
+            # draw counted N times; the declaration is checked, never taken on trust
+            moved = _moved(refs, values, indices, needs, sweep)
+            if moved:
+                raise RobustnessError(f"robustness.fixed says {why[0]!r} is drawn from no seed the sweep varies "
+                                      f"({why[1]}), but {moved}: take it out of robustness.fixed")
+            unvaried.append({"key": key, "expect": expect, "at_seed": at_seed, "at_seed_message": message,
+                             "why": why[1]})
+            continue
         outcomes = {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0}
         failing, first_failure, per_index = [], None, []
         for i, (overlay, missing) in enumerate(indices):
@@ -346,14 +390,15 @@ def build(sweep, values, shortcodes, settings):
     runs = sum(x["seeds"] for x in experiments)
     failed_runs = sum(x["failed"] for x in experiments)
     summary = {"seeds": n_seeds, "runs": runs, "failed_runs": failed_runs, "claims": len(claim_rows),
-               "flagged": sum(r["flagged"] for r in claim_rows)}
+               "flagged": sum(r["flagged"] for r in claim_rows), "unvaried": len(unvaried)}
     seed_sets = {x["experiment"]: {k: x[k] for k in ("first_seed", "last_seed", "seeds", "ran", "failed")}
                  for x in experiments}
     document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"],
                                                "confidence": CONFIDENCE},
                         {"sweep": summary, "experiments": seed_sets, **by_key}, {})
     document.update({"experiments": experiments, "excluded": settings.get("excluded", {}),
-                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows})
+                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows,
+                     "unvaried": unvaried})
     return document
 
 
@@ -368,7 +413,7 @@ def main(argv=None):
     parser.add_argument("--shortcodes", required=True, metavar="JSON",
                         help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)')
     parser.add_argument("--settings", required=True, metavar="JSON",
-                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name]}')
+                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name], "fixed": {prefix: why}}')
     parser.add_argument("--json", required=True, help="build/robustness.json")
     args = parser.parse_args(argv)
     try:

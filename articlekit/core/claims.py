@@ -39,6 +39,7 @@ inconclusive one makes it inconclusive.
 import difflib
 import math
 import re
+import sys
 from dataclasses import dataclass
 
 from articlekit.core.fmt import format_value
@@ -165,6 +166,35 @@ def _operand(tokens, i, expect):
 def keys_referenced(expect):
     """Value keys a claim compares against, in order."""
     return [op[1] for _, _, operands in parse(expect) for op in operands if op[0] == "key"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One threshold a claim puts on its value: side "<" (an upper bound: <
+    or <=) or ">" (a lower bound: > or >=), and the number."""
+
+    side: str
+    value: float
+
+
+def simple_bound(expect):
+    """The one threshold of a claim that is a single bound on the value
+    itself: "> 0.1" -> Bound(">", 0.1), "<= 1e-12" -> Bound("<", 1e-12).
+    None for any other claim: a range ("between 1e-8 and 2e-6", "> 1 and
+    < 10") says where the value lies, not a threshold it must stay beyond;
+    equality, 'contains', a comparison with another key and a quantified test
+    ("all < 1", a bound on each item) are not thresholds either. ClaimError
+    for a claim that does not parse."""
+    tests = parse(expect)
+    if len(tests) != 1:
+        return None
+    quantifier, check, operands = tests[0]
+    if quantifier or check not in ("<", "<=", ">", ">="):
+        return None
+    kind, number = operands[0]  # a comparison has one operand
+    if kind != "const" or _kind(number) != "number":
+        return None
+    return Bound(check[0], number)
 
 
 def evaluate(expect, value, resolve=None):
@@ -309,3 +339,82 @@ def check_holds(check, value):
     except ClaimError as exc:
         return False, str(exc)
     return result.holds, result.message
+
+
+# ---- a claim must say something ------------------------------------------------------
+#
+# A claim is checked so that a reader can trust the sentence beside it. One
+# that no value could break (`> -inf`, `between -inf and inf`, `!= inf`, a
+# value compared with itself) would be shown as checked while checking
+# nothing, so bind and the baseline refuse it, naming its line.
+
+MUST_STATE = ("a claim must state a bound some value could break: a finite number (such as '> 0.5') "
+              "or another key")
+
+
+def vacuous(expect, key=None):
+    """Why the claim `expect` about the value `key` says nothing, as a
+    sentence ending in what a claim must state; None when each of its tests
+    could fail for some finite value. Raises ClaimError when it does not parse.
+
+    A test says nothing when its bound is open on the side it tests (`> -inf`,
+    `<= inf`, either side of a `between`: the most negative and the largest
+    float count as open, and 1e309 is read as inf), when any finite number
+    meets it (`!= inf`, `contains ""`), or when it compares the value with
+    itself (`> KEY` on KEY's own claim)."""
+    for quantifier, check, operands in parse(expect):
+        reason = _says_nothing(check, operands, key)
+        if reason:
+            return f"claim {expect!r} says nothing: {reason.format(test=_spelled_test(quantifier, check, operands))}; " \
+                   + MUST_STATE
+    return None
+
+
+def refuse_vacuous(expect, key=None):
+    """Raise ClaimError with vacuous()'s sentence when the claim says nothing."""
+    reason = vacuous(expect, key)
+    if reason:
+        raise ClaimError(reason)
+
+
+def _says_nothing(check, operands, key):
+    if key is not None and ("key", key) in operands:
+        return f"'{{test}}' compares {key} with itself, which holds or fails whatever its value is"
+    if check == "contains":
+        return "every text contains the empty text ''" if operands[0] == ("const", "") else None
+    sides = [(">=", operands[0]), ("<=", operands[1])] if check == "between" else [(check, operands[0])]
+    open_sides = [op for op, (kind, bound) in sides if kind == "const" and _open_bound(op, bound)]
+    if check == "between" and len(open_sides) == 1:
+        low, high = (_spelled(operand) for operand in operands)
+        side, instead = ("lower", f"<= {high}") if open_sides == [">="] else ("upper", f">= {low}")
+        return f"the {side} bound of '{{test}}' bounds nothing (write '{instead}')"
+    if open_sides or (check == "!=" and operands[0][0] == "const" and _is_number(operands[0][1])
+                      and abs(operands[0][1]) >= sys.float_info.max):
+        return "every finite number meets '{test}'"
+    return None
+
+
+def _open_bound(op, bound):
+    """A bound no finite number is beyond on the side the test looks at."""
+    if not _is_number(bound):
+        return False
+    if op in (">", ">="):
+        return bound <= -sys.float_info.max
+    return op in ("<", "<=") and bound >= sys.float_info.max
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # not NaN
+
+
+def _spelled_test(quantifier, check, operands):
+    shown = [_spelled(operand) for operand in operands]
+    body = f"between {shown[0]} and {shown[1]}" if check == "between" else f"{check} {shown[0]}"
+    return f"{quantifier} {body}" if quantifier else body
+
+
+def _spelled(operand):
+    kind, value = operand
+    if kind == "key":
+        return value
+    return repr(value) if isinstance(value, str) else format_value(value)

@@ -20,7 +20,20 @@ YAML is read strictly:
   numbers they are. Snakemake reads its --configfile files with its own
   YAML 1.1 reader, so a config file cannot be given that reading; for
   those, `numbers_read_as_text` names each such scalar and the config
-  check refuses it with the spelling both read alike (1.0e-7).
+  check refuses it with the spelling both read alike (1.0e-7);
+- aliases are bounded: an alias (*name) repeats what its anchor (&name)
+  holds, so nine aliases of nine aliases of ... make a file of a few
+  lines a billion values ("billion laughs"), which PyYAML builds as shared
+  objects and the next reader that walks them (a digest, a copy, JSON)
+  expands until memory runs out. A document whose aliases add more than
+  ALIAS_EXPANSION_LIMIT values, or that holds itself, is refused at the
+  line of the value that expands.
+
+Text holds no control characters but tab, newline and carriage return: a
+NUL byte or an escape sequence is invisible in an editor and copied onto
+the page as it is, so it is refused at its line and column. An article
+(read_article) must hold something: an empty one, or one of white space
+or a byte-order mark alone, would build an empty page.
 """
 
 import re
@@ -46,18 +59,55 @@ def read_text(path):
     made \\n as Path.read_text makes them. Raises SourceError naming the
     line and column of the first byte that is not UTF-8."""
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        pass
-    # The text-mode decoder counts offsets in its own chunks, and from after
-    # the mark: find the byte in the whole file.
-    data = Path(path).read_bytes()
-    skip = len(BOM_BYTES) if data.startswith(BOM_BYTES) else 0
-    try:
-        text = data[skip:].decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SourceError(not_utf8_message(path, data, skip + error.start)) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")  # fixed since the first reading
+        # The text-mode decoder counts offsets in its own chunks, and from after
+        # the mark: find the byte in the whole file.
+        data = Path(path).read_bytes()
+        skip = len(BOM_BYTES) if data.startswith(BOM_BYTES) else 0
+        try:
+            text = data[skip:].decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SourceError(not_utf8_message(path, data, skip + error.start)) from None
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # fixed since the first reading
+    control = CONTROL.search(text)
+    if control:
+        raise SourceError(control_message(path, text, control.start()))
+    return text
+
+
+# C0 control characters but tab, newline and carriage return (read as
+# newlines), and DEL: nothing a writer means to put in a source file.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "form feed",
+                 0x1B: "ESC", 0x7F: "DEL"}
+
+
+def control_message(path, text, offset):
+    """'file:line:column: a control character (U+0000, NUL) ...' and the fix,
+    for the character at `offset` of `text`; how many more the file holds."""
+    line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    code = ord(text[offset])
+    name = CONTROL_NAMES.get(code, "a control character")
+    before = text[text.rfind("\n", 0, offset) + 1:offset]
+    context = f", after {before[-20:].lstrip()!r}" if before.strip() else ""
+    more = len(CONTROL.findall(text)) - 1
+    others = f" ({more} more in the file)" if more else ""
+    return (f"{path}:{line}:{column}: control character U+{code:04X} ({name}){context}{others}: it is invisible "
+            "in most editors and would reach the page as it is; delete it (only tab and newline may stand "
+            "between the words of a source file)")
+
+
+def read_article(path):
+    """read_text, for the article's source: refused when it holds nothing
+    to build (empty, white space only, or a byte-order mark alone)."""
+    text = read_text(path)
+    if not text.strip():
+        what = "is empty" if not text else "holds only white space"
+        raise SourceError(f"{path}: the article {what}, so the build would publish an empty page; write its "
+                          "front matter (---, title: ..., ---) and its prose, with the values it cites as "
+                          "{{< value KEY >}} (docs/authoring.md; `python -m articlekit new DIR` starts one)")
+    return text
 
 
 def not_utf8_message(path, data, offset):
@@ -225,10 +275,85 @@ def _parse_with(loader_class, text, source):
         root = loader.get_single_node()
         if loader_class is FastStrictLoader and root is not None:
             loader.check_unique_keys(root)
+        if root is not None and ALIAS.search(text):
+            check_expansion(root, source)
         data = loader.construct_document(root) if root is not None else None
     finally:
         loader.dispose()
     return Document(data, root, str(source))
+
+
+# How many values a document's aliases may add to it, in all: far more than
+# any hand-written file repeats (a list of pins shared by two entries adds a
+# few), far less than would take a reader seconds to walk.
+ALIAS_EXPANSION_LIMIT = 100_000
+# What an alias looks like (*name after a space, a bracket or a comma): a
+# file without one has nothing to expand, and is not walked for it.
+ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+
+
+class AliasExpansionError(SourceError):
+    pass
+
+
+def check_expansion(root, source="<yaml>"):
+    """Raise AliasExpansionError when the document, its aliases expanded,
+    holds more than ALIAS_EXPANSION_LIMIT values beyond the nodes written
+    (named at the line of the innermost value that alone expands past the
+    limit), or holds itself. Linear in the nodes written: the expanded size
+    of each node is counted once."""
+    sizes = expanded_sizes(root, source)
+    distinct = len(sizes)
+    if sizes[id(root)] - distinct <= ALIAS_EXPANSION_LIMIT:
+        return
+    node = root
+    while True:  # down to the value whose own parts each stay within the limit
+        bigger = [child for child in _children(node) if sizes[id(child)] > ALIAS_EXPANSION_LIMIT]
+        if not bigger:
+            break
+        node = max(bigger, key=lambda child: sizes[id(child)])
+    mark = node.start_mark
+    raise AliasExpansionError(
+        f"{source}:{mark.line + 1}:{mark.column + 1}: the aliases here expand to {sizes[id(node)]:,} values "
+        f"(the whole file to {sizes[id(root)]:,}), more than the {ALIAS_EXPANSION_LIMIT:,} a source file may "
+        "repeat: each alias (*name) copies all its anchor (&name) holds, so aliases of aliases multiply; "
+        "write the values out, or use fewer aliases")
+
+
+def expanded_sizes(root, source="<yaml>"):
+    """{id(node): how many values the node holds with its aliases expanded
+    (itself, and for a mapping its keys too)} for every node under root.
+    AliasExpansionError for a node that holds itself (`&a [*a]`), which no
+    reader could expand."""
+    sizes, open_nodes = {}, set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if children_done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                mark = child.start_mark
+                raise AliasExpansionError(
+                    f"{source}:{mark.line + 1}:{mark.column + 1}: this value holds an alias of itself, so it "
+                    "never ends when expanded; write it out instead")
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return sizes
+
+
+def _children(node):
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    return []
 
 
 def yaml_error_message(error, source):

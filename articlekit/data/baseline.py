@@ -15,28 +15,17 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from articlekit.core.claims import ClaimError, check_holds, parse
+from articlekit.core.claims import ClaimError, check_holds, refuse_vacuous
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
+from articlekit.data.classes import CLASSES, agreement, schema_fragments
+
+# The agreement classes (how far a regenerated value may be from the
+# published one) are objects of articlekit.data.classes: the schema's enum and
+# its per-class rules come from them, and so does each entry's own check.
 
 # Shipped with the package: what any article's baseline must look like.
-# The agreement classes: how far a regenerated value may be from the
-# published one (articlekit.data.edition judges each; the diff and the
-# matrix read them through articlekit.review.agreement).
-EXACT = "exact"
-NOISE = "noise"
-TIMING = "timing"
-TEXT = "text"
-INFO = "info"
-NOT_REPRODUCIBLE_CLASS = "not_reproducible"
-ERRATUM_CLASS = "erratum"
-REVISED = "revised"
-CITED_CLASS = "cited"
-CLASSES = (EXACT, NOISE, TIMING, TEXT, INFO, NOT_REPRODUCIBLE_CLASS, ERRATUM_CLASS, REVISED, CITED_CLASS)
-# Classes whose published value must meet the entry's own check.
-CHECKED_CLASSES = (NOISE, TIMING)
-
 SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
 
@@ -61,6 +50,7 @@ class Entry:
     restates: str = None
     dropped: str = None  # why this article no longer prints it
     line: int = None  # 1-based line of the entry in the YAML file
+    key_line: int = None  # 1-based line of its `key:`, where a renamed key is fixed
 
 
 @dataclass(frozen=True)
@@ -79,26 +69,39 @@ class Baseline:
 
 def _parse(text, path):
     """The YAML data, read strictly (articlekit.core.sources: no key given twice,
-    1e-7 a number), and the line (1-based) of each item of `entries`."""
+    1e-7 a number), the line (1-based) of each item of `entries` and of its
+    `key:` (None for an entry without one)."""
     document = parse_yaml(text, path)
-    return document.data, _entry_lines(document.root)
+    items = _entry_nodes(document.root)
+    return document.data, [item.start_mark.line + 1 for item in items], [_field_line(item, "key") for item in items]
 
 
-def _entry_lines(root):
-    """Line (1-based) of each item of `entries`, read from the YAML nodes."""
+def _entry_nodes(root):
+    """The YAML nodes of the items of `entries`."""
     if not isinstance(root, yaml.MappingNode):
         return []
     for key_node, value_node in root.value:
         if key_node.value == "entries" and isinstance(value_node, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in value_node.value]
+            return value_node.value
     return []
 
 
+def _field_line(item, name):
+    if isinstance(item, yaml.MappingNode):
+        for key_node, value_node in item.value:
+            if key_node.value == name:
+                return value_node.start_mark.line + 1
+    return None
+
+
 def _load_schema():
-    """The shipped schema, with the agreement classes from their one definition."""
+    """The shipped schema, with the agreement classes from their one
+    definition: the class names, and what each class's entries must carry."""
     with open(SCHEMA, encoding="utf-8") as f:
         schema = yaml.safe_load(f)
-    schema["properties"]["entries"]["items"]["properties"]["class"]["enum"] = list(CLASSES)
+    items = schema["properties"]["entries"]["items"]
+    items["properties"]["class"]["enum"] = list(CLASSES)
+    items["allOf"] = schema_fragments()
     return schema
 
 
@@ -127,8 +130,9 @@ def _schema_problems(path, data, lines):
 
 
 def _consistency_problems(path, baseline):
-    """What the schema cannot see: unique ids, valid checks, and each entry
-    printing its own value as its published text."""
+    """What the schema cannot see: unique ids, valid checks that say
+    something (articlekit.core.claims.vacuous), and each entry printing its
+    own value as its published text."""
     problems = []
     seen = set()
     ids = {e.id for e in baseline.entries}
@@ -137,30 +141,26 @@ def _consistency_problems(path, baseline):
         if entry.id in seen:
             problems.append(f"{where}: duplicate id; give each printed value its own id")
         seen.add(entry.id)
-        if entry.library and entry.library not in baseline.edition["versions"]:
-            problems.append(f"{where}: library {entry.library!r} has no version in edition.versions "
-                            f"({', '.join(baseline.edition['versions'])}); add the version the edition ran "
-                            "or name one of those")
+        cls = agreement(entry)
+        problems += [f"{where}: {problem}" for problem in cls.problems(entry, baseline.edition)]
         if entry.restates and entry.restates not in ids:
             problems.append(f"{where}: restates {entry.restates!r}, which is no entry's id")
-        if entry.band and not entry.band[0] < entry.band[1]:
-            problems.append(f"{where}: band {list(entry.band)} must be [low, high] with low < high")
         # A quoted number would otherwise "fail its own check": say why.
-        judged = (entry.check and entry.cls in CHECKED_CLASSES) or (entry.fmt and entry.cls != CITED_CLASS)
+        judged = (entry.check and cls.checked) or (entry.fmt and cls.audited)
         if judged and _quoted_number(entry.value):
             problems.append(f"{where}: value {entry.value!r} is quoted, so it is text, not a number: "
                             "write it without the quotes")
             continue
         if entry.check:
             try:
-                parse(entry.check)
+                refuse_vacuous(entry.check, entry.key)  # parses it, and refuses a check no value could break
             except ClaimError as exc:
                 problems.append(f"{where}: check: {exc}")
             else:
-                if entry.cls in CHECKED_CLASSES and not check_holds(entry.check, entry.value)[0]:
+                if cls.checked and not check_holds(entry.check, entry.value)[0]:
                     problems.append(f"{where}: the published value {entry.value!r} fails its own check "
                                     f"{entry.check!r}; fix the value or the bound")
-        if entry.fmt and entry.cls != CITED_CLASS:
+        if entry.fmt and cls.audited:
             try:
                 printed = format_printed(entry.value, entry.fmt)
             except FormatError as exc:
@@ -187,7 +187,7 @@ def load_baseline(path=DEFAULT_BASELINE):
     """The validated baseline; BaselineError listing every problem otherwise."""
     path = Path(path)
     try:
-        data, lines = _parse(read_text(path), path)
+        data, lines, key_lines = _parse(read_text(path), path)
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
     except SourceError as exc:  # not UTF-8, or a key given twice
@@ -207,7 +207,7 @@ def load_baseline(path=DEFAULT_BASELINE):
             value=item.get("value"), key=item.get("key"), fmt=item.get("fmt"), check=item.get("check"),
             band=tuple(item["band"]) if "band" in item else None, library=item.get("library"),
             reason=item.get("reason"), restates=item.get("restates"), dropped=item.get("dropped"),
-            line=lines[i] if i < len(lines) else None,
+            line=lines[i] if i < len(lines) else None, key_line=key_lines[i] if i < len(key_lines) else None,
         )
         for i, item in enumerate(data["entries"])
     ]

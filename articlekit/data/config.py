@@ -9,6 +9,19 @@ came from:
 
 A value given with --config has no file line; it is named as "--config".
 
+The schema is read more strictly than JSON Schema reads it, where YAML and
+Python blur what the author meant:
+
+- `type: number` refuses NaN and the infinities (`.nan`, `.inf`: JSON has
+  neither, so JSON Schema cannot refuse them, and `minimum: 0` lets NaN
+  through, since no comparison with NaN is true), unless the key's schema
+  says `x-non-finite: true`;
+- `type: integer` refuses a float (`2000.0` is an integer to JSON Schema,
+  and reaches the experiment as a float), with the spelling to use;
+- `x-rule-name: true` on an experiment's name refuses a name that one of the
+  workflow's rules already has (each experiment gets a rule of its name),
+  given as `rule_names` by the workflow.
+
 Before that, `check_syntax` reads each file strictly (articlekit.core.sources)
 and names the line of a YAML syntax error, a key given twice, a number
 Snakemake would read as text, a byte that is not UTF-8, or says that a file
@@ -22,6 +35,7 @@ before the workflow starts, and its message names neither file nor line).
 """
 
 import difflib
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -134,6 +148,8 @@ def _same(a, b):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True  # the same .nan, though NaN equals nothing
     return (isinstance(a, bool), isinstance(a, (int, float)), isinstance(a, str)) == (
         isinstance(b, bool), isinstance(b, (int, float)), isinstance(b, str)) and a == b
 
@@ -160,6 +176,8 @@ def _hint(error):
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"; allowed here: {', '.join(allowed)}" if allowed else ""
+    if error.validator == "pattern" and error.schema.get("description"):
+        return f" ({error.schema['description']})"
     return ""
 
 
@@ -191,6 +209,15 @@ def _cross_key_errors(config, schema, prefix=()):
     return found
 
 
+def _at(data, path):
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
 def _shown(path):
     """A config file as the user would write it: relative when it is under
     the working folder (Snakemake hands --configfile over as absolute)."""
@@ -198,15 +225,50 @@ def _shown(path):
     return str(path) if relative.startswith("..") else relative
 
 
-def check_config(config, schema_path, config_files=()):
-    """Raise ConfigError listing every violation of the schema, or return."""
+def strict_validator(schema, rule_names=()):
+    """A Draft 2020-12 validator of `schema` whose `type` refuses NaN and
+    the infinities as numbers and floats as integers, and which knows
+    `x-rule-name` (see the module's docstring)."""
+    import jsonschema  # here, not on top: a plan that remembers its checks passed never loads it
+
+    draft = jsonschema.Draft202012Validator
+    reserved = sorted(set(rule_names))
+
+    def strict_type(validator, types, instance, schema_here):
+        found = list(draft.VALIDATORS["type"](validator, types, instance, schema_here))
+        yield from found
+        if found or not isinstance(instance, float):
+            return
+        types = [types] if isinstance(types, str) else list(types)
+        if not math.isfinite(instance) and "number" in types and not schema_here.get("x-non-finite"):
+            spelled = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}[repr(instance)]
+            yield jsonschema.ValidationError(
+                f"{spelled} is not a finite number, and a finite number is meant here (the schema's bounds "
+                "cannot refuse NaN or infinity: JSON has neither); write a number")
+        elif "integer" in types and "number" not in types:
+            yield jsonschema.ValidationError(
+                f"{instance!r} is a float, and an integer is meant here: write {int(instance)} (no decimal "
+                "point), or the experiment gets a float")
+
+    def rule_name(validator, wanted, instance, schema_here):
+        if wanted and instance in reserved:
+            yield jsonschema.ValidationError(
+                f"{instance!r} is the name of one of the workflow's rules ({', '.join(reserved)}), and each "
+                f"experiment gets a rule of its own name; rename the experiment (experiments/{instance}.py, "
+                f"its entry here and its section {instance}:)")
+
+    strict = jsonschema.validators.extend(draft, {"type": strict_type, "x-rule-name": rule_name})
+    return strict(schema)
+
+
+def check_config(config, schema_path, config_files=(), rule_names=()):
+    """Raise ConfigError listing every violation of the schema, or return.
+    rule_names: the names of the workflow's rules, for `x-rule-name`."""
     try:
         schema = load_yaml(schema_path)
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
-    import jsonschema  # here, not on top: a plan that remembers its checks passed never loads it
-
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = strict_validator(schema, rule_names)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     found = []
     for error in errors:
@@ -216,6 +278,12 @@ def check_config(config, schema_path, config_files=()):
             extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             if extra:
                 path, value = path + (extra[0],), error.instance[extra[0]]
+        elif "propertyNames" in error.absolute_schema_path:
+            # a key's name is wrong: point at the key, with its own value, so
+            # that it is found in the file that sets it
+            parent = _at(config, path)
+            if isinstance(parent, dict) and error.instance in parent:
+                path, value = path + (error.instance,), parent[error.instance]
         found.append((path, value, error.message + _hint(error)))
     if not found:  # cross-key rules only make sense once every key has its type
         found = _cross_key_errors(config, schema)

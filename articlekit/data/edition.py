@@ -4,56 +4,25 @@ verdict per baseline entry, the single judgement behind the audit
 (articlekit.article.departures), so the article and the audit cannot tell
 a reader different things.
 
-An entry's agreement class (articlekit.data.baseline) decides how far the
-regenerated value may be from the printed one; its check must hold; and
-when it moved unexpectedly, the baseline (a reason) or this build's
-configuration may explain it.
+An entry's agreement class (articlekit.data.classes, one object per class)
+decides how far the regenerated value may be from the printed one and what
+a move means; its check must hold; and when it moved unexpectedly, its
+class, the baseline (a reason) or this build's configuration may explain it.
+The statuses and causes a verdict carries are defined there too.
 """
 
-import re
-from dataclasses import dataclass
+import difflib
+from dataclasses import dataclass, replace
 
-from articlekit.core.claims import INCONCLUSIVE, ClaimError, check_holds, evaluate
-from articlekit.core.equality import same_text, same_value
-from articlekit.core.fmt import FormatError, format_printed
-from articlekit.core.keys import lookup, measured
-from articlekit.data.baseline import (CITED_CLASS, CLASSES, ERRATUM_CLASS, EXACT, INFO, NOISE, NOT_REPRODUCIBLE_CLASS,
-                                      REVISED, TEXT, TIMING)
+from articlekit.core.claims import INCONCLUSIVE, ClaimError, check_holds, evaluate, simple_bound
+from articlekit.core.fmt import FormatError
+from articlekit.core.keys import UnknownKey, closest_keys, lookup, measured, split_key
+from articlekit.data.classes import (CITED, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, MOVED_VALUE, PARAMETER,
+                                     REPRODUCED, TWO_THRESHOLDS, UNEXPECTED, UNPRINTABLE, Versions, agreement)
 from articlekit.data.environment import installed_versions
-
-# What the audit says of an entry, in the order a reviewer reads them.
-ERRATUM = "erratum"
-NOT_REPRODUCIBLE = "not reproducible"
-UNEXPECTED = "moved unexpectedly"
-MISSING = "key missing"
-EXPECTED = "moved as expected"
-REPRODUCED = "reproduced"
-CITED = "cited"
-STATUSES = (ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED, MISSING, EXPECTED, REPRODUCED, CITED)
-
-# What made an entry move unexpectedly. It decides what may explain the move:
-# a reason (or a changed configuration) explains a value that came back
-# different; a timing's class explains a time outside its band (the machine's,
-# not the code's); nothing explains a failed check, a value that cannot be
-# printed, two thresholds for one number or a missing key: those need a fix.
-MOVED_VALUE = "value"
-OUT_OF_BAND = "band"
-FAILED_CHECK = "check"
-UNPRINTABLE = "unprintable"
-TWO_THRESHOLDS = "thresholds"
-KEY_GONE = "missing"
-
+from articlekit.data.values import PUBLISHED
 
 # ---- against the edition: the audit's question --------------------------------------
-
-def same_release(published, installed):
-    """'2.14.1' vs '2.14.1+cpu': same; '3.13' vs '3.13.2': same (the edition
-    gave only the minor version); '2.14.1' vs '2.13.0': different."""
-    if not installed:
-        return False
-    base = str(installed).split("+", 1)[0]
-    return base == published or base.startswith(published + ".")
-
 
 def against_edition(entry, value, edition_versions, installed, checked=None):
     """(status, regenerated text, why) for one baseline entry whose key exists.
@@ -62,16 +31,15 @@ def against_edition(entry, value, edition_versions, installed, checked=None):
 
 
 def _judge(entry, value, edition_versions, installed, checked):
-    """against_edition, plus the cause of an unexpected move (None otherwise)."""
-    if entry.cls == TEXT:
-        shown = str(value)
-        same = isinstance(value, str) and same_text(value, entry.value)
-    else:
-        try:
-            shown = format_printed(value, entry.fmt)
-        except FormatError as exc:
-            return UNEXPECTED, repr(value), f"cannot print it the way the edition did: {exc}", UNPRINTABLE
-        same = shown == entry.published if entry.fmt else same_value(value, entry.value)
+    """against_edition, plus the cause of an unexpected move (None otherwise).
+    What is the same for every class is decided here: a value that cannot be
+    printed, a failed or undecidable check, the printed value come back; what
+    a value that moved means is its class's (articlekit.data.classes)."""
+    cls = agreement(entry)
+    try:
+        shown, same = cls.printed(entry, value)
+    except FormatError as exc:
+        return UNEXPECTED, repr(value), f"cannot print it the way the edition did: {exc}", UNPRINTABLE
 
     if entry.check:
         holds, message = check_holds(entry.check, value if checked is None else checked)
@@ -81,50 +49,24 @@ def _judge(entry, value, edition_versions, installed, checked):
             return UNEXPECTED, shown, f"fails its check '{entry.check}' ({message})", FAILED_CHECK
 
     if same:
-        return REPRODUCED, shown, ("same text" if entry.cls == TEXT else "the printed value came back"), None
-
-    if entry.cls == EXACT:
-        return UNEXPECTED, shown, f"an exact value: printed {entry.published}, regenerated {shown}", MOVED_VALUE
-    if entry.cls == NOISE:
-        return EXPECTED, shown, f"floating-point noise: both meet '{entry.check}'", None
-    if entry.cls == TIMING:
-        return _timing_against_edition(entry, value, shown)
-    if entry.cls == TEXT:
-        library = entry.library
-        then, now = edition_versions.get(library), installed.get(library)
-        if library and not same_release(then, now):
-            return (EXPECTED, shown,
-                    f"{library} {now or 'unknown'} here, {then} in the edition: messages change between versions", None)
-        return UNEXPECTED, shown, f"the text changed with {library} still at the edition's {then}", MOVED_VALUE
-    if entry.cls == INFO:
-        return EXPECTED, shown, "reported, expected to differ between machines and builds", None
-    if entry.cls == NOT_REPRODUCIBLE_CLASS:
-        kept = f" Its check '{entry.check}' holds." if entry.check else ""
-        return NOT_REPRODUCIBLE, shown, " ".join(entry.reason.split()) + kept, None
-    if entry.cls == ERRATUM_CLASS:
-        return ERRATUM, shown, " ".join(entry.reason.split()) + f" ('{entry.check}' holds.)", None
-    if entry.cls == REVISED:
-        kept = f" Its check '{entry.check}' holds." if entry.check else ""
-        return EXPECTED, shown, "Revised: " + " ".join(entry.reason.split()) + kept, None
-    raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are {', '.join(CLASSES)}")
-
-
-# "> 0.1", "<= 1e-12": the one-comparison checks whose thresholds can be compared.
-_SIMPLE = re.compile(r"^\s*(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+        return REPRODUCED, shown, cls.came_back_why, None
+    status, why, cause = cls.moved(entry, value, shown, Versions(edition_versions, installed))
+    return status, shown, why, cause
 
 
 def threshold_conflicts(check, expects):
-    """The article's claims (`expects`, on the entry's own key) that compare
-    the same way as the entry's check with another threshold: one number,
-    two thresholds."""
-    mine = _SIMPLE.match(check or "")
-    if not mine:
+    """The article's claims (`expects`, on the entry's own key) that bound
+    the value on the same side as the entry's check with another threshold:
+    one number, two thresholds. A threshold is a claim that is a single
+    bound (articlekit.core.claims.simple_bound: "> 0.1", "<= 1e-12"); a
+    range the prose says the value lies in is another claim."""
+    mine = simple_bound(check) if check else None
+    if mine is None:
         return []
-    side = mine.group(1)[0]
     out = []
     for expect in expects:
-        theirs = _SIMPLE.match(expect or "")
-        if theirs and theirs.group(1)[0] == side and float(theirs.group(2)) != float(mine.group(2)):
+        theirs = simple_bound(expect)
+        if theirs and theirs.side == mine.side and theirs.value != mine.value:
             out.append(expect)
     return sorted(set(out))
 
@@ -137,19 +79,6 @@ def _inconclusive(check, checked):
         return False
 
 
-def _timing_against_edition(entry, value, shown):
-    if entry.band:
-        low, high = entry.band
-        ratio = value / entry.value if isinstance(value, (int, float)) and entry.value else float("nan")
-        if not low <= ratio <= high:
-            return (UNEXPECTED, shown, f"{ratio:.2f}x the published time, outside the band [{low:g}, {high:g}]",
-                    OUT_OF_BAND)
-        return (EXPECTED, shown,
-                f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]", None)
-    return (EXPECTED, shown,
-            f"machines differ; '{entry.check}' still holds (the printed {entry.published} is informational)", None)
-
-
 # ---- one verdict per entry: what the audit and the article's departures both print --------
 
 @dataclass(frozen=True)
@@ -158,7 +87,9 @@ class Verdict:
     value printed the way the edition printed it (None without a value);
     `raw`: the value itself. For an unexpected move (or a missing key),
     `cause` says what moved and `explained` what accounts for it: the entry's
-    reason, its class, or this build's configuration; None when nothing does."""
+    reason, its class, or this build's configuration; None when nothing does.
+    For a missing key, `closest`: the key of an experiment its `key:` most
+    likely means (None when nothing is close)."""
     entry: object
     status: str
     why: str
@@ -166,6 +97,7 @@ class Verdict:
     raw: object = None
     cause: str = None
     explained: str = None
+    closest: str = None
 
     @property
     def unexpected(self):
@@ -185,7 +117,7 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
     installed = installed_versions(values_doc)
     judged = []
     for entry in baseline.entries:
-        if entry.cls == CITED_CLASS:
+        if not agreement(entry).audited:
             why = " ".join(entry.reason.split())
             if entry.dropped:
                 why += " Not in this article: " + " ".join(entry.dropped.split())
@@ -193,10 +125,13 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
             continue
         try:
             value = lookup(values, entry.key)
-        except (KeyError, ValueError) as exc:
+        except UnknownKey:
             # Reported, never dropped: a renamed key must not hide a number.
-            judged.append(Verdict(entry, MISSING, f"{exc}; rename the entry's key in the baseline or restore "
-                                                  "the value", cause=KEY_GONE))
+            why, closest = missing_key(entry.key, values_doc)
+            judged.append(Verdict(entry, MISSING, why, cause=KEY_GONE, closest=closest))
+            continue
+        except ValueError as exc:  # a malformed key, an index out of range
+            judged.append(Verdict(entry, MISSING, str(exc), cause=KEY_GONE))
             continue
         status, shown, why, cause = _judge(entry, value, baseline.edition["versions"], installed,
                                            measured(values, entry.key))
@@ -210,8 +145,32 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
     return [_explain(v, changed) for v in judged]
 
 
-# `<experiment>.params.<name>`: the parameters an experiment ran with (its envelope's params).
-_PARAMETER = re.compile(r"^([A-Za-z_]\w*)\.params\.")
+def missing_key(key, values_doc):
+    """(why, closest) for a baseline key that names no value of this build.
+    Only the experiments' keys are candidates: the baseline's own copy of
+    its numbers (published.<id>, from `values --baseline`) would bind the
+    edition to itself. An experiment renamed (harmonic -> harmonics) leaves
+    its entries' keys behind: the same key under the experiment that now
+    makes it is the one meant."""
+    values, sources = values_doc.get("values", {}), values_doc.get("sources", {})
+    computed = {k: v for k, v in values.items() if (sources.get(k) or {}).get("experiment") != PUBLISHED
+                and not k.startswith(PUBLISHED + ".")}
+    made = sorted({(sources.get(k) or {}).get("experiment") or k.split(".")[0] for k in computed})
+    base = split_key(key)[0]
+    index = key[len(base):]
+    experiment, _, rest = base.partition(".")
+    if experiment in made:
+        near = closest_keys(computed, base)
+        where = f"experiment {experiment!r} made no value {base!r}"
+    else:
+        renamed = [name for name in difflib.get_close_matches(experiment, made, n=len(made) or 1, cutoff=0)
+                   if f"{name}.{rest}" in computed]
+        near = [f"{name}.{rest}" for name in renamed] or closest_keys(computed, base)
+        where = (f"no experiment {experiment!r} gave this build values (they come from "
+                 f"{', '.join(made) or 'no experiment'})")
+    closest = near[0] + index if near else None
+    said = f"; the closest key of an experiment is {closest}" if closest else "; no experiment's key is close"
+    return f"unknown key {key!r}: {where}{said}", closest
 
 
 def configuration_changes(judged):
@@ -221,7 +180,7 @@ def configuration_changes(judged):
     experiment computes then moves with its configuration, not its code."""
     changed = {}
     for v in judged:
-        match = _PARAMETER.match(v.entry.key or "")
+        match = PARAMETER.match(v.entry.key or "")
         if match and v.status == UNEXPECTED and v.cause == MOVED_VALUE:
             name = v.entry.key[match.end():]
             changed.setdefault(match.group(1), []).append(f"{name} {v.entry.published} → {v.shown}")
@@ -233,16 +192,15 @@ def _explain(v, changed):
     its unexpected move; see the causes above for what can."""
     if not v.unexpected:
         return v
-    entry, explained = v.entry, None
-    if v.cause == OUT_OF_BAND:
-        explained = ("a timing: its class expects the time to move with the machine and its load; "
-                     "the article's claims about timings are checked with their intervals")
-    elif v.cause == MOVED_VALUE and entry.reason:
+    entry = v.entry
+    # first the class itself (a timing's: a time outside its band), then the entry's reason, then the configuration
+    explained = agreement(entry).explains(v.cause)
+    if not explained and v.cause == MOVED_VALUE and entry.reason:
         explained = " ".join(entry.reason.split())
-    elif v.cause == MOVED_VALUE and (entry.key or "").split(".")[0] in changed:
+    elif not explained and v.cause == MOVED_VALUE and (entry.key or "").split(".")[0] in changed:
         experiment = entry.key.split(".")[0]
         explained = (f"this build runs {experiment} with other parameters than the edition "
                      f"({changed[experiment]}): its values move with the configuration")
     if not explained:
         return v
-    return Verdict(entry, v.status, v.why, v.shown, v.raw, v.cause, explained)
+    return replace(v, explained=explained)

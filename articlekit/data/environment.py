@@ -34,10 +34,15 @@ def built_at(values, publishing):
     return values.get(publishing.built_at) if publishing.built_at else None
 
 
-def recorded_versions(values, publishing):
-    """{library: version or None} for each library the article records, as
-    the environment record has them."""
-    return {lib: values.get(PREFIX + lib) for lib in publishing.libraries}
+def recorded_versions(doc, publishing):
+    """{library: version or None}: Python, then each other library the
+    article records (publishing.libraries), as the environment record of
+    `doc` (a values document or a snapshot) has it, else as its experiments
+    recorded it (an article without an environment experiment: a new one)."""
+    values, recorded = doc.get("values", {}), installed_versions(doc)
+    libraries = dict.fromkeys(["python", *publishing.libraries])
+    return {lib: values.get(PREFIX + lib) if isinstance(values.get(PREFIX + lib), str) else recorded.get(lib)
+            for lib in libraries}
 
 
 def installed_versions(values_doc):

@@ -30,14 +30,24 @@ reproduce`) is told which and gets them recomputed too.
 build/values.json: {"values": {key: value}, "sources": {key: {"artifact",
 "script", "experiment"}}, "versions": {experiment: versions},
 "derived": {key: [keys it is computed from]}}.
+
+With --ledger (the workflow passes Snakemake's, articlekit/core/ledger.py),
+each artifact must be what its rule wrote, as the main process recorded it
+when the job finished, and the baseline what it was when the run started:
+an artifact another rule's job rewrote, or a baseline rewritten while the
+experiments ran, is refused naming the file, the rule and the command that
+makes it again, before any of it reaches build/values.json.
 """
 
 import argparse
 import sys
 
+from pathlib import Path
+
 from articlekit.data.baseline import load_baseline
 from articlekit.experiment.artifacts import check_envelope, envelope, read_artifact
 from articlekit.core.jsonio import write_json
+from articlekit.core.ledger import Ledger
 
 # The experiment name the baseline's values come under: published.<entry id>,
 # the edition's own numbers, cited rather than computed by this build.
@@ -99,6 +109,19 @@ def published_envelope(path):
     return envelope(PUBLISHED, path, params={}, values=values, versions={})
 
 
+def refuse_unowned(ledger, results, baseline):
+    """ValueError naming every artifact its rule did not write (an
+    experiment's artifact is named after its rule: results/NAME.json) and
+    a baseline that changed while the build ran."""
+    problems = [ledger.output_problem(path, Path(path).stem if Path(path).parent.name == "results" else None)
+                for path in results]
+    if baseline:
+        problems.append(ledger.source_problem(baseline))
+    problems = [problem for problem in problems if problem]
+    if problems:
+        raise ValueError("\n  ".join(problems))
+
+
 def _artifact_of(sources, experiment):
     return next((s["artifact"] for s in sources.values() if s["experiment"] == experiment), "?")
 
@@ -108,8 +131,12 @@ def main(argv):
     parser.add_argument("results", nargs="+", help="results/<name>.json artifacts")
     parser.add_argument("--baseline", help="baseline/published.yaml: add its values as published.<id>")
     parser.add_argument("--out", required=True, help="where to write build/values.json")
+    parser.add_argument("--ledger", help="Snakemake's record of what each rule wrote (.snakemake/articlekit/"
+                                         "ledger.json): refuse an artifact, or a baseline, that it does not vouch for")
     args = parser.parse_args(argv)
     try:
+        if args.ledger:
+            refuse_unowned(Ledger.load(args.ledger), args.results, args.baseline)
         artifacts = [(path, read_artifact(path)) for path in args.results]
         if args.baseline:
             artifacts.append((args.baseline, published_envelope(args.baseline)))

@@ -6,8 +6,9 @@ written atomically, read back strictly), the command-line adapter
 for one experiment held to (declared: a parameter or figure it lacks, a
 declared figure plot() did not write, each named with the fix), the size
 check before work (footprint), measured values with an interval: the
-interleaved, thread-limited timing protocol (measure), and the seed
-sweep's runner, many seeds of one experiment in one process (sweep).
+interleaved, thread-limited timing protocol (measure), the seed sweep's
+runner, many seeds of one experiment in one process (sweep), and the
+empty working folder an experiment's code runs in (scratch).
 
 May import: articlekit.core.
 """

@@ -14,6 +14,9 @@ An experiment is a pure `run(params) -> dict` plus an optional
 
 and by hand the same module takes `--config config.yaml [--set key=value]`
 instead of --params (the limits then come from its experiments: entry).
+An experiment whose entry says `runs: N` is run N times so, and once more
+with `--combine RUN.json ...` instead of --params: its combine(runs, params)
+makes the N runs' values into one artifact (articlekit.experiment.runs).
 Before run(), the module's `footprint(params)`, when it has one, is
 checked against those limits and the machine's free memory
 (articlekit.experiment.footprint): sizes that would not fit are refused at once,
@@ -47,8 +50,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from articlekit.experiment import declared, footprint
+from articlekit.experiment import declared, footprint, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
+from articlekit.core.ledger import Ledger
 
 log = logging.getLogger("experiment")
 
@@ -217,6 +221,12 @@ def _parser(name):
     given.add_argument("--params", metavar="JSON", help="the parameters as a JSON object (what the workflow passes)")
     given.add_argument("--config", metavar="FILE",
                        help=f"by hand: a YAML config with a {name!r} section (default config.yaml)")
+    given.add_argument("--combine", nargs="+", metavar="RUN_JSON",
+                       help="combine the artifacts of this experiment's runs (its entry's runs: N) into one, "
+                            "with its combine(); the parameters are the runs'")
+    parser.add_argument("--ledger", metavar="FILE",
+                        help="with --combine: Snakemake's record of what each rule wrote "
+                             "(.snakemake/articlekit/ledger.json); a run's artifact it does not vouch for is refused")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="with --config: override one parameter (VALUE is read as YAML)")
     parser.add_argument("--threads", type=int, metavar="N",
@@ -255,10 +265,16 @@ def _read_config(name, path, overrides):
 
 def parse_command_line(name, argv=None):
     """(params, json path, figures {name: path}, log file, libraries,
-    limits (mem_mb, runtime in minutes; None where not given))."""
+    limits (mem_mb, runtime in minutes; None where not given), the runs'
+    artifacts to combine (None unless --combine), the ledger to hold them
+    against (None unless --ledger))."""
     parser = _parser(name)
     args = parser.parse_args(argv)
-    if args.params is not None:
+    if args.combine is not None:
+        if args.set or args.threads is not None:
+            parser.error("--combine takes the parameters its runs recorded; --set and --threads belong to a run")
+        params, libraries, limits = {}, [], (None, None)
+    elif args.params is not None:
         if args.set:
             parser.error("--set changes a --config file's parameters; with --params, edit the JSON")
         try:
@@ -286,7 +302,9 @@ def parse_command_line(name, argv=None):
         if not sep or not figure or not path:
             parser.error(f"--figure {item!r}: write NAME=PATH, e.g. --figure sweep=figures/{name}-sweep.svg")
         figures[figure] = path
-    return params, args.json, figures, args.log, libraries, limits
+    if args.ledger and args.combine is None:
+        parser.error("--ledger holds the runs that --combine reads against Snakemake's record; give --combine")
+    return params, args.json, figures, args.log, libraries, limits, args.combine, args.ledger
 
 
 def _script_of(run):
@@ -299,31 +317,37 @@ def _script_of(run):
         return path.as_posix()
 
 
-def run_experiment(name, run, plot=None, argv=None, derived=None):
+def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     """Run one experiment from the command line and write exactly its
     declared outputs: the artifact and the figures asked for. `derived`:
-    {path: [paths]}, the values run() computes from its other values. A
-    failure is logged with its traceback (or, for a parameter or figure the
+    {path: [paths]}, the values run() computes from its other values.
+    `combine`: combine(runs, params), which --combine calls on the values
+    of the experiment's runs instead of running it (articlekit.experiment.runs).
+    A failure is logged with its traceback (or, for a parameter or figure the
     config does not declare, the line that asked and what to declare) and
     exits 1, writing nothing."""
-    params, json_path, figures, log_file, libraries, (mem_mb, runtime) = parse_command_line(name, argv)
+    params, json_path, figures, log_file, libraries, (mem_mb, runtime), run_files, ledger = parse_command_line(
+        name, argv)
     _drawn_with.clear()
     _saved.clear()
     configure_logging(log_file)
-    params = declared.params_of(name, params)
+    if run_files:
+        params, produce = _combining(name, combine, run_files, ledger)
+    else:
+        params = declared.params_of(name, params)
+        _check_footprint(name, run, params, mem_mb, runtime)
+        log.info("%s: running with %s", name, dict(params))
+        produce = lambda: run(params)  # noqa: E731
+    script, artifact = _script_of(run), os.path.abspath(json_path)
+    figures = {figure: os.path.abspath(path) for figure, path in figures.items()}
     try:
-        found = footprint.check_run(name, run, params, mem_mb, runtime)
-    except footprint.SizeError as exc:
-        log.error("%s", exc)  # in the job's log too, where Snakemake points
-        sys.exit(1)
-    if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
-        log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
-    log.info("%s: running with %s", name, dict(params))
-    try:
-        values = run(params)
-        if figures:
-            _plot(name, plot, values, params, figures)
-        write_artifact(json_path, name, _script_of(run), params, values, [*libraries, *_drawn_with], derived)
+        # the experiment's own code runs with nothing of the project in reach
+        # of a relative path (articlekit.experiment.scratch)
+        with scratch.scratch_folder(name):
+            values = produce()
+            if figures:
+                _plot(name, plot, values, params, figures)
+        write_artifact(artifact, name, script, params, values, [*libraries, *_drawn_with], derived)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             _fail(name, exc)
@@ -336,6 +360,40 @@ def run_experiment(name, run, plot=None, argv=None, derived=None):
     log.info("%s: wrote %s", name, os.fspath(json_path))
 
 
+def _check_footprint(name, run, params, mem_mb, runtime):
+    """Stop before any work when the sizes would not fit (footprint.check_run)."""
+    try:
+        found = footprint.check_run(name, run, params, mem_mb, runtime)
+    except footprint.SizeError as exc:
+        log.error("%s", exc)  # in the job's log too, where Snakemake points
+        sys.exit(1)
+    if found:  # what to set mem_mb and runtime from, beside the benchmark's measure
+        log.info("%s: these sizes need %s (footprint())", name, footprint.summary(found))
+
+
+def _combining(name, combine, run_files, ledger=None):
+    """(params, a call that combines): the runs read and checked first, so
+    that a run that does not belong is one sentence, not a traceback; with
+    a ledger (articlekit.core.ledger), each must be what its rule wrote."""
+    if combine is None:
+        log.error("%s: %s", name, runs.no_combine(name))
+        sys.exit(1)
+    if ledger:
+        record = Ledger.load(ledger)
+        unowned = [problem for problem in (record.output_problem(path, name) for path in run_files) if problem]
+        if unowned:
+            log.error("%s: cannot combine its runs:\n  %s", name, "\n  ".join(unowned))
+            sys.exit(1)
+    try:
+        params, values = runs.check_runs(name, [(path, read_artifact(path)) for path in run_files])
+    except (OSError, ValueError) as exc:  # runs.RunsError among them
+        log.error("%s: cannot combine its runs: %s", name, exc)
+        sys.exit(1)
+    params = declared.params_of(name, params)
+    log.info("%s: combining %d runs (%s) with %s", name, len(values), ", ".join(run_files), dict(params))
+    return params, lambda: combine(values, params)
+
+
 def _plot(name, plot, values, params, figures):
     """plot() with the figures asked for; stops naming each declared figure
     it did not write (and what it did write), and logs only what it wrote."""
@@ -344,14 +402,15 @@ def _plot(name, plot, values, params, figures):
         plot(values, params, declared.figures_of(name, figures))
     written, others = declared.written_figures(figures, before, _saved)
     if written or others:
-        log.info("%s: wrote %s", name, ", ".join([*written, *others]))
+        log.info("%s: wrote %s", name, ", ".join([*map(scratch.shown, written), *others]))
     missing = declared.unwritten_figures(name, figures, written, others, has_plot=plot is not None)
     if missing:
         log.error("%s: %s", name, missing)
         sys.exit(1)
     if others:
-        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: Snakemake "
-                    "neither rebuilds nor cleans it; declare it there", name, ", ".join(others), name)
+        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: the build keeps "
+                    "only declared figures (one saved by a relative path is dropped with the experiment's "
+                    "scratch folder); declare it there", name, ", ".join(others), name)
 
 
 def _fail(name, exc):

@@ -14,6 +14,8 @@ import os
 import traceback
 from pathlib import Path
 
+from articlekit.experiment import scratch
+
 # Where the messages send the author: the article's config, as the
 # skeleton (articlekit new) names it.
 CONFIG_FILE = "config.yaml"
@@ -66,7 +68,7 @@ def figures_of(experiment, figures, config_file=CONFIG_FILE):
     """{figure name: path} as --figure gave them, whose missing name names experiments.NAME.figures."""
 
     def explain(name, declared):
-        have = ", ".join(f"{n} ({p})" for n, p in declared.items()) or "none"
+        have = ", ".join(f"{n} ({_relative(p)})" for n, p in declared.items()) or "none"
         return (f"plot() asks for figures[{name!r}], but experiments.{experiment}.figures in {config_file} "
                 f"declares {have}; declare it there ({name}: figures/{experiment}-{name}.svg), or have "
                 f"plot() save one of those")
@@ -84,10 +86,7 @@ def _asker():
 
 
 def _relative(path):
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    return scratch.shown(path)
 
 
 # ---- figures: what plot() wrote ----------------------------------------------------
@@ -119,12 +118,12 @@ def unwritten_figures(experiment, figures, written, others=(), has_plot=True, co
     missing = {name: path for name, path in figures.items() if path not in written}
     if not missing:
         return None
-    names = ", ".join(f"{name!r} ({path})" for name, path in missing.items())
+    names = ", ".join(f"{name!r} ({_relative(path)})" for name, path in missing.items())
     where = f"experiments.{experiment}.figures in {config_file}"
     if not has_plot:
         return (f"{where} declares {names}, but the experiment passes no plot to run_experiment; write "
                 f"plot(values, params, figures) to save them, or remove them from {where}")
-    did = [*written, *(f"{path} (not declared)" for path in others)]
+    did = [*map(_relative, written), *(f"{path} (not declared)" for path in others)]
     example = next(iter(missing))
     return (f"plot() did not write {names}, which {where} declares; it wrote "
             f"{', '.join(did) if did else 'no figure'}. Save it in plot() with "

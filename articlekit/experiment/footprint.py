@@ -14,6 +14,13 @@ of parameters) that drives it.
 - seconds: a lower bound, from rates faster than any core today, so that a
   refusal is never wrong about a run that would have fit.
 
+It must cover every size of the experiment: each parameter that is an
+integer or a list of integers (but `seed` and `threads`, which articlekit
+gives their meaning) is a size, and footprint() must read it or file a term
+under it (0 when it costs nothing). One that returns nothing for a size (a
+`return {}`, a parameter forgotten) is refused, naming the file and the
+key: else any value of that size would pass unchecked.
+
 It is checked twice, before any work:
 
 - when the workflow module plans the build (a dry run too), against the
@@ -88,11 +95,58 @@ class Estimate:
         return self.terms[0][0]
 
 
-def estimate(footprint, params, source):
+# Integer parameters that are no size: what articlekit itself gives an
+# experiment's params their meaning for (the sweep's seed, the cores of a
+# job that takes every core).
+NOT_SIZES = ("seed", "threads")
+
+
+def sizes(params):
+    """The parameters that are sizes: integers, or lists of integers, but
+    those of NOT_SIZES."""
+
+    def integer(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    return [key for key, value in params.items() if key not in NOT_SIZES and (
+        integer(value) or (isinstance(value, list) and value and all(map(integer, value))))]
+
+
+class _Reading(dict):
+    """The params as footprint() sees them, noting each key it reads."""
+
+    def __init__(self, params):
+        super().__init__(params)
+        self._params, self.read = params, set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return self._params[key]  # a Declared's missing key says which section lacks it
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return self._params.get(key, default)
+
+    def __iter__(self):
+        self.read.update(self._params)
+        return iter(self._params)
+
+    def items(self):
+        self.read.update(self._params)
+        return self._params.items()
+
+    def values(self):
+        self.read.update(self._params)
+        return self._params.values()
+
+
+def estimate(footprint, params, source, name=None):
     """{"bytes": Estimate, "seconds": Estimate} from footprint(params), or a
-    SizeError naming `source` when it fails or returns something else."""
+    SizeError naming `source` when it fails, returns something else, or
+    returns nothing for one of the experiment's sizes (named `name.KEY`)."""
+    reading = _Reading(params)
     try:
-        found = footprint(params)
+        found = footprint(reading)
     except declared.Undeclared as exc:  # a parameter the config lacks: the section and the fix
         raise SizeError(f"{exc} (in footprint())") from None
     except NameError as exc:
@@ -105,7 +159,19 @@ def estimate(footprint, params, source):
     if not isinstance(found, dict) or not set(found) <= set(MEASURES):
         raise SizeError(f"{source}: footprint() must return a dict with {' and/or '.join(MEASURES)}, "
                         f"not {found!r}")
-    return {measure: _terms(found[measure], params, source, measure) for measure in MEASURES if found.get(measure)}
+    estimates = {measure: _terms(found[measure], params, source, measure) for measure in MEASURES
+                 if found.get(measure)}
+    named = {key for measure in estimates.values() for keys, _ in measure.terms for key in keys}
+    uncovered = [key for key in sizes(params) if key not in reading.read | named]
+    if uncovered:
+        shown = _and([f"{name + '.' if name else ''}{key} = {_shown(params[key])}" for key in uncovered])
+        raise SizeError(f"{source}: footprint() returns nothing for {shown}: "
+                        f"{'a size' if len(uncovered) == 1 else 'sizes'} of the experiment (integer parameters), "
+                        "which it neither reads nor files a term under, so no value of "
+                        f"{'it' if len(uncovered) == 1 else 'them'} would ever be refused. Estimate what "
+                        f"{uncovered[0]!r} costs in footprint() (a term under it in bytes or seconds), or file it "
+                        "under 0 if it costs nothing")
+    return estimates
 
 
 def _terms(given, params, source, measure):
@@ -130,7 +196,7 @@ def _terms(given, params, source, measure):
 def check(name, params, footprint, limits, source, where=None):
     """Raise SizeError, one line per limit the estimate exceeds, or return
     the estimate. where(key) -> "config.yaml:97" places a key, when known."""
-    found = estimate(footprint, params, source)
+    found = estimate(footprint, params, source, name)
     memory, seconds = found.get("bytes"), found.get("seconds")
 
     def refusal(measure, costs, limit, otherwise):

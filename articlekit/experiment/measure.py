@@ -10,9 +10,19 @@ on the result.
     timed["times"]["vector"]    # {"estimate", "low", "high", "coverage", "samples_ms", ...}
 
 A ratio is baseline time / contender time: how many times faster the
-contender is (above 1) or slower (below 1). Return it from run() as it is
-and the article binds `NAME.ratios.vector.estimate` with a claim judged on
-its whole interval (docs/reference.md, measured values).
+contender is (above 1) or slower (below 1). Return it from run() as one
+value, under a name of your own:
+
+    def run(params):
+        timed = compare(...)
+        return {"speedup": timed["ratios"]["vector"]}
+
+and the article binds `NAME.speedup.estimate` (with `NAME.speedup.low`
+and `NAME.speedup.high`, its interval), NAME being the experiment's, with
+a claim judged on the whole interval (docs/reference.md, measured values;
+docs/authoring.md binds `darts.speedup.estimate` this way). Returning all
+of `timed` instead gives `NAME.ratios.vector.estimate` and
+`NAME.times.vector.estimate` (milliseconds per call), every sample too.
 
 The protocol, and why:
 
@@ -41,6 +51,41 @@ The protocol, and why:
   samples always give the same interval; 95 % needs at least 6 rounds
   (minimum_rounds). Every sample is returned.
 
+Between runs. Those intervals describe the rounds inside one process:
+what varies from one process to the next (where the allocator put the
+arrays, which core and cache the scheduler gave it, the machine's load in
+that minute) is the same for all of a process's rounds, and so invisible
+to them. An experiment run as several independent processes (config
+`experiments.NAME.runs`, articlekit.experiment.runs) gives one estimate
+per process; `between_runs` turns them into the value an article prints:
+
+    speedup = between_runs([run["speedup"]["estimate"] for run in runs])
+    speedup  # {"estimate", "low", "high", "coverage", "runs", "spread", "outliers", ...}
+
+- The estimate is the median of the runs.
+- The interval is a prediction interval for one more run: where the
+  estimate of one further process, on the same machine, falls with
+  probability `confidence`. Timings are positive and multiplicative, so it
+  is made on their logarithms, from their mean and standard deviation,
+  with Student's t for n - 1 degrees of freedom:
+  exp(mean +- t * sd * sqrt(1 + 1/n)). Chosen over an interval for the
+  median of the runs, which narrows as 1/sqrt(n) and says where the
+  machine's typical value lies, because a reader who reruns the
+  experiment gets new runs, not the typical value: one process must land
+  inside, and so, with room to spare, must the median of a rerun of all
+  n (what `articlekit reproduce` compares), whose spread is smaller.
+  Distribution-free intervals of a run need more runs than a build can
+  afford (the extremes of n runs hold the next one with probability
+  (n - 1) / (n + 1), 67 % for five).
+- Outliers: a run outside the prediction interval the other runs give
+  (at confidence 1 - (1 - confidence) / n, so that n runs that do agree
+  are flagged with probability about 1 - confidence at most) disagrees
+  with them more than their spread allows. `outliers` lists them, by
+  their number (1 for the first run); it takes at least three runs.
+- `loaded(load, cpus)`: a run started or ended with more runnable
+  processes than CPUs (the one-minute load average above the CPUs it may
+  use) shared the machine, however its threads were pinned.
+
 Nothing here asserts how fast anything is: speed targets belong in
 benchmarks, and claims about them in the article, judged on the interval.
 """
@@ -58,6 +103,8 @@ CONFIDENCE = 0.95
 # own words, which an article's publishing settings may name (a spread).
 TIME_FIELDS = ("estimate", "low", "high", "coverage", "samples_ms", "wall_samples_ms", "calls_per_sample")
 RATIO_FIELDS = ("estimate", "low", "high", "coverage", "ratios")
+BETWEEN_RUNS_FIELDS = ("estimate", "low", "high", "coverage", "runs", "spread", "outliers")
+BETWEEN_RUNS_INTERVAL = "prediction interval for one more run (Student's t on the logarithms of the runs)"
 
 
 class MeasureError(ValueError):
@@ -249,3 +296,83 @@ def compare(contenders, baseline=None, rounds=21, warmup=3, sample_ms=20.0, thre
             "pools": held,
         },
     }
+
+
+# ---- between runs ----------------------------------------------------------------
+
+
+def between_runs(estimates, confidence=CONFIDENCE):
+    """Independent runs' estimates of one positive quantity (a time, a
+    ratio; one per process) -> their median, with a prediction interval
+    for one more run (the module's docstring says why that one).
+
+    -> {"estimate": median of the runs,
+        "low", "high": where one more run falls with probability `confidence`,
+        "coverage": that probability, "runs": the estimates as given,
+        "spread": (largest - smallest) / median,
+        "outliers": the runs (numbered from 1) outside the interval the
+                    others predict; [] with fewer than three runs}
+    """
+    runs = [float(x) for x in estimates]
+    if len(runs) < 2:
+        raise MeasureError(f"between_runs: {len(runs)} run gives no spread between runs; take at least 2")
+    if any(math.isnan(x) or not x > 0 for x in runs):
+        raise MeasureError(f"between_runs: every run's estimate must be a positive number (a time or a ratio), "
+                           f"got {runs}")
+    low, high = prediction_interval(runs, confidence)
+    median = statistics.median(runs)
+    return {
+        "estimate": float(median),
+        # never without its own estimate: runs that agree to the last digit
+        # give [exp(log x), exp(log x)], which rounding may put beside x
+        "low": min(low, median),
+        "high": max(high, median),
+        "coverage": confidence,
+        "runs": runs,
+        "spread": (max(runs) - min(runs)) / median,
+        "outliers": outlying_runs(runs, confidence),
+    }
+
+
+def prediction_interval(runs, confidence=CONFIDENCE):
+    """(low, high) holding one more run with probability `confidence`, for
+    runs whose logarithms are normal: exp(mean +- t sd sqrt(1 + 1/n))."""
+    logs = [math.log(x) for x in runs]
+    n = len(logs)
+    centre = math.fsum(logs) / n
+    sd = math.sqrt(math.fsum((x - centre) ** 2 for x in logs) / (n - 1))
+    half = student_t(1 - (1 - confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
+    return math.exp(centre - half), math.exp(centre + half)
+
+
+def outlying_runs(runs, confidence=CONFIDENCE):
+    """The runs (1 for the first) that the others' prediction interval, at
+    confidence 1 - (1 - confidence) / n each, leaves out: runs that agree
+    are flagged with probability about 1 - confidence at most. Needs three
+    runs: two others to predict from."""
+    n = len(runs)
+    if n < 3:
+        return []
+    each = 1 - (1 - confidence) / n
+    out = []
+    for i, x in enumerate(runs):
+        low, high = prediction_interval(runs[:i] + runs[i + 1:], each)
+        if not low <= x <= high:
+            out.append(i + 1)
+    return out
+
+
+def student_t(p, df):
+    """The p-quantile of Student's t with df degrees of freedom (SciPy's
+    stdtrit). Imported here, not at the top: only the step that combines
+    runs needs it, and each timed process would otherwise pay its import."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, p))
+
+
+def loaded(load, cpus):
+    """Whether a one-minute load average (or any of several) says the
+    machine had more runnable processes than the `cpus` a run may use."""
+    loads = load if isinstance(load, (list, tuple)) else [load]
+    return any(x > cpus for x in loads)

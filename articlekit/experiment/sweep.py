@@ -35,6 +35,7 @@ import sys
 import traceback
 
 from articlekit.experiment.artifacts import configure_logging, library_versions
+from articlekit.experiment.scratch import scratch_folder
 from articlekit.core.jsonio import write_json
 
 log = logging.getLogger("experiment")
@@ -100,12 +101,15 @@ def main(argv=None):
     module = importlib.import_module(f"experiments.{args.experiment}")
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1):
+    out = os.path.abspath(args.out)
+    # the experiment's own code runs with nothing of the project in reach of
+    # a relative path (articlekit.experiment.scratch)
+    with threadpool_limits(limits=1), scratch_folder(args.experiment):
         records = run_seeds(module.run, params, seeds)
     failed = sum("error" in record for record in records)
     script = f"experiments/{args.experiment}.py"
     base = {key: value for key, value in params.items() if key != "seed"}
-    write_json(args.out, {"experiment": args.experiment, "script": script, "params": base,
+    write_json(out, {"experiment": args.experiment, "script": script, "params": base,
                           "versions": library_versions(args.library), "seeds": records})
     log.info("%s: seeds %d to %d, %d ran, %d failed -> %s", args.experiment, seeds[0], seeds[-1],
              len(records) - failed, failed, args.out)

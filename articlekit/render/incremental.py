@@ -11,7 +11,10 @@ only $body$), and the fragments are cached by a hash of everything they
 depend on: the chunk's text, the bindings its shortcodes look up (without
 their file:line, which moves whenever lines above move), the tables it
 places, the metadata, the filter and extension files, and the figures it
-embeds. Changed chunks are rendered in parallel, one Pandoc per core.
+embeds. Changed chunks are rendered in parallel, one Pandoc per core. Each
+is read to Pandoc's tree first and checked as the build checks the article
+(articlekit.article.prose_guard), its figures embedded by articlekit
+(articlekit.render.page.figure_data), then written to HTML from the tree.
 
 The page around them (head, embedded style, title block, table of
 contents) is Pandoc's own standalone page for a skeleton document: the
@@ -46,9 +49,12 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.jsonio import dumps
-from articlekit.render.page import (RenderError, run_tool, extension_folders, filter_files, filter_library_files,
-                               pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path, project_options,
-                               project_root, split_front_matter)
+from articlekit.core.text import md_text
+from articlekit.render.page import (EMBED_FIGURES_FILTER, RenderError, build_root, empty_folder, extension_folders,
+                                    figure_data, filter_files, filter_library_files, html_filter_args,
+                                    pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path,
+                                    project_options, project_root, run_tool, split_front_matter)
+from articlekit.article.prose_guard import check_tree
 from articlekit.article.shortcodes import CLOSE, OPEN, parse_inner, scan, to_quarto_markdown
 from articlekit.core.sources import read_text
 
@@ -187,9 +193,11 @@ class IncrementalPage:
     """One article's page, re-rendered chunk by chunk. render() -> the page's
     text; `rendered` says how many chunks the last call sent to Pandoc."""
 
-    def __init__(self, article, work_dir, jobs=None):
+    def __init__(self, article, work_dir, jobs=None, root=None):
         self.article = Path(article)
         self.article_dir = self.article.parent.resolve()
+        self.root = build_root(root, self.article)  # figures/ under it, as for `articlekit render`
+        self.article_dir_in_root = os.path.relpath(self.article_dir, self.root)
         self.project_dir = project_root(self.article_dir)
         self.work_dir = Path(work_dir)
         self.jobs = jobs or os.cpu_count() or 1
@@ -202,7 +210,7 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters and extensions, the metadata, the options."""
-        lua = [str(p) for p in (*filter_files(), *filter_library_files())]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files(), EMBED_FIGURES_FILTER)]
         lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
                 if p.is_file()]
         return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
@@ -213,20 +221,39 @@ class IncrementalPage:
 
     # --- rendering pieces --------------------------------------------------------
 
-    def run_pandoc(self, markdown, used, front, extra, where):
-        """Render some markdown with the build's options; -> the output text."""
+    def run_pandoc(self, markdown, used, front, extra, where, checked=True, first_line=1):
+        """Render some markdown with the build's options; -> the output text.
+        checked: read it to a tree first and check it as `articlekit render`
+        checks the article (articlekit.article.prose_guard), its figures
+        embedded by articlekit (figure_data); False only for the page's
+        shell, whose one raw block is this module's marker. first_line: the
+        article's line the markdown starts on, for the check's messages."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=".piece-") as tmp:
             tmp = Path(tmp).resolve()
             bindings = tmp / "bindings.json"
             bindings.write_text(dumps(used), encoding="utf-8")  # NaN tagged, as write_json does
-            meta = tmp / "metadata.yaml"
-            meta.write_text(yaml.safe_dump(self.metadata(front, bindings), allow_unicode=True), encoding="utf-8")
+            metadata = self.metadata(front, bindings)
             source, out = tmp / "piece.md", tmp / "piece.html"
-            source.write_text(to_quarto_markdown(markdown), encoding="utf-8")
-            cmd = pandoc_common_args(self.pandoc, source, meta, self.article_dir) + [
-                "--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
+            markdown = to_quarto_markdown(markdown)
+            source.write_text(markdown, encoding="utf-8")
+            reader = "markdown"
             try:
+                if checked:
+                    tree = tmp / "piece.json"
+                    run_tool([self.pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)],
+                             self.article, cwd=self.article_dir)
+                    try:
+                        figures = check_tree(json.loads(tree.read_text(encoding="utf-8")),
+                                             "\n" * (first_line - 1) + markdown, self.article, self.article_dir_in_root)
+                        metadata["figure-data"] = md_text(str(figure_data(figures, self.article, tmp, self.root)))
+                    except ValueError as exc:  # ProseError, FigureError
+                        raise RenderError(str(exc)) from None
+                    source, reader = tree, "json"
+                meta = tmp / "metadata.yaml"
+                meta.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+                cmd = pandoc_common_args(self.pandoc, source, meta, empty_folder(tmp), reader) + html_filter_args() + [
+                    "--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
                 run_tool(cmd, self.article, cwd=self.article_dir)
             except RenderError as exc:
                 raise RenderError(f"{exc} (in {where})") from None
@@ -245,8 +272,8 @@ class IncrementalPage:
             template.write_text(BODY_TEMPLATE, encoding="utf-8")
         return template.resolve()
 
-    def render_fragment(self, text, used, front, template, where):
-        html = self.run_pandoc(text, used, front, ["--template", str(template)], where)
+    def render_fragment(self, text, used, front, template, where, first_line):
+        html = self.run_pandoc(text, used, front, ["--template", str(template)], where, first_line=first_line)
         return html[:-1] if html.endswith("\n") else html
 
     def shell(self, front, headings, document, shared, highlighted):
@@ -261,7 +288,7 @@ class IncrementalPage:
         key = digest("shell", skeleton, used, shared, options, css)
         if key not in self.shells:
             self.shells = {key: self.run_pandoc(skeleton, used, front, pandoc_page_args(self.project_dir, options),
-                                                "the page's head and table of contents")}
+                                                "the page's head and table of contents", checked=False)}
             self.rendered += 1
         return self.shells[key]
 
@@ -312,7 +339,9 @@ class IncrementalPage:
             return f"the chunk starting '{first[:60]}'"
 
         template = self.body_template() if missing else None
-        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n))
+        # the body keeps the article's lines (its front matter blanked): chunk n starts after those before it
+        first_lines = [1 + sum(chunk.count("\n") for chunk in chunks[:n]) for n in range(len(chunks))]
+        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n), first_lines[n])
                    for key, (text, used, n) in missing.items()}
         fresh = {key: future.result() for key, future in futures.items()}
         self.rendered += len(fresh)

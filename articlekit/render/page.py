@@ -33,15 +33,27 @@ Extensions the article keeps in its own _extensions/ still load.
 Both write build/article.md in the same form. A Lua filter's error is
 reported once, as its own message, without the traceback.
 
+Before either runs, the prose is checked on Pandoc's tree of it (the tree
+--ast names, checked again, or read now: articlekit.article.prose_guard),
+the style sheets are checked to load nothing, and each figure is read
+from the file its rule wrote (figure_data): filters/embed_figures.lua
+hands it to the renderer as a data: URL, so no renderer follows a link
+of the text. Quarto also renders a page of the article's title over an
+empty body, whose scripts are the ones the page check takes as its own.
+
 The article can name its renderer with Quarto's built-in {{< meta renderer >}}
 ("Quarto 1.6.40" or "Pandoc 3.9"). Outputs are written atomically, and a
-render fails, keeping the old outputs, when its page is not self-contained
-or lacks an option _quarto.yml asks for (articlekit.render.pagecheck), or leaves
-any shortcode unresolved (or an unknown ?meta: key). Which renderer `auto`
+render fails, keeping the old outputs, when its page loads, runs or
+navigates to anything, or lacks an option _quarto.yml asks for
+(articlekit.render.pagecheck), or leaves any shortcode unresolved (or an
+unknown ?meta: key). The command keeps each page that passed as
+build/last-good/article.html, which Snakemake (deleting a job's outputs
+when it starts it) leaves alone, and a failed render names it. Which renderer `auto`
 means, and its version, is articlekit.render.renderers' to say.
 """
 
 import argparse
+import base64
 import errno
 import json
 import os
@@ -50,22 +62,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from articlekit.core.css import fetched_at, loads_nothing
 from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.render.extension import PACKAGED_EXTENSIONS, is_installed_copy, refresh_if_installed
-from articlekit.render.pagecheck import check_page
+from articlekit.render.pagecheck import check_page, script_digests
 from articlekit.render.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
                                   quarto_version, tool_version)
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
+from articlekit.article.figures import FigureError, figure_file
+from articlekit.article.prose_guard import check_front_matter, check_tree
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -236,13 +252,30 @@ def filter_library_files():
     return [filters / name for name in FILTER_LIBRARY]
 
 
-def pandoc_common_args(pandoc, source, meta_file, article_dir, reader="markdown"):
+def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown"):
     """Reader, filters and resource path: shared by the HTML, the markdown
     and the preview's pieces of the page. reader "json": source is the
-    article's tree (write_ast)."""
+    article's tree (write_ast). resource_dir: an empty folder, so that no
+    relative link reaches a file (the figures come embedded: figure_data)."""
     return [pandoc, str(source), "--from", reader, "--wrap", "preserve", "--metadata-file", str(meta_file),
             *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
-            "--resource-path", str(article_dir)]
+            "--resource-path", str(resource_dir)]
+
+
+def html_filter_args():
+    """The filter only HTML runs: it swaps each figure's link for the data URI
+    articlekit made of the figure's file (figure_data)."""
+    return ["--lua-filter", str(EMBED_FIGURES_FILTER)]
+
+
+EMBED_FIGURES_FILTER = resources.files("articlekit.render") / "filters" / "embed_figures.lua"
+
+
+def empty_folder(workdir):
+    """A resource path with nothing in it, made in the render's work folder."""
+    folder = Path(workdir) / "no-resources"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 # --- the article as Pandoc reads it, once for every page ----------------------------
@@ -273,17 +306,111 @@ def pandoc_source(article, workdir, ast=None):
     return front, source, "markdown"
 
 
-def write_ast(article, out):
-    """Read the article with Pandoc into `out` (its tree, as JSON), atomically."""
+def read_tree(article, workdir, out):
+    """Pandoc's reading of the article (its tree, JSON) into `out`, unchecked."""
+    _, source, reader = pandoc_source(article, workdir)
+    run_tool([pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(out)], article,
+             cwd=article.parent.resolve())
+
+
+def write_ast(article, out, root=None):
+    """Read the article with Pandoc into `out` (its tree, as JSON), atomically,
+    once the prose check passed (check_prose): a tree that holds raw HTML,
+    an image that is not a figure or an attribute that loads is never
+    written, and no renderer runs."""
     article, out = Path(article), Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".parse-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article's folder
-        _, source, reader = pandoc_source(article, workdir)
         tree = workdir / "article.ast.json"
-        run_tool([pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(tree)], article,
-                 cwd=article.parent.resolve())
+        read_tree(article, workdir, tree)
+        check_prose(article, tree, workdir, root)
         os.replace(tree, out)
+
+
+# --- what the prose may put on the page ------------------------------------------
+#
+# articlekit.article.prose_guard says what the article's tree may hold; here
+# it is read, the front matter with it, and the figures it shows are read
+# from their files and embedded by articlekit, not by a renderer.
+
+
+def build_root(root=None, article=None):
+    """The folder the rules run in, whose figures/ holds the article's
+    figures: `root` when given; else the current folder (where the rules
+    run) when the article lies under it; else the folder above the
+    article's own (article/ and figures/ side by side, as every project
+    lays them out)."""
+    if root is not None:
+        return Path(root).resolve()
+    here = Path.cwd().resolve()
+    if article is None or Path(article).resolve().is_relative_to(here):
+        return here
+    return Path(article).resolve().parent.parent
+
+
+def check_prose(article, tree, workdir, root=None):
+    """-> the figures the article's tree (the JSON file `tree`) shows, or
+    ProseError (a ValueError) naming each problem with its line. The front
+    matter's values are read by Pandoc as the page's metadata is, and
+    checked as the body is."""
+    article = Path(article)
+    text = read_text(article)
+    front, body = split_front_matter(text, article)
+    article_dir = os.path.relpath(article.parent.resolve(), build_root(root, article))
+    figures = check_tree(json.loads(Path(tree).read_text(encoding="utf-8")), body, article, article_dir)
+    if front:
+        source, front_tree = Path(workdir) / "front-matter.md", Path(workdir) / "front-matter.json"
+        source.write_text("---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n", encoding="utf-8")
+        run_tool([pandoc_path(), str(source), "--from", "markdown", "--to", "json", "--output", str(front_tree)],
+                 article, cwd=Path(workdir))
+        check_front_matter(json.loads(front_tree.read_text(encoding="utf-8")), text, article)
+    return figures
+
+
+def checked_tree(article, workdir, ast=None, root=None):
+    """(the article's tree file, the figures it shows): the tree `ast` when
+    given (articlekit parse wrote it), else read now; checked either way."""
+    tree = Path(ast).resolve() if ast is not None else Path(workdir) / "article.ast.json"
+    if ast is None:
+        read_tree(Path(article), workdir, tree)
+    return tree, check_prose(article, tree, workdir, root)
+
+
+# The media types a page shows a figure in, by the figure file's suffix.
+FIGURE_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".gif": "image/gif", ".webp": "image/webp"}
+
+
+def figure_bytes(path):
+    """A figure's bytes, opened without following a symbolic link (one made
+    after figure_file looked is refused too)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def figure_data(figures, article, workdir, root=None):
+    """Write workdir/figures.json: each figure's link as written -> a data:
+    URI of the file its rule wrote (checked by figure_file: a regular file
+    in figures/, no symbolic link); -> its path. embed_figures.lua puts them
+    on the page, so no renderer reads a figure by its link."""
+    data = {}
+    for figure in figures:
+        path = figure_file(build_root(root, article), figure.path, article, figure.line)
+        media = FIGURE_TYPES.get(Path(path).suffix.lower())
+        if media is None:
+            raise FigureError(f"{article}:{figure.line}: {figure.path} is not an image a page shows (a figure is "
+                              f"one of {', '.join(sorted(FIGURE_TYPES))})")
+        try:
+            payload = figure_bytes(path)
+        except OSError as exc:
+            raise FigureError(f"{article}:{figure.line}: the figure {figure.path} cannot be read: "
+                              f"{exc.strerror}") from None
+        data[figure.link] = f"data:{media};base64,{base64.b64encode(payload).decode('ascii')}"
+    out = Path(workdir) / "figures.json"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
 
 
 def pandoc_page_args(project_dir, options):
@@ -296,21 +423,47 @@ def pandoc_page_args(project_dir, options):
     return args
 
 
-def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast=None):
+def check_style_sheets(project_dir, options):
+    """The style sheets a renderer embeds (page.css, and the css of
+    _quarto.yml's html format) load nothing: each a regular file reached
+    through no symbolic link, whose CSS names no URL but data: ones and
+    fragments. A renderer's embedding would otherwise read what a url()
+    names (url(/etc/passwd) included) into the page, past the page check."""
+    css = options.get("css")
+    sheets = [PAGE_CSS, *(project_dir / sheet for sheet in ([css] if isinstance(css, str) else css or []))]
+    for sheet in sheets:
+        path = os.path.normpath(os.path.abspath(sheet))
+        if os.path.realpath(path) != path:
+            raise RenderError(f"{sheet}: the style sheet is, or lies under, a symbolic link (to "
+                              f"{os.path.realpath(path)}): the page embeds the file itself; copy it in instead")
+        for form, url, line in fetched_at(read_text(sheet)):
+            if not loads_nothing(url):
+                raise RenderError(f"{sheet}:{line}: {form} makes the page load a file: a style sheet of the page "
+                                  "names nothing outside itself; write the image or font into it as a data: URL "
+                                  "(url(\"data:image/svg+xml;base64,...\")), or leave it out")
+
+
+def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast, figures):
+    """ast: the article's tree (checked_tree); figures: figure_data's file.
+    -> (the renderer's name, the digests of the scripts it puts on a page:
+    none, Pandoc's page has no script)."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
     front, source, reader = pandoc_source(article, workdir, ast)
     project_dir = project_root(article_dir)
     options = project_options(project_dir)
     metadata = pandoc_metadata(front, article_dir, bindings, pandoc)
+    metadata["figure-data"] = md_text(str(figures))
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    common = pandoc_common_args(pandoc, source, meta_file, article_dir, reader)
-    html = common + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
-                     "--output", str(html_out)] + pandoc_page_args(project_dir, options)
+    common = pandoc_common_args(pandoc, source, meta_file, empty_folder(workdir), reader)
+    # --embed-resources embeds the style sheets (checked: they load nothing);
+    # the figures are data URIs by then, and nothing else names a file
+    html = common + html_filter_args() + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
+                                          "--output", str(html_out)] + pandoc_page_args(project_dir, options)
     run_tool(html, article, cwd=article_dir)
     if md_out is None:  # the preview: HTML only
-        return metadata["renderer"]
+        return metadata["renderer"], frozenset()
     # No --standalone: the metadata (an absolute bindings path) would make
     # two builds' markdown differ; the title goes on top as a heading.
     # Math as Quarto's gfm writes it ($...$, $$...$$), not Pandoc's default
@@ -318,7 +471,7 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast=None):
     run_tool(common + ["--to", "gfm-tex_math_gfm+tex_math_dollars", "--output", str(md_out)], article, cwd=article_dir)
     if metadata.get("title"):
         md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
-    return metadata["renderer"]
+    return metadata["renderer"], frozenset()
 
 
 # The Quarto profile the build renders with. The article's _quarto.yml
@@ -326,19 +479,65 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast=None):
 # a Quarto user's own `quarto render`; this one has no _quarto-*.yml.
 BUILD_PROFILE = "articlekit-build"
 
+# What Quarto renders besides the article to learn its own scripts: the
+# front matter's PANDOC_METADATA over a body with nothing of the article's.
+SCRIPTS_BODY = "## Contents\n\nA paragraph.\n"
 
-def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
-    """ast: not read (Quarto reads the article itself)."""
+
+# Front matter keys, at any depth, that make Quarto read a file or write the
+# text they give into the page (Quarto reads the front matter whole; the
+# Pandoc route renders PANDOC_METADATA only).
+FILE_KEYS = {"css", "include-in-header", "include-before-body", "include-after-body", "header-includes",
+             "include-before", "include-after", "template", "template-partials", "filters", "shortcodes",
+             "resource-path", "resources", "metadata-files", "bibliography", "csl", "citation-abbreviations",
+             "theme", "logo", "favicon", "brand", "highlight-style", "syntax-definitions", "reference-doc",
+             "extensions", "pre-render", "post-render", "output-dir", "project", "value-bindings", "figure-data"}
+
+
+def refuse_front_matter_files(article, front):
+    """The front matter goes to Quarto whole: a key that names a file Quarto
+    would read (css, include-in-header, filters, ...) or text it would write
+    into the page is refused, with its line. Page options go in _quarto.yml,
+    which both renderers read (and whose style sheets the build checks)."""
+    def keys(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield [*path, str(key)]
+                yield from keys(value, [*path, str(key)])
+        elif isinstance(node, list):
+            for item in node:
+                yield from keys(item, path)
+
+    found = next((path for path in keys(front, []) if path[-1] in FILE_KEYS), None)
+    if found:
+        text = read_text(article)
+        at = re.search(rf"^\s*-?\s*{re.escape(found[-1])}\s*:", text, re.M)
+        line = f":{text.count(chr(10), 0, at.start()) + 1}" if at else ""
+        raise RenderError(f"{article}{line}: the front matter sets {'.'.join(found)}, which makes Quarto read a "
+                          "file or write its text into the page: the build's page loads nothing it did not make; "
+                          "put page options under format: html: in _quarto.yml, which both renderers read")
+
+
+def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figures):
+    """ast: not read here (Quarto reads the article itself, once the tree's
+    check passed); figures: figure_data's file, which embed_figures.lua
+    reads inside Quarto. -> (the renderer's name, the digests of Quarto's
+    own scripts: those of a page it renders with the same options and the
+    article's front matter over an empty body)."""
     quarto = quarto_path()
     name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
+    front, _ = split_front_matter(read_text(article), article)
+    refuse_front_matter_files(article, front)
     # Quarto reads an -M value as YAML: a JSON list of the packaged
     # shortcode files (JSON quoting keeps any path intact). It adds the
     # article's own _extensions/ on top, as always.
     shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
+    config = quarto_options(project_root(article_dir), article_dir)
+    listed = config.get("filters")
+    config["filters"] = [*([listed] if isinstance(listed, str) else listed or []), str(EMBED_FIGURES_FILTER)]
     options = workdir / "quarto-options.yaml"
-    options.write_text(yaml.safe_dump(quarto_options(project_root(article_dir), article_dir), allow_unicode=True),
-                       encoding="utf-8")
+    options.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     # Quarto resolves a bare --output name against its working directory
     # (quarto-cli src/command/render/output.ts) and refuses one with a path,
     # so it runs in the article's folder and the output lands there.
@@ -348,16 +547,27 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
     # Quarto loads the article's copy of the extension too, when a Quarto
     # user's render installed one: the package's own, never an older one
     refresh_if_installed(article_dir)
+    scripts_source = article_dir / f"render-{owner_tag()}-scripts.qmd"
+    scripts_page = workdir / "quarto-scripts.html"
+    renders = [(article.name, "html", html_out), *([(article.name, "gfm", md_out)] if md_out else []),
+               (scripts_source.name, "html", scripts_page)]
     try:
-        for fmt, out in (("html", html_out), ("gfm", md_out)) if md_out else (("html", html_out),):
-            produced = article_dir / f"render-{owner_tag()}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+        leftovers += [scripts_source, article_dir / f"{scripts_source.stem}_files"]
+        # the front matter both routes render: a script another key of it
+        # adds is the article's, not Quarto's own
+        rendered = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+        scripts_source.write_text("---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" +
+                                  SCRIPTS_BODY, encoding="utf-8")
+        for n, (source, fmt, out) in enumerate(renders):
+            produced = article_dir / f"render-{owner_tag()}-{n}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             # --profile: the build's, which no file configures, so none of a
             # Quarto user's own profile (pre-render, output-dir) applies
-            run_tool([quarto, "render", article.name, "--to", fmt, "--output", produced.name,
+            run_tool([quarto, "render", source, "--to", fmt, "--output", produced.name,
                       "--profile", BUILD_PROFILE,
                       "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
-                      "-M", f"renderer:{name}", "--metadata-file", str(options)], article, cwd=article_dir)
+                      "-M", f"renderer:{name}", "-M", f"figure-data:{figures}",
+                      "--metadata-file", str(options)], article, cwd=article_dir)
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:
@@ -367,7 +577,7 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast=None):
     if md_out:
         md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")),
                           encoding="utf-8")
-    return name
+    return name, script_digests(scripts_page)
 
 
 # --- checks and main -----------------------------------------------------------
@@ -470,10 +680,14 @@ def check_structure(text, provenance_md, html_path, md_path):
                           "in its paragraph, with blank lines around it")
 
 
-def render(article, bindings, renderer, html_path, md_path=None, ast=None):
+def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False):
     """md_path None: the HTML only (the preview's quick route). ast: the
     article's tree (write_ast), for Pandoc to write from instead of reading
-    the article again."""
+    the article again; read now when not given. Either way the prose is
+    checked (check_prose) and the figures embedded (figure_data) before a
+    renderer runs. root: the build's folder (figures/ under it), the
+    current one by default. keep_last_good: also keep the page, once it
+    replaced html_path, as last_good_page(html_path)."""
     article, bindings = Path(article), Path(bindings)
     html_path, md_path = Path(html_path), md_path and Path(md_path)
     for out in filter(None, (html_path, md_path)):
@@ -486,10 +700,17 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None):
     with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
+        check_style_sheets(project_dir, project_options(project_dir))
+        try:
+            tree, figures = checked_tree(article, workdir, ast, root)
+            figures = figure_data(figures, article, workdir, root)
+        except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
+            raise RenderError(str(exc)) from None
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
-        name = run(article, bindings, html_tmp, md_tmp, workdir, ast)
+        name, own_scripts = run(article, bindings, html_tmp, md_tmp, workdir, tree, figures)
         # the options the page is checked against are the ones the render read
-        check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path)
+        check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path,
+                   own_scripts=own_scripts)
         allowed = expected_literal_shortcodes(text)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
@@ -498,7 +719,34 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None):
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
                 os.replace(done, out)
+        if keep_last_good:
+            kept = last_good_page(html_path)
+            kept.parent.mkdir(exist_ok=True)
+            shutil.copyfile(html_path, workdir / "last-good.html")
+            os.replace(workdir / "last-good.html", kept)
     return name
+
+
+# A page that passed its check, kept where Snakemake leaves it alone: it
+# deletes a job's outputs (build/article.html) when the job starts, and a
+# failed render's with them.
+LAST_GOOD = "last-good"
+
+
+def last_good_page(html_path):
+    return Path(html_path).parent / LAST_GOOD / Path(html_path).name
+
+
+def after_failure(html_path):
+    """What a failed render adds about the page a reader would get: where
+    the last good page is, when Snakemake removed build/article.html (None
+    when the old page is still in place, or there never was one)."""
+    html_path, kept = Path(html_path), last_good_page(html_path)
+    if html_path.exists() or not kept.exists():
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kept.stat().st_mtime))
+    return (f"{html_path} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed "
+            f"its check, rendered {when}, is {kept}")
 
 
 def main(argv):
@@ -508,14 +756,17 @@ def main(argv):
     parser.add_argument("--renderer", choices=CHOICES, default="auto")
     parser.add_argument("--html", required=True)
     parser.add_argument("--md", required=True)
-    parser.add_argument("--ast", help="build/article.ast.json from `articlekit parse`, for Pandoc to write from")
+    parser.add_argument("--ast", help="build/article.ast.json from `articlekit parse` (checked there), for Pandoc "
+                                      "to write from")
     args = parser.parse_args(argv)
     try:
-        name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast)
+        name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast, keep_last_good=True)
     except (RenderError, OSError, ValueError) as exc:
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
+        if after_failure(args.html):
+            print(f"render: {after_failure(args.html)}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
     # on stdout too: a rule sends stderr to its log, stdout to the terminal

@@ -29,8 +29,9 @@ import yaml
 
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
-from articlekit.render.page import (PANDOC_METADATA, expected_literal_shortcodes, pandoc_source,
-                               remove_stale_render_folders, shortcode_files)
+from articlekit.article.figures import figure_file
+from articlekit.render.page import (PANDOC_METADATA, build_root, checked_tree, expected_literal_shortcodes,
+                                    pandoc_source, remove_stale_render_folders, shortcode_files)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.article.bindings import load_bindings
 from articlekit.core.sources import read_text
@@ -60,13 +61,21 @@ def renderer_name(pandoc):
     return f"Pandoc {tool_version(pandoc)} and Typst (typst {importlib.metadata.version('typst')} for Python)"
 
 
-def typst_source(article, bindings, workdir, ast=None):
+def typst_source(article, bindings, workdir, ast=None, root=None):
     """Write the article as Typst source in workdir -> its path. ast: the
     article's tree (articlekit.render.page.write_ast), written from instead
-    of reading the article again."""
+    of reading the article again; checked either way, as the page's is
+    (raw Typst in the prose is refused there), and each figure must be the
+    file its rule wrote (figure_file: no symbolic link), which Typst reads."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, source, reader = pandoc_source(article, workdir, ast)
+    try:
+        tree, figures = checked_tree(article, workdir, ast, root)
+        for figure in figures:
+            figure_file(build_root(root, article), figure.path, article, figure.line)
+    except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
+        raise RenderError(str(exc)) from None
+    front, source, reader = pandoc_source(article, workdir, tree)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     metadata.update(PAGE)
     metadata.update({

@@ -1,53 +1,121 @@
 """When two builds agree: how far a value may move between a release and
-this build (the diff) or between environments (the version matrix) before
-it counts as changed.
+this build (the diff), between environments (the version matrix) or
+between the build and a rerun of one experiment (`reproduce`) before it
+counts as changed.
 
 A key the baseline lists follows the agreement class of its first entry
-that has one (articlekit.data.baseline: noise, timing, exact, text, info;
-an erratum or a citation has none); any other key follows the float rule: floats
-within FLOAT_ULPS units in the last place (another CPU or BLAS rounds the
-last bits differently), integers, shapes, booleans and texts equal. A
-number under one of the article's volatile prefixes (publishing.volatile,
-e.g. timings) may move within DEFAULT_VOLATILE_BAND of the other build's,
-and a key the article calls the spread of a measurement (publishing.spread:
-its samples, quartiles, interval, the load it ran under) is reported, not
-compared. Which keys are error measures (ULPs of 1.0) and which were
-computed in float32 is the article's to say too (publishing.error_measures,
+that has a rule (articlekit.data.classes, one object per class: noise,
+timing, exact, text, info; an erratum or a citation has none), which
+judges it the way the audit judges the entry against the edition. An
+entry on one item of a list value (`entropy.entropies[0]`) judges that
+item only, on both builds; the list's other items follow the rule of a key
+no entry governs. Any other key follows the float rule: floats within FLOAT_ULPS units in the
+last place (another CPU or BLAS rounds the last bits differently),
+integers, shapes, booleans and texts equal. A number under one of the
+article's volatile prefixes (publishing.volatile, e.g. timings) may move
+within DEFAULT_VOLATILE_BAND of the other build's, and a key the article
+calls the spread of a measurement (publishing.spread: its samples,
+quartiles, interval, the load it ran under) is reported, not compared.
+Which keys are error measures (ULPs of 1.0) and which were computed in
+float32 is the article's to say too (publishing.error_measures,
 publishing.single_precision): with none, every float is judged in float64
 ULPs of itself.
+
+A rerun (`came_back`) is judged more closely, by what "reproduced" means
+for the value: a measured value (`X.estimate` beside `X.low`, `X.high`)
+by its interval, a key the baseline lists by its class, any other by the
+digits the article prints of it (the float rule when it prints none).
+REPRODUCED_MEANS is that table in words, one row per class and two for
+the keys no class governs; docs/reliability.md and the audit page print it.
 
 What a build says of the published edition is another question, answered by
 articlekit.data.edition.
 """
 
+import copy
 import math
 
-from articlekit.core.claims import check_holds
 from articlekit.core.equality import is_number, same_value
-from articlekit.core.fmt import FormatError, format_printed
-from articlekit.data.baseline import EXACT, INFO, NOISE, TEXT, TIMING
+from articlekit.core.fmt import FormatError, format_value
+from articlekit.core.keys import split_key
+from articlekit.data.classes import (AGREEMENT, MEASURED_MEANS, Means, agreement, equal, interval_came_back,
+                                     is_interval, leaves, rule_entry, within_band)
 
 # ---- between two builds: the diff's and the matrix's question ---------------------------
 
 DEFAULT_VOLATILE_BAND = (0.5, 2.0)
-# The baseline classes that say how far a value may move between builds.
-RULE_CLASSES = (NOISE, TIMING, EXACT, TEXT, INFO)
 
 
 def between_builds(key, baseline, publishing):
     """(label, test) where test(old, new) -> (same, why) decides whether the
     key changed beyond what its class allows."""
     entry = rule_entry(key, baseline)
-    if entry and entry.cls == NOISE:
-        return f"noise {entry.check}", lambda old, new: _within_noise(entry.check, old, new)
-    if entry and entry.cls == TIMING:
-        if entry.band:
-            return f"timing band {list(entry.band)}", lambda old, new: _within_band(entry.band, old, new)
-        return f"timing {entry.check}", lambda old, new: _still_holds(entry.check, old, new)
-    if entry and entry.cls == EXACT and entry.fmt and entry.key == key:
-        return f"exact at the printed precision ({entry.fmt})", lambda old, new: same_when_printed(entry.fmt, old, new)
-    if entry and entry.cls in (TEXT, INFO):
-        return f"{entry.cls}: equal", _equal
+    if entry and entry.key == key:
+        rule = agreement(entry).between_builds(entry, key)
+        if rule:
+            return rule
+    items = {}
+    for e in item_entries(key, baseline):
+        rule = agreement(e).between_builds(e, e.key)
+        if rule:
+            items.setdefault(e.key, rule)
+    if items:
+        return _item_by_item(key, items, _unlisted(key, publishing))
+    return _unlisted(key, publishing)
+
+
+def item_entries(key, baseline):
+    """The baseline's entries with a rule on one item of `key` (a list
+    value): `X[0]` of X, in the baseline's order."""
+    entries = baseline.for_key(key) if baseline else []
+    return [e for e in entries if e.key != key and AGREEMENT[e.cls].rule]
+
+
+def _item_by_item(key, items, rest):
+    """(label, test) for a list value whose items the baseline governs one by
+    one: each governed item by its entry's rule, on that item alone (a noise
+    bound '< 1' on X[0] is met by X[0], never asked of the list), and the
+    other items by `rest`, the rule of a key no entry governs."""
+    paths = {item: split_key(item)[1] for item in items}
+    rest_label, rest_test = rest
+    label = "; ".join([f"{item[len(key):]} {rule[0]}" for item, rule in items.items()]
+                      + [f"other items: {rest_label}"])
+
+    def test(old, new):
+        whys, same = [], True
+        old_rest, new_rest = copy.deepcopy(old), copy.deepcopy(new)
+        for item, (_, item_test) in items.items():
+            try:
+                before, after = _at(old, paths[item]), _at(new, paths[item])
+            except (IndexError, KeyError, TypeError):
+                return False, f"{item[len(key):]} is not in both builds"
+            held, why = item_test(before, after)
+            same &= bool(held)
+            whys.append(f"{item[len(key):]}: {why}")
+            new_rest = _with(new_rest, paths[item], before)  # judged already: the rest's rule skips it
+        held, why = rest_test(old_rest, new_rest)
+        return same and held, "; ".join(whys + [f"other items: {why}"])
+
+    return label, test
+
+
+def _at(value, path):
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _with(value, path, item):
+    """value (a copy of it) with the item at `path` replaced."""
+    if not path:
+        return item
+    value = copy.copy(value)
+    value[path[0]] = _with(value[path[0]], path[1:], item)
+    return value
+
+
+def _unlisted(key, publishing):
+    """The rule of a key no baseline entry governs."""
     if publishing.is_spread(key):
         return "spread: not compared", lambda old, new: (True, "the spread of a measurement is reported, not compared")
     if publishing.is_volatile(key):
@@ -58,73 +126,11 @@ def between_builds(key, baseline, publishing):
             lambda old, new: within_ulps(old, new, width, error_measure))
 
 
-def rule_entry(key, baseline):
-    """The baseline entry whose class says how far `key` may move between
-    builds, or None. An erratum, a cited or a not-reproducible entry says
-    what the edition printed, not how two builds may differ: the rule is
-    the first entry that has one (an erratum listed first must not hide a
-    noise bound)."""
-    entries = baseline.for_key(key) if baseline else []
-    return next((e for e in entries if e.cls in RULE_CLASSES), None)
-
-
-def _equal(old, new):
-    same = same_value(old, new)
-    return same, "equal" if same else "not equal"
-
-
-def _within_noise(check, old, new):
-    if same_value(old, new):
-        return True, "equal"
-    held = check_holds(check, old)[0], check_holds(check, new)[0]
-    if all(held):
-        return True, f"both meet '{check}'"
-    side = "this build" if held[0] else "the release"
-    return False, f"{side} breaks '{check}'" if held[0] != held[1] else f"neither side meets '{check}'"
-
-
-def _within_band(band, old, new):
-    if same_value(old, new):
-        return True, "equal"
-    olds, news = _leaves_of(old), _leaves_of(new)
-    if len(olds) != len(news) or any((o is None) != (n is None) for o, n in zip(olds, news)):
-        return False, "measured at different points"
-    # null: not measured on either side (e.g. a size the experiment skips)
-    pairs = [(i, o, n) for i, (o, n) in enumerate(zip(olds, news)) if o is not None]
-    if not all(is_number(o) and is_number(n) for _, o, n in pairs):
-        return False, "no longer comparable numbers"
-    low, high = band
-    ratios = [n / o if o else float("inf") for _, o, n in pairs]
-    outside = [(i, o, n, r) for (i, o, n), r in zip(pairs, ratios) if not low <= r <= high]
-    if outside:
-        item, o, n, ratio = outside[0]
-        where = f"item {item + 1} of {len(olds)}, {o:.4g} to {n:.4g}: " if isinstance(new, list) else ""
-        more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
-        return False, f"{where}{ratio:.2f}x the release's figure, outside the band [{low:g}, {high:g}]{more}"
-    spread = f"{ratios[0]:.2f}x" if len(set(ratios)) == 1 else f"{min(ratios):.2f}x to {max(ratios):.2f}x"
-    return True, f"{spread} the release's figure, within the band [{low:g}, {high:g}]"
-
-
-def _still_holds(check, old, new):
-    if same_value(old, new):
-        return True, "equal"
-    held, holds = check_holds(check, old)[0], check_holds(check, new)[0]
-    if holds:
-        return True, f"'{check}' {'still holds' if held else 'holds again'}"
-    return False, f"'{check}' {'no longer holds' if held else 'fails, as it did in the release'}"
-
-
 def _volatile_default(old, new):
-    measured = [v for v in _leaves_of(old) if v is not None]
+    measured = [v for v in leaves(old) if v is not None]
     if all(is_number(v) for v in measured) and any(isinstance(v, float) for v in measured):
-        return _within_band(DEFAULT_VOLATILE_BAND, old, new)
-    return _equal(old, new)  # parameters and sizes under a volatile prefix are exact
-
-
-def _leaves_of(value):
-    if isinstance(value, list):
-        return [leaf for item in value for leaf in _leaves_of(item)]
-    return [value]
+        return within_band(DEFAULT_VOLATILE_BAND, old, new)
+    return equal(old, new)  # parameters and sizes under a volatile prefix are exact
 
 
 # ---- the float rule ------------------------------------------------------------------
@@ -200,14 +206,65 @@ def within_ulps(old, new, width="float64", error_measure=False, ulps=FLOAT_ULPS)
     return False, f"{shown} {unit} apart, beyond the tolerance of {ulps}"
 
 
-def same_when_printed(fmt, old, new):
-    """(same, why) for an exact value: equal as the edition printed it."""
+# ---- a rerun against the build: `reproduce`'s question -------------------------------------
+
+CAME_BACK, NOT_BACK, NOT_COMPARED = "came back", "did not come back", "not compared"
+
+UNLISTED_MEANS = Means(
+    audit="not audited: the edition did not print it",
+    diff=f"a float more than FLOAT_ULPS ({FLOAT_ULPS}) units in the last place away (under `publishing.volatile`: "
+         f"beyond {DEFAULT_VOLATILE_BAND[0]:g}x to {DEFAULT_VOLATILE_BAND[1]:g}x; `publishing.spread`: never); "
+         "any other difference",
+    rerun="the rerun prints the article's digits of it (each `fmt` it is printed with); "
+          f"a value the article does not print: floats within FLOAT_ULPS ({FLOAT_ULPS}) ULPs, the rest equal")
+
+# What "reproduced" means, by class: (class or kind of key, Means). One table for the docs and the audit page.
+REPRODUCED_MEANS = ([(f"`{name}`", c.means) for name, c in AGREEMENT.items()]
+                    + [("a measured value (`X.estimate`, `X.low`, `X.high`)", MEASURED_MEANS),
+                       ("a key the baseline does not list", UNLISTED_MEANS)])
+
+
+def came_back(key, old, new, baseline, publishing, printed=()):
+    """(verdict, rule, why) for a rerun's value of `key` against the build's:
+    verdict CAME_BACK, NOT_BACK or NOT_COMPARED. `old`, `new`: the values as
+    articlekit.core.keys.measured gives them (an Interval for a measured
+    value); `printed`: the fmt of each place the article prints the key."""
+    if publishing.is_per_build(key) or publishing.is_where_run(key):
+        return NOT_COMPARED, "differs on every build by design", "not compared (publishing.per_build / where_run)"
+    if is_interval(old) and is_interval(new):
+        judged = interval_came_back(old, new)
+        return _verdict(judged), "a measured value: inside the build's interval, or overlapping it", judged[1]
+    entry = rule_entry(key, baseline)
+    if entry and entry.key == key:  # an entry on one item of the key judges that item, not the key
+        judged = agreement(entry).came_back(entry, key, old, new)
+        if judged:
+            rule = agreement(entry).between_builds(entry, key)
+            return _verdict(judged), (rule[0] if rule else entry.cls), judged[1]
+    formats = list(dict.fromkeys(printed))
+    if formats:
+        return _printed_digits(formats, old, new)
+    rule, test = _unlisted(key, publishing)
+    judged = test(old, new)
+    return _verdict(judged), rule, judged[1]
+
+
+def _verdict(judged):
+    came, _ = judged
+    return NOT_COMPARED if came is None else (CAME_BACK if came else NOT_BACK)
+
+
+def _printed_digits(formats, old, new):
+    """(verdict, rule, why): the rerun prints what the build printed, at
+    each of the article's formats."""
+    rule = "the article's printed digits (" + ", ".join(f or "as is" for f in formats) + ")"
     if same_value(old, new):
-        return True, "equal"
-    try:
-        a, b = format_printed(old, fmt), format_printed(new, fmt)
-    except FormatError:
-        return False, "not equal"
-    if a == b:
-        return True, f"equal at the printed precision ({fmt}: {a})"
-    return False, f"printed {a} then, {b} now"
+        return CAME_BACK, rule, "equal"
+    for fmt in formats:
+        try:
+            before, after = format_value(old, fmt), format_value(new, fmt)
+        except FormatError:
+            return NOT_BACK, rule, f"not equal, and the rerun's value cannot be printed with fmt {fmt!r}"
+        if before != after:
+            return NOT_BACK, rule, f"printed {before} in the build, {after} now"
+    shown = format_value(old, formats[0])
+    return CAME_BACK, rule, f"equal at the printed precision ({formats[0] or 'as is'}: {shown})"

@@ -5,8 +5,9 @@ this build regenerate it, and if it moved, was that expected?
         --values build/values.json --bindings build/bindings.json \\
         --json build/audit.json --md build/audit.md --html build/audit.html
 
-Statuses, decided by the entry's agreement class (articlekit/data/baseline.py), judged by articlekit.data.edition,
-in the order a reviewer reads them:
+Statuses, decided by the entry's agreement class (one object each,
+articlekit/data/classes.py), judged by articlekit.data.edition, in the
+order a reviewer reads them:
 
     erratum             the edition was wrong; its corrected fact (check) holds
     not reproducible    the edition never gave the inputs; its check holds
@@ -31,31 +32,49 @@ moved, and prints a one-line summary to stderr, with every unexpected move
 and missing key on its own line, explained or not (Snakemake shows stderr
 in the terminal; --log keeps a copy).
 
+Counted by kind: "reproduced" in the summary counts measured values only.
+Each entry's value has a kind (articlekit.data.classes.value_kind: a
+measured value, a setting echoed from <experiment>.params, a text, a
+discrete value, a version); what came back of another kind than a measured
+one is counted apart (summary.as_printed, and every kind's statuses under
+summary.by_kind), and the summary line says so. The pages end with the
+table of what "reproduced" means for each class (REPRODUCED_MEANS in
+articlekit.review.agreement, the table docs/reliability.md holds too).
+
 One threshold per claim: when the article claims something about a key with
 the same comparison as the entry's check ("> 0.1" in the prose, "> 0.01" in
 the baseline), the two must agree, or the entry moves unexpectedly.
 """
 
 import argparse
-import re
 import sys
 
-from articlekit.data.edition import (CITED, ERRATUM, EXPECTED, MISSING, NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, verdicts)
-from articlekit.data.baseline import CITED_CLASS
+from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, KIND_NOTES, KIND_ONE, KINDS, MEASURED, MISSING,
+                                     NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, VERSION, agreement, counted,
+                                     value_kind)
+from articlekit.data.edition import verdicts
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.article.bindings import load_bindings
 from articlekit.data.environment import installed_versions
 from articlekit.core.jsonio import read_json, write_text_atomic
+from articlekit.review.agreement import REPRODUCED_MEANS
 from articlekit.review.pages import cell, code, counts_table, html_page, table, write_report
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.keys import split_key
 from articlekit.core.commands import reproduce_command
+from articlekit.review import edition_environment
 
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
        EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
+# A value of another kind than a measured one whose printed form came back
+# (a setting echoed, a text, a count): counted apart from "reproduced".
+AS_PRINTED = "as printed, not measured"
+# The summary's name of each status, as build/audit.json has always spelled it.
+COUNTED = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not_reproducible", UNEXPECTED: "moved_unexpectedly",
+           MISSING: "key_missing", EXPECTED: "moved_as_expected", REPRODUCED: "reproduced"}
 
 
 # ---- bindings: what the article prints and claims about a key ------------------------
@@ -121,15 +140,16 @@ def audit(baseline, values_doc, bindings_doc):
     for v in verdicts(baseline, values_doc, article_claims(bound)):
         entry = v.entry
         row = {
-            "id": entry.id, "key": entry.key, "class": entry.cls, "published": entry.published,
+            "id": entry.id, "key": entry.key, "class": entry.cls, "kind": None, "published": entry.published,
             "where": entry.where, "line": entry.line, "restates": entry.restates,
             "regenerated": v.shown, "raw": v.raw, "status": v.status, "why": v.why,
             "explained": v.explained if v.unexpected else None,
             "claims": [], "source": None, "article": None, "check": entry.check,
         }
-        if entry.cls == CITED_CLASS:
+        if not agreement(entry).audited:
             row["dropped"] = entry.dropped
         else:
+            row["kind"] = value_kind(entry.key, v.raw, entry)
             row["claims"] = [b for b in bound if keys_related(b["key"], entry.key)]
             row["source"] = sources.get(split_key(entry.key)[0])
             row["article"] = article_link(row["claims"], entry.key)
@@ -152,11 +172,14 @@ def audit(baseline, values_doc, bindings_doc):
         # of those, the ones the baseline (or this build's configuration) does not explain: a strict build fails on them
         "unexplained": sum(1 for r in rows if r["status"] in (UNEXPECTED, MISSING) and not r["explained"]),
         "moved_as_expected": counts[EXPECTED],
-        "reproduced": counts[REPRODUCED],
+        # measured values only: what came back of any other kind (a setting echoed, a text, a count) is "as_printed"
+        "reproduced": sum(1 for r in rows if r["status"] == REPRODUCED and r["kind"] == MEASURED),
+        "as_printed": sum(1 for r in rows if r["status"] == REPRODUCED and r["kind"] != MEASURED),
         "cited": counts[CITED],
         "claims_checked": len(claims),
         # failed only: an inconclusive claim is not a failed one (inconclusive_claims counts those)
         "claims_failed": sum(1 for c in failed if status_of(c) == FAILS),
+        "by_kind": by_kind(rows),
     }
     return {
         "baseline": baseline.path,
@@ -168,6 +191,21 @@ def audit(baseline, values_doc, bindings_doc):
         "other_bindings": others,
         "failed_claims": failed,
     }
+
+
+def by_kind(rows):
+    """{kind: {entries, keys, reproduced, moved_as_expected, ...}}: the
+    audited entries counted by the kind of their value (articlekit.data.classes:
+    measured values, settings echoed, texts, discrete values, versions), each
+    status apart; `reproduced_keys` counts the distinct keys of those that came back."""
+    out = {}
+    for kind in KINDS:
+        mine = [r for r in rows if r["kind"] == kind]
+        by_status = {COUNTED[status]: sum(1 for r in mine if r["status"] == status) for status in COUNTED}
+        by_status["moved_unexpectedly"] += by_status["key_missing"]  # as in the summary: a missing key moved
+        back = {r["key"] for r in mine if r["status"] == REPRODUCED}
+        out[kind] = {"entries": len(mine), "reproduced_keys": len(back), **by_status}
+    return out
 
 
 def disagreements(rows, bindings_doc):
@@ -193,9 +231,27 @@ def _missing_note(summary):
     return note
 
 
+def _kinds_note(s):
+    """'16 keys; counted apart, as printed: 14 settings echoed, 7 texts': what
+    "reproduced" counts, and what came back of the other kinds."""
+    kinds = s.get("by_kind", {})
+    apart = [counted(kinds[k]["reproduced"], k) for k in KINDS if k != MEASURED and kinds.get(k, {}).get("reproduced")]
+    keys = kinds.get(MEASURED, {}).get("reproduced_keys")
+    note = f"{keys} {'key' if keys == 1 else 'keys'}" if keys else ""
+    if apart:
+        note += ("; " if note else "") + "counted apart, as printed: " + ", ".join(apart)
+    return f" ({note})" if note else ""
+
+
+def _versions_note(s):
+    versions = s.get("by_kind", {}).get(VERSION, {}).get("moved_as_expected", 0)
+    return f" (of them {counted(versions, VERSION)})" if versions else ""
+
+
 def summary_line(report):
     s = report["summary"]
-    return (f"audit: {s['reproduced']} reproduced, {s['moved_as_expected']} moved as expected, "
+    return (f"audit: {s['reproduced']} measured values reproduced{_kinds_note(s)}, "
+            f"{s['moved_as_expected']} moved as expected{_versions_note(s)}, "
             f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
             f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
             f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
@@ -203,12 +259,31 @@ def summary_line(report):
 
 
 def card_counts(report):
-    """(label, count, css) per status, in reading order; claims last."""
+    """(label, count, css) per status, in reading order, what came back as
+    printed of other kinds than measured values beside "reproduced"."""
     s = report["summary"]
     n = {ERRATUM: s["erratum"], NOT_REPRODUCIBLE: s["not_reproducible"],
          UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"], MISSING: s["key_missing"],
          EXPECTED: s["moved_as_expected"], REPRODUCED: s["reproduced"], CITED: s["cited"]}
-    return [(status, n[status], CSS[status]) for status in STATUSES]
+    cards = []
+    for status in STATUSES:
+        cards.append((status, n[status], CSS[status]))
+        if status == REPRODUCED:
+            cards.append((AS_PRINTED, s["as_printed"], CSS[REPRODUCED]))
+    return cards
+
+
+def kind_rows(report):
+    """The audited entries by kind of value: (kind's label, what it is,
+    {column: count}) per kind, columns as KIND_COLUMNS."""
+    kinds = report["summary"]["by_kind"]
+    return [(KINDS[k], KIND_NOTES[k], kinds[k]) for k in KINDS if kinds[k]["entries"]]
+
+
+# The by-kind table's columns: (heading, count in summary.by_kind)
+KIND_COLUMNS = [("entries", "entries"), ("came back as printed", "reproduced"),
+                ("moved as expected", "moved_as_expected"), ("erratum", "erratum"),
+                ("not reproducible", "not_reproducible"), ("moved unexpectedly", "moved_unexpectedly")]
 
 
 def inconclusive_claims(report):
@@ -281,6 +356,14 @@ def to_markdown(report, publishing=Publishing()):
         "",
         f"{s['entries']} printed values in the baseline, {s['cited']} of them cited rather than measured.",
         "",
+        "## What came back, by kind of value",
+        "",
+        cell(_kinds_intro(s)),
+        "",
+        *table(["kind", "what it is", *(head for head, _ in KIND_COLUMNS)],
+               [[cell(label), _md_runs(note), *(str(n[name]) for _, name in KIND_COLUMNS)]
+                for label, note, n in kind_rows(report)]),
+        "",
     ]
     unexpected = [r for r in report["entries"] if r["status"] in (UNEXPECTED, MISSING)]
     if unexpected:
@@ -295,12 +378,15 @@ def to_markdown(report, publishing=Publishing()):
         lines.append("")
     lines += ["## Every printed value, by status", ""]
     lines += table(
-        ["status", "id", "key", "published", "regenerated", "class", "why", "claims in the article", "script",
-         "recompute"],
+        ["status", "id", "key", "published", "regenerated", "class", "kind", "why", "claims in the article",
+         "script", "recompute"],
         [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
+          cell(KIND_ONE.get(r["kind"], r["kind"])),
           cell(" ".join(filter(None, [r["why"], _explained_text(r)]))), cell(_claims_text(r["claims"])),
           cell(_source_text(r["source"])), code(reproduce_command(r["key"]))]
          for group in groups(report) for r in group])
+    if report.get("edition_environment"):
+        lines += [""] + edition_environment.to_markdown(report["edition_environment"])[:-1]
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
         lines += table(
@@ -314,7 +400,41 @@ def to_markdown(report, publishing=Publishing()):
     if cited:
         lines += ["", "## Cited, not audited", ""]
         lines += [f"- **{cell(r['id'])}** {code(r['published'])}: {cell(r['why'])}" for r in cited]
+    lines += ["", f"## {MEANS_HEADING}", "", MEANS_INTRO, "", *means_table()]
     return "\n".join(lines) + "\n"
+
+
+# ---- what "reproduced" means: one table, the docs' and this page's -----------------------
+
+MEANS_HEADING = "What “reproduced” means, class by class"
+MEANS_INTRO = ("Each agreement class (`articlekit/data/classes.py`) says when a value counts as the same: against "
+               "the edition (this audit), between two builds (the diff and the version matrix count it changed "
+               "otherwise) and for a rerun of its experiment (`python -m articlekit reproduce KEY`).")
+MEANS_HEAD = ["class", "the audit says “reproduced” when", "the diff and the matrix count it changed when",
+              "`reproduce` says “reproduced” when"]
+
+
+def means_table():
+    """The table of what "reproduced" means, as Markdown lines
+    (articlekit.review.agreement.REPRODUCED_MEANS; docs/reliability.md holds a copy, tests/test_agreement_classes.py
+    keeps it one)."""
+    return table([_md_runs(h) for h in MEANS_HEAD],
+                 [[_md_runs(name), _md_runs(m.audit), _md_runs(m.diff), _md_runs(m.rerun)]
+                  for name, m in REPRODUCED_MEANS])
+
+
+def _md_runs(text):
+    """A cell for Markdown whose `code spans` stay code: plain text escaped, code as code."""
+    def plain(piece):  # cell() folds the spaces at its ends away; the words beside a code span need them
+        return (" " if piece[:1].isspace() else "") + cell(piece) + (" " if piece[-1:].isspace() else "")
+    return "".join(code(piece) if i % 2 else plain(piece) for i, piece in enumerate(text.split("`"))).strip()
+
+
+def _kinds_intro(s):
+    measured = s["by_kind"][MEASURED]
+    return (f"Only a measured value that came back counts as reproduced: {s['reproduced']} entries, "
+            f"{measured['reproduced_keys']} keys. A setting echoed, a text, a discrete value or a version "
+            f"that came back as printed is counted apart ({s['as_printed']}).")
 
 
 def _claim_marks(claims):
@@ -329,7 +449,7 @@ def _group_data(group):
     """One row of the page: every entry of a key and status together."""
     first = group[0]
     return {
-        "key": first["key"], "class": first["class"],
+        "key": first["key"], "class": first["class"], "kind": KIND_ONE.get(first["kind"], first["kind"]),
         "script": _source_text(first["source"]) if first["source"] else None,
         "reproduce": reproduce_command(first["key"]),
         "entries": [{"id": r["id"], "published": r["published"],
@@ -356,16 +476,39 @@ def page_data(report, publishing=Publishing()):
         "failed_claims": [{"location": c.get("location"), "key": c.get("key"), "expect": c.get("expect"),
                            "mark": of(c).shown, "css": of(c).css, "message": c.get("message")}
                           for c in report["failed_claims"]],
-        "statuses": [{**card, "groups": [_group_data(g) for g in all_groups if g[0]["status"] == card["label"]]}
-                     for card in cards if card["label"] != CITED],
+        "statuses": [_status_data(status, report, all_groups) for status in STATUSES if status != CITED],
+        "kinds_intro": _kinds_intro(s),
+        "kind_columns": [head for head, _ in KIND_COLUMNS],
+        "kinds": [{"label": label, "means": _runs(note), "counts": [n[name] for _, name in KIND_COLUMNS]}
+                  for label, note, n in kind_rows(report)],
+        "means_heading": MEANS_HEADING,
+        "means_intro": _runs(MEANS_INTRO),
+        "means_head": [_runs(head) for head in MEANS_HEAD],
+        "means": [[_runs(name), _runs(m.audit), _runs(m.diff), _runs(m.rerun)] for name, m in REPRODUCED_MEANS],
         "other_bindings": [{"key": b["key"], "printed": shorten(b["text"]), "marks": _claim_marks([b]),
                             "where": ", ".join(b["locations"]), "script": _source_text(b["source"]),
                             "reproduce": reproduce_command(b["key"])}
                            for b in report["other_bindings"]],
+        "edition_environment": report.get("edition_environment"),
         "cited": {"label": CITED, "css": CSS[CITED],
                   "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],
                                "why": r["why"]} for r in report["entries"] if r["status"] == CITED]},
     }
+
+
+def _status_data(status, report, all_groups):
+    """One status's section: its entries grouped by key, and for "reproduced"
+    how many of them are measured values and how many came back as printed."""
+    rows = [r for r in report["entries"] if r["status"] == status]
+    counts = [(k, sum(1 for r in rows if r["kind"] == k)) for k in KINDS]
+    return {"label": status, "css": CSS[status], "count": len(rows),
+            "by_kind": [counted(n, k) for k, n in counts if n] if status == REPRODUCED else [],
+            "groups": [_group_data(g) for g in all_groups if g[0]["status"] == status]}
+
+
+def _runs(text):
+    """Text with `code spans` as [{text, code}] pieces, for the page to mark up."""
+    return [{"text": piece, "code": bool(i % 2)} for i, piece in enumerate(text.split("`")) if piece]
 
 
 def to_html(report, publishing=Publishing()):
@@ -382,6 +525,9 @@ def main(argv):
     parser.add_argument("--md", required=True, help="where to write the audit as Markdown")
     parser.add_argument("--html", required=True, help="where to write the audit as a self-contained page")
     parser.add_argument("--log", help="also write the messages to this file (stderr still gets them)")
+    parser.add_argument("--matrix", help="build/matrix.json, when the article configures a version matrix "
+                                         "(it need not exist): which departures are the versions'")
+    parser.add_argument("--matrix-sha256", help="the digest the matrix had when Snakemake planned the audit")
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
     messages = []
@@ -394,12 +540,15 @@ def main(argv):
         baseline = load_baseline(args.baseline)
         values_doc = read_json(args.values)
         bindings_doc = load_bindings(args.bindings)
+        matrix = edition_environment.load_matrix(args.matrix, args.matrix_sha256)
     except (BaselineError, OSError, ValueError) as exc:
         say(f"audit: {exc}")
         _write_log(args.log, messages)
         return 1
     report = audit(baseline, values_doc, bindings_doc)
     report["inputs"] = {"values": args.values, "bindings": args.bindings}
+    report["edition_environment"] = edition_environment.attribution(baseline, report["entries"], matrix,
+                                                                    args.matrix, args.publishing)
     write_report(args.json, report, {args.md: to_markdown(report, args.publishing),
                                      args.html: to_html(report, args.publishing)})
     say(summary_line(report))

@@ -9,9 +9,10 @@ short) or that has none is refused, exit 1, naming the file and the first
 entry that differs (articlekit/review/snapshot.py): a hand edit is never reported
 as what a release printed.
 
-What counts as a change is each key's agreement rule, defined once in
-articlekit/review/agreement.py (`between_builds`): a key in the baseline follows its
-entry's class; other keys follow the float rule (floats within FLOAT_ULPS
+What counts as a change is each key's agreement rule
+(articlekit/review/agreement.py, `between_builds`): a key in the baseline
+follows its entry's class, the one object articlekit/data/classes.py
+holds for it, which judges the audit's values too; other keys follow the float rule (floats within FLOAT_ULPS
 units in the last place, the rest equal), and numbers under the article's
 volatile prefixes (publishing.volatile) a band around the release's; the
 keys the article calls a measurement's spread (publishing.spread) are
@@ -117,8 +118,8 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     removed = sorted(set(old_values) - set(new_values))
     return {
         "against": {"label": snapshot["label"], "released_at": snapshot["released_at"],
-                    "versions": recorded_versions(old_values, publishing)},
-        "build": {"versions": recorded_versions(new_values, publishing), "built_at": built_at(new_values, publishing)},
+                    "versions": recorded_versions(snapshot, publishing)},
+        "build": {"versions": recorded_versions(values_doc, publishing), "built_at": built_at(new_values, publishing)},
         "summary": {
             "numbers_changed": len(numbers), "texts_changed": len(texts), "printed_changed": len(printed),
             "claims_changed": len(claims), "environment_changed": len(environment),
@@ -168,6 +169,22 @@ def _code(value):
     return code(_show(value))
 
 
+def environment_text(versions, publishing):
+    """What one side of the diff ran with, for the header: 'Python 3.11.7,
+    NumPy 2.4.6'; a library it did not record is said to be unrecorded, and
+    an article that declares no library but Python says so, so that a side
+    never reads as nothing at all."""
+    def name(lib):
+        return "Python" if lib == "python" and lib not in publishing.libraries else publishing.display(lib)
+    text = ", ".join(f"{name(lib)} {version}" for lib, version in versions.items() if version) or "no version recorded"
+    unrecorded = [name(lib) for lib, version in versions.items() if not version]
+    if unrecorded and len(unrecorded) < len(versions):
+        text += f" ({', '.join(unrecorded)}: not recorded)"
+    if not set(versions) - {"python"}:
+        text += "; no other library declared (publishing.libraries)"
+    return text
+
+
 def no_release_markdown():
     return ("# What changed since the last release\n\n"
             "No release yet: there is nothing to compare this build with. `snakemake release` freezes\n"
@@ -181,9 +198,9 @@ def to_markdown(diff, publishing=Publishing()):
     lines = [
         f"# What changed since release `{label}`",
         "",
-        f"Release `{label}`, frozen {a['released_at']}: {cell(publishing.versions_text(a['versions']))}.  ",
+        f"Release `{label}`, frozen {a['released_at']}: {cell(environment_text(a['versions'], publishing))}.  ",
         f"This build{(' of ' + cell(diff['build']['built_at'])) if diff['build']['built_at'] else ''}: "
-        f"{cell(publishing.versions_text(diff['build']['versions']))}.",
+        f"{cell(environment_text(diff['build']['versions'], publishing))}.",
         "",
         *counts_table([("numbers", s["numbers_changed"]), ("texts", s["texts_changed"]),
                        ("claims", s["claims_changed"]), ("printed in the article", s["printed_changed"]),

@@ -30,8 +30,8 @@ import sys
 
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.article.bind import BindError, bind
-from articlekit.data.baseline import INFO, TEXT
-from articlekit.review.agreement import between_builds, rule_entry
+from articlekit.data.classes import TEXT, VERSION, rule_entry, value_kind
+from articlekit.review.agreement import between_builds
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.data.environment import in_record
 from articlekit.review.pages import cell, code, html_page, table
@@ -49,12 +49,16 @@ _COUNTS = {HOLDS: "claims_held", FAILS: "claims_failed", INCONCLUSIVE: "claims_i
 
 # ---- one environment's column ----------------------------------------------------
 
-def column(label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing()):
+def column(label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing(),
+           python=None):
     """The column document of one environment: its bindings, or why it has none.
     `baseline_path` is bound as in the main build: its published.<id> values
-    and the {{< departures >}} section."""
+    and the {{< departures >}} section. `python`: the Python the entry asked
+    for (None: the build's own); the column records the version the
+    environment's interpreter reported when it was made."""
     record = read_json(environment)
     doc = {"label": label, "pins": list(pins), "installed": record["installed"], "log": record["log"],
+           "python": {"requested": python, "version": record.get("python_version")},
            "versions": {}, "failed": [], "shared": [], "bindings": None}
     if not record["installed"]:
         doc["failed"].append({"experiment": "(install)", "reason": record.get("error", ""), "log": record["log"]})
@@ -93,11 +97,12 @@ def _line(location):
 
 
 def _kind(key, binding, baseline):
-    entry = rule_entry(key, baseline)
-    cls = entry.cls if entry else None
-    if cls == INFO or in_record(key):
+    """A row's kind: a version or other info (reported, never compared), a
+    text, a printed value, or a claim the article states without its value."""
+    kind = value_kind(key, binding["raw"], rule_entry(key, baseline))
+    if kind == VERSION:
         return "info"
-    if cls == TEXT or isinstance(binding["raw"], str):
+    if kind == TEXT or isinstance(binding["raw"], str):
         return "text"
     return "value" if binding.get("printed", True) else "claim"
 
@@ -174,7 +179,8 @@ def build(columns, baseline=None, publishing=Publishing()):
         label = col["label"]
         own = [r for r in ordered if label in r["cells"]]
         summary.append({
-            "label": label, "pins": col["pins"], "versions": col["versions"], "complete": bool(col["bindings"]),
+            "label": label, "pins": col["pins"], "python": col.get("python") or {}, "versions": col["versions"],
+            "complete": bool(col["bindings"]),
             "failed": col["failed"],
             **{field: sum(status_of(r["cells"][label]) == status for r in own) for status, field in _COUNTS.items()},
             "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
@@ -208,6 +214,12 @@ def _cell_text(c):
     return shown + (f" {of(c).shown}" if of(c) else "")
 
 
+def _asked(s):
+    """What an environment asked for: its Python when its entry names one, and its pins."""
+    python = (s.get("python") or {}).get("requested")
+    return " ".join(([f"Python {python}"] if python else []) + s["pins"])
+
+
 def _status(s):
     if s["complete"]:
         return "built"
@@ -228,7 +240,7 @@ def to_markdown(matrix, publishing=Publishing()):
     lines += ["## Summary", ""]
     lines += table(["Environment", "Pins", "Got", *[f"Claims {STATUS[status].counted}" for status in _COUNTS],
                     "Texts changed", "Moved beyond rule", "Status"],
-                   [[code(s["label"]), cell(" ".join(s["pins"])), cell(publishing.versions_text(s["versions"])),
+                   [[code(s["label"]), cell(_asked(s)), cell(publishing.versions_text(s["versions"])),
                      *[str(n) for _, n in _claim_counts(s)], str(s["texts_changed"]), str(s["moved"]),
                      cell(_status(s))] for s in envs])
     labels = [s["label"] for s in envs]
@@ -259,7 +271,7 @@ def _cell_data(c):
 
 
 def _card_data(s, publishing):
-    return {"label": s["label"], "pins": " ".join(s["pins"]),
+    return {"label": s["label"], "pins": _asked(s),
             "got": publishing.versions_text(s["versions"]) or "nothing",
             "bad": bool(s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"]
                         or not s["complete"]),
@@ -307,6 +319,7 @@ def main(argv=None):
     p = sub.add_parser("column", help="bind one environment's results")
     p.add_argument("--label", required=True)
     p.add_argument("--pin", action="append", required=True)
+    p.add_argument("--python", help="the Python the entry names, when it names one")
     p.add_argument("--environment", required=True)
     p.add_argument("--results", nargs="+", required=True)
     p.add_argument("--shared", nargs="*", default=[])
@@ -327,7 +340,7 @@ def main(argv=None):
     try:
         if args.command == "column":
             write_json(args.out, column(args.label, args.pin, args.environment, args.results, args.shared,
-                                        args.article, args.baseline, args.publishing))
+                                        args.article, args.baseline, args.publishing, args.python))
             return 0
         if args.command == "report":
             baseline = load_baseline(args.baseline) if args.baseline else None

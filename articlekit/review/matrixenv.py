@@ -1,7 +1,7 @@
 """The version matrix's environments: one isolated venv per `matrix:` entry.
 
-    python -m articlekit.review.matrixenv lock    --label L --pin mylib==1.2.0 ... --out LOCK
-    python -m articlekit.review.matrixenv install --label L --lock LOCK --venv DIR --out ENV.json
+    python -m articlekit.review.matrixenv lock    --label L --pin mylib==1.2.0 ... [--python 3.13] --out LOCK
+    python -m articlekit.review.matrixenv install --label L --lock LOCK [--python 3.13] --venv DIR --out ENV.json
     python -m articlekit.review.matrixenv run     --environment ENV.json --experiment NAME
                                            --params JSON --out RESULT.json
 
@@ -12,8 +12,14 @@ e.g. the CPU build of torch==2.13.0 from the find-links folder. Like pip, uv
 is told to pick the best version across all of them (unsafe-best-match):
 uv's own default stops at the first index that knows the package.
 
-lock resolves the pins without installing anything: a pin the index does
-not have fails here, before any environment is built. install never fails
+Each environment runs the Python its entry names (`python: "3.13"`), found
+on this machine (find_python: uv's interpreters, pyenv's, the build's own),
+or the build's own Python when it names none; never downloaded, so a Python
+this machine lacks is an error saying how to get it.
+
+lock resolves the pins without installing anything, for that Python: a pin
+the index does not have, or a Python the machine lacks, fails here, before
+any environment is built. install never fails
 the build: an environment that does not install is recorded as such
 ({"installed": false, "log": ...}), so that the other environments are still
 built and the matrix shows which one failed and where its log is. run then
@@ -33,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from articlekit.data.config import where as config_line
+from articlekit.data.classes import same_release
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 
 # Python itself is the environment's interpreter, not a pin.
@@ -54,6 +61,10 @@ _SECTIONS = ("global", "install", ":env:")
 
 
 class MatrixConfigError(ValueError):
+    pass
+
+
+class PythonNotFound(LookupError):
     pass
 
 
@@ -145,16 +156,95 @@ def uv_executable():
     return found
 
 
+# ---- the interpreter: the entry's Python, found on this machine ------------------------
+
+_VERSION_OF = "import platform; print(platform.python_version())"
+
+
+def python_version(python):
+    """'3.13.0': the version of the interpreter at `python`, asked of it; None
+    when it does not run (a pyenv shim of a version not selected, say)."""
+    try:
+        done = subprocess.run([str(python), "-c", _VERSION_OF], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _pyenv_root():
+    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+
+
+def python_candidates(request):
+    """Interpreters that may be Python `request` ("3.13"), where this machine
+    keeps them: the build's own, the one uv finds (its managed Pythons and the
+    search path; uv never downloads one here), and pyenv's versions (uv does
+    not look there, and on the path pyenv's shims run only the selected one)."""
+    found = [sys.executable]
+    try:
+        done = subprocess.run([uv_executable(), "python", "find", "--no-python-downloads", request],
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode == 0 and done.stdout.strip():
+            found.append(done.stdout.strip())
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        pass
+    minor = ".".join(request.split(".")[:2])
+    found += sorted(str(p) for p in (_pyenv_root() / "versions").glob(f"{request}*/bin/python{minor}"))
+    return list(dict.fromkeys(found))
+
+
+def _release(version):
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def find_python(request):
+    """(path, version) of the newest interpreter on this machine that is
+    Python `request` ('3.13' takes any 3.13.x, '3.13.0' only that one), or
+    raise PythonNotFound saying where it looked and how to get one."""
+    matches = [(path, version) for path in python_candidates(request)
+               if (version := python_version(path)) and same_release(request, version)]
+    if matches:
+        return max(matches, key=lambda match: _release(match[1]))
+    raise PythonNotFound(
+        f"no Python {request} on this machine (looked at the build's own Python "
+        f"{platform_version()}, at what `uv python find {request}` finds and in {_pyenv_root() / 'versions'}); "
+        f"install one (`uv python install {request}` or `pyenv install {request}`), "
+        f"or name a Python this machine has")
+
+
+def platform_version():
+    return ".".join(map(str, sys.version_info[:3]))
+
+
+def entry_python(request, where=None):
+    """(path, version) of the environment's interpreter: the one its entry
+    names, or the build's own when it names none. `where`: the entry's line
+    in the config, for the error."""
+    if not request:
+        return sys.executable, platform_version()
+    try:
+        return find_python(request)
+    except PythonNotFound as exc:
+        raise PythonNotFound(f"{where + ': ' if where else ''}{exc}") from None
+
+
 # ---- lock: resolve without installing -----------------------------------------------
 
-def lock(label, pins, out):
-    """Resolve pins + the project's requirements into a lock file, or fail
-    saying which pin the index cannot satisfy."""
+def lock(label, pins, out, python=None, where=None):
+    """Resolve pins + the project's requirements into a lock file for the
+    entry's Python, or fail saying which pin the index cannot satisfy, or
+    that this machine has no such Python (naming the entry's line, `where`)."""
     settings = pip_settings()
+    try:
+        interpreter, version = entry_python(python, where)
+    except PythonNotFound as exc:
+        print(f"matrix environment {label!r}: {exc}; nothing was installed.", file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
         wanted = Path(tmp) / "requirements.in"
         wanted.write_text("\n".join([*pins, *PROJECT_REQUIREMENTS]) + "\n", encoding="utf-8")
-        command = [uv_executable(), "pip", "compile", str(wanted), "--python", sys.executable,
+        # Resolved for that interpreter: wheels are per Python version (cp313).
+        command = [uv_executable(), "pip", "compile", str(wanted), "--python", interpreter,
                    "--no-header", "--no-annotate", "--quiet", *uv_source_flags(settings)]
         print("$ " + shlex.join(command), file=sys.stderr)
         done = subprocess.run(command, capture_output=True, text=True, env=uv_environ(settings))
@@ -166,7 +256,7 @@ def lock(label, pins, out):
               f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists).",
               file=sys.stderr)
         return 1
-    write_text_atomic(out, f"# {label}: {' '.join(pins)}\n" + done.stdout)
+    write_text_atomic(out, f"# {label}: {' '.join(pins)} (Python {version})\n" + done.stdout)
     return 0
 
 
@@ -178,14 +268,26 @@ def _run_logged(command, log, env):
     return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env).returncode
 
 
-def install(label, lock_file, venv, out, log_path, project="."):
-    """Make the venv from the lock file and the project; write what it got
-    (uv pip freeze) or that it failed, never raise for an install error."""
+def install(label, lock_file, venv, out, log_path, project=".", python_request=None):
+    """Make the venv, with the entry's Python (`python_request`, else the
+    build's own), from the lock file and the project; write what it got (uv
+    pip freeze, the venv's Python version) or that it failed, never raise for
+    an install error."""
     settings = pip_settings()
     uv, env = uv_executable(), uv_environ(settings)
     venv, python = Path(venv), Path(venv) / "bin" / "python"
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    record = {"label": label, "lock": str(lock_file), "venv": str(venv), "log": str(log_path),
+              "python_requested": python_request}
+    try:
+        interpreter, _ = entry_python(python_request)
+    except PythonNotFound as exc:  # gone since the lock found it: recorded like any failed install
+        Path(log_path).write_text(f"{exc}\n", encoding="utf-8")
+        print(f"matrix environment {label!r} did not install: {exc}", file=sys.stderr)
+        write_json(out, {**record, "installed": False, "error": str(exc)})
+        return 0
     steps = [
-        [uv, "venv", "--python", sys.executable, "--clear", str(venv)],
+        [uv, "venv", "--python", interpreter, "--clear", str(venv)],
         # --compile-bytecode: as pip does by default. uv does not, and where
         # Python may not cache what it compiles (PYTHONDONTWRITEBYTECODE, a
         # read-only shared filesystem) every experiment in the venv compiles
@@ -199,8 +301,6 @@ def install(label, lock_file, venv, out, log_path, project="."):
         [uv, "pip", "install", "--no-deps", "--no-build-isolation", "-e", str(project), "--python", str(python),
          *uv_source_flags(settings)],
     ]
-    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    record = {"label": label, "lock": str(lock_file), "venv": str(venv), "log": str(log_path)}
     with open(log_path, "w", encoding="utf-8") as log:
         for step in steps:
             if _run_logged(step, log, env) != 0:
@@ -212,7 +312,9 @@ def install(label, lock_file, venv, out, log_path, project="."):
         freeze = subprocess.run([uv, "pip", "freeze", "--python", str(python)],
                                 capture_output=True, text=True, env=env, check=True).stdout
     packages = [line for line in freeze.splitlines() if line and not line.startswith("-e ")]
-    write_json(out, {**record, "installed": True, "python": str(python), "freeze": packages})
+    # the version the environment runs, asked of its own interpreter
+    write_json(out, {**record, "installed": True, "python": str(python), "python_version": python_version(python),
+                     "freeze": packages})
     return 0
 
 
@@ -259,10 +361,13 @@ def main(argv=None):
     p = sub.add_parser("lock", help="resolve an environment's pins, install nothing")
     p.add_argument("--label", required=True)
     p.add_argument("--pin", action="append", required=True)
+    p.add_argument("--python", help="the Python the entry names ('3.13'); the build's own without it")
+    p.add_argument("--where", help="the entry's python: line in the config ('config.yaml:57'), for an error")
     p.add_argument("--out", required=True)
     p = sub.add_parser("install", help="build the venv from a lock file and record what it got")
     p.add_argument("--label", required=True)
     p.add_argument("--lock", required=True)
+    p.add_argument("--python", help="the Python the entry names ('3.13'); the build's own without it")
     p.add_argument("--venv", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--log", required=True)
@@ -287,9 +392,9 @@ def main(argv=None):
 
 def _dispatch(args):
     if args.command == "lock":
-        return lock(args.label, args.pin, args.out)
+        return lock(args.label, args.pin, args.out, args.python, args.where)
     if args.command == "install":
-        return install(args.label, args.lock, args.venv, args.out, args.log)
+        return install(args.label, args.lock, args.venv, args.out, args.log, python_request=args.python)
     params = json.loads(args.params)
     if args.threads is not None:
         params["threads"] = args.threads

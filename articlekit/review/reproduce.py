@@ -16,10 +16,16 @@ says which differ. Snakemake's output streams to stderr while it runs.
 
 Then, on stdout:
 
-- the old value (this build's), the new one, and the verdict of KEY's
-  agreement rule between two builds (articlekit.review.agreement, the rule
-  the diff and the matrix use; the keys publishing.per_build names differ on
-  every build by design and are not compared);
+- the old value (this build's), the new one, and whether it came back:
+  judged by what "reproduced" means for it (articlekit.review.agreement
+  `came_back`; the table REPRODUCED_MEANS says it class by class): a
+  measured value (`X.estimate` beside `X.low`, `X.high`) when the rerun's
+  estimate lies inside the build's interval or the two intervals overlap
+  (the verdict says which), an exact value when it prints the edition's
+  digits, an error when it meets its noise bound, any other key when it
+  prints the article's digits (the float rule when the article prints
+  none); the keys publishing.per_build names differ on every build by
+  design and are not compared;
 - the published edition's value of it, when the baseline has an entry on the
   key, with that entry's verdict for the new value (articlekit.data.edition);
 - every claim the article makes on the key (build/bindings.json), judged
@@ -35,10 +41,21 @@ A key may also be:
   recomputes them with it, each with its verdict;
 - unknown: the command names the closest keys, exit status 2.
 
-Exit status: 0 when every value recomputed agrees under its rule and no
-claim changed its status; 1 when one moved beyond its rule, a claim
-changed, the parameters differ or the rerun failed (its scratch folder is
-kept, with the log); 2 when the key or the inputs cannot be read.
+Exit status, and the last line's verdict:
+
+- 0 "reproduced": every value recomputed came back under its own rule, and
+  every claim on KEY holds as it did in the build;
+- 1 "the claim holds, the value did not come back": a value moved beyond
+  what "reproduced" means for it, while every claim on KEY still holds (or
+  the article makes none);
+- 2: the key or the inputs cannot be read (a usage error);
+- 3 "the claim fails": a claim on KEY fails on the rerun's values, or its
+  status changed from the build's;
+- 4 "not reproduced: the rerun did not run as the build did": the rerun
+  failed (its scratch folder is kept, with the log) or ran with other
+  parameters.
+
+A cited key reruns nothing: exit 0.
 """
 
 import argparse
@@ -69,7 +86,7 @@ from articlekit.data.environment import installed_versions
 from articlekit.data.publishing import PublishingError, parse as parse_publishing
 from articlekit.data.values import PUBLISHED, merge
 from articlekit.experiment.artifacts import THREADS_PARAM, read_artifact
-from articlekit.review.agreement import between_builds
+from articlekit.review.agreement import CAME_BACK, NOT_BACK, NOT_COMPARED, came_back
 from articlekit.review.audit import keys_related
 
 VALUES = "build/values.json"
@@ -88,7 +105,11 @@ class ReproduceError(Exception):
 
 
 class RerunFailed(ReproduceError):
-    """The rerun itself failed: the number was not reproduced (exit 1, not 2)."""
+    """The rerun itself failed: the number was not reproduced (exit 4, not 2)."""
+
+
+# The exit statuses, one per verdict (the module's docstring says each).
+REPRODUCED, VALUE_MOVED, USAGE, CLAIM_FAILS, RERUN_BROKEN = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -182,13 +203,9 @@ def rerun(scratch, targets, overrides, configfiles, cores, say):
 # ---- the verdicts ----------------------------------------------------------------
 
 
-def agreement(key, old, new, baseline, publishing):
-    """(agrees, rule, why) for a key between the build and the rerun."""
-    if publishing.is_per_build(key) or publishing.is_where_run(key):
-        return True, "differs on every build by design", "not compared (publishing.per_build / where_run)"
-    rule, test = between_builds(key, baseline, publishing)
-    agrees, why = test(old, new)
-    return agrees, rule, why
+def printed_formats(bindings_doc, key):
+    """The fmt of each place the article prints the key itself, in order."""
+    return [b["fmt"] for b in bindings_doc["bindings"].values() if b["key"] == key and b.get("printed", True)]
 
 
 def edition_lines(baseline, key, new_values, values_doc):
@@ -236,16 +253,42 @@ def explain_cited(origin, baseline, out):
             out(f"  this build regenerates it as {entry.key}: {reproduce_command(entry.key)}")
 
 
-def report_key(key, old_values, new_values, baseline, publishing, out):
-    """Print one key's old and new value and verdict; True when it agrees."""
-    old, new = lookup(old_values, key), lookup(new_values, key)
-    agrees, rule, why = agreement(key, old, new, baseline, publishing)
+def report_key(key, old_values, new_values, baseline, publishing, printed, out):
+    """Print one key's old and new value and whether it came back; returns
+    the verdict (CAME_BACK, NOT_BACK or NOT_COMPARED)."""
+    old, new = measured(old_values, key), measured(new_values, key)
+    verdict, rule, why = came_back(key, old, new, baseline, publishing, printed)
     out(f"{key}")
-    out(f"  build:    {short_text(old)}")
-    out(f"  rerun:    {short_text(new)}")
+    out(f"  build:    {_shown_value(old)}")
+    out(f"  rerun:    {_shown_value(new)}")
     out(f"  rule:     {rule}")
-    out(f"  verdict:  {'agrees' if agrees else 'MOVED beyond its rule'}: {why}")
-    return agrees
+    word = {CAME_BACK: "agrees", NOT_BACK: "MOVED beyond its rule", NOT_COMPARED: "not compared"}[verdict]
+    out(f"  verdict:  {word}: {why}")
+    return verdict
+
+
+def _shown_value(value):
+    """A value for the terminal; a measured one with its interval."""
+    if isinstance(value, claimlib.Interval):
+        return f"{short_text(value.estimate)}, interval [{short_text(value.low)}, {short_text(value.high)}]"
+    return short_text(value)
+
+
+def final_verdict(key, moved, failing, no_claims, broken):
+    """(exit status, last line): the worst of a rerun that did not run as
+    the build did, a claim that fails, a value that did not come back."""
+    if broken:
+        return RERUN_BROKEN, (f"reproduce: {key}: NOT reproduced: the rerun did not run as the build did "
+                              f"(exit {RERUN_BROKEN})")
+    if failing:
+        return CLAIM_FAILS, (f"reproduce: {key}: the claim fails: {'; '.join(failing)}; NOT reproduced "
+                             f"(exit {CLAIM_FAILS})")
+    if moved:
+        holds = "the article makes no claim on it" if no_claims else "the claim holds"
+        return VALUE_MOVED, (f"reproduce: {key}: {holds}, the value did not come back: {', '.join(moved)} "
+                             f"moved beyond what “reproduced” means for it; NOT reproduced (exit {VALUE_MOVED})")
+    claims = "the article makes no claim on it" if no_claims else "every claim on it holds as in the build"
+    return REPRODUCED, f"reproduce: {key}: reproduced: every value came back under its own rule; {claims}"
 
 
 def reproduce(key, args, say, out):
@@ -322,16 +365,20 @@ def reproduce(key, args, say, out):
         else:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    ok = True
+    broken = False
     for path, artifact in reran:
         before = artifacts[artifact["experiment"]].get("params")
         if artifact.get("params") != before:
-            ok = False
+            broken = True
             out(f"the rerun of {artifact['experiment']} ran with other params than the build: "
                 f"{json.dumps(artifact.get('params'))}, not {json.dumps(before)}")
     new_values = {**values_doc["values"], **merge(reran)["values"]}
+    moved, failing = [], []
     for k in recompute:
-        ok &= report_key(k, values_doc["values"], new_values, baseline, publishing, out)
+        verdict = report_key(k, values_doc["values"], new_values, baseline, publishing,
+                             printed_formats(bindings_doc, k), out)
+        if verdict == NOT_BACK:
+            moved.append(k)
         for line in edition_lines(baseline, k, new_values, values_doc):
             out(f"  edition:  {line}")
         if k == key and not claims:
@@ -340,12 +387,13 @@ def reproduce(key, args, say, out):
             before = status_of(b["claim"])
             now, message = judge_claim(b, new_values)
             changed = now != before
-            ok &= not changed
+            if changed or now == claimlib.FAILS:
+                failing.append(f"{b['key']} {b['expect']} ({shown(now)} now)")
             out(f"  claim:    {', '.join(b['locations'])}: {b['key']} {b['expect']}: {shown(before)} in the build, "
                 f"{shown(now)} now{' (CHANGED)' if changed else ''}: {message}")
-    out(f"reproduce: {key}: " + ("reproduced, within its rule; every claim on it as before" if ok else
-                                 "NOT reproduced: a value moved beyond its rule or a claim changed (exit 1)"))
-    return 0 if ok else 1
+    status, last = final_verdict(key, moved, failing, not claims, broken)
+    out(last)
+    return status
 
 
 def main(argv):
@@ -371,13 +419,13 @@ def main(argv):
         return reproduce(" ".join(args.key.split()), args, say, out)
     except UnknownKey as exc:
         say(f"reproduce: {exc}")
-        return 2
+        return USAGE
     except RerunFailed as exc:
         say(f"reproduce: {exc}")
-        return 1
+        return RERUN_BROKEN
     except ReproduceError as exc:
         say(f"reproduce: {exc}")
-        return 2
+        return USAGE
     except ValueError as exc:  # a malformed key, an index out of range
         say(f"reproduce: {exc}")
-        return 2
+        return USAGE

@@ -102,6 +102,12 @@ def to_markdown(report):
                        f"{_fraction(r['holds_fraction'])} of {r['ran']}"
                        + (f" ({_interval(r)})" if _interval(r) else ""),
                        cell(_seeds_text(r["failing_seeds"]) or "none")] for r in report["claims"]])
+    lines += section("Claims the seeds do not reach", "These claims' keys are drawn from no seed the sweep "
+                     "varies (config robustness.fixed says why, and the sweep checked that no seed moved them): "
+                     "the sweep does not test them, and gives no share.",
+                     ["Claim", "At the article's seed", "Why"],
+                     [[code(f"{r['key']} {r['expect']}"), STATUS[r["at_seed"]].shown, cell(r["why"])]
+                      for r in report.get("unvaried", [])])
     lines += section("Printed values", "Each value the article shows from a seeded experiment: at the article's "
                      "seed, with its percentile among the seeds (a tie counting half), then the median and the "
                      "5–95 % range over the seeds.",
@@ -152,6 +158,9 @@ def page_data(report):
             "cards": [("seeds", s["seeds"]), ("runs", s["runs"]), ("failed runs", s["failed_runs"]),
                       ("claims", s["claims"]), ("flagged", s["flagged"])],
             "experiments": experiments, "claims": claims, "flagged": [c for c in claims if c["flagged"]],
+            "unvaried": [{"key": r["key"], "expect": r["expect"], "why": r["why"],
+                          "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css}}
+                         for r in report.get("unvaried", [])],
             "values": values}
 
 

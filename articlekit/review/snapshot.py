@@ -14,6 +14,14 @@ was written before snapshots carried one; it is refused until sealed:
 checks that the snapshot agrees with itself (each printed text and claim
 with its value, each value with its source, the environment record) and
 appends the digest, changing nothing else.
+
+releases/ holds one folder per release. A folder there without a snapshot,
+or whose snapshot.json is JSON with none of a snapshot's marks
+(snapshot_format, digest, released_at, label: a copy of build/values.json,
+notes), is a stray: named as such (`strays`), and left out when the newest
+release is chosen, so it never blocks the diff against the real one. A
+snapshot.json that is not JSON at all is a release cut short until shown
+otherwise: it is refused with the command that restores it.
 """
 
 from pathlib import Path
@@ -90,8 +98,17 @@ RESTORE = ("Restore it as released: git checkout -- {path} (git diff -- {path} s
            "(snakemake release --config release_label=NEW_LABEL).")
 
 
+# Keys every snapshot `articlekit release` wrote has (any format): a JSON
+# object with none of them is no snapshot.
+SNAPSHOT_MARKS = ("snapshot_format", "digest", "released_at", "label")
+
+
 class SnapshotError(ValueError):
     """A snapshot that cannot be compared against; the message names file and entry."""
+
+
+class NotASnapshot(SnapshotError):
+    """A file in a release's place that is no snapshot (a stray)."""
 
 
 # ---- reading -------------------------------------------------------------------------
@@ -106,6 +123,38 @@ def load_snapshot(path):
     return snapshot
 
 
+def release_folders(releases_dir):
+    """(snapshot paths, strays) of releases/: each releases/*/snapshot.json
+    that is, or was, a snapshot, sorted; and a sentence for each folder that
+    holds no snapshot or a snapshot.json that is no snapshot (what it is,
+    that the diff ignores it, what to do)."""
+    releases_dir = Path(releases_dir)
+    if not releases_dir.is_dir():
+        return [], []
+    snapshots, strays = [], []
+    for folder in sorted(p for p in releases_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        path = folder / "snapshot.json"
+        if not path.exists():
+            strays.append(f"{folder}/: holds no snapshot.json, so it is no release and the diff leaves it out; if it "
+                          f"was one, restore its snapshot (git checkout -- {path}), else move the folder out of "
+                          f"{releases_dir}/")
+            continue
+        try:
+            _read(path)
+        except NotASnapshot as exc:
+            strays.append(str(exc))
+            continue
+        except SnapshotError:
+            pass  # a snapshot cut short: still a release, refused by the diff with the restore hint
+        snapshots.append(path)
+    return snapshots, strays
+
+
+def strays(releases_dir):
+    """The sentences of release_folders: each folder of releases/ that is no release."""
+    return release_folders(releases_dir)[1]
+
+
 def latest_snapshot(releases_dir):
     """Path of the newest releases/*/snapshot.json by its released_at, or None.
 
@@ -115,8 +164,9 @@ def latest_snapshot(releases_dir):
     which refuses it, says why: its released_at may itself be the edit that
     would make another release the newest. Two snapshots sharing the newest
     released_at cannot be ordered, and picking one by name would diff
-    against the wrong release: SnapshotError naming both."""
-    snapshots = sorted(Path(releases_dir).glob("*/snapshot.json"))
+    against the wrong release: SnapshotError naming both. A stray folder
+    (release_folders) is no release, and is left out."""
+    snapshots = release_folders(releases_dir)[0]
     if not snapshots:
         return None
     stamps = {}
@@ -136,15 +186,22 @@ def latest_snapshot(releases_dir):
 
 
 def _read(path):
+    """The snapshot's JSON object; NotASnapshot for JSON that is no
+    snapshot, SnapshotError with the restore hint for a file cut short."""
     try:
         snapshot = read_json(path)
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read the snapshot ({exc.strerror})") from None
     except ValueError as exc:
-        raise SnapshotError(str(exc)) from None
-    if not isinstance(snapshot, dict):
-        raise SnapshotError(f"{path}: a snapshot is a JSON object, this file holds a {type(snapshot).__name__}; "
-                            + RESTORE.format(path=path))
+        raise SnapshotError(f"{exc}: the snapshot is cut short or was overwritten. " + RESTORE.format(path=path)
+                            + f" If it was never a release, move it out of {Path(path).parent.parent}/.") from None
+    if not isinstance(snapshot, dict) or not any(mark in snapshot for mark in SNAPSHOT_MARKS):
+        what = (f"a JSON {type(snapshot).__name__}" if not isinstance(snapshot, dict)
+                else f"a JSON object with none of a snapshot's keys ({', '.join(SNAPSHOT_MARKS)})")
+        raise NotASnapshot(
+            f"{path}: not a release snapshot: it holds {what}, so `snakemake release` did not write it. The "
+            f"build's diff leaves it out and compares against the newest real release; move it out of "
+            f"{Path(path).parent.parent}/ (each folder there holds one release, as snakemake release writes it)")
     return snapshot
 
 

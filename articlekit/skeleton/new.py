@@ -8,13 +8,16 @@ and the publishing settings), experiments/ (a package with that
 experiment), article/index.qmd (a bound value, a checked claim, a listing,
 a figure) with its _quarto.yml, baseline/published.yaml, profiles/default
 (Snakemake's workflow profile: a failed job's log, where articlekit writes
-the fix, is printed in the terminal), and .gitignore files for what the
-build writes. It builds as written: `cd PATH &&
-snakemake --cores 2`.
+the fix, is printed in the terminal), requirements.txt and environment.yml
+(pip's and conda's routes to what it needs: articlekit from the package
+index, nothing of the machine that wrote it), .github/workflows/article.yml
+(GitHub Actions builds it on every push and keeps the article, the audit
+and the diff), and .gitignore files for what the build writes. It builds as
+written: `cd PATH && snakemake --cores 2`.
 
 The files are package data (articlekit/skeleton/article/); the title, the
-date and the Python version are filled in. PATH must be missing or empty:
-nothing is ever overwritten.
+date, the Python version and articlekit's version are filled in. PATH must
+be missing or empty: nothing is ever overwritten.
 """
 
 import argparse
@@ -28,9 +31,9 @@ from articlekit import __version__
 
 TEMPLATE = Path(__file__).resolve().parent / "article"
 
-# Dot files do not survive every packaging route as package data; the
-# template stores them without the dot.
-RENAMED = {"gitignore": ".gitignore"}
+# Dot files and folders do not survive every packaging route as package data
+# (setuptools' globs skip them); the template stores them without the dot.
+RENAMED = {"gitignore": ".gitignore", "github": ".github"}
 
 
 class NewArticleError(Exception):
@@ -40,7 +43,7 @@ class NewArticleError(Exception):
 def template_files():
     """(path inside the template, path inside the new article), sorted."""
     files = sorted(p for p in TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    return [(p, Path(*p.relative_to(TEMPLATE).parts[:-1], RENAMED.get(p.name, p.name))) for p in files]
+    return [(p, Path(*(RENAMED.get(part, part) for part in p.relative_to(TEMPLATE).parts))) for p in files]
 
 
 def title_from(folder):
@@ -49,19 +52,12 @@ def title_from(folder):
     return " ".join(words).capitalize() or "A new article"
 
 
-def articlekit_requirement():
-    """How the new article's environment.yml installs articlekit: from the
-    source tree this articlekit runs from (editable), else its release."""
-    source = Path(__file__).resolve().parents[2]
-    if (source / "pyproject.toml").is_file():
-        return f"-e {source}"
-    return f"articlekit=={__version__}"
-
-
 def fill(text, title, folder):
+    # nothing of this machine goes in (no path of this checkout, no home):
+    # the article is built on others' machines and in CI as written
     return (text.replace("__TITLE__", title)
             .replace("__ENVNAME__", folder.resolve().name)
-            .replace("__ARTICLEKIT__", articlekit_requirement())
+            .replace("__ARTICLEKIT_VERSION__", __version__)
             .replace("__DATE__", datetime.date.today().isoformat())
             .replace("__PYTHON__", ".".join(platform.python_version_tuple()[:2])))
 

@@ -13,8 +13,10 @@ The rules live in this folder (Snakefile and its .smk files); what they read
 from the config is interpreted in articlekit.workflow.settings, the code
 each step runs is read from the imports by articlekit.workflow.codegraph,
 the plan's checks that passed are remembered between runs by
-articlekit.workflow.plancache, and files no rule makes any more are
-reported by articlekit.workflow.leftovers. The last stage: it may import any other.
+articlekit.workflow.plancache, files no rule makes any more are
+reported by articlekit.workflow.leftovers, and Snakemake's main process
+records which rule wrote each output (articlekit.workflow.ownership). The
+last stage: it may import any other.
 """
 
 from pathlib import Path

@@ -35,9 +35,12 @@ rule values:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
+    params:
+        # each artifact and the baseline held against it (no input: it changes on every job)
+        ledger=LEDGER,
     shell:
         "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
-        "--out {output.json} 2> {log}"
+        "--ledger {params.ledger} --out {output.json} 2> {log}"
 
 
 rule lint_article:
@@ -77,8 +80,9 @@ rule bind:
 
 # The article as Pandoc reads it (its tree, in Pandoc's JSON), read once for
 # the HTML, the markdown and the PDF, which Pandoc writes from it: reading
-# is most of what each costs. Its Pandoc's version is a param: a new Pandoc
-# reads the article again.
+# is most of what each costs. It is written only once the prose check
+# passed (articlekit/article/prose_guard.py: raw HTML, images, attributes).
+# Its Pandoc's version is a param: a new Pandoc reads the article again.
 rule parse_article:
     input:
         article=ARTICLE,
@@ -104,8 +108,9 @@ rule render:
         bindings=BINDINGS,
         lint=LINT_REPORT,
         figures=article_figures,
-        # Pandoc writes the page from the tree; Quarto reads the article
-        ast=[PANDOC_TREE] if RENDERER == "pandoc" else [],
+        # checked when it was read (raw HTML refused): Pandoc writes the
+        # page from it; Quarto reads the article once it passed
+        ast=PANDOC_TREE,
         code=command_code("render"),
     output:
         html="build/article.html",
@@ -120,10 +125,9 @@ rule render:
     params:
         renderer=RENDERER,
         renderer_version=RENDERER_VERSION,
-        ast=f"--ast {PANDOC_TREE}" if RENDERER == "pandoc" else "",
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} {params.ast} --html {output.html} --md {output.md} 2> {log}"
+        "--renderer {params.renderer} --ast {input.ast} --html {output.html} --md {output.md} 2> {log}"
 
 
 rule pdf:

@@ -1,6 +1,8 @@
 # Reviewers' outputs: published vs regenerated, and what moved since the
 # last release.
 
+from articlekit.review.matrix_input import matrix_argument
+
 
 # Its summary, and every missing key or unexpected move, go to the terminal
 # as well as to the log: a renamed key must not pass unseen.
@@ -20,10 +22,16 @@ rule audit:
         "benchmarks/out/audit.tsv"
     params:
         publishing=PUBLISHING_JSON,
+        # build/matrix.json with its digest, when the article has a matrix and
+        # it ran: a param, not an input, so that the default build never runs
+        # the matrix's own jobs (articlekit/review/matrix_input.py).
+        matrix=lambda wildcards: matrix_argument(
+            "build/matrix.json" if "matrix" in config else None
+        ),
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
         "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} "
-        "--publishing {params.publishing:q} --log {log}"
+        "--publishing {params.publishing:q} {params.matrix} --log {log}"
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release

@@ -14,7 +14,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph, leftovers, plancache
+from articlekit.workflow import codegraph, leftovers, ownership, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.render.extension import is_installed_copy
@@ -22,11 +22,11 @@ from articlekit.data.config import (
     ConfigError,
     check_config,
     check_known_keys,
-    check_syntax,
+    check_syntax_for_snakemake,
     where,
 )
 from articlekit.data.publishing import PublishingError, parse as parse_publishing
-from articlekit.core.sources import SourceError, read_text
+from articlekit.core.sources import SourceError, read_article, read_text
 from articlekit.article.figures import figure_links, unbuilt_figures
 from articlekit.workflow import settings
 
@@ -42,6 +42,10 @@ codegraph.remember_scans(".snakemake/articlekit/codegraph.json")
 PLAN_MEMORY = plancache.PlanMemory(".snakemake/articlekit/plan.json")
 atexit.register(codegraph.save_scans)
 atexit.register(PLAN_MEMORY.save)
+# Which rule wrote each output, and its digest when the job finished, kept
+# by this process from Snakemake's reports of its jobs (ownership.py).
+LEDGER = ".snakemake/articlekit/ledger.json"
+OWNED = ownership.watch(workflow, LEDGER)
 # The module's own rules and checks, part of every check's fingerprint.
 MODULE_FILES = sorted(
     str(path)
@@ -72,11 +76,12 @@ def check_the_config():
     this module reads, then the article's own schema when it has one (with
     Snakemake's validate, the standard check, after)."""
     try:
-        # Each file read again, strictly: Snakemake's own reader lets a key
-        # given twice silently win and takes 1e-7 for text.
-        for config_file in CONFIG_FILES:
-            check_syntax(config_file)
-        check_config(config, MODULE_SCHEMA, CONFIG_FILES)
+        check_config(
+            config,
+            MODULE_SCHEMA,
+            CONFIG_FILES,
+            rule_names=settings.rule_names([*MODULE_FILES, workflow.main_snakefile]),
+        )
         if os.path.exists(ARTICLE_SCHEMA):
             check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
         # A top-level key is the module's, matrix:, or an experiment's
@@ -108,12 +113,25 @@ def check_the_config():
         validate(config, os.path.abspath(ARTICLE_SCHEMA))
 
 
+# Each file read again, strictly, on every plan and before anything walks
+# the config (the fingerprint below digests it): Snakemake's own reader
+# lets a key given twice silently win, takes 1e-7 for text and expands a
+# YAML alias bomb until memory runs out.
+for _config_file in CONFIG_FILES:
+    check_syntax_for_snakemake(_config_file)
+
 # The same config, files, schemas, code and libraries as a check that passed:
 # it passes again. Kept only when the check changed nothing (Snakemake's
 # validate fills in the defaults a schema gives).
 CONFIG_CHECK = PLAN_MEMORY.fingerprint(
     "config",
-    files=[*CONFIG_FILES, MODULE_SCHEMA, ARTICLE_SCHEMA, *MODULE_FILES],
+    files=[
+        *CONFIG_FILES,
+        MODULE_SCHEMA,
+        ARTICLE_SCHEMA,
+        *MODULE_FILES,
+        workflow.main_snakefile,
+    ],
     values=config,
     code=["articlekit.data.config", "articlekit.workflow.settings"],
     libraries=["jsonschema", "pyyaml", "snakemake"],
@@ -167,12 +185,13 @@ check_writable(".")
 
 ARTICLE = config.get("article", "article/index.qmd")
 ARTICLE_DIR = os.path.dirname(ARTICLE) or "."
-# A byte that is not UTF-8 is named here, with its line and column: found
-# by article_figures (an input function), Snakemake would wrap the sentence
-# in an InputFunctionException and its traceback.
+# A byte that is not UTF-8 or a control character is named here, with its
+# line and column, and an empty article refused: found by article_figures
+# (an input function), Snakemake would wrap the sentence in an
+# InputFunctionException and its traceback.
 try:
     if os.path.exists(ARTICLE):
-        read_text(ARTICLE)
+        read_article(ARTICLE)
 except SourceError as error:
     raise WorkflowError(str(error)) from None
 BASELINE = config.get("baseline", "baseline/published.yaml")
@@ -478,14 +497,29 @@ def every_output(wildcards):
     failure or a deletion rebuilds what is missing, or fails again. Read
     from the rules themselves, so a new rule cannot be left out. Rules of
     an opt-in target (OPT_IN_RULE_FILES: the version matrix) are not part
-    of the default build.
+    of the default build. An output its rule did not write (ownership.py)
+    stops the plan, a dry run's too, naming it.
     """
     report_leftovers()
+    outputs = default_outputs()
+    refused = ownership.unrecordable(workflow) or ownership.unowned(
+        workflow, OWNED, outputs
+    )
+    if refused:
+        logger.error(refused)
+        raise SystemExit(1)
+    return outputs
+
+
+def default_outputs():
+    """The default target's files (every_output)."""
     return [
         str(path)
         for rule in workflow.rules
         if os.path.abspath(str(rule.snakefile)) not in OPT_IN_RULE_FILES
         for path in rule.output
+        # a pattern (an experiment's run, {run}): the step that combines them asks for each
+        if not path.contains_wildcard()
     ] + (robustness_outputs() if ARTICLE_CITES_ROBUSTNESS else [])
 
 
@@ -505,26 +539,38 @@ def report_leftovers():
 def latest_release(wildcards):
     """The newest releases/<label>/snapshot.json, or nothing before the first
     release. Newest by the snapshot's own released_at, not by file time, so a
-    fresh clone orders them the same. Remembered when every snapshot is
-    trusted (an untrusted one is returned, for the diff to refuse)."""
+    fresh clone orders them the same. A folder there that is no release is
+    left out, with a warning that says what it is. Remembered when every
+    snapshot is trusted and nothing is astray (an untrusted one is returned,
+    for the diff to refuse)."""
     snapshots = sorted(Path(RELEASES).glob("*/snapshot.json"))
     fingerprint = PLAN_MEMORY.fingerprint(
         "latest release",
         files=snapshots,
+        values=sorted(os.listdir(RELEASES)) if os.path.isdir(RELEASES) else [],
         code=["articlekit.review.snapshot"],
         libraries=["jsonschema"],
     )
     remembered = PLAN_MEMORY.recall(fingerprint)
     if remembered is not None:
         return remembered
-    from articlekit.review.snapshot import SnapshotError, latest_snapshot, load_snapshot
+    from articlekit.review.snapshot import (
+        SnapshotError,
+        latest_snapshot,
+        load_snapshot,
+        strays,
+    )
 
+    astray = strays(RELEASES)
+    for stray in astray:
+        logger.warning(stray)
     found = latest_snapshot(RELEASES)
     latest = [str(found)] if found else []
     try:
         if found:
             load_snapshot(found)  # trusted: then so is every other
-        PLAN_MEMORY.keep(fingerprint, latest)
+        if not astray:
+            PLAN_MEMORY.keep(fingerprint, latest)
     except SnapshotError:
         pass
     return latest

@@ -4,8 +4,9 @@
 #
 #   snakemake matrix --cores 4      -> build/matrix.{html,md,json}
 #
-# lock resolves an entry's pins and installs nothing: a pin the index lacks
-# stops the run before any environment is built (every install waits for
+# lock resolves an entry's pins for its Python (the entry's `python:`, else
+# the build's own) and installs nothing: a pin the index lacks, or a Python
+# this machine lacks, stops the run before any environment is built (every install waits for
 # every lock; ancient: a new lock of one entry rebuilds only that entry).
 # An environment that does not install, or an experiment that crashes in it,
 # is recorded, not fatal: the others are still built, and the `matrix` rule
@@ -35,10 +36,11 @@ rule matrix_lock:
         mem_mb=500,
         runtime=5,
     params:
-        pins=matrix_pin_args,
+        pins=matrix_entry_args,
+        where=matrix_python_where,
     shell:
         "python -m articlekit.review.matrixenv lock --label {wildcards.label} {params.pins} "
-        "--out {output.lock} 2> {log}"
+        "{params.where} --out {output.lock} 2> {log} || (cat {log} >&2; exit 1)"
 
 
 rule matrix_env:
@@ -57,10 +59,11 @@ rule matrix_env:
         mem_mb=2000,
         runtime=30,
     params:
-        pins=matrix_pin_args,
+        pins=matrix_entry_args,
+        python=matrix_python_argument,
     shell:
         "python -m articlekit.review.matrixenv install --label {wildcards.label} --lock {input.lock} "
-        "--venv {output.venv} --out {output.freeze} --log {log}"
+        "{params.python} --venv {output.venv} --out {output.freeze} --log {log}"
 
 
 rule matrix_experiment:
@@ -109,7 +112,7 @@ rule matrix_column:
     benchmark:
         "benchmarks/out/matrix/{label}/column.tsv"
     params:
-        pins=matrix_pin_args,
+        pins=matrix_entry_args,
         publishing=PUBLISHING_JSON,
     shell:
         "python -m articlekit.review.matrix column --label {wildcards.label} {params.pins} "

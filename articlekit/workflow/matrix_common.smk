@@ -3,6 +3,7 @@
 
 import re
 
+from articlekit.data.config import where as config_line
 from articlekit.review.matrixenv import MatrixConfigError, check_matrix
 
 try:
@@ -11,6 +12,10 @@ except MatrixConfigError as error:
     raise WorkflowError(str(error)) from None
 
 MATRIX = {entry["label"]: entry["pins"] for entry in config["matrix"]["environments"]}
+# The Python an entry names ("3.13"), or None: the build's own.
+MATRIX_PYTHON = {
+    entry["label"]: entry.get("python") for entry in config["matrix"]["environments"]
+}
 MATRIX_EXPERIMENTS = [
     e.name for e in EXPERIMENTS if e.name not in config["matrix"]["exclude"]
 ]
@@ -32,8 +37,34 @@ wildcard_constraints:
     experiment="|".join(map(re.escape, EXPERIMENT_NAMES)) or "(?!)",
 
 
-def matrix_pin_args(wildcards):
-    return " ".join(f"--pin {shlex.quote(pin)}" for pin in MATRIX[wildcards.label])
+def matrix_entry_args(wildcards):
+    """`--pin P ... [--python V]`: what the entry asks for, so that a changed
+    pin or Python rebuilds that environment (an entry without a Python gives
+    the same params as before there was the field)."""
+    pins = " ".join(f"--pin {shlex.quote(pin)}" for pin in MATRIX[wildcards.label])
+    return f"{pins}{matrix_python_argument(wildcards)}"
+
+
+def matrix_python_argument(wildcards, output=None):
+    """` --python V` when the entry names its Python (derived: the entry's
+    params already carry it)."""
+    python = MATRIX_PYTHON[wildcards.label]
+    return f" --python {shlex.quote(python)}" if python else ""
+
+
+def matrix_python_where(wildcards, output):
+    """`--where FILE:LINE: matrix.environments[i].python`, for the error
+    when this machine lacks that Python (derived: a moved line reruns nothing)."""
+    if not MATRIX_PYTHON[wildcards.label]:
+        return ""
+    i = list(MATRIX).index(wildcards.label)
+    line = config_line(
+        config,
+        ("matrix", "environments", i, "python"),
+        [*workflow.configfiles, *workflow.overwrite_configfiles],
+    )
+    where = shlex.quote(f"{line}: matrix.environments[{i}].python")
+    return f"--where {where}"
 
 
 def matrix_params(wildcards):

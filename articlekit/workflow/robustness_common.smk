@@ -42,7 +42,14 @@ ROBUSTNESS_FIGURE_ARGUMENTS = " ".join(
 
 
 def robustness_code(wildcards):
-    return experiment_code(wildcards.experiment)
+    """The experiment's code and the sweep's (articlekit.experiment.sweep),
+    which runs it: an edit to either reruns the chunks."""
+    return sorted(
+        {
+            *experiment_code(wildcards.experiment),
+            *module_code("articlekit.experiment.sweep"),
+        }
+    )
 
 
 def robustness_params(wildcards):

@@ -10,6 +10,8 @@ import importlib.metadata
 import os
 from dataclasses import dataclass, field
 
+from articlekit.experiment import runs
+
 # A job that asks for every core the run was given.
 EVERY_CORE = "all"
 
@@ -27,10 +29,26 @@ class Experiment:
     threads: object = 1  # a count, or EVERY_CORE
     mem_mb: int = DEFAULT_MEM_MB
     runtime: int = DEFAULT_RUNTIME_MIN
+    runs: int = 1  # independent processes, combined into one artifact (articlekit.experiment.runs)
 
     @property
     def json(self):
         return f"results/{self.name}.json"
+
+    @property
+    def repeated(self):
+        """Run as several processes, each a job, then combined: runs > 1."""
+        return self.runs > 1
+
+    @property
+    def run_pattern(self):
+        """A run's artifact, {run} its number (from 1)."""
+        return runs.run_path(self.name, "{run}")
+
+    @property
+    def run_jsons(self):
+        """Every run's artifact, in run order: what the combining step reads."""
+        return runs.run_paths(self.name, self.runs)
 
     @property
     def takes_every_core(self):
@@ -74,6 +92,7 @@ def _experiment(name, entry):
         threads=entry.get("threads", 1),
         mem_mb=entry.get("mem_mb", DEFAULT_MEM_MB),
         runtime=entry.get("runtime", DEFAULT_RUNTIME_MIN),
+        runs=entry.get("runs", 1),
     )
 
 
@@ -93,6 +112,23 @@ def undeclared_experiment(name, section, script, declare_at, guess):
         return (f"if it holds an experiment's parameters, {declare} and write experiments/{name}.py; if it is "
                 f"one of articlekit's settings, {guess}")
     return None
+
+
+def rule_names(snakefiles):
+    """The names of the rules (and checkpoints) the files define, read from
+    their `rule NAME:` lines: what an experiment may not be called, since
+    its rule takes its name. Read before any rule exists, so that the
+    config's check can say so instead of Snakemake's CreateRuleException."""
+    import re
+
+    found = []
+    for path in snakefiles:
+        try:
+            with open(path, encoding="utf-8") as f:
+                found += re.findall(r"^[ \t]*(?:rule|checkpoint)[ \t]+([A-Za-z_]\w*)[ \t]*:", f.read(), re.M)
+        except OSError:
+            continue
+    return sorted(set(found))
 
 
 def module_keys(module_dir):
@@ -185,6 +221,12 @@ def listing_sources(publishing):
 
 DEFAULT_CHUNK = 50  # seeds per job: one interpreter and one import of torch per 50 seeds
 DEFAULT_FLAG_SHARE = 0.05
+# The most jobs the sweep may add to a plan. Snakemake takes milliseconds
+# per job to plan (6 ms here under load), every plan, a dry run too: 100
+# million seeds in chunks of 50 planned for minutes without a word. A sweep
+# over more seeds takes bigger chunks. (robustness.seeds has its own
+# maximum in the module's schema.)
+MAX_SWEEP_JOBS = 1000
 
 
 @dataclass(frozen=True)
@@ -199,11 +241,13 @@ class Robustness:
     experiments: tuple  # Experiment entries the sweep runs, in the config's order
     excluded: dict  # name -> why it is left out (config robustness.exclude)
     unseeded: tuple  # experiments without a seed parameter
+    fixed: dict = None  # key prefix -> why no seed moves it (config robustness.fixed)
 
     @property
     def report_settings(self):
         """What the summary step is told (articlekit.review.robustness)."""
-        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded)}
+        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded),
+                "fixed": dict(self.fixed or {})}
 
 
 def robustness(config, where=lambda key: "config"):
@@ -219,18 +263,34 @@ def robustness(config, where=lambda key: "config"):
             raise ValueError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
                              f"not an experiment of this article (experiments: {', '.join(names)})")
 
+    fixed = dict(section.get("fixed") or {})
+    for prefix in fixed:
+        if prefix.partition(".")[0] not in names:
+            raise ValueError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
+                             f"part is not an experiment of this article (experiments: {', '.join(names)})")
+
     def seeded(entry):
         seed = entry.params(config).get("seed")
         return isinstance(seed, int) and not isinstance(seed, bool)
 
-    return Robustness(
+    found = Robustness(
         seeds=section["seeds"],
         chunk=section.get("chunk", DEFAULT_CHUNK),
         flag_share=section.get("flag_share", DEFAULT_FLAG_SHARE),
         experiments=tuple(e for e in entries if seeded(e) and e.name not in excluded),
         excluded=excluded,
         unseeded=tuple(e.name for e in entries if not seeded(e) and e.name not in excluded),
+        fixed=fixed,
     )
+    swept = len(found.experiments)
+    chunks = -(-found.seeds // found.chunk)
+    if swept * chunks > MAX_SWEEP_JOBS:
+        enough = -(-found.seeds // max(1, MAX_SWEEP_JOBS // swept))
+        raise ValueError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
+                         f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
+                         f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
+                         f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds")
+    return found
 
 
 def cited_experiments(text):

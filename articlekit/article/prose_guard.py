@@ -1,0 +1,242 @@
+"""The prose puts nothing on the page that loads, runs or embeds a file: it
+is checked on the tree Pandoc reads from it, before any renderer runs.
+
+A renderer follows what the text names: Pandoc's and Quarto's embedding
+read any path an <img src> or <script src> gives (/etc/passwd included),
+and the browser then fetches whatever is left. So the article's tree
+(Pandoc's JSON form, as `articlekit parse` writes it) may hold:
+
+- raw HTML only from a short safe list: HTML comments and the tags
+  <br>, <wbr>, <sub>, <sup>, <kbd>, <mark>, <small> without attributes
+  (SAFE_TAGS). Any other raw HTML, and raw markup of any other format
+  (`{=typst}`, `{=latex}`, ...: it would reach the PDF), is refused, with
+  the Markdown to write instead;
+- images only of figures: a relative link into the build's figures/
+  folder (../figures/NAME.svg from article/), the files an experiment's
+  rule writes. articlekit embeds them itself (articlekit.article.figures,
+  figure_file), never a renderer by following the link;
+- attributes ({key=value}, or those of an HTML <div>/<span> Pandoc reads as
+  its own) that load or run nothing: no on* handler, no src, href, srcset,
+  poster, background, data, srcdoc, action, formaction, ping, ... and a
+  style= whose CSS fetches nothing (articlekit.core.css);
+- links that navigate, never run: no javascript: or vbscript: target;
+- no metadata block in the body (Pandoc reads a YAML block anywhere, and
+  its css: or header-includes: would reach the page); the front matter's
+  values are checked like the body (check_front_matter).
+
+Pandoc's markdown reader keeps no source positions, so each problem's line
+is found by looking for what the tree holds (the raw tag, the image's
+link, the attribute) in the text, in document order.
+"""
+
+import os
+import re
+from dataclasses import dataclass
+
+from articlekit.article.figures import FIGURES
+from articlekit.core.css import fetched, loads_nothing
+
+# Tags that load, run and link nothing, allowed bare (no attribute).
+SAFE_TAGS = ("br", "wbr", "sub", "sup", "kbd", "mark", "small")
+_VOID = ("br", "wbr")
+_SAFE_TAG = re.compile(r"<(?:(?:%s)\s*/?|(?:%s)|/(?:%s))\s*>" % ("|".join(_VOID), "|".join(SAFE_TAGS),
+                                                                 "|".join(t for t in SAFE_TAGS if t not in _VOID)),
+                       re.I)
+# A comment as a browser ends it: not "<!-->" or "<!--->" (which end at
+# once, leaving what follows live), and no "--!>" inside (which ends one).
+_COMMENT = re.compile(r"<!--(?!-?>)(?:(?!--!?>).)*-->", re.S)
+HTML_FORMATS = ("html", "html4", "html5")
+
+# Attributes that make the browser fetch, run or submit something.
+LOADING_ATTRIBUTES = {"src", "srcset", "imagesrcset", "href", "xlink:href", "poster", "background", "data",
+                      "srcdoc", "action", "formaction", "ping", "lowsrc", "dynsrc", "manifest", "codebase",
+                      "archive", "classid", "longdesc", "usemap", "http-equiv"}
+RUNNING_SCHEMES = ("javascript:", "vbscript:")
+
+# What to write instead of a raw tag, by tag; DEFAULT_INSTEAD otherwise.
+INSTEAD = {
+    "img": "show a figure as ![caption](../figures/NAME.svg){#fig-NAME}, a file an experiment's rule writes",
+    "a": "write a link as [text](https://...)",
+    "b": "write **bold**", "strong": "write **bold**", "i": "write *emphasis*", "em": "write *emphasis*",
+    "code": "write `code`", "pre": "write a fenced code block (```)", "p": "separate paragraphs by a blank line",
+    "h1": "write a heading as # Heading", "h2": "write a heading as ## Heading", "h3": "write ### Heading",
+    "ul": "write a list as - item", "ol": "write a list as 1. item", "li": "write a list item as - item",
+    "blockquote": "write a quotation as > text", "hr": "write a rule as ---",
+    "table": "write a pipe table (| a | b |)", "div": "write a fenced div: ::: {.class} ... :::",
+    "span": "write a span: [text]{.class}", "sub": "write H~2~O, or <sub> without attributes",
+    "sup": "write x^2^, or <sup> without attributes",
+    "details": "write a callout: ::: {.callout-note collapse=\"true\" title=\"...\"} ... :::",
+}
+DEFAULT_INSTEAD = ("write it in Markdown; raw HTML is limited to comments and the bare tags "
+                   + ", ".join(f"<{t}>" for t in SAFE_TAGS) + " (docs/reference.md, Raw HTML)")
+RUNS_NOTHING = ("the page runs no script and loads nothing the build did not make: bind a value with "
+                "{{< value KEY >}}, show a figure as ![caption](../figures/NAME.svg)")
+for _tag in ("script", "style", "iframe", "frame", "object", "embed", "link", "meta", "base", "form", "input",
+             "button", "video", "audio", "source", "svg", "math", "template", "noscript", "portal", "applet",
+             "textarea", "select", "picture", "canvas"):
+    INSTEAD[_tag] = RUNS_NOTHING
+
+
+class ProseError(ValueError):
+    """Problems of the prose, each "FILE:LINE: what; what to write instead"."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True)
+class ShownFigure:
+    line: int  # in the article, 0 when not found in the text
+    link: str  # as written (../figures/x.svg)
+    path: str  # relative to the build's root, as the rules name it (figures/x.svg)
+
+
+def is_safe_raw(fmt, text):
+    return fmt.lower() in HTML_FORMATS and bool(_SAFE_TAG.fullmatch(text.strip()) or _COMMENT.fullmatch(text.strip()))
+
+
+def first_tag(text):
+    found = re.match(r"\s*<\s*/?\s*([A-Za-z][A-Za-z0-9:-]*)", text)
+    return found.group(1).lower() if found else None
+
+
+def short(text, limit=80):
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+class _Lines:
+    """Finds a piece of the tree in the text: its line, searching forward
+    from the last one found (the tree is in document order), then from the
+    start."""
+
+    def __init__(self, text):
+        self.text, self.at = text, 0
+
+    def line(self, *needles):
+        for needle in filter(None, needles):
+            found = self.text.find(needle, self.at)
+            if found < 0:
+                found = self.text.find(needle)
+            if found >= 0:
+                self.at = found
+                return self.text.count("\n", 0, found) + 1
+        return 0
+
+
+def _is_attr(node):
+    """Pandoc's Attr: [identifier, [classes], [[key, value], ...]]."""
+    return (isinstance(node, list) and len(node) == 3 and isinstance(node[0], str) and isinstance(node[1], list)
+            and isinstance(node[2], list) and all(isinstance(c, str) for c in node[1])
+            and all(isinstance(kv, list) and len(kv) == 2 and all(isinstance(x, str) for x in kv) for kv in node[2]))
+
+
+class _Walk:
+    def __init__(self, text, article, article_dir):
+        self.lines, self.article, self.article_dir = _Lines(text), article, article_dir
+        self.problems, self.figures = [], []
+
+    def problem(self, line, what):
+        self.problems.append(f"{self.article}:{line}: {what}" if line else f"{self.article}: {what}")
+
+    def node(self, node):
+        if isinstance(node, dict):
+            kind = node.get("t")
+            if kind in ("RawInline", "RawBlock"):
+                self.raw(*node["c"])
+                return
+            if kind == "Image":
+                self.image(node["c"])
+            elif kind == "Link":
+                self.link(node["c"][2][0])
+            children = [node.get("c")] if "t" in node else node.values()  # an element, or a MetaMap's map
+            for child in children:
+                self.node(child)
+        elif isinstance(node, list):
+            if _is_attr(node):
+                self.attributes(node[2])
+                return
+            for item in node:
+                self.node(item)
+
+    def raw(self, fmt, text):
+        if is_safe_raw(fmt, text):
+            return
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        tag = first_tag(text)
+        # Pandoc writes attributes back its own way (&lt; for <): the tag's
+        # start finds the line when the whole does not
+        line = self.lines.line(first, first[:24], tag and f"<{tag}")
+        if fmt.lower() not in HTML_FORMATS:
+            self.problem(line, f"raw {fmt} markup ({short(text)}) is not allowed in the prose: it would reach the "
+                               f"{'PDF' if fmt.lower() in ('typst', 'latex', 'tex') else 'pages'} unchecked; "
+                               "write it in Markdown")
+            return
+        instead = INSTEAD.get(tag, DEFAULT_INSTEAD)
+        self.problem(line, f"raw HTML {short(text)} is not allowed in the prose (the build renders Markdown, and "
+                           f"its page loads nothing it did not make): {instead}")
+
+    def image(self, content):
+        link = content[2][0]
+        line = self.lines.line(f"]({link}", f"({link}", link)
+        path = os.path.normpath(os.path.join(self.article_dir, link)) if link else ""
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", link) or link.startswith("/") or not path.startswith(FIGURES):
+            self.problem(line, f"the image {short(link)} is not a figure the build makes: an image on the page "
+                               f"must be a file an experiment's rule writes into {FIGURES}, linked relative to "
+                               f"the article (../{FIGURES}NAME.svg from article/), which articlekit embeds itself")
+            return
+        self.figures.append(ShownFigure(line, link, path))
+
+    def link(self, target):
+        if target.strip().lower().startswith(RUNNING_SCHEMES):
+            self.problem(self.lines.line(target), f"the link {short(target)} runs code when clicked: link to a page "
+                                                  "(https://...) or a section (#id)")
+
+    def attributes(self, pairs):
+        for key, value in pairs:
+            name = key.lower()
+            line = self.lines.line(f"{key}=", key)
+            if name.startswith("on"):
+                self.problem(line, f"the attribute {key}=\"{short(value, 40)}\" runs code in the reader's browser: "
+                                   "remove it (the page runs no script of the article's)")
+            elif name in LOADING_ATTRIBUTES:
+                self.problem(line, f"the attribute {key}=\"{short(value, 40)}\" makes the browser load or submit "
+                                   f"something: remove it; show a figure as ![caption](../{FIGURES}NAME.svg), link "
+                                   "with [text](https://...)")
+            elif name == "style":
+                loads = [form for form, url in fetched(value) if not loads_nothing(url)]
+                if loads:
+                    self.problem(line, f"the attribute style=\"{short(value, 40)}\" loads {loads[0]}: a style may "
+                                       "not fetch anything; put the look in the article's style.css")
+
+
+def check_tree(tree, text, article, article_dir):
+    """The figures the tree shows ([ShownFigure]), or ProseError listing
+    every problem. tree: Pandoc's JSON of the article's body (its front
+    matter blanked, so any metadata is a block in the body); text: what
+    Pandoc read (lines as in the article); article_dir: the article's
+    folder relative to the build's root, as figure links are read."""
+    walk = _Walk(text, article, article_dir)
+    for key in (tree.get("meta") or {}):
+        line = walk.lines.line(f"\n{key}:")
+        walk.problem(line + 1 if line else 0,
+                     f"a YAML metadata block in the body sets {key!r}: Pandoc would apply it to the page; the "
+                     "front matter (at the top) is the one place for metadata, and a line of three dashes that "
+                     "is a rule needs a blank line after it")
+    walk.node(tree.get("blocks") or [])
+    if walk.problems:
+        raise ProseError(walk.problems)
+    return walk.figures
+
+
+def check_front_matter(tree, text, article):
+    """ProseError unless the front matter's values, as Pandoc reads them
+    (tree: Pandoc's JSON of a document that is the front matter only), hold
+    nothing check_tree refuses in the body. Images are refused there too."""
+    walk = _Walk(text, article, ".")
+    walk.node(tree.get("meta") or {})
+    for figure in walk.figures:
+        walk.problem(figure.line, f"the front matter shows the image {figure.link}: figures go in the body")
+    if walk.problems:
+        raise ProseError(walk.problems)

@@ -1,0 +1,67 @@
+"""An experiment's working folder while its code runs: empty, and outside
+the project.
+
+run_experiment (articlekit.experiment.artifacts) and the seed sweep
+(articlekit.experiment.sweep) run an experiment's run() and plot() inside
+`scratch_folder(name)`: a fresh temporary folder is the working folder,
+and is removed afterwards. The outputs the experiment was asked for are
+named by absolute paths before it enters; everything else of the project
+(the baseline, the releases, the other experiments' results, the pages)
+is out of reach of a relative path: a write to `results/parity.json` or
+an `os.replace` onto `baseline/published.yaml` lands in the scratch folder
+and is dropped with it, and a relative read finds nothing. The folder
+lies under the system's temporary folder, not the project's, so `../`
+does not lead back either.
+
+Chosen over Snakemake's `shadow:` directive, which does the same with a
+folder of links under .snakemake/shadow/ but runs each such job through a
+Snakemake process of its own (the local executor cannot change the
+working folder of one thread): about a second and a half of CPU per job,
+two thirds more CPU for a cold build of this article. It does not stop an
+absolute path, or code that changes the working folder back: the ledger
+(articlekit/core/ledger.py) is what catches those, after the fact.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+# The folder the experiment was started in, while it runs in its scratch folder.
+_project = None
+
+
+def project_folder():
+    """The article's folder: where the experiment was started, also while
+    it runs in its scratch folder."""
+    return Path(_project or os.getcwd())
+
+
+@contextlib.contextmanager
+def scratch_folder(name):
+    """The block runs with an empty temporary folder as the working folder
+    (named after the experiment, for whoever finds one a killed run left)."""
+    global _project
+    home = os.getcwd()
+    folder = tempfile.mkdtemp(prefix=f"articlekit-{name}-")
+    _project = home
+    os.chdir(folder)
+    try:
+        yield Path(folder)
+    finally:
+        os.chdir(home)
+        _project = None
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def shown(path):
+    """A path as a message names it: relative to the working folder, else to
+    the article's folder, else as it is."""
+    resolved = Path(path).resolve()
+    for folder in (Path.cwd(), project_folder()):
+        try:
+            return resolved.relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)

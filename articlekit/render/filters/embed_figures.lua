@@ -1,0 +1,47 @@
+-- Figures embedded by articlekit, never by a renderer following a link.
+--
+-- articlekit (articlekit/render/page.py, figure_data) reads each figure the
+-- article shows from the file its experiment's rule wrote, once checked
+-- (a regular file in figures/, no symbolic link), and writes a JSON file
+-- mapping each link as written to a data: URI of its bytes; the metadata
+-- field figure-data names that file. Here every image's link becomes its
+-- data URI, so the page embeds what articlekit read and the renderer
+-- fetches no file for it. An image articlekit did not embed stops the
+-- render (the prose check refuses it before: this is the second lock).
+-- HTML only: the markdown keeps the links, the PDF reads the checked files.
+
+local figures = nil
+
+local function load(meta)
+  local path = meta["figure-data"]
+  if path == nil then
+    return nil
+  end
+  local file = io.open(pandoc.utils.stringify(path), "r")
+  if file == nil then
+    error("articlekit: the figure data file " .. pandoc.utils.stringify(path) .. " cannot be read")
+  end
+  figures = pandoc.json.decode(file:read("a"), false)
+  file:close()
+  return nil
+end
+
+local function embed(img)
+  local data = figures and figures[img.src]
+  if data == nil then
+    error("articlekit: the image " .. img.src .. " is not a figure articlekit embedded: an image on the page "
+      .. "must be a file an experiment's rule writes into figures/ (run `python -m articlekit parse` on the "
+      .. "article for its line)")
+  end
+  img.src = data
+  return img
+end
+
+if not FORMAT:match("html") then
+  return {}
+end
+
+return {
+  { Meta = load },
+  { Image = embed },
+}

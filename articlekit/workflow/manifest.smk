@@ -1,0 +1,40 @@
+# The build's manifest: the SHA-256 of every file the build wrote and read,
+# each with the rule that made or read it, for `python -m articlekit verify`.
+# Last in the DAG: every other output of the default build is its input, and
+# so are the files the plan reads (the config and its schemas, the
+# Snakefiles), so it is made again whenever any of them changes, and only
+# then. It refuses an output its rule did not write, or a source that
+# changed while the build ran (articlekit/core/ledger.py).
+
+MANIFEST = "build/manifest.json"
+PLAN_SOURCES = sorted(
+    {
+        ownership.shown(path)
+        for path in [
+            *CONFIG_FILES,
+            workflow.main_snakefile,
+            *MODULE_FILES,
+            MODULE_SCHEMA,
+            *([ARTICLE_SCHEMA] if os.path.exists(ARTICLE_SCHEMA) else []),
+        ]
+    }
+)
+
+
+rule manifest:
+    input:
+        # every other file of the default target
+        outputs=lambda wildcards: [p for p in default_outputs() if p != MANIFEST],
+        plan=PLAN_SOURCES,
+        code=module_code("articlekit.review.manifest"),
+    output:
+        json=MANIFEST,
+    log:
+        "logs/manifest.log",
+    benchmark:
+        "benchmarks/out/manifest.tsv"
+    params:
+        ledger=LEDGER,
+    shell:
+        "python -m articlekit.review.manifest --ledger {params.ledger} --read {input.plan} "
+        "--out {output.json} {input.outputs} 2> {log}"
