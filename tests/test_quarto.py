@@ -516,13 +516,16 @@ def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message
 def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_stays_clean(quarto_env, tmp_path):
     """`python -m articlekit new`, then `quarto render` in its folder and
     `quarto preview` in its article/: both give the bound article, and
-    neither touches a .gitignore (or anything else git sees)."""
+    neither touches a .gitignore (or anything else git sees), also with
+    the virtual environment an author makes there (`python -m venv env`)."""
     folder = tmp_path / "my-article"
     env = {**copy_environment(ROOT), **quarto_env, "ARTICLEKIT_SNAKEMAKE_ARGS": "--config strict=false"}
     run(["python", "-m", "articlekit", "new", str(folder)], tmp_path, env)
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
                 ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new"]):
         run(cmd, folder, env)
+    (folder / "env").mkdir()  # what Quarto takes for a virtual environment, and ignores unless .gitignore does
+    (folder / "env/pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     run(["quarto", "render"], folder, env)
     page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")
     assert 'class="bound-value"' in page and "{{<" not in page and "{{&lt;" not in page

@@ -12,6 +12,7 @@ older than its inputs; under `quarto preview` a failure becomes a page that
 shows it, under `quarto render` an exit 1.
 """
 
+import html
 import os
 import re
 import subprocess
@@ -93,7 +94,9 @@ def test_the_shipped_gitignores_hold_the_lines_quarto_would_append():
     """Quarto appends `/.quarto/` and `**/*.quarto_ipynb` to the .gitignore
     of the project it renders unless a line of it is exactly that
     (quarto-cli src/project/project-gitignore.ts): every folder with a
-    _quarto.yml that we ship has them, so the author's file is never edited."""
+    _quarto.yml that we ship has them, so the author's file is never edited;
+    `/_*.local` once a _*.local file is there, `/env/` once a virtual
+    environment is (a pyvenv.cfg or conda-meta in env/)."""
     folders = [ROOT, ROOT / "article", ROOT / "examples/summation", ROOT / "examples/summation/article"]
     skeleton = ROOT / "articlekit/skeleton/article"
     ignores = {folder: folder / ".gitignore" for folder in folders}
@@ -102,6 +105,8 @@ def test_the_shipped_gitignores_hold_the_lines_quarto_would_append():
         assert (folder / "_quarto.yml").is_file(), folder
         lines = [line.strip() for line in ignore.read_text(encoding="utf-8").splitlines()]
         assert {"/.quarto/", "**/*.quarto_ipynb", "/_*.local"} <= set(lines), ignore
+        if folder.name != "article":  # where an author makes a virtual environment, which Quarto ignores as /env/
+            assert "/env/" in lines, ignore
 
 
 def test_the_project_quarto_yml_renders_the_article_with_the_hooks():
@@ -185,6 +190,31 @@ def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(
     # article/_quarto.yml's settings, for the project's own _quarto.yml, which renders from outside it
     assert metadata["format"]["html"]["html-math-method"] == "mathml"
     assert "value-unbound" not in metadata
+
+
+@pytest.mark.slow
+def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, article):
+    """The in-process bind skips Snakemake, not rule parse_article's prose
+    check: an <img src> (which Quarto's embedding would follow to any file)
+    stops `quarto render` with the check's file:line, and a save of the
+    clean text after it reads only the piece it changed again."""
+    text = article.read_text(encoding="utf-8")
+    slip = '<img src="/etc/hostname">'
+    article.write_text(text.replace("\n## Where this build", f"\nA picture: {slip}\n\n## Where this build", 1),
+                       encoding="utf-8")
+    line = text[:text.index("\n## Where this build")].count("\n") + 2
+    rendering = pre_render(skeleton, launcher="render")
+    assert rendering.returncode == 1, rendering.stderr[-3000:]
+    assert "Building DAG" not in rendering.stderr + rendering.stdout  # refused without Snakemake
+    assert re.search(rf"parse: article/index\.qmd:{line}: .*raw HTML", rendering.stderr), rendering.stderr[-3000:]
+    assert "quarto pre-render: the article's values, bindings or lint could not be made" in rendering.stderr
+    previewing = pre_render(skeleton, launcher="preview")
+    assert previewing.returncode == 0, previewing.stderr[-3000:]
+    banner = (skeleton / "build/quarto-problems.html").read_text(encoding="utf-8")
+    assert re.search(rf"article/index\.qmd:{line}: .*raw HTML", html.unescape(banner)), banner
+    article.write_text(text, encoding="utf-8")
+    again = pre_render(skeleton, launcher="render")
+    assert again.returncode == 0 and "without Snakemake" in again.stderr, again.stderr[-3000:]
 
 
 @pytest.mark.slow

@@ -26,8 +26,12 @@ ran counts as a change):
 When all of that is as recorded, the article is linted and bound here, by
 the very commands the rules lint_article and bind run (their `main`, with
 the rules' arguments; what they print is shown when they fail, as
-Snakemake shows a failed job's log), into build/quarto-bindings.json: byte for byte what
-Snakemake's bind would write. Anything else changed, or no run recorded,
+Snakemake shows a failed job's log), into build/quarto-bindings.json: byte
+for byte what Snakemake's bind would write; and its prose is checked as
+rule parse_article checks it (raw HTML, an image that is no figure, an
+attribute that loads: refused), on the pieces the save changed
+(articlekit.render.prose_pieces: Pandoc's read of the whole article would
+cost more than the rest of the save). Anything else changed, or no run recorded,
 and Snakemake runs (`snakemake build/article.html --omit-from render`: the
 experiments that need it, the values, the bindings, the lint, the figures,
 never the render). A value the page shows is never older than its inputs.
@@ -43,6 +47,7 @@ import shlex
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +57,9 @@ from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.core.sources import SourceError, read_text
 from articlekit.data.config import ConfigError, read_configs
+from articlekit.render import prose_pieces
 from articlekit.render.extension import INSTALLED_COPY
+from articlekit.render.renderers import RenderError
 
 SNAKEMAKE_ARGS = "ARTICLEKIT_SNAKEMAKE_ARGS"
 STATE = Path("build/quarto-state.json")  # paths relative to the project's folder
@@ -202,16 +209,23 @@ def changed_since(state, config, text):
     return None
 
 
-def bind_here(config, strict):
+def bind_here(config, strict, text):
     """Lint and bind in this process, with the arguments of rules lint_article
-    and bind: -> the bindings file. Their output goes to the terminal as
-    theirs would; Unbound carries it when either fails."""
+    and bind, and check the prose as rule parse_article does (the pieces of
+    `text`, the article as read, that changed: articlekit.render.prose_pieces):
+    -> the bindings file. Their output goes to the terminal as theirs would;
+    Unbound carries it when any of them fails."""
     from articlekit.article import bind, lint  # only here: the plan's way needs neither
 
     steps = [(lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
              (bind.main, [config.article, "--values", str(VALUES), "--strict", "true" if strict else "false",
                           "--baseline", config.baseline, "--out", str(PAGE_BINDINGS)])]
     said = []
+    # rule parse_article's check, on the pieces this save changed: Pandoc runs
+    # while lint and bind do (it prints nothing, so their redirect is no matter)
+    prose = ThreadPoolExecutor(max_workers=1)
+    checked = prose.submit(prose_pieces.check_changed, config.root, config.article, text)
+    prose.shutdown(wait=False)
     for main, argv in steps:
         out = io.StringIO()
         with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
@@ -219,8 +233,13 @@ def bind_here(config, strict):
         if status != 0:  # what the rule's log would hold, which Snakemake would show
             sys.stderr.write(out.getvalue())
             said += [line for line in out.getvalue().splitlines() if line.strip()]
+    try:
+        checked.result()
+    except (ValueError, RenderError, OSError) as exc:  # a ProseError is a ValueError
+        print(f"parse: {exc}", file=sys.stderr)
+        said += [f"parse: {line}" if at == 0 else line for at, line in enumerate(str(exc).splitlines())]
     if said:
-        raise Unbound("lint or bind found problems in the article", said)
+        raise Unbound("lint, bind or the prose check found problems in the article", said)
     return config.root / PAGE_BINDINGS
 
 
@@ -250,6 +269,8 @@ def bind_with_snakemake(config, text):
     # (a config this module reads otherwise) records nothing: Snakemake again
     if bound.get("article") == config.article and isinstance(bound.get("strict"), bool):
         write_json(root / STATE, {**given, "strict": bound["strict"]})
+    if read_text(root / config.article) == text:  # the text rule parse_article has checked whole
+        prose_pieces.remember_all(root, config.article, text)
     return root / PAGE_BINDINGS
 
 
@@ -279,7 +300,7 @@ def bindings_for_render(config):
     why = changed_since(state, config, text)
     started = time.perf_counter()
     if why is None:
-        path = bind_here(config, state["strict"])
+        path = bind_here(config, state["strict"], text)
         return path, (f"bound in {time.perf_counter() - started:.1f} s without Snakemake (only "
                       f"{config.article}'s text changed since its last run)")
     print(f"quarto pre-render: {why}: running `{config.shown_command}`", file=sys.stderr, flush=True)

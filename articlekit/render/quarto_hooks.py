@@ -23,7 +23,8 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
 - installs or refreshes the packaged value extension into the article's
   _extensions/articlekit/ (articlekit.render.extension);
 - makes the bindings (articlekit.render.quarto_bind): in this process, as
-  rules lint_article and bind do, when only the article's text changed
+  rules lint_article and bind do (and the prose checked as rule
+  parse_article checks it, on the pieces that changed), when only the article's text changed
   since Snakemake last ran for it (a second, not a Snakemake plan per
   save); otherwise through Snakemake, `snakemake build/article.html
   --omit-from render`, from the project's folder (the first folder above
