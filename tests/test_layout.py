@@ -186,3 +186,46 @@ def test_every_data_file_ships_with_its_package():
     data = {path for path in PACKAGE.rglob("*") if is_data(path)}
     missing = sorted(str(path.relative_to(PACKAGE.parent)) for path in data - shipped_data_files())
     assert not missing, f"not shipped (add them to [tool.setuptools.package-data] in pyproject.toml): {missing}"
+
+
+def third_party_imports(package=PACKAGE):
+    """{top-level module: first file:line importing it} for every import in
+    the package of a module that is neither the standard library nor the
+    package itself (imports inside functions included)."""
+    import sys
+    found = {}
+    for module, path in modules(package).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != package.name and top not in sys.stdlib_module_names:
+                    found.setdefault(top, f"{path.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def declared_distributions(root=PACKAGE.parent):
+    """The distribution names pyproject.toml's dependencies list, normalised."""
+    import re
+    dependencies = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    return {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in dependencies}
+
+
+def test_every_library_articlekit_imports_is_a_declared_dependency():
+    """`pip install articlekit` alone must give every module it imports: an
+    import of threadpoolctl, numpy or jinja2 that pyproject.toml does not
+    list works on this machine (the dev requirements bring it) and breaks
+    `measure` or the review pages on a user's."""
+    from importlib.metadata import packages_distributions
+    distributions = packages_distributions()
+    declared = declared_distributions()
+    undeclared = sorted(
+        f"{where} imports {module} (distribution {', '.join(distributions.get(module, ['?']))})"
+        for module, where in third_party_imports().items()
+        if not {name.lower().replace("_", "-") for name in distributions.get(module, [module])} & declared)
+    assert not undeclared, "add to [project] dependencies in pyproject.toml:\n" + "\n".join(undeclared)
