@@ -305,6 +305,9 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
     """The bindings file older than the article: value.lua itself must stop
     Quarto (whose error() only logs) and say why, once."""
     work, env, _, _ = project
+    # the values of the article as committed: a test above built an edited one,
+    # whose new claims the seed sweep's summary (robustness.*) was made for
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     bindings = tmp_path / "bindings.json"  # of the article as committed
     run(["python", "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
          "--baseline", "baseline/published.yaml",
