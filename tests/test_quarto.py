@@ -440,7 +440,8 @@ class QuartoPreview:
             url = self.url()
             try:
                 if url:  # else not listening yet
-                    page = self.get(url)
+                    # as long as a browser waits: a request may have to wait for a render
+                    page = self.get(url, max(1.0, timeout - (time.perf_counter() - start)))
                     if condition(page):
                         return page, time.perf_counter() - start
             except OSError:  # not answering yet, or a 404 while it renders
@@ -450,13 +451,13 @@ class QuartoPreview:
         raise NeverServed(f"quarto preview never served {what}:\n{self.said()[-4000:]}")
 
     @staticmethod
-    def get(url):
+    def get(url, timeout=60):
         """The page at url, a meta refresh followed as a browser follows it
         (build/quarto/index.html leads to the article's page)."""
-        with urllib.request.urlopen(url, timeout=60) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             page = response.read().decode("utf-8", "replace")
         refresh = re.search(r'<meta http-equiv="refresh" content="0; url=([^"]+)"', page)
-        return QuartoPreview.get(urllib.parse.urljoin(url, refresh.group(1))) if refresh else page
+        return QuartoPreview.get(urllib.parse.urljoin(url, refresh.group(1)), timeout) if refresh else page
 
     def stop(self):
         if self.proc.poll() is None:
