@@ -1,18 +1,23 @@
 """python -m articlekit COMMAND ...: one subcommand per build step.
 
 Each command lives in its own module with a `main(argv) -> int`.
-`python -m articlekit --help` (or -h) lists them, and the steps the
+`python -m articlekit --help` (or -h) lists every one of them, the steps the
 workflow runs as modules of their own (python -m articlekit.review.matrix
-...), which an author may run by hand too; each takes --help.
+...) included: those are commands here too (articlekit matrix ...). Each
+takes --help.
+
+A mistake in what the user gave (an ArticlekitError, a file that is not
+there) is printed here, once, as one line `COMMAND: file:line: message;
+fix` with exit status 1 (articlekit.core.errors.run_command); anything else
+is a bug and keeps its traceback.
 """
 
 import difflib
-import errno
 import importlib
 import sys
 
 from articlekit import __version__
-from articlekit.core.jsonio import DiskFull
+from articlekit.core.errors import run_command
 
 COMMANDS = {
     "new": ("articlekit.skeleton.new", "write the skeleton of a new article, ready to build"),
@@ -31,31 +36,33 @@ COMMANDS = {
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
     "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
+    # the steps the workflow runs as modules (MODULES below), by name
+    "sweep": ("articlekit.experiment.sweep", "run one experiment over many seeds (snakemake robustness)"),
+    "sweep-summary": ("articlekit.article.robustness", "summarise the sweep: each seeded value and claim across seeds"),
+    "seed-figure": ("articlekit.article.seed_figure", "draw one value across the sweep's seeds"),
+    "sweep-page": ("articlekit.review.robustness", "write the seed-robustness page from its summary"),
+    "matrix-env": ("articlekit.review.matrixenv", "lock, install and run one environment of the version matrix"),
+    "matrix": ("articlekit.review.matrix", "bind one environment's results, write the matrix pages, check them"),
+    "manifest": ("articlekit.review.manifest", "write build/manifest.json: every file the build read and wrote"),
+    "codegraph": ("articlekit.workflow.codegraph", "list the code a build step runs (its code inputs)"),
 }
 
-# The steps the workflow (articlekit/workflow/*.smk) runs as modules, not as
-# commands above: `python -m MODULE --help` says how to run one by hand.
-MODULES = {
-    "articlekit.experiment.sweep": "run one experiment over many seeds (snakemake robustness)",
-    "articlekit.article.robustness": "summarise the sweep: each seeded value and claim across the seeds",
-    "articlekit.article.seed_figure": "draw one value across the sweep's seeds",
-    "articlekit.review.robustness": "write the seed-robustness page from its summary",
-    "articlekit.review.matrixenv": "lock, install and run one environment of the version matrix",
-    "articlekit.review.matrix": "bind one environment's results, write the matrix pages, check them",
-    "articlekit.review.manifest": "write build/manifest.json: every file the build read and wrote, with its digest",
-    "articlekit.workflow.codegraph": "list the code a build step runs (its code inputs)",
-}
+# The steps the workflow (articlekit/workflow/*.smk) runs as modules: each
+# is a command above too; `python -m MODULE --help` says how to run one.
+WORKFLOW_STEPS = ("sweep", "sweep-summary", "seed-figure", "sweep-page", "matrix-env", "matrix", "manifest",
+                  "codegraph")
+MODULES = {COMMANDS[name][0]: COMMANDS[name][1] for name in WORKFLOW_STEPS}
 
 
 def usage():
     width = max(map(len, COMMANDS))
     commands = [f"  {name:<{width}}  {help}" for name, (_, help) in COMMANDS.items()]
     width = max(map(len, MODULES))
-    modules = [f"  python -m {name:<{width}}  {help}" for name, help in MODULES.items()]
+    modules = [f"  python -m {COMMANDS[name][0]:<{width}}  = articlekit {name}" for name in WORKFLOW_STEPS]
     return ("usage: python -m articlekit COMMAND [ARGS]   (or: articlekit COMMAND [ARGS])\n"
             "       python -m articlekit COMMAND --help   what a command takes\n\n"
             "commands:\n" + "\n".join(commands) + "\n\n"
-            "steps the workflow runs as modules (each takes --help):\n" + "\n".join(modules) + "\n\n"
+            "the steps the workflow runs as modules, the same as their commands:\n" + "\n".join(modules) + "\n\n"
             "  --version  articlekit's version\n")
 
 
@@ -74,14 +81,7 @@ def main(argv=None):
         print(said + usage(), end="", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
-    try:
-        return module.main(argv[1:])
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
-            raise
-        # a full disk is the machine's state, not a bug: the file and the space, no traceback
-        print(f"{argv[0]}: {exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or '.')}", file=sys.stderr)
-        return 1
+    return run_command(argv[0], module.main, argv[1:])
 
 
 def entry_point():

@@ -21,17 +21,22 @@ these tests hold the package to that:
 
 import ast
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from articlekit.article.bind import bind
+from articlekit.article.departures import departures, unexplained_message
 from articlekit.core.claims import Bound, ClaimError, Interval, simple_bound
 from articlekit.core.jsonio import read_json
+from articlekit.core.keys import lookup, split_key
 from articlekit.data import baseline as baselinelib
+from articlekit.data import publishing
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.data.classes import (AGREEMENT, EXPECTED, MOVED_VALUE, REPRODUCED, UNEXPECTED, Noise, equal,
-                                     rule_entry, value_kind)
+from articlekit.data.classes import (AGREEMENT, EXPECTED, MOVED_VALUE, REPRODUCED, UNEXPECTED, Noise, agreement,
+                                     equal, value_kind)
 from articlekit.data.edition import against_edition, threshold_conflicts
 from articlekit.data.publishing import Publishing
 from articlekit.data.values import merge
@@ -39,6 +44,7 @@ from articlekit.review import matrix as matrixlib
 from articlekit.review.agreement import CAME_BACK, NOT_BACK, NOT_COMPARED, came_back
 from articlekit.review.audit import audit, means_table
 from articlekit.review.diff import compare
+from articlekit.review.reproduce import report_key
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "articlekit"
@@ -49,19 +55,23 @@ BASELINES = [ROOT / "baseline/published.yaml", ROOT / "examples/summation/baseli
 # ---- no if-chains on class names ----------------------------------------------------
 
 def _decides_by_class(node):
-    """A comparison whose side is an entry's class: `entry.cls == ...`,
-    `row["class"] in (...)`."""
+    """A comparison whose side is an entry's class (`entry.cls == ...`,
+    `row["class"] in (...)`), or a class looked up in the registry by name
+    (`AGREEMENT[e.cls]`) instead of asked for by its entry."""
     def is_class(side):
         return ((isinstance(side, ast.Attribute) and side.attr == "cls")
                 or (isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant)
                     and side.slice.value == "class"))
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Name) and node.value.id == "AGREEMENT"
     return isinstance(node, ast.Compare) and any(map(is_class, [node.left, *node.comparators]))
 
 
 def test_no_module_but_the_classes_decides_by_a_class_name():
     """The string if-chains (`entry.cls == TEXT`) in the audit's judgement,
     the agreement between builds, the matrix and the departures were how a
-    change to one class came to touch 7 files: each now asks the class."""
+    change to one class came to touch 7 files: each now asks the class, by
+    its entry (articlekit.data.classes.agreement), never the registry by name."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path == CLASSES_MODULE or "skeleton/article" in path.as_posix():
@@ -76,7 +86,8 @@ def test_no_module_but_the_classes_decides_by_a_class_name():
 
 def variants(value):
     """The edition's value, and values near and far from it: the last bit,
-    0.1 %, 3x and 50x, the sign; a text rewrapped and a text changed."""
+    the fifth digit, 0.1 %, 3x and 50x, the sign; a text rewrapped and a
+    text changed."""
     if isinstance(value, bool):
         return [value, not value]
     if isinstance(value, int):
@@ -84,7 +95,8 @@ def variants(value):
     if isinstance(value, float):
         if math.isnan(value):
             return [value, 0.0]
-        return [value, math.nextafter(value, math.inf), value * 1.001, value * 3, value * 50, -value]
+        return [value, math.nextafter(value, math.inf), value * 1.00001, value * 1.001, value * 3, value * 50,
+                -value]
     if isinstance(value, str):
         words = value.split()
         return [value, "\n    ".join(words), value + " (changed)"]
@@ -93,36 +105,108 @@ def variants(value):
     return [value]
 
 
-def rule_entries(baseline):
-    """The entries whose class is their key's rule between builds (the ones
-    the diff judges the key by), on a whole key."""
-    return [e for e in baseline.entries
-            if e.key and "[" not in e.key and rule_entry(e.key, baseline) is e]
+def article(path):
+    """(the article's baseline, its publishing section): what its audit and its diff read."""
+    root = path.parent.parent
+    config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))
+    return load_baseline(path), publishing.parse(config.get("publishing"))
+
+
+def _placed(whole, path, item):
+    """`whole` (the key's value; None: the item alone, copied to fill the
+    list) with `item` at `path` (list indices)."""
+    if not path:
+        return item
+    if whole is None:
+        return [_placed(None, path[1:], item)] * (path[0] + 1)
+    whole = list(whole)
+    whole[path[0]] = _placed(whole[path[0]], path[1:], item)
+    return whole
+
+
+def audited_and_diffed(baseline, publishing_, entry):
+    """For each value near and far from the edition's at `entry`'s key (its
+    item of the key's value, for an entry on one item): (the value, the
+    audit's verdicts of the key's entries with a rule, whether the diff,
+    holding the edition as the release, sees a change)."""
+    versions = baseline.edition["versions"]  # this build runs the edition's libraries: no version explains a text
+    base, path = split_key(entry.key)
+    judges = [e for e in baseline.for_key(base) if agreement(e).rule]
+    whole = next((e.value for e in judges if e.key == base), None)
+    release = _placed(whole, path, entry.value)
+    for value in variants(entry.value):
+        build = _placed(whole, path, value)
+        verdicts = [(e, *against_edition(e, lookup({base: build}, e.key), versions, versions)) for e in judges]
+        snapshot = {"label": "edition", "released_at": "then", "values": {base: release}}
+        diff = compare(snapshot, {"values": {base: build}}, {"bindings": {}}, baseline, publishing_)
+        yield value, verdicts, any(r["key"] == base for r in diff["numbers"] + diff["texts"])
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=["attention", "summation"])
-def test_the_audit_and_the_diff_agree_on_every_key(path):
-    """Every key of the article's baseline, at the edition's value and near
-    and far from it: the audit takes it for the edition's (reproduced, or
-    moved as its class allows) exactly when the diff, holding the edition
-    as the release, sees no change. Their rules are one object's: a text
-    the edition wrapped came back for the audit and changed for the diff
-    while each had its own rule."""
-    baseline = load_baseline(path)
-    versions = baseline.edition["versions"]  # this build runs the edition's libraries: no version explains a text
-    entries = rule_entries(baseline)
-    assert len(entries) >= 4
+@pytest.mark.parametrize("order", ["as written", "reversed"])
+def test_the_audit_and_the_diff_agree_on_every_key(path, order):
+    """Every entry of the article's baseline that says how its key may move
+    (every class but the ones that defer to another entry: erratum, revised,
+    not reproducible, cited), at the edition's value and near and far from
+    it, read with the article's own publishing section: the diff, holding
+    the edition as the release, sees a change exactly when the audit says
+    one of the key's entries moved beyond its class. A key printed twice
+    (.6f in the table, .2% in the prose; an item and the whole list) is
+    judged by every entry on it, in any order: the diff judged it by the
+    first entry alone, so listing the coarser print first hid a move the
+    audit reported."""
+    baseline, publishing_ = article(path)
+    if order == "reversed":
+        baseline = replace(baseline, entries=baseline.entries[::-1])
+    ruled = [e for e in baseline.entries if e.key and agreement(e).rule]
+    deferring = {e.cls for e in baseline.entries if e not in ruled}
+    assert len(ruled) >= 4 and deferring <= {"erratum", "revised", "not_reproducible", "cited"}
     disagree = []
-    for entry in entries:
-        for value in variants(entry.value):
-            status, shown, why = against_edition(entry, value, versions, versions)
-            release = {"label": "edition", "released_at": "then", "values": {entry.key: entry.value}}
-            diff = compare(release, {"values": {entry.key: value}}, {"bindings": {}}, baseline, Publishing())
-            changed = any(r["key"] == entry.key for r in diff["numbers"] + diff["texts"])
-            if (status in (REPRODUCED, EXPECTED)) == changed:
-                disagree.append(f"{entry.id} ({entry.cls}) at {value!r}: audit {status} ({why}); "
-                                f"diff {'changed' if changed else 'unchanged'}")
+    for entry in ruled:
+        for value, verdicts, changed in audited_and_diffed(baseline, publishing_, entry):
+            moved = [f"{e.id} {status} ({why})" for e, status, shown, why in verdicts
+                     if status not in (REPRODUCED, EXPECTED)]
+            if bool(moved) != changed:
+                disagree.append(f"{entry.id} ({entry.cls}) at {value!r}: audit "
+                                f"{'; '.join(moved) or 'as the edition'}; diff {'changed' if changed else 'unchanged'}")
     assert disagree == []
+
+
+TWO_PRINTS = """\
+edition: {title: fixture, source: tests/test_agreement_classes.py, date: "2026-10-12", versions: {python: "3.11"}}
+entries:
+  - id: prose.weight
+    class: exact
+    published: "12%"
+    value: 0.1234
+    key: scaling.weight
+    fmt: ".0%"
+    where: {section: prose, quote: "about 12%"}
+  - id: table.weight
+    class: exact
+    published: "0.1234"
+    value: 0.1234
+    key: scaling.weight
+    fmt: ".4f"
+    where: {section: table, quote: "0.1234"}
+"""
+
+
+def test_a_key_printed_at_two_precisions_changes_when_either_print_changes(tmp_path):
+    """The prose prints 12%, the table 0.1234: at 0.1239 the table's digits
+    moved, and the audit, the diff, the matrix's rule and a rerun all say so
+    (the diff, the matrix and `reproduce` read only the first entry's .0%)."""
+    path = tmp_path / "published.yaml"
+    path.write_text(TWO_PRINTS, encoding="utf-8")
+    baseline = load_baseline(path)
+    versions = baseline.edition["versions"]
+    assert [against_edition(e, 0.1239, versions, versions)[0] for e in baseline.entries] == [REPRODUCED, UNEXPECTED]
+    snapshot = {"label": "r", "released_at": "then", "values": {"scaling.weight": 0.1234}}
+    (row,) = compare(snapshot, {"values": {"scaling.weight": 0.1239}}, {"bindings": {}}, baseline,
+                     Publishing())["numbers"]
+    assert row["why"] == "printed 0.1234 then, 0.1239 now" and ".0%" in row["rule"] and ".4f" in row["rule"]
+    assert came_back("scaling.weight", 0.1234, 0.1239, baseline, Publishing())[0] == NOT_BACK
+    assert came_back("scaling.weight", 0.1234, 0.12341, baseline, Publishing())[0] == CAME_BACK
 
 
 # ---- one class changed in one place -----------------------------------------------------
@@ -148,13 +232,21 @@ class EveryMoveCounts(Noise):
     def moved(self, entry, value, shown, versions):
         return UNEXPECTED, f"noise, strictly: printed {entry.published}, regenerated {shown}", MOVED_VALUE
 
+    def fix(self, cause, entry, closest=None):
+        return "noise, strictly: restore the printed digits"
+
     def between_builds(self, entry, key):
         return "noise, strictly", equal
 
+    def came_back(self, entry, key, old, new):
+        return equal(old, new)
 
-def _judged_three_ways(baseline):
-    """(the audit's status, whether the diff sees a change, whether the matrix
-    marks the row) for a noise value that moved from 2.22e-16 to 4.44e-16."""
+
+def _judged_five_ways(baseline):
+    """For a noise value that moved from 2.22e-16 to 4.44e-16: the audit's
+    status, whether the diff sees a change, whether the matrix marks the
+    row, `reproduce`'s verdict on a rerun, and what the article's departures
+    section says of it (None: nothing departs)."""
     before, after = 2.220446049250313e-16, 4.440892098500626e-16
     values = merge([("parity.json", {"experiment": "parity", "script": "experiments/parity.py",
                                      "values": {"diff": after}})])
@@ -168,16 +260,47 @@ def _judged_three_ways(baseline):
         columns.append({"label": label, "pins": [], "installed": True, "log": "x.log", "versions": {},
                         "failed": [], "shared": [], "bindings": bind("index.qmd", NOISE_ARTICLE, doc, strict=False)})
     (matrix_row,) = matrixlib.build(columns, baseline)["rows"]
-    return row["status"], bool(diff["numbers"]), matrix_row["differs"]
+    rerun = report_key("parity.diff", {"parity.diff": before}, values["values"], baseline, Publishing(), [".2e"],
+                       lambda line: None)
+    departed = [unexplained_message(d) if not d["verdict"].explained else d["kind"]
+                for d in departures(baseline, values)]
+    return row["status"], bool(diff["numbers"]), matrix_row["differs"], rerun, departed
 
 
-def test_a_class_changed_in_its_object_changes_the_audit_the_diff_and_the_matrix(tmp_path, monkeypatch):
+def test_a_class_changed_in_its_object_changes_the_audit_the_diff_the_matrix_reproduce_and_the_departures(
+        tmp_path, monkeypatch):
+    """One object edited, in one place (the registry of articlekit.data.classes),
+    and every judge follows it: none holds a copy of its own."""
     path = tmp_path / "published.yaml"
     path.write_text(NOISE_BASELINE, encoding="utf-8")
     baseline = load_baseline(path)
-    assert _judged_three_ways(baseline) == (EXPECTED, False, False)  # both meet < 1e-12: noise
+    # both meet < 1e-12: noise, a move as expected, and nothing to say in the departures
+    assert _judged_five_ways(baseline) == (EXPECTED, False, False, CAME_BACK, [])
     monkeypatch.setitem(AGREEMENT, "noise", EveryMoveCounts())
-    assert _judged_three_ways(baseline) == (UNEXPECTED, True, True)
+    status, diffed, marked, rerun, (departure,) = _judged_five_ways(baseline)
+    assert (status, diffed, marked, rerun) == (UNEXPECTED, True, True, NOT_BACK)
+    assert "noise, strictly: printed 2.22e-16, regenerated 4.44e-16" in departure
+    assert "noise, strictly: restore the printed digits" in departure
+
+
+class TrustsItsEdition(Noise):
+    """The noise class, edited: it no longer checks its entries against themselves."""
+
+    def problems(self, entry, edition):
+        return []
+
+
+def test_an_entry_against_itself_is_its_class_s_check(tmp_path, monkeypatch):
+    """The baseline's own check of an entry (its published value meets its
+    bound, prints as published) is asked of the class: edited there, the
+    baseline follows."""
+    path = tmp_path / "published.yaml"
+    path.write_text(NOISE_BASELINE.replace('check: "< 1e-12"', 'check: "< 1e-17"'), encoding="utf-8")
+    with pytest.raises(BaselineError, match=r"published.yaml:3: entry 'parity.diff': the published value "
+                                            r"2.220446049250313e-16 fails its own check '< 1e-17'"):
+        load_baseline(path)
+    monkeypatch.setitem(AGREEMENT, "noise", TrustsItsEdition())
+    assert load_baseline(path).entries[0].check == "< 1e-17"
 
 
 def test_the_schema_takes_what_each_class_requires_from_its_object(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from articlekit.article import bind as bindmod
 from articlekit.article.bind import BindError, bind
 from articlekit.core.fmt import format_value
-from articlekit.core.jsonio import read_json
+from articlekit.core.jsonio import read_json, write_json
 from articlekit.article.shortcodes import lookup_id, scan, to_quarto_markdown
 from articlekit.core.keys import lookup
 from articlekit.core.text import short_text
@@ -203,13 +203,14 @@ def test_provenance_is_one_escaped_row_per_key(article, values_doc):
     assert "[`demo.arrow`]{#v-demo-arrow}" in arrow
 
 
-def test_the_command_writes_nothing_when_binding_fails(tmp_path, values_doc):
-    (tmp_path / "values.json").write_text(json.dumps(values_doc))
+def test_the_command_writes_nothing_when_binding_fails(tmp_path, values_doc, capsys):
+    write_json(tmp_path / "values.json", values_doc)  # as `articlekit values` writes it (NaN tagged)
     bad = tmp_path / "index.qmd"
     bad.write_text("{{< value demo.nope >}}\n")
     out = tmp_path / "bindings.json"
     assert bindmod.main([str(bad), "--values", str(tmp_path / "values.json"), "--strict", "true",
                          "--out", str(out)]) == 1
+    assert "unknown key 'demo.nope'" in capsys.readouterr().err  # the binding failed, not the reading
     assert not out.exists()
 
 

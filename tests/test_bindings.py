@@ -15,11 +15,7 @@ from articlekit.article.bind import bind
 from articlekit.article.bindings import BindingsError, load_bindings, write_bindings
 from articlekit.core import claims
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.render import page as rendermod
-from articlekit.render import pdf as pdfmod
-from articlekit.review import audit as auditmod
-from articlekit.review import diff as diffmod
-from articlekit.review import release as releasemod
+from articlekit.__main__ import main as cli
 from tests.test_render import make_article
 
 AUDIT_FIXTURES = Path(__file__).parent / "fixtures" / "audit"
@@ -92,18 +88,19 @@ def test_bind_writes_nothing_it_could_not_read_back(bound, tmp_path, monkeypatch
 # ---- every reader refuses a file that is not one, with the file, the entry and the fix --------------------
 
 def readers(article, values, bindings, out):
-    """Each command that reads build/bindings.json, as its rule runs it."""
+    """Each command that reads build/bindings.json, as its rule runs it
+    (python -m articlekit COMMAND: a user's error is printed there, once)."""
     audit = AUDIT_FIXTURES
     return {
-        "render": lambda: rendermod.main([str(article), "--bindings", str(bindings), "--renderer", "pandoc",
+        "render": lambda: cli(["render", str(article), "--bindings", str(bindings), "--renderer", "pandoc",
                                           "--html", str(out / "a.html"), "--md", str(out / "a.md")]),
-        "pdf": lambda: pdfmod.main([str(article), "--bindings", str(bindings), "--out", str(out / "a.pdf")]),
-        "audit": lambda: auditmod.main(["--baseline", str(audit / "baseline.yaml"), "--values", str(values),
+        "pdf": lambda: cli(["pdf", str(article), "--bindings", str(bindings), "--out", str(out / "a.pdf")]),
+        "audit": lambda: cli(["audit", "--baseline", str(audit / "baseline.yaml"), "--values", str(values),
                                         "--bindings", str(bindings), "--json", str(out / "audit.json"),
                                         "--md", str(out / "audit.md"), "--html", str(out / "audit.html")]),
-        "diff": lambda: diffmod.main(["--values", str(values), "--bindings", str(bindings),
+        "diff": lambda: cli(["diff", "--values", str(values), "--bindings", str(bindings),
                                       "--json", str(out / "diff.json"), "--md", str(out / "diff.md")]),
-        "release": lambda: releasemod.main(["--label", "x-1", "--values", str(values), "--bindings", str(bindings),
+        "release": lambda: cli(["release", "--label", "x-1", "--values", str(values), "--bindings", str(bindings),
                                             "--audit", str(audit / "values.json"), "--releases", str(out / "rel")]),
     }
 

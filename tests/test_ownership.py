@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from articlekit.__main__ import main as cli
 from articlekit.core.ledger import Ledger, file_digest
-from articlekit.data import values as valuesmod
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.review import verify as verifymod
 from articlekit.review.manifest import ManifestError, build_manifest
@@ -121,9 +121,9 @@ def test_values_refuses_an_artifact_its_rule_did_not_write(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     envelope = {"experiment": "a", "script": "experiments/a.py", "params": {}, "values": {"x": 1}}
     recorded(tmp_path, {"results/a.json": ("a", json.dumps(envelope))})
-    assert valuesmod.main(["results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 0
+    assert cli(["values", "results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 0
     Path("results/a.json").write_text(json.dumps({**envelope, "values": {"x": 2}}))
-    assert valuesmod.main(["results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 1
+    assert cli(["values", "results/a.json", "--ledger", "ledger.json", "--out", "values.json"]) == 1
     said = capsys.readouterr().err
     assert "values: results/a.json: not what rule a wrote" in said and "--forcerun a" in said
 
@@ -310,6 +310,21 @@ def test_an_artifact_forged_after_the_build_is_named_and_refused_until_its_rule_
     assert code == 0, output[-4000:]
     assert (case / VICTIM).read_bytes() == (template / VICTIM).read_bytes()
     assert verify(case).returncode == 0
+
+
+@pytest.mark.slow
+def test_a_timing_run_forged_after_the_build_is_refused_before_its_runs_are_combined(server, case, template):
+    """Each run of an experiment with runs: N is an output of rule timing:
+    a run file rewritten by hand (a faster loop, say) is not combined into
+    the printed interval, even when the combine step is asked to run."""
+    run = case / "results/runs/timing/run-1.json"
+    forged = json.loads(run.read_text(encoding="utf-8"))
+    forged["values"] = json.loads(json.dumps(forged["values"]), parse_float=lambda text: float(text) / 2)
+    run.write_text(json.dumps(forged), encoding="utf-8")
+    code, output = snakemake(server, case, "--forcerun", "timing_combine")
+    assert code != 0, output[-4000:]
+    assert "results/runs/timing/run-1.json: not what rule timing wrote" in output, output[-4000:]
+    assert (case / "results/timing.json").read_bytes() == (template / "results/timing.json").read_bytes()
 
 
 @pytest.mark.slow

@@ -85,9 +85,13 @@ def test_a_derived_key_names_what_it_is_computed_from_and_recomputes_those(built
     for each in [key, *inputs]:
         assert re.search(rf"^{re.escape(each)}\n  build:    .*\n  rerun:    .*\n  rule:     .*\n  verdict:  agrees",
                          done.stdout, re.M), each
-    # the headline's own claims, both places the article makes them
-    assert len(re.findall(r"claim:    article/index\.qmd:\d+: parity\.max_abs_diff_overall < 5e-15: ✓ in the build",
-                          done.stdout)) == 2
+    # the headline's own claim, at every place the article makes it (the prose's two, and the
+    # departures section's correction, whose corrected fact is a claim too): each one its line
+    places = [c["location"] for c in read_json(built_project / "build" / "bindings.json")["claims"]
+              if c["key"] == key and c["expect"] == "< 5e-15"]
+    assert len(places) >= 2
+    for place in places:
+        assert f"claim:    {place}: {key} < 5e-15: ✓ in the build" in done.stdout
 
 
 def test_a_cited_key_says_it_is_the_editions_and_reruns_nothing(built_project):
@@ -127,8 +131,10 @@ def test_a_planted_change_that_breaks_a_claim_says_the_claim_fails_exit_3(built_
                       '"max_weight": float(w.max()),', '"max_weight": float(w.max()) / 2,')
     done = reproduce(project, "scaling.dk64.unscaled.max_weight")
     assert done.returncode == 3, done.stdout + done.stderr[-3000:]
-    assert ("  rule:     exact at the printed precision (.6f)\n"
-            "  verdict:  MOVED beyond its rule: printed 0.921946 then, 0.460973 now") in done.stdout
+    # the edition printed it twice, in the table and in the prose: both entries judge the rerun
+    assert ("  rule:     exact at the printed precision (.6f); exact at the printed precision (.2%)\n"
+            "  verdict:  MOVED beyond its rule: printed 0.921946 then, 0.460973 now; "
+            "printed 92.19% then, 46.10% now") in done.stdout
     assert re.search(r"claim:    article/index\.qmd:\d+: scaling\.dk64\.unscaled\.max_weight > 0\.5: "
                      r"✓ in the build, ✗ fails now \(CHANGED\)", done.stdout)
     assert "reproduce: scaling.dk64.unscaled.max_weight: the claim fails: " in done.stdout

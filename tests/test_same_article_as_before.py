@@ -113,6 +113,29 @@ def name_moved_files_where_they_are(project):
             path.write_text(renamed, encoding="utf-8")
 
 
+# Where Snakemake's main process records which rule wrote each output and
+# its digest (articlekit/core/ledger.py); a build refuses an output whose
+# bytes are not what its rule wrote.
+LEDGER = Path(".snakemake/articlekit/ledger.json")
+
+
+def carry_ledger_entries(source, target, rels):
+    """Each file of rels copied from the build `source` into `target` comes
+    with the ledger entry its rule's job left in source: the file is what
+    that rule wrote, in another build of the same code, so the target's
+    build takes it instead of refusing it as rewritten by hand. Nothing else
+    of the target's ledger is touched; a project without a ledger (a
+    reference older than it) needs none."""
+    if not (source / LEDGER).is_file() or not (target / LEDGER).is_file():
+        return
+    theirs = json.loads((source / LEDGER).read_text(encoding="utf-8"))["outputs"]
+    ledger = json.loads((target / LEDGER).read_text(encoding="utf-8"))
+    for rel in map(str, rels):
+        if rel in theirs:
+            ledger["outputs"][rel] = theirs[rel]
+    (target / LEDGER).write_text(json.dumps(ledger, indent=1), encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def reference(built_project, tmp_path_factory):
     """REFERENCE built here, once for the module (about a minute on
@@ -135,10 +158,15 @@ def reference(built_project, tmp_path_factory):
         result = json.loads(path.read_text(encoding="utf-8"))
         if measures_volatile(result, volatile):
             declared = (config["experiments"].get(result["experiment"]) or {}).get("figures") or {}
-            for rel in [path.relative_to(project), *map(Path, declared.values())]:
+            # an experiment with runs: N combines N run files (results/runs/NAME/): this build's come
+            # too, copied first, so that what combines them is newer and Snakemake does not rerun it
+            runs = sorted(p.relative_to(built_project)
+                          for p in (built_project / "results/runs" / result["experiment"]).glob("*.json"))
+            for rel in [*runs, path.relative_to(project), *map(Path, declared.values())]:
                 replaced.append(rel)
                 if (built_project / rel).is_file():  # else the experiment test says what is missing
                     shutil.copyfile(built_project / rel, project / rel)
+    carry_ledger_entries(built_project, project, replaced)
     build(project)  # values and pages; the experiments do not run again (their outputs are newer)
     return Reference(project, measured, volatile, replaced)
 
@@ -214,13 +242,45 @@ def first_difference(then, now):
     return None if then == now else "same lines, other line endings"
 
 
+# build/manifest.json lists every output and input of the build with its
+# digest (articlekit/review/manifest.py). Two of those digests move with
+# what this test excuses elsewhere: the PDF's (the time Typst wrote it,
+# compared above without it), and the library's own files among the inputs
+# (articlekit/...: the machinery, which a restructure changes on purpose).
+MANIFEST = Path(PAGES) / "manifest.json"
+LIBRARY = "articlekit/"
+
+
+def manifest_difference(then, now):
+    """None when two manifests list the same outputs, by the same rules,
+    and the same inputs, each with the same digest, but the PDF's digest
+    and the entries of the library's own files."""
+    def comparable(path):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        outputs = {name: {**entry, "sha256": None} if name.endswith(".pdf") else entry
+                   for name, entry in manifest.get("outputs", {}).items()}
+        inputs = {name: entry for name, entry in manifest.get("inputs", {}).items() if not name.startswith(LIBRARY)}
+        return {**manifest, "outputs": outputs, "inputs": inputs}
+
+    old, new = comparable(then), comparable(now)
+    moved = [f"{part} {name}: reference {bits(old[part].get(name))}, this build {bits(new[part].get(name))}"
+             for part in ("outputs", "inputs") for name in sorted(set(old[part]) | set(new[part]))
+             if bits(old[part].get(name)) != bits(new[part].get(name))]
+    moved += [f"{field}: reference {bits(old.get(field))}, this build {bits(new.get(field))}"
+              for field in sorted((set(old) | set(new)) - {"outputs", "inputs"}) if bits(old.get(field)) != bits(new.get(field))]
+    return "; ".join(moved[:5]) + (f" (and {len(moved) - 5} more)" if len(moved) > 5 else "") if moved else None
+
+
 def file_difference(then, now):
     """None when the file `now` says what `then` says: the same bytes, but
-    for the time a PDF was written."""
+    for the time a PDF was written (and the digests a manifest keeps of it
+    and of the library's code)."""
     if not now.is_file():
         return "not made by this build"
     if then.suffix == ".pdf":
         return pdf_difference(then, now)
+    if then.name == MANIFEST.name and then.parent.name == PAGES:
+        return manifest_difference(then, now)
     a, b = then.read_bytes(), now.read_bytes()
     if a == b:
         return None
@@ -297,6 +357,21 @@ def test_a_last_bit_moved_in_a_computed_value_is_a_difference_and_a_timing_is_no
     slower = json.loads(json.dumps(timing), parse_float=lambda text: 2 * float(text))
     assert keyed_values(slower) != keyed_values(timing)
     assert result_differences(timing, slower, reference.volatile) == []
+
+
+def test_a_manifest_differs_by_a_source_but_not_by_the_pdfs_time_or_the_librarys_code(tmp_path):
+    def manifest(folder, pdf, code, prose):
+        path = tmp_path / folder / MANIFEST
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"manifest_format": 1,
+                                    "outputs": {"build/article.pdf": {"sha256": pdf, "rule": "pdf"}},
+                                    "inputs": {"articlekit/render/page.py": {"sha256": code},
+                                               "article/index.qmd": {"sha256": prose}}}), encoding="utf-8")
+        return path
+
+    then = manifest("then", "a1", "c1", "p1")
+    assert file_difference(then, manifest("pdf-and-code", "a2", "c2", "p1")) is None
+    assert "inputs article/index.qmd" in file_difference(then, manifest("prose", "a1", "c1", "p2"))
 
 
 @pytest.mark.slow

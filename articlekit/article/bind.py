@@ -65,6 +65,7 @@ from articlekit.core.jsonio import read_json
 from articlekit.article.bindings import BindingsError, write_bindings
 from articlekit.article import disclosure
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_article
 from articlekit.core.keys import UnknownKey, lookup, measured
 
@@ -75,7 +76,7 @@ SHORTCODES = {"value": {"fmt", "expect", "code"}, "claim": {"expect"}, "source":
               "meta": set()}
 
 
-class BindError(Exception):
+class BindError(ArticlekitError):
     def __init__(self, problems):
         self.problems = problems
         super().__init__("\n".join(problems))
@@ -384,9 +385,6 @@ def main(argv):
               file=sys.stderr)
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as exc:
-        print(f"bind: {exc}", file=sys.stderr)
         return 1
     try:
         write_bindings(args.out, document)

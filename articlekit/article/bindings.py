@@ -30,6 +30,7 @@ from pathlib import Path
 
 from articlekit.article.shortcodes import lookup_id
 from articlekit.core import claims
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.schema import entry_name, problems
 
@@ -37,7 +38,7 @@ SCHEMA = Path(__file__).resolve().parent / "bindings_schema.json"
 REBUILD = "rebuild it with snakemake (snakemake --forcerun bind), which writes it with `python -m articlekit bind`"
 
 
-class BindingsError(ValueError):
+class BindingsError(ArticlekitError):
     """A bindings file that cannot be read as one; the message names file, entry and fix."""
 
 

@@ -10,6 +10,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from articlekit.core.errors import ArticlekitError
+
 IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 FIGURES = "figures/"
 
@@ -49,7 +51,7 @@ def unbuilt_figures(article, links, built):
     return "\n".join(problems) or None
 
 
-class FigureError(ValueError):
+class FigureError(ArticlekitError):
     """A figure the page cannot embed: FILE:LINE, why, and the fix."""
 
 

@@ -294,9 +294,6 @@ def main(argv):
     except ShortcodeSyntaxError as exc:
         print(f"lint: {args.article}:{exc}", file=sys.stderr)
         return 1
-    except (OSError, ValueError) as exc:
-        print(f"lint: {exc}", file=sys.stderr)
-        return 1
     if findings:
         print(f"lint: {len(findings)} typed number(s) in {args.article}:", file=sys.stderr)
         for finding in findings:

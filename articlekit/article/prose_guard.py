@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from articlekit.article.figures import FIGURES
 from articlekit.core.css import fetched, loads_nothing
+from articlekit.core.errors import ArticlekitError
 
 # Tags that load, run and link nothing, allowed bare (no attribute).
 SAFE_TAGS = ("br", "wbr", "sub", "sup", "kbd", "mark", "small")
@@ -77,7 +78,7 @@ for _tag in ("script", "style", "iframe", "frame", "object", "embed", "link", "m
     INSTEAD[_tag] = RUNS_NOTHING
 
 
-class ProseError(ValueError):
+class ProseError(ArticlekitError):
     """Problems of the prose, each "FILE:LINE: what; what to write instead"."""
 
     def __init__(self, problems):

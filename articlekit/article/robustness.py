@@ -73,6 +73,7 @@ from articlekit.article.seed_figure import seed_figures
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core import claims as claimlib
 from articlekit.core.equality import is_number, same_value
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
@@ -87,7 +88,7 @@ FIELDS = ("median", "p05", "p95", "min", "max", "seeds", "percentile_at_seed", "
           "holds_fraction_low", "holds_fraction_high", FAILS, "failing_seeds", "flagged", "flagged_claims")
 
 
-class RobustnessError(ValueError):
+class RobustnessError(ArticlekitError):
     """Chunks or settings that do not make one sweep; the message names the file."""
 
 
@@ -416,18 +417,14 @@ def main(argv=None):
                         help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name], "fixed": {prefix: why}}')
     parser.add_argument("--json", required=True, help="build/robustness.json")
     args = parser.parse_args(argv)
-    try:
-        settings = json.loads(args.settings)
-        sweep = collect([(path, read_json(path)) for path in args.chunks])
-        artifacts = [(path, read_artifact(path)) for path in args.results]
-        if args.baseline:
-            artifacts.append((args.baseline, published_envelope(args.baseline)))
-        values = merge(artifacts)["values"]
-        report = build(sweep, values, json.loads(args.shortcodes), settings)
-        write_json(args.json, report)
-    except (OSError, ValueError) as exc:
-        print(f"robustness: {exc}", file=sys.stderr)
-        return 1
+    settings = json.loads(args.settings)
+    sweep = collect([(path, read_json(path)) for path in args.chunks])
+    artifacts = [(path, read_artifact(path)) for path in args.results]
+    if args.baseline:
+        artifacts.append((args.baseline, published_envelope(args.baseline)))
+    values = merge(artifacts)["values"]
+    report = build(sweep, values, json.loads(args.shortcodes), settings)
+    write_json(args.json, report)
     s = report["values"]["sweep"]
     print(f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
           f"({s['flagged']} flagged) -> {args.json}", file=sys.stderr)
@@ -435,4 +432,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("robustness", main, sys.argv[1:]))

@@ -31,6 +31,7 @@ import sys
 
 from articlekit.article.figures import figure_links
 from articlekit.core.equality import is_number
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
 from articlekit.experiment.artifacts import pyplot, save_figure
@@ -123,7 +124,7 @@ def write_figures(report, figures):
         if row is None or not plottable(row):
             why = ("is not a value of a seeded experiment the sweep ran" if row is None else
                    "has no finite number in any seed")
-            raise ValueError(f"{path}: {key} {why}; name the figure figures/robustness-<key>.svg after a key of "
+            raise ArticlekitError(f"{path}: {key} {why}; name the figure figures/robustness-<key>.svg after a key of "
                              "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
                              "column)")
         fig = draw(row, seed_range(report, row["experiment"]))
@@ -138,15 +139,11 @@ def main(argv=None):
     parser.add_argument("--figure", action="append", default=[], metavar="KEY=PATH",
                         help="draw KEY (as robustness.KEY spells it) into PATH (repeatable)")
     args = parser.parse_args(argv)
-    try:
-        figures = dict(item.split("=", 1) for item in args.figure)
-        write_figures(read_json(args.report), figures)
-    except (OSError, ValueError) as exc:
-        print(f"seed figure: {exc}", file=sys.stderr)
-        return 1
+    figures = dict(item.split("=", 1) for item in args.figure)
+    write_figures(read_json(args.report), figures)
     print(f"seed figure: {len(figures)} -> {', '.join(figures.values())}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("seed figure", main, sys.argv[1:]))

@@ -41,6 +41,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from articlekit.core.errors import ArticlekitError
+
 OPEN, CLOSE = "{{<", ">}}"
 
 # Fence lines: ``` or ~~~ (3 or more), optionally indented (inside lists).
@@ -77,7 +79,7 @@ class Shortcode:
         return "|".join(self.lookup_parts)
 
 
-class ShortcodeSyntaxError(ValueError):
+class ShortcodeSyntaxError(ArticlekitError):
     """A malformed shortcode; str() is "LINE: what is wrong and what to do",
     so that a caller prefixing the file gets "article/index.qmd:LINE: ..."."""
 
@@ -220,13 +222,13 @@ def parse_inner(inner):
             break
         m = _TOKEN.match(inner, pos)
         if not m or m.end() == pos:
-            raise ValueError(f"cannot parse shortcode arguments at {inner[pos:]!r}")
+            raise ArticlekitError(f"cannot parse shortcode arguments at {inner[pos:]!r}")
         token = m.group("value") if m.group("key") is not None else m.group("arg")
         params.append((m.group("key"), strip_quotes(token), token))
         pos = m.end()
     first = next((i for i, (key, _, _) in enumerate(params) if key is None), None)
     if first is None:
-        raise ValueError("shortcode has no name")
+        raise ArticlekitError("shortcode has no name")
     name, params = params[first][1], params[:first] + params[first + 1:]
     args = [value for key, value, _ in params if key is None]
     kwargs = {key: value for key, value, _ in params if key is not None}

@@ -42,6 +42,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import format_value
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
 
@@ -66,7 +67,7 @@ _OPS = {
 }
 
 
-class ClaimError(ValueError):
+class ClaimError(ArticlekitError):
     """The claim cannot be parsed or cannot apply to this value."""
 
 

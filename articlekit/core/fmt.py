@@ -26,8 +26,10 @@ the caller adds file:line.
 
 import math
 
+from articlekit.core.errors import ArticlekitError
 
-class FormatError(ValueError):
+
+class FormatError(ArticlekitError):
     """fmt="..." cannot format this value."""
 
 

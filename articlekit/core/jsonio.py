@@ -22,6 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.workfiles import owner_tag, remove_stale
 
 FLOAT_TAG = "$float"
@@ -53,7 +54,7 @@ def _decode_tagged(obj):
         try:
             return _NONFINITE[obj[FLOAT_TAG]]
         except KeyError:
-            raise ValueError(f"unknown {FLOAT_TAG} value {obj[FLOAT_TAG]!r}") from None
+            raise ArticlekitError(f"unknown {FLOAT_TAG} value {obj[FLOAT_TAG]!r}") from None
     return obj
 
 
@@ -90,7 +91,7 @@ def read_json(path):
     try:
         return loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        raise ArticlekitError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
 
 
 class DiskFull(OSError):

@@ -11,13 +11,14 @@ import difflib
 import re
 
 from articlekit.core.claims import Interval
+from articlekit.core.errors import ArticlekitError
 
 # `name`, `name[3]`, `name[3][-1].field`: the dotted key, then the path into
 # a list value.
 _INDEX = re.compile(r"\[(-?\d+)\]|\.([A-Za-z_][\w-]*)")
 
 
-class UnknownKey(KeyError):
+class UnknownKey(ArticlekitError, KeyError):
     """A key the article asks for that no artifact provides."""
 
     def __init__(self, key, closest):
@@ -44,7 +45,7 @@ def split_key(ref):
         path.append(int(match.group(1)) if match.group(1) is not None else match.group(2))
         pos = match.end()
     if pos != len(rest):
-        raise ValueError(f"malformed key {ref!r}: expected [N] or .name after {base!r}, got {rest[pos:]!r}")
+        raise ArticlekitError(f"malformed key {ref!r}: expected [N] or .name after {base!r}, got {rest[pos:]!r}")
     return base, path
 
 
@@ -59,11 +60,11 @@ def lookup(values, ref):
     for step in path:
         if isinstance(step, int):
             if not isinstance(value, list):
-                raise ValueError(f"key {ref!r}: {walked} is a {type(value).__name__}, not a list")
+                raise ArticlekitError(f"key {ref!r}: {walked} is a {type(value).__name__}, not a list")
             if not -len(value) <= step < len(value):
-                raise ValueError(f"key {ref!r}: index {step} out of range, {walked} has {len(value)} items")
+                raise ArticlekitError(f"key {ref!r}: index {step} out of range, {walked} has {len(value)} items")
         elif not isinstance(value, dict) or step not in value:
-            raise ValueError(f"key {ref!r}: {walked} has no field {step!r}")
+            raise ArticlekitError(f"key {ref!r}: {walked} has no field {step!r}")
         value = value[step]
         walked += f"[{step}]" if isinstance(step, int) else f".{step}"
     return value

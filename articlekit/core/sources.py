@@ -42,8 +42,10 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.core.errors import ArticlekitError
 
-class SourceError(ValueError):
+
+class SourceError(ArticlekitError):
     """A source file that cannot be read as written; the message names the
     file and line and says what would fix it."""
 

@@ -12,10 +12,12 @@ printed. Each object answers every question asked of its entries:
   accounts for) and `fix` (what a new author does about one it does not);
 - between two builds (articlekit.review.agreement, for the diff, the
   version matrix and `reproduce`): `between_builds` (the rule's label and
-  test) and `came_back` (whether a rerun brought the value back);
+  test) and `came_back` (whether a rerun brought the value back), asked
+  of every entry on the key (`rule_entries`), as the audit asks each;
 - against itself (articlekit.data.baseline, the baseline's own check):
   `schema` (the fragment of baseline_schema.yaml its entries must meet)
-  and `problems` (what a schema cannot see);
+  and `problems` (what a schema cannot see: a check that says something,
+  the published value meeting it, the value printing as published);
 - in words: `means`, one row of the table of what "reproduced" means for
   each class (docs/reliability.md and the audit page print it).
 
@@ -33,8 +35,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from articlekit.core.claims import Interval, check_holds
+from articlekit.core.claims import ClaimError, Interval, check_holds, refuse_vacuous
 from articlekit.core.equality import is_number, same_text, same_value
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import FormatError, format_printed
 from articlekit.data.environment import in_record
 
@@ -109,6 +112,17 @@ _FIX_MOVED = ("if the move is right, say so in the baseline: add a `reason:` to 
 def _said(text):
     """A baseline text (reason, dropped) on one line."""
     return " ".join((text or "").split())
+
+
+def _quoted_number(value):
+    """A value YAML read as text that spells a number ("1e-7" in quotes)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return value.strip().lower() not in ("nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
 
 
 def _kept(entry):
@@ -202,9 +216,37 @@ class AgreementClass:
         return {"if": {"properties": {"class": {"const": self.name}}}, "then": then}
 
     def problems(self, entry, edition):
-        """What the schema cannot see in an entry of this class (each message
-        to follow 'file:line: entry ID: ')."""
-        return []
+        """What the schema cannot see in an entry of this class, the entry
+        against itself (each message to follow 'file:line: entry ID: '): a
+        check that says something (articlekit.core.claims.vacuous), met by
+        the published value when the class bounds a measurement, and the
+        value printing as the published text when the class is audited.
+        Checked here, an entry whose value does not print as printed, or
+        whose published number fails its own check, would make every later
+        audit wrong without anyone noticing."""
+        # A quoted number would otherwise "fail its own check": say why.
+        if ((entry.check and self.checked) or (entry.fmt and self.audited)) and _quoted_number(entry.value):
+            return [f"value {entry.value!r} is quoted, so it is text, not a number: write it without the quotes"]
+        problems = []
+        if entry.check:
+            try:
+                refuse_vacuous(entry.check, entry.key)  # parses it, and refuses a check no value could break
+            except ClaimError as exc:
+                problems.append(f"check: {exc}")
+            else:
+                if self.checked and not check_holds(entry.check, entry.value)[0]:
+                    problems.append(f"the published value {entry.value!r} fails its own check "
+                                    f"{entry.check!r}; fix the value or the bound")
+        if entry.fmt and self.audited:
+            try:
+                printed = format_printed(entry.value, entry.fmt)
+            except FormatError as exc:
+                problems.append(f"value {entry.value!r} cannot be printed with fmt {entry.fmt!r}: {exc}")
+            else:
+                if printed != entry.published:
+                    problems.append(f"value {entry.value!r} prints as {printed!r} with fmt "
+                                    f"{entry.fmt!r}, not as the published {entry.published!r}")
+        return problems
 
 
 class Exact(AgreementClass):
@@ -303,9 +345,10 @@ class Timing(AgreementClass):
                        "a rerun may land, so only the same value comes back")
 
     def problems(self, entry, edition):
+        inverted = []
         if entry.band and not entry.band[0] < entry.band[1]:
-            return [f"band {list(entry.band)} must be [low, high] with low < high"]
-        return []
+            inverted = [f"band {list(entry.band)} must be [low, high] with low < high"]
+        return inverted + super().problems(entry, edition)
 
 
 class Text(AgreementClass):
@@ -339,10 +382,11 @@ class Text(AgreementClass):
         return _same_text(old, new)
 
     def problems(self, entry, edition):
+        unknown = []
         if entry.library and entry.library not in edition["versions"]:
-            return [f"library {entry.library!r} has no version in edition.versions "
-                    f"({', '.join(edition['versions'])}); add the version the edition ran or name one of those"]
-        return []
+            unknown = [f"library {entry.library!r} has no version in edition.versions "
+                       f"({', '.join(edition['versions'])}); add the version the edition ran or name one of those"]
+        return unknown + super().problems(entry, edition)
 
 
 class Info(AgreementClass):
@@ -426,7 +470,7 @@ def agreement(entry):
     try:
         return AGREEMENT[entry.cls]
     except KeyError:
-        raise ValueError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are "
+        raise ArticlekitError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are "
                          f"{', '.join(CLASSES)}") from None
 
 
@@ -440,15 +484,21 @@ def schema_fragments():
     return fragments
 
 
+def rule_entries(key, baseline):
+    """The baseline entries whose classes say how far `key` may move
+    between builds: those with a rule on the key itself, else those on an
+    item of it, in the baseline's order. Every one of them: a key printed
+    twice (.6f in a table, .2% in the prose) moved when either print did,
+    as the audit judges each entry. An erratum, a cited or a not-reproducible
+    entry says what the edition printed, not how two builds may differ
+    (listed first, it must not hide a noise bound)."""
+    entries = [e for e in (baseline.for_key(key) if baseline else []) if agreement(e).rule]
+    return [e for e in entries if e.key == key] or entries
+
+
 def rule_entry(key, baseline):
-    """The baseline entry whose class says how far `key` may move between
-    builds, or None: the first with a rule among the entries on the key
-    itself, then among those on an item of it. An erratum, a cited or a
-    not-reproducible entry says what the edition printed, not how two
-    builds may differ (an erratum listed first must not hide a noise bound)."""
-    entries = baseline.for_key(key) if baseline else []
-    ordered = [e for e in entries if e.key == key] + [e for e in entries if e.key != key]
-    return next((e for e in ordered if AGREEMENT[e.cls].rule), None)
+    """The first of rule_entries, or None (what kind of value the key is)."""
+    return next(iter(rule_entries(key, baseline)), None)
 
 
 # ---- versions, for a text's library --------------------------------------------------------
@@ -583,7 +633,7 @@ def value_kind(key, value, entry=None):
     nan: nothing between right and wrong). For an entry, the value the
     edition printed decides (stable across builds), this build's when the
     edition's is only words."""
-    cls = AGREEMENT[entry.cls] if entry is not None else None
+    cls = agreement(entry) if entry is not None else None
     if (cls and cls.kind == VERSION) or in_record(key or ""):
         return VERSION
     if PARAMETER.match(key or ""):

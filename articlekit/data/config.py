@@ -43,11 +43,12 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.equality import is_number
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
                                 yaml11_spelling, yaml_error_message)
 
 
-class ConfigError(ValueError):
+class ConfigError(ArticlekitError):
     pass
 
 

@@ -33,6 +33,7 @@ import ast
 import sys
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.experiment.artifacts import write_artifact
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.sources import read_text
@@ -82,7 +83,7 @@ def listing_values(source, core):
     found = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     missing = [name for name in core if name not in found]
     if missing:
-        raise ValueError(f"core function(s) {', '.join(missing)} not defined at the top level; "
+        raise ArticlekitError(f"core function(s) {', '.join(missing)} not defined at the top level; "
                          f"defined: {', '.join(found) or 'none'}")
     bare = {name: _source_of(lines, node, _docstring_lines(node)) for name, node in found.items()}
     imports = _imports(tree, lines)
@@ -113,7 +114,7 @@ def main(argv):
         path = Path(listing.source)
         try:
             values[name] = listing_values(read_text(path), list(listing.functions))
-        except (OSError, SyntaxError, ValueError) as exc:
+        except (OSError, SyntaxError, ArticlekitError) as exc:
             print(f"listings: {path} (publishing.listings.{name}): {exc}", file=sys.stderr)
             return 1
     sources = {name: listing.source for name, listing in listed.items()}

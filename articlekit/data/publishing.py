@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from articlekit.core.errors import ArticlekitError
+
 # A library's distribution name, as `importlib.metadata.version` takes it.
 _LIBRARY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # A listing's name becomes a key: listings.<name>.functions.<function>.
@@ -50,7 +52,7 @@ _PATTERN_EXAMPLE = {
 }
 
 
-class PublishingError(ValueError):
+class PublishingError(ArticlekitError):
     """A `publishing:` section the machinery cannot use; the message names the key and the fix."""
 
 

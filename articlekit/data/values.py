@@ -44,6 +44,7 @@ import sys
 
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.data.baseline import load_baseline
 from articlekit.experiment.artifacts import check_envelope, envelope, read_artifact
 from articlekit.core.jsonio import write_json
@@ -73,14 +74,14 @@ def merge(artifacts):
         check_envelope(path, env)
         name = env["experiment"]
         if name in versions:
-            raise ValueError(f"{path}: experiment {name!r} also comes from {_artifact_of(sources, name)}")
+            raise ArticlekitError(f"{path}: experiment {name!r} also comes from {_artifact_of(sources, name)}")
         versions[name] = env.get("versions", {})
         source = {"artifact": str(path), "script": env["script"], "experiment": name}
         flat = flatten(env["values"], name)
         flat.update(flatten(env.get("params") or {}, f"{name}.params"))
         for key, value in flat.items():
             if key in values:
-                raise ValueError(f"{path}: key {key!r} is defined twice (a value and a param?)")
+                raise ArticlekitError(f"{path}: key {key!r} is defined twice (a value and a param?)")
             values[key] = value
             sources[key] = source
         derived.update(_derived(path, name, env.get("derived") or {}, flat))
@@ -96,7 +97,7 @@ def _derived(path, name, declared, flat):
         keys = [f"{name}.{p}" for p in [target, *inputs]]
         missing = [p for p, k in zip([target, *inputs], keys) if k not in flat]
         if missing:
-            raise ValueError(f"{path}: derived names {', '.join(map(repr, missing))}, which the artifact's values "
+            raise ArticlekitError(f"{path}: derived names {', '.join(map(repr, missing))}, which the artifact's values "
                              "do not hold; name values by their dotted path under `values`")
         out[keys[0]] = keys[1:]
     return out
@@ -119,7 +120,7 @@ def refuse_unowned(ledger, results, baseline):
         problems.append(ledger.source_problem(baseline))
     problems = [problem for problem in problems if problem]
     if problems:
-        raise ValueError("\n  ".join(problems))
+        raise ArticlekitError("\n  ".join(problems))
 
 
 def _artifact_of(sources, experiment):
@@ -134,17 +135,13 @@ def main(argv):
     parser.add_argument("--ledger", help="Snakemake's record of what each rule wrote (.snakemake/articlekit/"
                                          "ledger.json): refuse an artifact, or a baseline, that it does not vouch for")
     args = parser.parse_args(argv)
-    try:
-        if args.ledger:
-            refuse_unowned(Ledger.load(args.ledger), args.results, args.baseline)
-        artifacts = [(path, read_artifact(path)) for path in args.results]
-        if args.baseline:
-            artifacts.append((args.baseline, published_envelope(args.baseline)))
-        document = merge(artifacts)
-        write_json(args.out, document)
-    except (OSError, ValueError) as exc:
-        print(f"values: {exc}", file=sys.stderr)
-        return 1
+    if args.ledger:
+        refuse_unowned(Ledger.load(args.ledger), args.results, args.baseline)
+    artifacts = [(path, read_artifact(path)) for path in args.results]
+    if args.baseline:
+        artifacts.append((args.baseline, published_envelope(args.baseline)))
+    document = merge(artifacts)
+    write_json(args.out, document)
     print(f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
           file=sys.stderr)
     return 0

@@ -50,6 +50,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.experiment import declared, footprint, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 from articlekit.core.ledger import Ledger
@@ -125,14 +126,14 @@ def write_artifact(path, experiment, script, params, values, libraries=(), deriv
 def check_envelope(path, artifact):
     """Raise ValueError naming the file when `artifact` is not an envelope."""
     if not isinstance(artifact, dict):
-        raise ValueError(f"{path}: not an experiment artifact (a {type(artifact).__name__}, not an object)")
+        raise ArticlekitError(f"{path}: not an experiment artifact (a {type(artifact).__name__}, not an object)")
     for field in ENVELOPE_FIELDS:
         if field not in artifact:
-            raise ValueError(f"{path}: not an experiment artifact (no {field!r} field)")
+            raise ArticlekitError(f"{path}: not an experiment artifact (no {field!r} field)")
     derived = artifact.get("derived", {})
     if not (isinstance(derived, dict) and all(
             isinstance(inputs, list) and inputs and all(isinstance(i, str) for i in inputs) for inputs in derived.values())):
-        raise ValueError(f"{path}: 'derived' must map a value's path to the paths it is computed from, "
+        raise ArticlekitError(f"{path}: 'derived' must map a value's path to the paths it is computed from, "
                          f"e.g. {{\"overall\": [\"a.diff\", \"b.diff\"]}}, got {derived!r}")
     return artifact
 
@@ -143,7 +144,7 @@ def read_artifact(path):
     try:
         return check_envelope(path, read_json(path))
     except ValueError as exc:
-        raise ValueError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
+        raise ArticlekitError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
                          "snakemake again to rebuild it") from None
 
 

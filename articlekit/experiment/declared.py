@@ -14,6 +14,7 @@ import os
 import traceback
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.experiment import scratch
 
 # Where the messages send the author: the article's config, as the
@@ -21,7 +22,7 @@ from articlekit.experiment import scratch
 CONFIG_FILE = "config.yaml"
 
 
-class Undeclared(KeyError):
+class Undeclared(ArticlekitError, KeyError):
     """A name run() or plot() asked for that the config does not declare."""
 
     def __init__(self, message, asked_at=None):

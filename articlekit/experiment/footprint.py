@@ -52,6 +52,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.experiment import declared
 
 MEASURES = ("bytes", "seconds")
@@ -62,7 +63,7 @@ MEASURES = ("bytes", "seconds")
 FLOPS = 2e11
 
 
-class SizeError(ValueError):
+class SizeError(ArticlekitError):
     """The parameters would not fit, or the footprint itself is broken."""
 
 

@@ -97,6 +97,8 @@ import time
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from articlekit.core.errors import ArticlekitError
+
 CONFIDENCE = 0.95
 
 # The keys of what compare returns for a time and for a ratio: articlekit's
@@ -107,7 +109,7 @@ BETWEEN_RUNS_FIELDS = ("estimate", "low", "high", "coverage", "runs", "spread", 
 BETWEEN_RUNS_INTERVAL = "prediction interval for one more run (Student's t on the logarithms of the runs)"
 
 
-class MeasureError(ValueError):
+class MeasureError(ArticlekitError):
     pass
 
 

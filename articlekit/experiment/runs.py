@@ -28,8 +28,10 @@ and its spread between runs) is the experiment's: for timings,
 articlekit.experiment.measure.between_runs.
 """
 
+from articlekit.core.errors import ArticlekitError
 
-class RunsError(ValueError):
+
+class RunsError(ArticlekitError):
     """The runs cannot be combined; the message names the file and the fix."""
 
 

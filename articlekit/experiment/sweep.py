@@ -34,6 +34,7 @@ import os
 import sys
 import traceback
 
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.experiment.artifacts import configure_logging, library_versions
 from articlekit.experiment.scratch import scratch_folder
 from articlekit.core.jsonio import write_json
@@ -44,7 +45,7 @@ log = logging.getLogger("experiment")
 def sweep_seeds(article_seed, first, count):
     """Seeds first .. first + count - 1 of the sweep derived from the article's seed."""
     if not isinstance(article_seed, int) or isinstance(article_seed, bool):
-        raise ValueError(f"the article's seed must be an integer to derive a sweep from, not {article_seed!r}")
+        raise ArticlekitError(f"the article's seed must be an integer to derive a sweep from, not {article_seed!r}")
     return [article_seed + 1 + index for index in range(first, first + count)]
 
 
@@ -117,4 +118,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("sweep", main, sys.argv[1:]))

@@ -83,6 +83,7 @@ from articlekit.article.bindings import load_bindings
 from articlekit.article.figures import FigureError, figure_file
 from articlekit.article.prose_guard import check_front_matter, check_tree
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
+from articlekit.core.errors import ArticlekitError
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
 # jupyter, ...) is Quarto's and is dropped on the Pandoc path.
@@ -761,7 +762,7 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast, keep_last_good=True)
-    except (RenderError, OSError, ValueError) as exc:
+    except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
@@ -769,8 +770,20 @@ def main(argv):
             print(f"render: {after_failure(args.html)}", file=sys.stderr)
         return 1
     print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
-    # on stdout too: a rule sends stderr to its log, stdout to the terminal
     for line in failed_claim_warnings(args.bindings):
-        print(line, file=sys.stderr)
-        print(line)
+        say_in_log_and_terminal(line)
     return 0
+
+
+def say_in_log_and_terminal(line):
+    """A warning the author must see: a rule sends stderr to its log and
+    stdout to the terminal, so it goes to both; where they are one stream
+    (the command typed in a terminal, 2>&1), it is said once."""
+    print(line, file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        one_stream = os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
+    except (OSError, ValueError, AttributeError):  # a stream with no file under it (captured): two streams
+        one_stream = False
+    if not one_stream:
+        print(line)

@@ -14,9 +14,9 @@ import argparse
 import errno
 import sys
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import DiskFull
 from articlekit.render.page import write_ast
-from articlekit.render.renderers import RenderError
 
 
 def main(argv):
@@ -26,7 +26,7 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         write_ast(args.article, args.out)
-    except (RenderError, ValueError, OSError) as exc:  # a SourceError is a ValueError
+    except (ArticlekitError, OSError) as exc:  # RenderError, SourceError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.out)  # named by the output, not by the work folder it was written in
         print(f"parse: {exc}", file=sys.stderr)

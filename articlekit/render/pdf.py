@@ -34,6 +34,7 @@ from articlekit.render.page import (PANDOC_METADATA, build_root, checked_tree, e
                                     pandoc_source, remove_stale_render_folders, shortcode_files)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.article.bindings import load_bindings
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_text
 from articlekit.core.workfiles import owner_tag
 
@@ -155,7 +156,7 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         render_pdf(args.article, args.bindings, args.out, args.ast)
-    except (RenderError, OSError, ValueError) as exc:
+    except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
         print(f"pdf: {exc}", file=sys.stderr)
         return 1
     print(f"pdf: {args.article} -> {args.out}", file=sys.stderr)

@@ -87,6 +87,7 @@ from articlekit.article.bind import BindError, bind
 from articlekit.article.bindings import write_bindings
 from articlekit.article.lint import lint
 from articlekit.article.shortcodes import ShortcodeSyntaxError
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
@@ -119,7 +120,7 @@ BANNER = ('<div id="preview-banner" role="alert" style="position:sticky;top:0;z-
 NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</title></head><body></body></html>"
 
 
-class AlreadyRunning(Exception):
+class AlreadyRunning(ArticlekitError):
     """Another preview holds the output folder."""
 
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import articlekit
+from articlekit.core.errors import run_command
 from articlekit.article.figures import figure_links
 from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
@@ -217,8 +218,8 @@ def bind_here(config, strict, text):
     Unbound carries it when any of them fails."""
     from articlekit.article import bind, lint  # only here: the plan's way needs neither
 
-    steps = [(lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
-             (bind.main, [config.article, "--values", str(VALUES), "--strict", "true" if strict else "false",
+    steps = [("lint", lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
+             ("bind", bind.main, [config.article, "--values", str(VALUES), "--strict", "true" if strict else "false",
                           "--baseline", config.baseline, "--out", str(PAGE_BINDINGS)])]
     said = []
     # rule parse_article's check, on the pieces this save changed: Pandoc runs
@@ -226,10 +227,10 @@ def bind_here(config, strict, text):
     prose = ThreadPoolExecutor(max_workers=1)
     checked = prose.submit(prose_pieces.check_changed, config.root, config.article, text)
     prose.shutdown(wait=False)
-    for main, argv in steps:
+    for name, main, argv in steps:
         out = io.StringIO()
         with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
-            status = main(argv)
+            status = run_command(name, main, argv)  # as `python -m articlekit NAME` runs it
         if status != 0:  # what the rule's log would hold, which Snakemake would show
             sys.stderr.write(out.getvalue())
             said += [line for line in out.getvalue().splitlines() if line.strip()]

@@ -61,6 +61,7 @@ from pathlib import Path
 import psutil
 import yaml
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import write_text_atomic
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import read_text
@@ -80,7 +81,7 @@ FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure p
 OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
 
 
-class HookError(Exception):
+class HookError(ArticlekitError):
     pass
 
 

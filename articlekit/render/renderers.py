@@ -19,10 +19,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
+
 CHOICES = ("auto", "quarto", "pandoc")
 
 
-class RenderError(RuntimeError):
+class RenderError(ArticlekitError, RuntimeError):
     """The render stage's error (render, pdf, the preview): a renderer that
     is missing, fails, or hands back a page that does not pass."""
 
@@ -30,7 +32,7 @@ class RenderError(RuntimeError):
 def choose(renderer):
     """'auto' -> the renderer it stands for here; 'quarto' and 'pandoc' as they are."""
     if renderer not in CHOICES:
-        raise ValueError(f"renderer {renderer!r}: expected one of {', '.join(CHOICES)}")
+        raise ArticlekitError(f"renderer {renderer!r}: expected one of {', '.join(CHOICES)}")
     if renderer == "auto":
         return "quarto" if shutil.which("quarto") else "pandoc"
     return renderer

@@ -3,13 +3,15 @@ this build (the diff), between environments (the version matrix) or
 between the build and a rerun of one experiment (`reproduce`) before it
 counts as changed.
 
-A key the baseline lists follows the agreement class of its first entry
-that has a rule (articlekit.data.classes, one object per class: noise,
-timing, exact, text, info; an erratum or a citation has none), which
-judges it the way the audit judges the entry against the edition. An
-entry on one item of a list value (`entropy.entropies[0]`) judges that
-item only, on both builds; the list's other items follow the rule of a key
-no entry governs. Any other key follows the float rule: floats within FLOAT_ULPS units in the
+A key the baseline lists follows the agreement class of each of its
+entries that has a rule (articlekit.data.classes, one object per class:
+noise, timing, exact, text, info; an erratum or a citation has none), which
+judges it the way the audit judges the entry against the edition: a key
+printed twice (.6f in a table, .2% in the prose) changed when either
+print did, whatever order the baseline lists them in. An entry on one
+item of a list value (`entropy.entropies[0]`) judges that item only, on
+both builds; the list's other items follow the rule of a key no entry
+governs. Any other key follows the float rule: floats within FLOAT_ULPS units in the
 last place (another CPU or BLAS rounds the last bits differently),
 integers, shapes, booleans and texts equal. A number under one of the
 article's volatile prefixes (publishing.volatile, e.g. timings) may move
@@ -39,7 +41,7 @@ from articlekit.core.equality import is_number, same_value
 from articlekit.core.fmt import FormatError, format_value
 from articlekit.core.keys import split_key
 from articlekit.data.classes import (AGREEMENT, MEASURED_MEANS, Means, agreement, equal, interval_came_back,
-                                     is_interval, leaves, rule_entry, within_band)
+                                     is_interval, leaves, rule_entries, within_band)
 
 # ---- between two builds: the diff's and the matrix's question ---------------------------
 
@@ -48,27 +50,41 @@ DEFAULT_VOLATILE_BAND = (0.5, 2.0)
 
 def between_builds(key, baseline, publishing):
     """(label, test) where test(old, new) -> (same, why) decides whether the
-    key changed beyond what its class allows."""
-    entry = rule_entry(key, baseline)
-    if entry and entry.key == key:
-        rule = agreement(entry).between_builds(entry, key)
-        if rule:
-            return rule
+    key changed beyond what its classes allow: each entry with a rule on
+    the key (every one, as the audit judges every one), else each on one of
+    its items, item by item, else the rule of a key no entry governs."""
+    entries = rule_entries(key, baseline)
+    whole = [agreement(e).between_builds(e, key) for e in entries if e.key == key]
+    whole = [rule for rule in whole if rule]
+    if whole:
+        return all_of(whole)
     items = {}
-    for e in item_entries(key, baseline):
-        rule = agreement(e).between_builds(e, e.key)
+    for e in entries:
+        rule = agreement(e).between_builds(e, e.key) if e.key != key else None
         if rule:
-            items.setdefault(e.key, rule)
+            items.setdefault(e.key, []).append(rule)
     if items:
-        return _item_by_item(key, items, _unlisted(key, publishing))
+        each = {item: all_of(rules) for item, rules in items.items()}
+        return _item_by_item(key, each, _unlisted(key, publishing))
     return _unlisted(key, publishing)
 
 
-def item_entries(key, baseline):
-    """The baseline's entries with a rule on one item of `key` (a list
-    value): `X[0]` of X, in the baseline's order."""
-    entries = baseline.for_key(key) if baseline else []
-    return [e for e in entries if e.key != key and AGREEMENT[e.cls].rule]
+def all_of(rules):
+    """(label, test) holding where each of `rules` holds: a key printed at
+    two precisions changed when either print changed. Two rules with one
+    label are one rule (a restatement of the same entry), said once."""
+    rules = list({label: (label, test) for label, test in rules}.values())
+    if len(rules) == 1:
+        return rules[0]
+
+    def test(old, new):
+        judged = [rule_test(old, new) for _, rule_test in rules]
+        broken = [why for same, why in judged if not same]
+        if broken:
+            return False, "; ".join(dict.fromkeys(broken))
+        return True, "; ".join(dict.fromkeys(why for _, why in judged))
+
+    return "; ".join(label for label, _ in rules), test
 
 
 def _item_by_item(key, items, rest):
@@ -234,18 +250,29 @@ def came_back(key, old, new, baseline, publishing, printed=()):
     if is_interval(old) and is_interval(new):
         judged = interval_came_back(old, new)
         return _verdict(judged), "a measured value: inside the build's interval, or overlapping it", judged[1]
-    entry = rule_entry(key, baseline)
-    if entry and entry.key == key:  # an entry on one item of the key judges that item, not the key
-        judged = agreement(entry).came_back(entry, key, old, new)
-        if judged:
-            rule = agreement(entry).between_builds(entry, key)
-            return _verdict(judged), (rule[0] if rule else entry.cls), judged[1]
+    # each entry on the key itself judges it (one on an item of it judges that item, not the key)
+    entries = [e for e in rule_entries(key, baseline) if e.key == key]
+    judged = [j for j in (agreement(e).came_back(e, key, old, new) for e in entries) if j]
+    if judged:
+        rules = [r for r in (agreement(e).between_builds(e, key) for e in entries) if r]
+        came, why = _all_came_back(judged)
+        return _verdict((came, why)), (all_of(rules)[0] if rules else entries[0].cls), why
     formats = list(dict.fromkeys(printed))
     if formats:
         return _printed_digits(formats, old, new)
     rule, test = _unlisted(key, publishing)
     judged = test(old, new)
     return _verdict(judged), rule, judged[1]
+
+
+def _all_came_back(judged):
+    """(came back, why) of every entry's verdict: back when each that
+    compares says so, not back when one says not; None when none compares."""
+    compared = [j for j in judged if j[0] is not None] or judged[:1]
+    broken = [why for came, why in compared if came is False]
+    if broken:
+        return False, "; ".join(dict.fromkeys(broken))
+    return compared[0][0], "; ".join(dict.fromkeys(why for _, why in compared))
 
 
 def _verdict(judged):

@@ -53,7 +53,7 @@ from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, KIND_NOTES, KIND_
                                      NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, VERSION, agreement, counted,
                                      value_kind)
 from articlekit.data.edition import verdicts
-from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.data.baseline import load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
 from articlekit.article.bindings import load_bindings
 from articlekit.data.environment import installed_versions
@@ -65,6 +65,7 @@ from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.keys import split_key
 from articlekit.core.commands import reproduce_command
+from articlekit.core.errors import ArticlekitError
 from articlekit.review import edition_environment
 
 CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
@@ -541,7 +542,7 @@ def main(argv):
         values_doc = read_json(args.values)
         bindings_doc = load_bindings(args.bindings)
         matrix = edition_environment.load_matrix(args.matrix, args.matrix_sha256)
-    except (BaselineError, OSError, ValueError) as exc:
+    except (ArticlekitError, OSError) as exc:  # the log says it too
         say(f"audit: {exc}")
         _write_log(args.log, messages)
         return 1

@@ -35,8 +35,9 @@ import sys
 
 from articlekit.review.agreement import FLOAT_ULPS, between_builds
 from articlekit.core.equality import same_value
-from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.data.baseline import load_baseline
 from articlekit.article.bindings import load_bindings
+from articlekit.core.errors import ArticlekitError
 from articlekit.data.environment import built_at, field_name, is_environment, machine_change, recorded_versions
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
@@ -45,7 +46,7 @@ from articlekit.review.pages import cell, code, counts_table, section, write_rep
 from articlekit.core.text import shorten
 from articlekit.data.publishing import Publishing
 from articlekit.data.publishing import add_argument as add_publishing_argument
-from articlekit.review.snapshot import SnapshotError, load_snapshot
+from articlekit.review.snapshot import load_snapshot
 
 
 # ---- comparing a build with a snapshot ------------------------------------------------
@@ -272,7 +273,7 @@ def main(argv):
         values_doc, bindings_doc = read_json(args.values), load_bindings(args.bindings)
         baseline = load_baseline(args.baseline) if args.baseline else None
         snapshot = load_snapshot(args.snapshot) if args.snapshot else None
-    except (SnapshotError, BaselineError, OSError, ValueError) as exc:
+    except ArticlekitError as exc:  # SnapshotError, BaselineError among them
         print(f"diff: {exc}", file=sys.stderr)
         return 1
     if snapshot is None:

@@ -21,6 +21,7 @@ before (the matrix's own jobs are never pulled into the default build).
 from datetime import datetime, timezone
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import read_json
 from articlekit.core.keys import split_key
 from articlekit.data.classes import CITED, REPRODUCED, same_release
@@ -37,7 +38,7 @@ MEANS = {ALSO: "this machine's or the code's", NOT: "the versions'", NOT_RUN: "o
 COMMAND = "snakemake matrix --cores 2"
 
 
-class MatrixDigestError(ValueError):
+class MatrixDigestError(ArticlekitError):
     pass
 
 

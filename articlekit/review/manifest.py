@@ -29,6 +29,7 @@ import argparse
 import sys
 from collections import defaultdict
 
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.ledger import Ledger, file_digest, key
 
@@ -36,7 +37,7 @@ FORMAT = 1
 MANIFEST = "build/manifest.json"
 
 
-class ManifestError(ValueError):
+class ManifestError(ArticlekitError):
     pass
 
 
@@ -91,16 +92,12 @@ def main(argv):
                         help="files the plan read that no job reads (config files, schemas, Snakefiles)")
     parser.add_argument("--out", required=True, help="where to write build/manifest.json")
     args = parser.parse_args(argv)
-    try:
-        document = build_manifest(Ledger.load(args.ledger), args.outputs, args.read)
-        write_json(args.out, document)
-    except (OSError, ValueError) as exc:
-        print(f"manifest: {exc}", file=sys.stderr)
-        return 1
+    document = build_manifest(Ledger.load(args.ledger), args.outputs, args.read)
+    write_json(args.out, document)
     print(f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}",
           file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_command("manifest", main, sys.argv[1:]))

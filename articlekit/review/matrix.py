@@ -28,8 +28,9 @@ import argparse
 import re
 import sys
 
-from articlekit.data.baseline import BaselineError, load_baseline
+from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.data.classes import TEXT, VERSION, rule_entry, value_kind
 from articlekit.review.agreement import between_builds
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
@@ -358,10 +359,10 @@ def main(argv=None):
             print(f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}",
                   file=sys.stderr)
         return 1 if found else 0
-    except (BindError, BaselineError, OSError, ValueError) as exc:
+    except ArticlekitError as exc:  # BindError, BaselineError among them
         print(f"matrix: {exc}", file=sys.stderr)
         return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("matrix", main, sys.argv[1:]))

@@ -38,9 +38,10 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.data.config import where as config_line
-from articlekit.data.classes import same_release
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
+from articlekit.data.classes import same_release
+from articlekit.data.config import where as config_line
 
 # Python itself is the environment's interpreter, not a pin.
 UNPINNED = ("python",)
@@ -60,11 +61,11 @@ _PIP_TO_UV = {
 _SECTIONS = ("global", "install", ":env:")
 
 
-class MatrixConfigError(ValueError):
+class MatrixConfigError(ArticlekitError):
     pass
 
 
-class PythonNotFound(LookupError):
+class PythonNotFound(ArticlekitError, LookupError):
     pass
 
 
@@ -404,4 +405,4 @@ def _dispatch(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("matrixenv", main, sys.argv[1:]))

@@ -26,6 +26,7 @@ from pathlib import Path
 from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
 from articlekit.article.bindings import load_bindings
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import dumps, loads, read_json, write_json, write_text_atomic
 from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, status_of
 from articlekit.data.publishing import Publishing
@@ -106,7 +107,7 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
             publishing=Publishing()):
     """Write releases/<label>/{snapshot.json,README.md}; returns the snapshot path."""
     if not LABEL.match(label):
-        raise ValueError(f"label {label!r}: use letters, digits and . _ + - (starting with a letter or digit)")
+        raise ArticlekitError(f"label {label!r}: use letters, digits and . _ + - (starting with a letter or digit)")
     folder = Path(releases_dir) / label
     target = folder / "snapshot.json"
     if target.exists() and not force:
@@ -147,12 +148,8 @@ def main(argv):
     missing = [f"--{name}" for name in making if getattr(args, name) is None]
     if missing:
         parser.error(f"a release needs {', '.join(missing)} (or --seal SNAPSHOT to seal an older one)")
-    try:
-        target = release(args.label, read_json(args.values), load_bindings(args.bindings), read_json(args.audit),
-                         args.releases, force=args.force, publishing=args.publishing)
-    except (OSError, ValueError) as exc:
-        print(f"release: {exc}", file=sys.stderr)
-        return 1
+    target = release(args.label, read_json(args.values), load_bindings(args.bindings), read_json(args.audit),
+                     args.releases, force=args.force, publishing=args.publishing)
     print(f"release: froze this build as {target}", file=sys.stderr)
     return 0
 

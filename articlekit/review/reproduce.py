@@ -71,19 +71,19 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.article.bindings import BindingsError, load_bindings
+from articlekit.article.bindings import load_bindings
 from articlekit.core import claims as claimlib
 from articlekit.core.commands import REPRODUCE, reproduce_command
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import read_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
-from articlekit.core.sources import SourceError
 from articlekit.core.status import STATUS, status_of
 from articlekit.core.text import short_text
-from articlekit.data.baseline import DEFAULT_BASELINE, BaselineError, load_baseline
-from articlekit.data.config import ConfigError, read_configs
+from articlekit.data.baseline import DEFAULT_BASELINE, load_baseline
+from articlekit.data.config import read_configs
 from articlekit.data.edition import against_edition
 from articlekit.data.environment import installed_versions
-from articlekit.data.publishing import PublishingError, parse as parse_publishing
+from articlekit.data.publishing import parse as parse_publishing
 from articlekit.data.values import PUBLISHED, merge
 from articlekit.experiment.artifacts import THREADS_PARAM, read_artifact
 from articlekit.review.agreement import CAME_BACK, NOT_BACK, NOT_COMPARED, came_back
@@ -100,7 +100,7 @@ OVERRIDE = "reproduce-params.yaml"  # in the scratch folder: the build's params,
 MEASURED, CITED, DERIVED = "measured", "cited", "derived"
 
 
-class ReproduceError(Exception):
+class ReproduceError(ArticlekitError):
     """What stops the command before any verdict; the message says why and what to do."""
 
 
@@ -302,7 +302,7 @@ def reproduce(key, args, say, out):
     except FileNotFoundError as exc:
         raise ReproduceError(f"{exc.filename}: not there; build the article first (snakemake --cores 2), "
                              "then recompute one of its numbers") from None
-    except (OSError, ValueError, SourceError, ConfigError, PublishingError, BaselineError, BindingsError) as exc:
+    except (OSError, ArticlekitError) as exc:  # SourceError, ConfigError, BaselineError ... among them
         raise ReproduceError(str(exc)) from None
 
     origin = origin_of(values_doc, key)  # UnknownKey, ValueError: the caller names them
@@ -331,7 +331,7 @@ def reproduce(key, args, say, out):
     for name, source in experiments.items():
         try:
             artifacts[name] = read_artifact(source["artifact"])
-        except (OSError, ValueError) as exc:
+        except (OSError, ArticlekitError) as exc:
             raise ReproduceError(f"{source['artifact']}: cannot read the build's artifact ({exc}); build the "
                                  "article again (snakemake --cores 2)") from None
         if name not in (config.get("experiments") or {}):  # a step of the module (listings), not an experiment
@@ -426,6 +426,6 @@ def main(argv):
     except ReproduceError as exc:
         say(f"reproduce: {exc}")
         return USAGE
-    except ValueError as exc:  # a malformed key, an index out of range
+    except ArticlekitError as exc:  # a malformed key, an index out of range
         say(f"reproduce: {exc}")
         return USAGE

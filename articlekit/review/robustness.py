@@ -17,6 +17,7 @@ import sys
 from articlekit.article.robustness import CONFIDENCE
 from articlekit.article.seed_figure import data_url, percentile_words, plottable, seed_range
 from articlekit.core.equality import is_number
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
@@ -181,7 +182,7 @@ def main(argv=None):
         report = read_json(args.report)
         write_text_atomic(args.md, to_markdown(report))
         write_text_atomic(args.html, to_html(report))
-    except (OSError, ValueError, KeyError) as exc:
+    except ArticlekitError as exc:
         print(f"robustness page: {exc}", file=sys.stderr)
         return 1
     print(f"robustness page -> {args.html}", file=sys.stderr)
@@ -189,4 +190,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("robustness page", main, sys.argv[1:]))

@@ -26,15 +26,16 @@ otherwise: it is refused with the command that restores it.
 
 from pathlib import Path
 
-from articlekit.review import snapshot_digest
 from articlekit.core.equality import same_value
-from articlekit.data.environment import record as environment_record
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.keys import lookup
 from articlekit.core.schema import entry_name
 from articlekit.core.schema import problems as schema_problems
 from articlekit.core.text import shorten
-from articlekit.core.keys import lookup
+from articlekit.data.environment import record as environment_record
+from articlekit.review import snapshot_digest
 
 SNAPSHOT_FORMAT = 2
 UNSEALED_FORMAT = 1  # written before snapshots carried a digest
@@ -103,7 +104,7 @@ RESTORE = ("Restore it as released: git checkout -- {path} (git diff -- {path} s
 SNAPSHOT_MARKS = ("snapshot_format", "digest", "released_at", "label")
 
 
-class SnapshotError(ValueError):
+class SnapshotError(ArticlekitError):
     """A snapshot that cannot be compared against; the message names file and entry."""
 
 
@@ -337,7 +338,7 @@ def _value_of(values, key):
     try:
         return lookup(values, key)
     except KeyError:  # UnknownKey: its message guesses at a typo, which a missing entry is not
-        raise ValueError(f"its key {key!r} is not in values") from None
+        raise ArticlekitError(f"its key {key!r} is not in values") from None
 
 
 def _unmatched(these, those, name, other, what):

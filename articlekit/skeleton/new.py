@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from articlekit import __version__
+from articlekit.core.errors import ArticlekitError
 
 TEMPLATE = Path(__file__).resolve().parent / "article"
 
@@ -36,7 +37,7 @@ TEMPLATE = Path(__file__).resolve().parent / "article"
 RENAMED = {"gitignore": ".gitignore", "github": ".github"}
 
 
-class NewArticleError(Exception):
+class NewArticleError(ArticlekitError):
     pass
 
 

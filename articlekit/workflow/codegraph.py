@@ -37,6 +37,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import write_text_atomic
 
 PACKAGE = "articlekit"
@@ -240,7 +241,7 @@ def package_files(*modules, article_root="."):
     """What `python -m articlekit.X` runs for each articlekit module given."""
     for module in modules:
         if _locate(module, article_root) is None:
-            raise ValueError(f"no module {module!r} in {PACKAGE_DIR}")
+            raise ArticlekitError(f"no module {module!r} in {PACKAGE_DIR}")
     return _shown(module_graph(modules, article_root), article_root)
 
 
@@ -254,7 +255,7 @@ def experiment_files(name, package="experiments", article_root="."):
     it imports, and the articlekit files they use."""
     module = f"{package}.{name}"
     if experiment_path(name, package, article_root) is None:
-        raise ValueError(f"experiment {name!r}: no {package}/{name}.py under {Path(article_root).resolve()}; "
+        raise ArticlekitError(f"experiment {name!r}: no {package}/{name}.py under {Path(article_root).resolve()}; "
                          f"write it, or remove {name!r} from experiments: in config.yaml")
     return _shown(module_graph([module], article_root), article_root)
 
@@ -270,7 +271,7 @@ def main(argv=None):
         files = package_files(*args.modules) if args.modules else []
         for name in args.experiment:
             files += experiment_files(name)
-    except (ValueError, SyntaxError) as exc:
+    except (ArticlekitError, SyntaxError) as exc:
         print(f"codegraph: {exc}", file=sys.stderr)
         return 1
     print("\n".join(sorted(set(files))))
@@ -278,4 +279,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("codegraph", main, sys.argv[1:]))

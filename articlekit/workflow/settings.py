@@ -10,6 +10,7 @@ import importlib.metadata
 import os
 from dataclasses import dataclass, field
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.experiment import runs
 
 # A job that asks for every core the run was given.
@@ -168,7 +169,7 @@ def version_overrides(config):
     Raises ValueError naming the fix when it is not such a mapping."""
     given = config.get("versions") or {}
     if not isinstance(given, dict) or not all(isinstance(v, (str, int, float)) for v in given.values()):
-        raise ValueError(f"--config versions={given!r}: write a mapping of library to version, "
+        raise ArticlekitError(f"--config versions={given!r}: write a mapping of library to version, "
                          "e.g. --config versions='{NAME: \"9.9\"}' for a distribution NAME")
     return {str(name): str(version) for name, version in given.items()}
 
@@ -260,13 +261,13 @@ def robustness(config, where=lambda key: "config"):
     excluded = dict(section.get("exclude") or {})
     for name in excluded:
         if name not in names:
-            raise ValueError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
+            raise ArticlekitError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
                              f"not an experiment of this article (experiments: {', '.join(names)})")
 
     fixed = dict(section.get("fixed") or {})
     for prefix in fixed:
         if prefix.partition(".")[0] not in names:
-            raise ValueError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
+            raise ArticlekitError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
                              f"part is not an experiment of this article (experiments: {', '.join(names)})")
 
     def seeded(entry):
@@ -286,7 +287,7 @@ def robustness(config, where=lambda key: "config"):
     chunks = -(-found.seeds // found.chunk)
     if swept * chunks > MAX_SWEEP_JOBS:
         enough = -(-found.seeds // max(1, MAX_SWEEP_JOBS // swept))
-        raise ValueError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
+        raise ArticlekitError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
                          f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
                          f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
                          f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds")
