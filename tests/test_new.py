@@ -14,7 +14,8 @@ from articlekit.article.shortcodes import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPE = {"Snakefile", "config.yaml", "environment.yml", "requirements.txt", ".gitignore", "experiments/__init__.py",
-         "article/index.qmd", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
+         # Quarto's own `quarto render` and `quarto preview` in the new article's folder
+         "_quarto.yml", "article/index.qmd", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
          "baseline/published.yaml",
          # Snakemake's workflow profile: a failed job's log, where articlekit writes the fix, in the terminal
          "profiles/default/config.yaml",

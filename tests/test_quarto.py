@@ -12,12 +12,17 @@ Without one these tests skip, saying so; with REQUIRE_QUARTO=1 (CI) that
 skip is a failure.
 """
 
+import html
 import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import time
+import urllib.parse
+import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -300,6 +305,9 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
     """The bindings file older than the article: value.lua itself must stop
     Quarto (whose error() only logs) and say why, once."""
     work, env, _, _ = project
+    # the values of the article as committed: a test above built an edited one,
+    # whose new claims the seed sweep's summary (robustness.*) was made for
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     bindings = tmp_path / "bindings.json"  # of the article as committed
     run(["python", "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
          "--baseline", "baseline/published.yaml",
@@ -373,7 +381,7 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     # Snakemake's page of the article as it stands (a test above built an edited one)
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
-    native = work / "build/quarto/index.html"
+    native = work / "build/quarto/article/index.html"
     assert page_text(native.read_text(encoding="utf-8")) == \
         page_text((work / "build/article.html").read_text(encoding="utf-8"))
     assert bound_links(native) == bound_links(work / "build/article.html") != []
@@ -384,79 +392,172 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     assert "Nothing to be done" in plan.stdout + plan.stderr
 
 
-def free_port():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_quarto_preview_shows_a_prose_edit(project, tmp_path):
-    """`quarto preview index.qmd` serves the bound article and, on a save,
-    the edit; the work tree is clean once it stops."""
-    import signal
-    import urllib.request
-
-    work, env, _, _ = project
-    article = work / "article/index.qmd"
-    original = article.read_text(encoding="utf-8")
-    port = free_port()
-    log = tmp_path / "preview.log"  # a file, not a pipe: Quarto would block on a full one
-    with open(log, "w", encoding="utf-8") as out:
-        preview = popen(["quarto", "preview", "index.qmd", "--port", str(port), "--no-browser"],
-                        cwd=work / "article", env=native_env(env), stdout=out, stderr=subprocess.STDOUT,
-                        start_new_session=True)
-
-    def served_until(condition, what):
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and preview.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
-                    page = response.read().decode("utf-8")
-                if condition(page):
-                    return page
-            except OSError:
-                pass
-            time.sleep(1)
-        os.killpg(preview.pid, signal.SIGKILL)
-        preview.wait()
-        pytest.fail(f"quarto preview never served {what}:\n{log.read_text(encoding='utf-8')[-3000:]}")
-
-    try:
-        page = served_until(lambda page: 'class="bound-value"' in page, "the bound article")
-        assert "{{<" not in page and "{{&lt;" not in page
-        sentence = "A sentence written while the preview runs."
-        article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
-        page = served_until(lambda page: sentence in page, "the edit")
-        assert 'class="bound-value"' in page
-    finally:
-        article.write_text(original, encoding="utf-8")
-        if preview.poll() is None:
-            os.killpg(preview.pid, signal.SIGTERM)
-            try:
-                preview.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(preview.pid, signal.SIGKILL)
-                preview.wait()
+def test_quarto_render_in_the_project_folder_gives_the_builds_article(project):
+    """`quarto render` where a new author first types it, the project's own
+    folder (its _quarto.yml renders article/index.qmd with the same hooks):
+    the build's page, and the work tree clean, .gitignore untouched."""
+    work, env, version, _ = project
+    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    done = run(["quarto", "render"], work, native_env(env))
+    native = work / "build/quarto/article/index.html"
+    assert "build/quarto/article/index.html" in done.stdout + done.stderr
+    assert page_text(native.read_text(encoding="utf-8")) == \
+        page_text((work / "build/article.html").read_text(encoding="utf-8"))
+    assert bound_links(native) == bound_links(work / "build/article.html") != []
     assert git_status(work) == ""
 
 
+class NeverServed(Exception):
+    """A `quarto preview` that exited, or never served the page asked for; the message holds its terminal's end."""
+
+
+class QuartoPreview:
+    """`quarto preview ARGS --port P --no-browser` started in a folder, as an
+    author (or an editor's Preview button) starts it; its terminal in a file,
+    for Quarto blocks on a full pipe. Also timed by benchmarks/quarto_preview.py."""
+
+    def __init__(self, folder, args, env, log):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.log = Path(log)
+        with open(self.log, "w", encoding="utf-8") as out:
+            self.proc = popen(["quarto", "preview", *args, "--port", str(self.port), "--no-browser"], cwd=folder,
+                              env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def said(self):
+        """Its terminal so far, colours taken out."""
+        return re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(encoding="utf-8", errors="replace"))
+
+    def url(self):
+        found = re.search(r"Browse at (\S+)", self.said())
+        return found and found.group(1).replace("localhost", "127.0.0.1")
+
+    def wait_for(self, condition, what, timeout=600):
+        """Poll the served page every 0.1 s until condition(page): -> (page, seconds waited)."""
+        start = time.perf_counter()
+        while time.perf_counter() - start < timeout and self.proc.poll() is None:
+            url = self.url()
+            try:
+                if url:  # else not listening yet
+                    # as long as a browser waits: a request may have to wait for a render
+                    page = self.get(url, max(1.0, timeout - (time.perf_counter() - start)))
+                    if condition(page):
+                        return page, time.perf_counter() - start
+            except OSError:  # not answering yet, or a 404 while it renders
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise NeverServed(f"quarto preview never served {what}:\n{self.said()[-4000:]}")
+
+    @staticmethod
+    def get(url, timeout=60):
+        """The page at url, a meta refresh followed as a browser follows it
+        (build/quarto/index.html leads to the article's page)."""
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            page = response.read().decode("utf-8", "replace")
+        refresh = re.search(r'<meta http-equiv="refresh" content="0; url=([^"]+)"', page)
+        return QuartoPreview.get(urllib.parse.urljoin(url, refresh.group(1)), timeout) if refresh else page
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+PREVIEWS = {
+    # the form a new author types first (the project's _quarto.yml: Quarto serves the project)
+    "quarto preview in the project folder": ("", []),
+    # the form an editor's Preview button runs (a file of article/_quarto.yml's project)
+    "quarto preview index.qmd in article/": ("article", ["index.qmd"]),
+}
+
+
+@pytest.mark.parametrize("where", PREVIEWS)
+def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message(project, tmp_path, where):
+    """The bound article; a prose edit served without a Snakemake run (only
+    the text changed since the pre-render's last one); a misspelt key shown
+    on the page with its file:line, not as Quarto's blank "Quarto Render
+    Error"; the fix served again; the work tree clean once it stops."""
+    work, env, _, _ = project
+    folder, args = PREVIEWS[where]
+    article = work / "article/index.qmd"
+    original = article.read_text(encoding="utf-8")
+    preview = QuartoPreview(work / folder, args, native_env(env), tmp_path / "preview.log")
+    try:
+        page, _ = preview.wait_for(lambda page: 'class="bound-value"' in page, "the bound article")
+        assert "{{<" not in page and "{{&lt;" not in page and "preview-banner" not in page
+        sentence = "A sentence written while the preview runs."
+        article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
+        page, _ = preview.wait_for(lambda page: sentence in page, "the edit")
+        assert 'class="bound-value"' in page
+        hooks = "\n".join(line for line in preview.said().splitlines() if "quarto pre-render:" in line)
+        assert "without Snakemake" in hooks, hooks
+        line = original.count("\n") + 2
+        article.write_text(original + "\nA slip: {{< value scaling.dk64.unscaled.no_such_key >}}.\n",
+                           encoding="utf-8")
+        page, _ = preview.wait_for(lambda page: "preview-banner" in page, "the failure's message")
+        # (a new printed key: this article's seed sweep reads them, so Snakemake runs, and its bind fails)
+        assert "Quarto Render Error" not in page
+        banner = html.unescape(page[page.find('id="preview-banner"'):].split("</div>", 1)[0])
+        assert re.search(rf"article/index\.qmd:{line}: unknown key 'scaling\.dk64\.unscaled\.no_such_key'", banner), \
+            banner
+        assert "`quarto render` would stop here" in page and 'class="bound-value"' in page
+        article.write_text(original, encoding="utf-8")
+        preview.wait_for(lambda page: "preview-banner" not in page and "A slip" not in page, "the fix")
+    except NeverServed as exc:
+        pytest.fail(str(exc))
+    finally:
+        article.write_text(original, encoding="utf-8")
+        preview.stop()
+    assert git_status(work) == ""
+
+
+def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_stays_clean(quarto_env, tmp_path):
+    """`python -m articlekit new`, then `quarto render` in its folder and
+    `quarto preview` in its article/: both give the bound article, and
+    neither touches a .gitignore (or anything else git sees), also with
+    the virtual environment an author makes there (`python -m venv env`)."""
+    folder = tmp_path / "my-article"
+    env = {**copy_environment(ROOT), **quarto_env, "ARTICLEKIT_SNAKEMAKE_ARGS": "--config strict=false"}
+    run(["python", "-m", "articlekit", "new", str(folder)], tmp_path, env)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new"]):
+        run(cmd, folder, env)
+    (folder / "env").mkdir()  # what Quarto takes for a virtual environment, and ignores unless .gitignore does
+    (folder / "env/pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    run(["quarto", "render"], folder, env)
+    page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")
+    assert 'class="bound-value"' in page and "{{<" not in page and "{{&lt;" not in page
+    assert git_status(folder) == ""
+    preview = QuartoPreview(folder / "article", [], env, tmp_path / "preview.log")
+    try:
+        preview.wait_for(lambda page: 'class="bound-value"' in page, "the bound article")
+    except NeverServed as exc:
+        pytest.fail(str(exc))
+    finally:
+        preview.stop()
+    assert git_status(folder) == ""
+
+
 def test_quarto_render_stops_on_a_typed_number_with_the_lint_s_message(project, edited):
-    """The pre-render's Snakemake lints, as the build does: the render fails
+    """The pre-render lints, as the build does: the render fails
     with the lint's file:line and the command to rerun, and writes no page."""
     work, env, _, _ = project
     line = edited("The answer is 42.")
-    before = (work / "build/quarto/index.html").stat().st_mtime_ns if (work / "build/quarto/index.html").exists() \
-        else None
+    native = work / "build/quarto/article/index.html"
+    before = native.stat().st_mtime_ns if native.exists() else None
     done = run(["quarto", "render", "index.qmd"], work / "article", native_env(env), check=False)
     out = done.stdout + done.stderr
     assert done.returncode != 0
     assert re.search(rf"article/index\.qmd:{line}: numeral '42'", out), out[-3000:]
     assert "quarto pre-render: the article's values, bindings or lint could not be made" in out
     assert "snakemake build/article.html" in out
-    after = (work / "build/quarto/index.html").stat().st_mtime_ns if (work / "build/quarto/index.html").exists() \
-        else None
+    after = native.stat().st_mtime_ns if native.exists() else None
     assert after == before
 
 
@@ -470,11 +571,11 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     profile = hidden / "article/_quarto-author.yml"
     profile.write_text(re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M),
                        encoding="utf-8")
-    (hidden / "build/quarto/index.html").unlink(missing_ok=True)
+    (hidden / "build/quarto/article/index.html").unlink(missing_ok=True)
     done = run(["quarto", "render", "index.qmd"], hidden / "article",
                {**native_env(env), **copy_environment(hidden), "PATH": env["PATH"]}, check=False)
     out = done.stdout + done.stderr
     assert done.returncode != 0, out[-3000:]
     assert "quarto post-render:" in out and "shortcode(s) were not resolved" in out
     assert "the value extension did not run" in out
-    assert not (hidden / "build/quarto/index.html").exists()
+    assert not (hidden / "build/quarto/article/index.html").exists()

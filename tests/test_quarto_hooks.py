@@ -1,25 +1,51 @@
-"""The scripts a Quarto user's `quarto render` runs around each render
-(articlekit.render.quarto_hooks), without Quarto: they read what Quarto
-hands project scripts ($QUARTO_PROJECT_INPUT_FILES, ..._OUTPUT_FILES, the
-project's folder as the working directory). With the real Quarto:
-tests/test_quarto.py."""
+"""The scripts a Quarto user's `quarto render` and `quarto preview` run
+around each render (articlekit.render.quarto_hooks, quarto_bind), without
+Quarto: they read what Quarto hands project scripts
+($QUARTO_PROJECT_INPUT_FILES, ..._OUTPUT_FILES, the Quarto project's folder
+as the working directory), and the Quarto command above them from its
+command line. With the real Quarto: tests/test_quarto.py.
 
+The pre-render binds a prose edit in its own process, byte for byte as rule
+bind would, and runs Snakemake when anything else a rule reads changed (an
+experiment, the config, the baseline), so no value it hands the page is
+older than its inputs; under `quarto preview` a failure becomes a page that
+shows it, under `quarto render` an exit 1.
+"""
+
+import html
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import yaml
+
+from articlekit.render import quarto_bind
+from articlekit.skeleton.new import new_article
+
 ROOT = Path(__file__).resolve().parent.parent
+# Where tests run the hooks from: the project's folder (its own _quarto.yml)
+# or the article's (article/_quarto.yml), with the input Quarto would name.
+FROM_PROJECT = ("", "article/index.qmd")
+FROM_ARTICLE = ("article", "index.qmd")
 
 
-def hook(name, project, env):
-    return subprocess.run([sys.executable, "-m", "articlekit", "quarto", name], cwd=project / "article",
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **env},
-                          capture_output=True, text=True, timeout=120)
+def hook(name, project, env, where="article", launcher=None):
+    """The hook as Quarto runs it; under `launcher` (a Quarto command, e.g.
+    "preview"): started by a stand-in process whose command line is Quarto's."""
+    command = [sys.executable, "-m", "articlekit", "quarto", name]
+    if launcher:
+        command = [sys.executable, str(ROOT / "tests/standin/quarto.js"), launcher, *command]
+    return subprocess.run(command, cwd=project / where, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                          capture_output=True, text=True, timeout=900)
 
 
 def article_project(tmp_path):
     (tmp_path / "article").mkdir()
     (tmp_path / "Snakefile").write_text("# the module\n")
+    (tmp_path / "config.yaml").write_text("strict: true\n")
     (tmp_path / "article/index.qmd").write_text("A value: {{< value k.x >}}, and {{{< value k.y >}}} shown as is.\n")
     (tmp_path / "article/example.qmd").write_text("Another document.\n")
     return tmp_path
@@ -54,3 +80,193 @@ def test_the_post_render_keeps_a_bound_page(tmp_path):
     done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "../build/quarto/index.html"})
     assert done.returncode == 0, done.stderr
     assert (out / "index.html").exists()
+
+
+def test_outside_a_project_the_pre_render_says_where_to_run_it(tmp_path):
+    (tmp_path / "article").mkdir()
+    (tmp_path / "article/index.qmd").write_text("Text.\n")
+    done = hook("pre-render", tmp_path, {"QUARTO_PROJECT_INPUT_FILES": "index.qmd"})
+    assert done.returncode == 1
+    assert "no articlekit project in" in done.stderr and "Snakefile and config.yaml" in done.stderr
+
+
+def test_the_shipped_gitignores_hold_the_lines_quarto_would_append():
+    """Quarto appends `/.quarto/` and `**/*.quarto_ipynb` to the .gitignore
+    of the project it renders unless a line of it is exactly that
+    (quarto-cli src/project/project-gitignore.ts): every folder with a
+    _quarto.yml that we ship has them, so the author's file is never edited;
+    `/_*.local` once a _*.local file is there, `/env/` once a virtual
+    environment is (a pyvenv.cfg or conda-meta in env/)."""
+    folders = [ROOT, ROOT / "article", ROOT / "examples/summation", ROOT / "examples/summation/article"]
+    skeleton = ROOT / "articlekit/skeleton/article"
+    ignores = {folder: folder / ".gitignore" for folder in folders}
+    ignores.update({skeleton: skeleton / "gitignore", skeleton / "article": skeleton / "article/gitignore"})
+    for folder, ignore in ignores.items():
+        assert (folder / "_quarto.yml").is_file(), folder
+        lines = [line.strip() for line in ignore.read_text(encoding="utf-8").splitlines()]
+        assert {"/.quarto/", "**/*.quarto_ipynb", "/_*.local"} <= set(lines), ignore
+        if folder.name != "article":  # where an author makes a virtual environment, which Quarto ignores as /env/
+            assert "/env/" in lines, ignore
+
+
+def test_the_project_quarto_yml_renders_the_article_with_the_hooks():
+    for folder in (ROOT, ROOT / "articlekit/skeleton/article", ROOT / "examples/summation"):
+        project = yaml.safe_load((folder / "_quarto.yml").read_text(encoding="utf-8"))["project"]
+        assert project["render"] == ["article/index.qmd"]
+        assert project["pre-render"] == "python -m articlekit quarto pre-render"
+        assert project["post-render"] == "python -m articlekit quarto post-render"
+        assert project["output-dir"] == "build/quarto"
+
+
+def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
+    """The fast path binds without Snakemake only while what the plan reads
+    from the article's text (beyond the rules' inputs) is as it was: each
+    such read in articlekit/workflow must be one that quarto_bind.plan_facts
+    covers, or that fast path could bind against values made for another plan."""
+    covered = {"": "validation only", "settings.cited_experiments": "the word robustness",
+               "figure_links": "figures", "article_shortcodes": "robustness", "seed_figures": "figures"}
+    reads = []
+    for path in sorted((ROOT / "articlekit/workflow").glob("*.smk")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"open\(\s*ARTICLE|Path\(\s*ARTICLE\s*\)\.read", text), path
+        reads += [(path.name, m.group(1) or "") for m in
+                  re.finditer(r"(?:([\w.]+)\((?:ARTICLE,\s*)?)?read_text\(ARTICLE\)", text)]
+    assert reads and {name for _, name in reads} <= set(covered), reads
+
+
+# --- a new article's pre-render, bound through Snakemake once, then in-process ------------
+
+
+def pre_render(project, where=FROM_ARTICLE, launcher=None, **env):
+    return hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": where[1],
+                                        quarto_bind.SNAKEMAKE_ARGS: "--config strict=false renderer=pandoc",
+                                        **env}, where=where[0], launcher=launcher)
+
+
+def bound(project, key):
+    """{fmt: the text the page prints} for each binding of key."""
+    bindings = yaml.safe_load((project / quarto_bind.PAGE_BINDINGS).read_text(encoding="utf-8"))["bindings"]
+    return {b["fmt"]: b["text"] for b in bindings.values() if b["key"] == key}
+
+
+@pytest.fixture(scope="module")
+def skeleton(tmp_path_factory):
+    """A new article whose pre-render ran once: Snakemake made its values."""
+    project = tmp_path_factory.mktemp("hooks") / "my-article"
+    new_article(project)
+    done = pre_render(project)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no Snakemake run recorded yet" in done.stderr and "made by Snakemake" in done.stderr
+    assert (project / quarto_bind.PAGE_BINDINGS).read_bytes() == (project / quarto_bind.BINDINGS).read_bytes()
+    return project
+
+
+@pytest.fixture
+def article(skeleton):
+    """The article's text, to edit; put back after."""
+    path = skeleton / "article/index.qmd"
+    original = path.read_text(encoding="utf-8")
+    yield path
+    path.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(skeleton, article):
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text.replace("Every number in this article", "Each number in this article")
+                       + "\nAnd again: {{< value harmonic.params.n >}} terms.\n", encoding="utf-8")
+    done = pre_render(skeleton, FROM_PROJECT)  # the project's own _quarto.yml, as `quarto render` there runs it
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "without Snakemake (only article/index.qmd's text changed" in done.stderr
+    assert "Building DAG" not in done.stderr + done.stdout
+    reference = skeleton / "build/reference.json"
+    subprocess.run([sys.executable, "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
+                    "--strict", "false", "--baseline", "baseline/published.yaml", "--out", str(reference)],
+                   cwd=skeleton, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, check=True)
+    assert (skeleton / quarto_bind.PAGE_BINDINGS).read_bytes() == reference.read_bytes()
+    assert bound(skeleton, "harmonic.params.n") == {",": "1,000", "": "1000"}
+    metadata = yaml.safe_load((skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
+    assert metadata["value-bindings"] == str(skeleton / quarto_bind.PAGE_BINDINGS)
+    # article/_quarto.yml's settings, for the project's own _quarto.yml, which renders from outside it
+    assert metadata["format"]["html"]["html-math-method"] == "mathml"
+    assert "value-unbound" not in metadata
+
+
+@pytest.mark.slow
+def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, article):
+    """The in-process bind skips Snakemake, not rule parse_article's prose
+    check: an <img src> (which Quarto's embedding would follow to any file)
+    stops `quarto render` with the check's file:line, and a save of the
+    clean text after it reads only the piece it changed again."""
+    text = article.read_text(encoding="utf-8")
+    slip = '<img src="/etc/hostname">'
+    article.write_text(text.replace("\n## Where this build", f"\nA picture: {slip}\n\n## Where this build", 1),
+                       encoding="utf-8")
+    line = text[:text.index("\n## Where this build")].count("\n") + 2
+    rendering = pre_render(skeleton, launcher="render")
+    assert rendering.returncode == 1, rendering.stderr[-3000:]
+    assert "Building DAG" not in rendering.stderr + rendering.stdout  # refused without Snakemake
+    assert re.search(rf"parse: article/index\.qmd:{line}: .*raw HTML", rendering.stderr), rendering.stderr[-3000:]
+    assert "quarto pre-render: the article's values, bindings or lint could not be made" in rendering.stderr
+    previewing = pre_render(skeleton, launcher="preview")
+    assert previewing.returncode == 0, previewing.stderr[-3000:]
+    banner = (skeleton / "build/quarto-problems.html").read_text(encoding="utf-8")
+    assert re.search(rf"article/index\.qmd:{line}: .*raw HTML", html.unescape(banner)), banner
+    article.write_text(text, encoding="utf-8")
+    again = pre_render(skeleton, launcher="render")
+    assert again.returncode == 0 and "without Snakemake" in again.stderr, again.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_under_quarto_preview_a_typed_number_is_shown_on_the_page_not_a_blank_error(skeleton, article):
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text.replace("\n## Where this build", "\nThe answer is 42.\n\n## Where this build", 1),
+                       encoding="utf-8")
+    line = text[:text.index("\n## Where this build")].count("\n") + 2
+    rendering = pre_render(skeleton, launcher="render")
+    assert rendering.returncode == 1
+    assert f"article/index.qmd:{line}: numeral '42'" in rendering.stderr
+    assert "quarto pre-render: the article's values, bindings or lint could not be made" in rendering.stderr
+    previewing = pre_render(skeleton, launcher="preview")
+    assert previewing.returncode == 0, previewing.stderr[-3000:]
+    metadata = yaml.safe_load((skeleton / "build/quarto-metadata.yml").read_text(encoding="utf-8"))
+    assert metadata["value-unbound"] == "mark"
+    banner = Path(metadata["format"]["html"]["include-before-body"][0]).read_text(encoding="utf-8")
+    assert 'id="preview-banner"' in banner and "`quarto render` would stop here" in banner
+    assert f"article/index.qmd:{line}: numeral &#x27;42&#x27;" in banner
+    assert "bound with strict=false" in banner
+    # the lint's advice quotes a shortcode; the banner's is no unresolved one for the post-render
+    assert "print it with {&#123;&lt; value KEY" in banner and "{{" not in banner
+
+
+@pytest.mark.slow
+def test_under_quarto_preview_an_unknown_key_keeps_the_last_bindings_and_names_the_key(skeleton, article):
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text + "\nA slip: {{< value harmonic.valeu >}}.\n", encoding="utf-8")
+    previewing = pre_render(skeleton, launcher="preview")
+    assert previewing.returncode == 0, previewing.stderr[-3000:]
+    banner = (skeleton / "build/quarto-problems.html").read_text(encoding="utf-8")
+    assert "unknown key &#x27;harmonic.valeu&#x27;" in banner
+    assert "from the last bindings made" in banner
+    assert bound(skeleton, "harmonic.value")  # the page still shows what bound before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", ["config", "experiment"])
+def test_an_edited_config_or_experiment_runs_snakemake_and_no_value_is_stale(skeleton, edit):
+    """The edit changes a value (config: n) or only the code (a comment):
+    either way Snakemake runs first, and the page's value is the new one."""
+    path = skeleton / ("config.yaml" if edit == "config" else "experiments/harmonic.py")
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace("  n: 1000 ", "  n: 2000 ") if edit == "config"
+                        else original + "# an edit\n", encoding="utf-8")
+        done = pre_render(skeleton)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"{path.relative_to(skeleton)} changed: running `snakemake build/article.html" in done.stderr
+        assert "made by Snakemake" in done.stderr
+        assert bound(skeleton, "harmonic.params.n")[","] == ("2,000" if edit == "config" else "1,000")
+        again = pre_render(skeleton)
+        assert "without Snakemake" in again.stderr, again.stderr[-3000:]
+    finally:
+        path.write_text(original, encoding="utf-8")

@@ -8,7 +8,8 @@ Owns: how a value becomes text (fmt), the claim grammar and its verdicts
 document against a JSON Schema with each problem's entry named (schema),
 work folders a killed run leaves (workfiles), the command that recomputes
 a key, as the pages print it (commands), which rule wrote each file of a
-build and its digest then (ledger).
+build and its digest then (ledger), the project a command serves, found
+from any folder inside it (project).
 
 May import: the standard library and third-party libraries only; nothing
 of articlekit outside core. Knows no article and no stage.

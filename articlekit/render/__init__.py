@@ -6,8 +6,11 @@ Owns: choosing a renderer and reading its version (renderers), the page
 (page), checking the page it got (pagecheck), the PDF (pdf), the preview
 (preview), its piecewise render (incremental) and its HTTP server
 (preview_server), the value extension's copy in an article (extension),
-and what a Quarto user's own `quarto render` runs before and after each
-render (quarto_hooks).
+and what a Quarto user's own `quarto render` and `quarto preview` run
+before and after each render (quarto_hooks), with the bindings it hands
+the page, made in-process after a prose edit or by Snakemake (quarto_bind),
+and the build's prose check made on the pieces of the article a save
+changed (prose_pieces).
 
 May import: articlekit.core, articlekit.experiment, articlekit.data,
 articlekit.article.

@@ -3,6 +3,10 @@
     python -m articlekit preview [article/index.qmd] [--values build/values.json] [--port 8000]
                                  [--renderer pandoc|build|quarto|auto]
 
+Run it in the article's project or any folder inside it (article/ too):
+it serves the project it finds there (the first folder up holding a
+Snakefile and a config.yaml, articlekit.core.project), names it beside
+the URL, and reads every path it is given from where it was started.
 Prints the URL and the renderer the build uses (config.yaml's renderer:),
 and opens nothing. Every few tenths of a second it looks at the
 modification times of the article's folder (the .qmd, the extension, the
@@ -92,6 +96,7 @@ from articlekit.render.preview_server import LocalHandler, PreviewServer
 from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
                                expected_literal_shortcodes, remove_stale_preview_folders, render)
 from articlekit.render.renderers import CHOICES, choose, display_name, version
+from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import SourceError, load_yaml, read_text
 from articlekit.core.workfiles import owner_tag
 
@@ -457,10 +462,12 @@ def main(argv):
                              "renderer:); quarto: the page whole through Quarto, as the build does, slower")
     parser.add_argument("--config", default="config.yaml", help="where the build's renderer: is read")
     args = parser.parse_args(argv)
+    root = serve_from_project(args, parser)
 
     article = Path(args.article)
     if not article.is_file():
-        print(f"preview: no article at {article}", file=sys.stderr)
+        print(f"preview: no article at {article} in {root}: run it in the article's project (the folder with "
+              f"its Snakefile and config.yaml, or any folder inside it), or name the article", file=sys.stderr)
         return 1
     if not Path(args.values).is_file():
         print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
@@ -476,9 +483,30 @@ def main(argv):
               file=sys.stderr)
         return 1
     try:
-        return serve(args, article, baseline, lock)
+        return serve(args, article, baseline, lock, root)
     finally:
         lock.release()
+
+
+PROJECT_PATHS = ("article", "values", "baseline", "out", "config")  # the options that name a file of the project
+
+
+def serve_from_project(args, parser):
+    """Run from the project's folder, found from wherever the preview was
+    started inside it (articlekit.core.project): a path given on the command
+    line stays the file it named, a default is the project's. Outside any
+    project, the paths are the working folder's. -> the folder served."""
+    here = Path.cwd()
+    try:
+        root = project_folder(here)
+    except NoProject:
+        return here
+    for name in PROJECT_PATHS:
+        value = getattr(args, name)
+        if value and value != parser.get_default(name):
+            setattr(args, name, os.path.relpath((here / value).resolve(), root))
+    os.chdir(root)
+    return root
 
 
 class StopRequested(KeyboardInterrupt):
@@ -539,7 +567,7 @@ class Stopper:
         self.done.set()
 
 
-def serve(args, article, baseline, lock):
+def serve(args, article, baseline, lock, root):
     """Serve and watch until a stop signal, holding the output folder's lock."""
     stopper = Stopper()
     preview = server = None
@@ -556,7 +584,7 @@ def serve(args, article, baseline, lock):
             return 1
         lock.describe(server.url)
         server.start()
-        print(f"preview: {server.url} ({article}, Ctrl-C stops)", flush=True)
+        print(f"preview: {server.url} ({article} of the project {root}, Ctrl-C stops)", flush=True)
         print(f"preview: {said}; this preview renders with {renderer.capitalize()}"
               + (" (--renderer build renders as the build does)" if renderer != build else ""), flush=True)
         print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)

@@ -4,29 +4,47 @@ each render of the article: the real page, bound, or a failure that says why.
     python -m articlekit quarto pre-render     # before each render (preview's too)
     python -m articlekit quarto post-render    # after it
 
-The article's _quarto.yml names a default Quarto profile, `author`, whose
-file (_quarto-author.yml) lists both as the project's pre-render and
-post-render scripts, sends the output to build/quarto/, and reads the
-metadata file the pre-render writes. The build renders with the profile
+Two Quarto projects name them, so both commands give the article wherever
+an author runs them: the project's own _quarto.yml (in the folder with the
+Snakefile; it renders article/index.qmd) lists them directly, and the
+article's _quarto.yml names a default Quarto profile, `author`, whose file
+(_quarto-author.yml) lists them. Both send the page to
+build/quarto/article/index.html and read the metadata file the pre-render
+writes (and both name the profile `author`: Quarto keeps one active
+profile per process, and `quarto preview` in the project's folder renders
+a saved article through the article's own project). The build renders in the article's folder with the profile
 `articlekit-build` (articlekit.render.page), which has no file: nothing of
 this reaches Snakemake's page, and a render Snakemake runs cannot call
 Snakemake again.
 
-pre-render, in the article's folder (Quarto runs project scripts there):
+pre-render, in the Quarto project's folder (Quarto runs project scripts there):
 - refuses a document other than the article the build binds (its values
   would be another file's);
-- installs or refreshes the packaged value extension into
+- installs or refreshes the packaged value extension into the article's
   _extensions/articlekit/ (articlekit.render.extension);
-- runs Snakemake, from the project's root (the first folder above holding a
-  Snakefile), for everything the page needs and nothing after it:
-  `snakemake build/article.html --omit-from render`, so the values, the
-  bindings, the lint and the figures, never the render itself. Options of
-  its own in $ARTICLEKIT_SNAKEMAKE_ARGS (e.g. `--configfile config/test.yaml`);
-- writes build/quarto-metadata.yml: the renderer's name for
-  {{< meta renderer >}} and articlekit's page.css, which the build's page
-  has too.
-A failure (a typed number, a failed claim, a broken experiment) stops the
-render with Snakemake's message and the command to rerun.
+- makes the bindings (articlekit.render.quarto_bind): in this process, as
+  rules lint_article and bind do (and the prose checked as rule
+  parse_article checks it, on the pieces that changed), when only the article's text changed
+  since Snakemake last ran for it (a second, not a Snakemake plan per
+  save); otherwise through Snakemake, `snakemake build/article.html
+  --omit-from render`, from the project's folder (the first folder above
+  holding a Snakefile and a config.yaml), options of its own in
+  $ARTICLEKIT_SNAKEMAKE_ARGS (e.g. `--configfile config/test.yaml`);
+- writes the metadata file its project reads (build/quarto-metadata.yml,
+  or build/quarto-project-metadata.yml for the project's own _quarto.yml):
+  the bindings file for value.lua, the
+  renderer's name for {{< meta renderer >}}, articlekit's page.css as the
+  build's page has it, and, for the project's own _quarto.yml (which
+  renders from outside the article's folder), the article's _quarto.yml
+  settings (its one place for them).
+A failure (a typed number, a failed claim, an unknown key, a broken
+experiment) stops `quarto render` with the message of the step that found
+it and the command to rerun. Under `quarto preview` it does not stop the
+render, whose page Quarto would replace by a blank "Quarto Render Error":
+the page is rendered with a banner listing the problems, each with its
+file:line, over the best bindings there are (the text bound with
+strict=false, or else the last good bindings, a shortcode they lack marked
+on the page), and the terminal says the same.
 
 post-render: a page that still shows a `{{<` the article does not escape
 (the extension missing, a profile not applied) is removed and the render
@@ -34,24 +52,33 @@ fails, naming the fix: Quarto itself only warns and exits 0.
 """
 
 import argparse
+import html
 import os
-import shlex
-import subprocess
+import re
 import sys
 from pathlib import Path
 
+import psutil
 import yaml
 
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.sources import SourceError, load_yaml, read_text
 from articlekit.core.jsonio import write_text_atomic
+from articlekit.core.project import NoProject, project_folder
+from articlekit.core.sources import read_text
+from articlekit.render import quarto_bind
 from articlekit.render.extension import INSTALLED_COPY, install
-from articlekit.render.page import PAGE_CSS, RenderError, check_output, expected_literal_shortcodes
+from articlekit.render.page import PAGE_CSS, RenderError, check_output, expected_literal_shortcodes, quarto_options
 from articlekit.render.renderers import display_name, version
 
-PROFILE = "author"  # what _quarto.yml names as Quarto's default profile
-METADATA = "build/quarto-metadata.yml"  # relative to the project's root
-SNAKEMAKE_ARGS = "ARTICLEKIT_SNAKEMAKE_ARGS"
+PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
+# The metadata file each Quarto project reads (relative to the project's
+# folder): one each, for `quarto preview` in the project's folder renders a
+# saved article through article/'s project too, and a file written that
+# its own project reads makes it render everything again.
+METADATA = Path("build/quarto-metadata.yml")  # article/_quarto-author.yml's
+PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project's _quarto.yml's
+FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
+OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
 
 
 class HookError(ArticlekitError):
@@ -59,29 +86,18 @@ class HookError(ArticlekitError):
 
 
 def project_root(start):
-    """The first folder from start up that holds a Snakefile."""
-    start = Path(start).resolve()
-    for folder in (start, *start.parents):
-        if (folder / "Snakefile").is_file():
-            return folder
-    raise HookError(f"no Snakefile in {start} or above it: `quarto render` here binds the article through "
-                    "articlekit's Snakemake module, so the article's folder must sit inside its project "
-                    "(python -m articlekit new writes one)")
-
-
-def configured_article(root):
-    """The article the build binds: config.yaml's `article:`, by default article/index.qmd."""
-    config = root / "config.yaml"
+    """The project's folder: the first from start up with a Snakefile and a config.yaml."""
     try:
-        data = load_yaml(config) if config.is_file() else {}
-    except SourceError as exc:
-        raise HookError(str(exc)) from None
-    return (root / ((data or {}).get("article") or "article/index.qmd")).resolve()
+        return project_folder(start)
+    except NoProject as exc:
+        raise HookError(f"{exc}. `quarto render` here binds the article through articlekit's Snakemake module, "
+                        "so the article's folder must sit inside its project") from None
 
 
 def quarto_files(variable):
     """Quarto's list of a script's files ($QUARTO_PROJECT_INPUT_FILES or
-    ..._OUTPUT_FILES: one a line), or the file Quarto names instead."""
+    ..._OUTPUT_FILES: one a line, relative to the Quarto project's folder),
+    or the file Quarto names instead."""
     named = os.environ.get(f"QUARTO_USE_FILE_FOR_{variable}")
     text = Path(named).read_text(encoding="utf-8") if named else os.environ.get(f"QUARTO_{variable}", "")
     return [line for line in text.splitlines() if line.strip()]
@@ -92,44 +108,157 @@ def check_inputs(project_dir, article, root):
         if (project_dir / name).resolve() != article:
             raise HookError(f"{project_dir / name} is not the article this project builds "
                             f"({article.relative_to(root)}, config.yaml's `article:`), so there are no "
-                            f"bindings for it: render the article (`quarto render {article.name}`), or bind "
-                            "this file with `python -m articlekit bind` and render it with "
+                            f"bindings for it: render the article (`quarto render {article.name}` in "
+                            f"{article.parent.relative_to(root) or '.'}/, or `quarto render` in the project's "
+                            "folder), or bind this file with `python -m articlekit bind` and render it with "
                             "`python -m articlekit render`")
 
 
-def snakemake_command(root):
-    extra = shlex.split(os.environ.get(SNAKEMAKE_ARGS, ""))
-    # the target first and --omit-from last: --config in the extra options takes every word after it
-    return [sys.executable, "-m", "snakemake", "build/article.html", "--cores", "all", "--show-failed-logs",
-            *extra, "--omit-from", "render"]
+def quarto_command():
+    """The Quarto command this hook runs under ("render", "preview", ...),
+    read from the command line of the Quarto process above it (Quarto tells
+    its project scripts nothing of the kind); None when there is none."""
+    try:
+        process = psutil.Process().parent()
+        for _ in range(4):  # Quarto, or the launcher script that started it
+            if process is None:
+                break
+            words = process.cmdline()
+            for at, word in enumerate(words):
+                if re.search(r"(^|[/\\])quarto(\.js|\.ts|\.exe)?$", word):
+                    rest = [w for w in words[at + 1:] if not w.startswith("-")]
+                    if rest:
+                        return rest[0]
+            process = process.parent()
+    except psutil.Error:
+        pass
+    return None
 
 
 def pre_render(project_dir):
     project_dir = Path(project_dir).resolve()
     root = project_root(project_dir)
-    article = configured_article(root)
+    try:
+        config = quarto_bind.settings(root)
+    except quarto_bind.Unbound as exc:
+        raise HookError(exc.why) from None
+    article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
-    if install(project_dir):
+    if install(article.parent):
         print(f"quarto pre-render: installed articlekit's value extension into "
-              f"{(project_dir / INSTALLED_COPY).relative_to(root)}/", file=sys.stderr)
-    command = snakemake_command(root)
-    done = subprocess.run(command, cwd=root)
-    if done.returncode != 0:
-        shown = shlex.join(["snakemake", *command[3:]])
-        raise HookError(f"the article's values, bindings or lint could not be made (snakemake exit "
-                        f"{done.returncode}, its message above); fix what it names, then render again or run "
-                        f"`{shown}` in {root}")
+              f"{(article.parent / INSTALLED_COPY).relative_to(root)}/", file=sys.stderr)
+    os.chdir(root)  # the rules' paths are the project's
+    failure = None
+    try:
+        bindings, how = quarto_bind.bindings_for_render(config)
+    except quarto_bind.Unbound as exc:
+        if quarto_command() != "preview":
+            raise HookError(f"the article's values, bindings or lint could not be made ({exc.why}, its "
+                            f"message above); fix what it names, then render again, or run "
+                            f"`{config.shown_command}` in {root}") from None
+        bindings, failure = root / quarto_bind.PAGE_BINDINGS, failure_page(config, exc)
+        how = "rendered with the problems at the top of the page (`quarto render` would stop here)"
+    write_metadata(root, project_dir, article, bindings, failure)
+    if project_dir != article.parent:
+        lead_to_the_page(root, article)
+    print(f"quarto pre-render: {config.article}: {how}", file=sys.stderr)
+
+
+def lead_to_the_page(root, article):
+    """build/quarto/index.html, a page that leads to the article's: the
+    project's own _quarto.yml writes the article to build/quarto/article/,
+    and `quarto preview` there opens the output folder's index.html when
+    the page needs no render (an up-to-date page would be a 404)."""
+    page = article.relative_to(root).with_suffix(".html").as_posix()  # where output-dir puts it
+    write_if_changed(root / OUTPUT / "index.html",
+                     f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; '
+                     f'url={page}"><title>{html.escape(article.name)}</title></head>\n<body><p>The article is at '
+                     f'<a href="{page}">{page}</a>.</p></body></html>\n')
+
+
+def failure_page(config, unbound):
+    """The banner of the page `quarto preview` shows when the article could
+    not be bound, and that page's bindings: the current text bound with
+    strict=false where it binds at all, else the last ones made. -> lines."""
+    from articlekit.article.bind import BindError, bind
+    from articlekit.article.bindings import write_bindings
+    from articlekit.core.jsonio import read_json
+    from articlekit.data.baseline import load_baseline
+
+    root, page = config.root, config.root / quarto_bind.PAGE_BINDINGS
+    lines = [f"articlekit: this page is not the article: {unbound.why}. `quarto render` would stop here; "
+             "fix what is named below and save.", *(f"  {line}" for line in unbound.lines)]
+    try:
+        baseline = root / config.baseline
+        document = bind(config.article, read_text(root / config.article), read_json(root / quarto_bind.VALUES),
+                        False, load_baseline(baseline) if baseline.is_file() else None)
+        write_bindings(page, document)
+        return lines + [f"The numbers below: the text as saved, bound with strict=false to {quarto_bind.VALUES} "
+                        "as it stands; a failed claim is marked beside its number."]
+    except (BindError, OSError, ValueError):
+        pass
+    if page.is_file():
+        return lines + [f"The numbers below are from the last bindings made ({quarto_bind.PAGE_BINDINGS}); a "
+                        "shortcode they lack is marked ⚠."]
+    return lines + ["Nothing could be bound yet: every shortcode is marked ⚠."]
+
+
+def article_settings(root, article):
+    """The article's _quarto.yml settings (its project: and profile: aside)
+    and articlekit's page.css first, every path absolute: for the project's
+    own _quarto.yml, which renders the article from outside its folder."""
+    options = quarto_options(article.parent, article.parent)
+    for fmt in (options.get("format") or {}).values():
+        if "css" in fmt:
+            fmt["css"] = [str((article.parent / sheet).resolve()) for sheet in fmt["css"]]
+    return options
+
+
+def write_metadata(root, project_dir, article, bindings, failure):
+    """The Quarto project's metadata file (METADATA, PROJECT_METADATA), read
+    through its metadata-files after the pre-render (Quarto reads its
+    project again then)."""
+    metadata = article_settings(root, article) if project_dir != article.parent else {"css": [str(PAGE_CSS)]}
     quarto = version("quarto")
-    metadata = {"css": [str(PAGE_CSS)]}
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)
-    write_text_atomic(root / METADATA, yaml.safe_dump(metadata, allow_unicode=True))
+    metadata["value-bindings"] = str(bindings)
+    if failure is not None:
+        from articlekit.render.preview import BANNER
+
+        banner = root / FAILURE_BANNER
+        # a message may quote a shortcode ("print it with {{< value KEY >}}"): its
+        # braces written as an entity, so that the post-render's count of
+        # unresolved shortcodes does not take the banner for one
+        said = html.escape("\n".join(failure)).replace("{{", "{&#123;")
+        write_if_changed(banner, BANNER.format(said) + "\n")
+        metadata["value-unbound"] = "mark"
+        html_options = metadata.setdefault("format", {}).setdefault("html", {})
+        html_options["include-before-body"] = [str(banner)]
+        print("quarto pre-render: " + "\n".join(failure), file=sys.stderr)
+    write_if_changed(root / (METADATA if project_dir == article.parent else PROJECT_METADATA),
+                     yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False))
+
+
+def write_if_changed(path, text):
+    """Write only what differs: `quarto preview` of a project watches its
+    metadata files, and renders the whole project again when one is written."""
+    try:
+        if Path(path).read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    write_text_atomic(path, text)
 
 
 def post_render(project_dir):
     project_dir = Path(project_dir).resolve()
     root = project_root(project_dir)
-    article = configured_article(root)
+    try:
+        config = quarto_bind.settings(root)
+    except quarto_bind.Unbound as exc:
+        raise HookError(exc.why) from None
+    article = root / config.article
     allowed = expected_literal_shortcodes(read_text(article))
     for name in quarto_files("PROJECT_OUTPUT_FILES"):
         output = (project_dir / name).resolve()
@@ -139,10 +268,11 @@ def post_render(project_dir):
             check_output(output, allowed)
         except RenderError as exc:
             output.unlink()
-            raise HookError(f"{exc} (removed): the value extension did not run. `quarto render` in "
-                            f"{project_dir.relative_to(root) if project_dir != root else '.'} installs it "
-                            f"through the `{PROFILE}` profile's pre-render (_quarto.yml: profile: default: "
-                            f"{PROFILE}; _quarto-{PROFILE}.yml), or build the article with `snakemake`") from None
+            where = project_dir.relative_to(root) if project_dir != root else "."
+            raise HookError(f"{exc} (removed): the value extension did not run. `quarto render` in {where} "
+                            f"installs it through its pre-render (the project's _quarto.yml, or in the "
+                            f"article's folder _quarto.yml: profile: default: {PROFILE}; _quarto-{PROFILE}.yml), "
+                            "or build the article with `snakemake`") from None
 
 
 HOOKS = {"pre-render": pre_render, "post-render": post_render}

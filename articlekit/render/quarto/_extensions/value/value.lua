@@ -16,7 +16,11 @@ bindings file (metadata `value-bindings`): formatted text, raw value, claim
 result, source. This file parses no shortcode (Quarto, or for the Pandoc
 route articlekit/article/shortcodes.py, hands it the arguments); it builds
 the lookup id from them, finds the entry and wraps its text for the output
-format. A key with no entry is an error, never a blank.
+format. A key with no entry is an error, never a blank, except on the page that
+Quarto's own `quarto preview` shows when the article could not be bound
+(metadata `value-unbound: mark`, set only by articlekit's pre-render,
+articlekit/render/quarto_hooks.py): there such a shortcode prints a
+visible mark and the page's banner says why.
 
 The lookup id is "KEY|FMT|EXPECT", as articlekit.article.shortcodes.lookup_id
 defines it (the contract; tests/test_render.py holds both to it for every
@@ -29,6 +33,7 @@ are removed here.
 ]]
 
 local bindings_doc = nil -- read once per render
+local marking = nil -- true: an unbound shortcode prints a mark (a failure page of quarto preview)
 local placed = {} -- anchors whose first place in the prose has its id (at-<anchor>)
 
 -- Stop the render with one message. Not error(): Quarto replaces the global
@@ -99,11 +104,24 @@ local function read_file(path)
   return text
 end
 
+-- The failure page of `quarto preview` (metadata value-unbound: mark):
+-- its banner lists the problems, and what could not be bound is marked.
+local function marks_unbound(meta)
+  if marking == nil then
+    marking = as_string(meta["value-unbound"]) == "mark"
+  end
+  return marking
+end
+
 local function load_bindings(meta)
   if bindings_doc ~= nil then
     return bindings_doc
   end
   local path = as_string(meta["value-bindings"])
+  if marks_unbound(meta) and (path == "" or read_file(path) == nil) then
+    bindings_doc = { bindings = {} } -- nothing bound yet: every shortcode is marked
+    return bindings_doc
+  end
   if path == "" then
     fail("value shortcode: document metadata 'value-bindings' is not set; "
       .. "render with -M value-bindings:build/bindings.json (made by python -m articlekit bind)")
@@ -138,6 +156,9 @@ local function binding_for(args, kwargs, meta, context, name)
   end
   local id = lookup_id(args, kwargs, context)
   local b = load_bindings(meta).bindings[id]
+  if b == nil and marks_unbound(meta) then
+    return nil, key
+  end
   if b == nil then
     fail(name .. " shortcode: no binding for key '" .. key .. "' (lookup id '" .. id .. "'); "
       .. "the bindings file is older than the article or the key is misspelled: rerun python -m articlekit bind")
@@ -171,8 +192,25 @@ local function warning(b)
   return pandoc.Strong({ pandoc.Str(text) })
 end
 
+-- What an unbound shortcode prints on the failure page: the key, marked.
+local function unbound(key, context)
+  local text = "⚠ " .. key .. " (not bound)"
+  if context == "text" then
+    return text
+  end
+  if not is_html() then
+    return pandoc.Inlines({ pandoc.Strong({ pandoc.Str(text) }) })
+  end
+  return pandoc.Inlines({ pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { "unbound-value" },
+    { title = "not bound: the banner at the top of the page says why",
+      style = "color:#7a1414;background:#fde8e8;font-weight:bold" })) })
+end
+
 local function value(args, kwargs, meta, raw_args, context)
-  local b = binding_for(args, kwargs, meta, context, "value")
+  local b, key = binding_for(args, kwargs, meta, context, "value")
+  if b == nil then
+    return unbound(key, context)
+  end
   if context == "text" then
     -- inside code: the plain string, nothing that could become markup
     if claim_mark(b) then
@@ -203,7 +241,10 @@ local function value(args, kwargs, meta, raw_args, context)
 end
 
 local function claim(args, kwargs, meta, raw_args, context)
-  local b = binding_for(args, kwargs, meta, context, "claim")
+  local b, key = binding_for(args, kwargs, meta, context, "claim")
+  if b == nil then
+    return unbound(key, context)
+  end
   if claim_mark(b) then
     if context == "text" then
       return claim_mark(b).text .. ": " .. b.key .. " " .. b.expect
@@ -240,7 +281,10 @@ local function breakable_key(key)
 end
 
 local function source(args, kwargs, meta, raw_args, context)
-  local b = binding_for(args, kwargs, meta, context, "source")
+  local b, key = binding_for(args, kwargs, meta, context, "source")
+  if b == nil then
+    return unbound(key, context)
+  end
   if not is_html() then
     return pandoc.Inlines({ pandoc.Code(b.key) })
   end
@@ -252,6 +296,9 @@ end
 local function block_from(field)
   return function(args, kwargs, meta, raw_args, context)
     local md = load_bindings(meta)[field]
+    if md == nil and marks_unbound(meta) then
+      md = "**⚠ " .. field:gsub("_md$", "") .. ": not made (the article could not be bound)**"
+    end
     if md == nil then
       fail(field .. " missing from the bindings file: rerun python -m articlekit bind")
     end

@@ -1,0 +1,235 @@
+"""From saving a prose edit to the new page in Quarto's own `quarto preview`,
+against Quarto's preview of a plain document, in the same run.
+
+    python benchmarks/quarto_preview.py [--edits 5] [--configfile config/test.yaml]
+                                        [--project DIR ...] [--where article article-file project]
+
+Quarto must be on PATH (or at ../shared/quarto/bin). For each --project
+(default: this checkout; give another checkout, e.g. the main branch's, to
+time the code before a change in the same run), a fresh copy is built
+once, untimed (`snakemake --cores 2 --configfile F --config
+renderer=quarto`); then, one after another, with
+ARTICLEKIT_SNAKEMAKE_ARGS="--configfile F" (--where picks which):
+
+  article       `quarto preview` in the copy's article/ folder
+  article-file  `quarto preview index.qmd` there (an editor's Preview button)
+  project       `quarto preview` in the copy's own folder (skipped where it
+                has no _quarto.yml)
+
+and, in the same run, Quarto alone:
+
+  plain    `quarto preview plain.qmd` of a small document with no project and
+           no articlekit (Quarto's defaults): what Quarto itself costs
+  typed    `quarto preview index.qmd` of the article's text with its values
+           typed in (build/article.md) under the article's _quarto.yml, no
+           hooks: Quarto's cost for a page of the article's size and options
+
+For each it times the first page (from starting the command until the page
+is served) and, --edits times, a one-sentence edit saved until the page is
+served with it: the page on disk is polled every 20 ms and the server asked
+only once it holds the edit, as a browser asks when Quarto tells it to
+reload (asking during a render makes Quarto's project preview render the
+page again). Prints each median and maximum, and each median as a multiple
+of plain's and of typed's. Target: save-to-page within 2x of plain. It
+runs no farm-bench and needs no GPU; timing on a shared machine is noisy,
+so read the ratios, and the load printed with them.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.test_quarto import NeverServed, QuartoPreview  # noqa: E402
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
+
+SHARED_QUARTO = PROJECT_ROOT.parent / "shared" / "quarto" / "bin"
+ANCHOR = "fits on one line"  # a sentence of article/index.qmd the edits change
+PLACES = {"article": "`quarto preview` in article/", "article-file": "`quarto preview index.qmd` in article/ "
+          "(an editor's Preview button)", "project": "`quarto preview` in the project's folder"}
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+PLAIN = """---
+title: "A plain document"
+---
+
+## One section
+
+Saving this file makes Quarto render it again; the benchmark changes the
+sentence below and waits for the served page to show it.
+
+The sentence to change: first version.
+
+## Another section
+
+Some more prose, so that the page has a little of everything: *emphasis*,
+`code`, and a list.
+
+- one
+- two
+"""
+
+
+def time_preview(args, cwd, env, log, source, output, ready, edit, edits):
+    """-> (first page seconds, [save-to-page seconds]). A save is timed as a
+    browser sees it: nothing is asked of the server until the render is on
+    disk (`output` holds the edit; a browser asks when Quarto tells it to
+    reload), then the page is fetched until it is the edited one. Asking
+    while Quarto renders would make a project's preview render again."""
+    started = time.perf_counter()
+    preview = QuartoPreview(cwd, args, env, log)
+    try:
+        preview.wait_for(ready, "its first page")
+        first = time.perf_counter() - started
+        seconds = []
+        for i in range(edits):
+            time.sleep(1.0)  # let its watcher settle
+            marker = edit(source, i)
+            start = time.perf_counter()
+            while not (output.exists() and marker in output.read_text(encoding="utf-8", errors="replace")):
+                if time.perf_counter() - start > 600 or preview.proc.poll() is not None:
+                    raise NeverServed(f"edit {i} never reached {output}:\n{preview.said()[-3000:]}")
+                time.sleep(0.02)
+            preview.wait_for(lambda page: marker in page, f"edit {i}")
+            seconds.append(time.perf_counter() - start)
+    except NeverServed as exc:
+        sys.exit(str(exc))
+    finally:
+        preview.stop()
+    return first, seconds
+
+
+def page_of(folder):
+    """Where a Quarto project in folder writes its page (output-dir, or beside index.qmd)."""
+    import yaml
+
+    config = {}
+    for name in ("_quarto.yml", "_quarto-author.yml"):
+        if (folder / name).exists():
+            config.update((yaml.safe_load((folder / name).read_text(encoding="utf-8")) or {}).get("project") or {})
+    out = folder / config.get("output-dir", ".")
+    return (out / "article/index.html") if "article/index.qmd" in config.get("render", []) else out / "index.html"
+
+
+def edit_plain(path, i):
+    text = re.sub(r"The sentence to change: [^.]*\.", f"The sentence to change: version {i}.",
+                  path.read_text(encoding="utf-8"))
+    path.write_text(text, encoding="utf-8")
+    return f"version {i}."
+
+
+def edit_article(path, i):
+    """A prose edit: one sentence of the article changed, marked with its number."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(ANCHOR)
+    end = text.index(":", start)
+    marker = f"(quarto edit {WORDS[i % len(WORDS)]}{'s' * (i // len(WORDS))})"  # no digit: lint would flag it
+    path.write_text(text[:start] + f"{ANCHOR} {marker}" + text[end:], encoding="utf-8")
+    return marker
+
+
+def build(work, configfile):
+    cmd = ["snakemake", "--cores", "2", "--configfile", configfile, "--config", "renderer=quarto"]
+    done = subprocess.run(cmd, cwd=work, env=copy_environment(work), capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"snakemake failed in {work}:\n{done.stderr[-3000:]}")
+
+
+def baselines(tmp, work, edits):
+    """Quarto alone: the plain document, and the article's text typed in."""
+    plain_dir = tmp / "plain"
+    plain_dir.mkdir()
+    (plain_dir / "plain.qmd").write_text(PLAIN, encoding="utf-8")
+    results = {"plain": time_preview(["plain.qmd"], plain_dir, dict(os.environ), tmp / "plain.log",
+                                     plain_dir / "plain.qmd", plain_dir / "plain.html",
+                                     lambda page: "A plain document" in page, edit_plain, edits)}
+    typed_dir = tmp / "typed"
+    typed_dir.mkdir()
+    config = (work / "article/_quarto.yml").read_text(encoding="utf-8")
+    # the article's options, its own profile (hooks) left out
+    (typed_dir / "_quarto.yml").write_text(re.sub(r"(?ms)^profile:\n(  .*\n)+", "", config), encoding="utf-8")
+    shutil.copy(work / "article/style.css", typed_dir / "style.css")
+    (typed_dir / "index.qmd").write_text((work / "build/article.md").read_text(encoding="utf-8"), encoding="utf-8")
+    results["typed"] = time_preview(["index.qmd"], typed_dir, dict(os.environ), tmp / "typed.log",
+                                    typed_dir / "index.qmd", typed_dir / "index.html", lambda page: ANCHOR in page,
+                                    edit_article, edits)
+    return results
+
+
+def time_project(tmp, project, configfile, where, edits):
+    work = copy_project(tmp / "project", root=project)
+    print(f"building {work} (from {project}) once, untimed ...", file=sys.stderr)
+    build(work, configfile)
+    env = {**copy_environment(work), "ARTICLEKIT_SNAKEMAKE_ARGS": f"--configfile {configfile}"}
+    results = {}
+    if "project" in where and not (work / "_quarto.yml").exists():
+        print(f"{project}: no _quarto.yml in the project's folder: `quarto preview` there is not timed",
+              file=sys.stderr)
+    for place in where:
+        cwd = work if place == "project" else work / "article"
+        if place == "project" and not (work / "_quarto.yml").exists():
+            continue
+        args = ["index.qmd"] if place == "article-file" else []
+        print(f"timing quarto preview {' '.join(args)} in {cwd} ...", file=sys.stderr)
+        results[place] = time_preview(args, cwd, env, tmp / f"{place}.log", work / "article/index.qmd",
+                                      page_of(cwd), lambda page: 'class="bound-value"' in page, edit_article, edits)
+    return work, results
+
+
+def quarto_on_path():
+    if shutil.which("quarto"):
+        return
+    if (SHARED_QUARTO / "quarto").exists():
+        os.environ["PATH"] = f"{SHARED_QUARTO}{os.pathsep}{os.environ['PATH']}"
+        return
+    sys.exit(f"no Quarto: put `quarto` on PATH (or install Quarto from source at {SHARED_QUARTO})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--configfile", default="config/test.yaml")
+    parser.add_argument("--project", action="append", type=Path,
+                        help="a checkout whose article to time (repeatable; default: this one)")
+    parser.add_argument("--where", nargs="+", choices=list(PLACES), default=list(PLACES),
+                        help="; ".join(f"{name}: {what}" for name, what in PLACES.items()))
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # unwind: the previews are stopped too
+    quarto_on_path()
+    projects = args.project or [PROJECT_ROOT]
+    rows, loads = [], [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory(prefix="attention-quarto-preview-bench-") as tmp:
+        tmp = Path(tmp)
+        timed = []
+        for n, project in enumerate(projects):
+            (tmp / str(n)).mkdir()
+            timed.append((project, *time_project(tmp / str(n), project.resolve(), args.configfile, args.where,
+                                                 args.edits)))
+            loads.append(os.getloadavg()[0])
+        print("timing Quarto alone ...", file=sys.stderr)
+        alone = baselines(tmp, timed[0][1], args.edits)
+        loads.append(os.getloadavg()[0])
+    plain, typed = (statistics.median(alone[name][1]) for name in ("plain", "typed"))
+    print(f"{'quarto preview of':<44} {'first':>6} {'median':>7} {'max':>6} {'x plain':>8} {'x typed':>8}")
+    for name, (first, seconds) in alone.items():
+        rows.append((f"{name} document (Quarto alone)", first, seconds))
+    for project, _, results in timed:
+        for place, (first, seconds) in results.items():
+            rows.append((f"{project.name}: {PLACES[place].replace('`', '')}"[:44], first, seconds))
+    for title, first, seconds in rows:
+        median = statistics.median(seconds)
+        print(f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
+              f"{median / typed:>8.2f}")
+    print(f"(seconds; first: start to first page; median/max: save to page over {args.edits} edits; "
+          f"{args.configfile}; 1-minute load average up to {max(loads):.1f} on {os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()
