@@ -3,11 +3,14 @@
 -- A code block or table wider than the column scrolls inside its own box
 -- (page.css, the article's style sheet); a keyboard user scrolls it only
 -- once it can take focus, and a screen reader names what it reached. So
--- each code block is a focusable region named by its place, language and
--- length ("code block 3: python code, 12 lines"); each table is focusable,
--- named by its caption when it has one, else by its column headers; so is
--- each displayed equation ("equation 2"). Pandoc puts a highlighted
--- block's attributes on its div.sourceCode, which is the box that scrolls
+-- each code block is a focusable group named by its language and length
+-- ("python code, 12 lines"); each table is focusable, named by its caption
+-- when it has one, else by its column headers; so is each displayed
+-- equation. A group, not a region: a page of twenty listings would
+-- otherwise list twenty landmarks. A name never counts blocks (a preview
+-- renders the page in pieces) nor quotes code (a shortcode written in it
+-- would be quoted unresolved). Pandoc puts a highlighted block's
+-- attributes on its div.sourceCode, which is the box that scrolls
 -- (page.css). Under Quarto this runs after Quarto's own filters (page.py),
 -- which write the tables anew. HTML only: the markdown and the PDF do not
 -- scroll.
@@ -16,20 +19,17 @@ local function words(n, one, many)
   return tostring(n) .. " " .. (n == 1 and one or many)
 end
 
-local blocks = 0 -- code blocks so far, in the order read: each region's name is its own
-
 local function code_name(block)
-  blocks = blocks + 1
   local lines = select(2, block.text:gsub("\n", "\n")) + 1
   local language = block.classes[1]
   local kind = (language and language ~= "text") and (language .. " code") or "text"
-  return "code block " .. blocks .. ": " .. kind .. ", " .. words(lines, "line", "lines")
+  return kind .. ", " .. words(lines, "line", "lines")
 end
 
 local function focusable_code(block)
   if block.attributes["tabindex"] == nil then
     block.attributes["tabindex"] = "0"
-    block.attributes["role"] = "region"
+    block.attributes["role"] = "group"
     block.attributes["aria-label"] = block.attributes["aria-label"] or code_name(block)
   end
   return block
@@ -63,15 +63,13 @@ end
 
 -- Display math: MathML takes no attributes, so the equation goes into a
 -- span that is the box that scrolls (page.css, .math-region) and takes focus.
-local equations = 0
-
 local function focusable_math(math)
   if math.mathtype ~= "DisplayMath" then
     return nil
   end
-  equations = equations + 1
-  return pandoc.Span({ math }, { class = "math-region", tabindex = "0", role = "region",
-    ["aria-label"] = "equation " .. equations })
+  -- attributes as a list: a table's keys would come out in any order
+  return pandoc.Span({ math }, pandoc.Attr("", { "math-region" },
+    { { "tabindex", "0" }, { "role", "group" }, { "aria-label", "equation" } }))
 end
 
 if not FORMAT:match("html") then
