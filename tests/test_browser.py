@@ -401,16 +401,19 @@ def test_axe_finds_no_serious_or_critical_violation(loaded, axe_source):
 
 def test_a_box_that_scrolls_takes_focus_and_has_a_name(loaded):
     """Every box that scrolls sideways once its content is wider (a code
-    block, a table, the matrix's table) can take keyboard focus, under a
-    name (its aria-label, or a table's caption), at every width: axe asks
-    it only of the boxes that overflow at this one. Display math scrolls
-    too, and is not yet focusable (Pandoc's MathML takes no attributes)."""
+    block, a table, a displayed equation, the matrix's table) can take
+    keyboard focus, under a name (its aria-label, or a table's caption), at
+    every width: axe asks it only of the boxes that overflow at this one. A
+    box of links (Quarto's margin with its contents) is scrolled by tabbing
+    through them."""
     driver, path, _, width = loaded
     lacking = driver.execute_script("""
         const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
         const named = el => el.getAttribute('aria-label') || (el.tagName === 'TABLE' && el.querySelector('caption'));
+        const ofLinks = el => el.querySelector('nav a[href]');
         return [...document.body.querySelectorAll('*')]
-            .filter(el => scrolls(el) && el.tagName.toLowerCase() !== 'math' && !el.closest('nav, [aria-hidden="true"]'))
+            .filter(el => scrolls(el) && el.tagName.toLowerCase() !== 'math' && !ofLinks(el) &&
+                          !el.closest('nav, [aria-hidden="true"]'))
             .filter(el => el.tabIndex !== 0 || !named(el))
             .map(el => el.outerHTML.slice(0, 120));
     """)

@@ -233,6 +233,9 @@ def pandoc_metadata(front, article_dir, bindings, pandoc):
         "value-bindings": md_text(str(bindings.resolve())),
         "renderer": display_name("pandoc", tool_version(pandoc)),
     })
+    # A page says its language (screen readers pick their voice by it):
+    # English unless the front matter says otherwise, as Quarto does.
+    metadata.setdefault("lang", "en")
     return metadata
 
 
