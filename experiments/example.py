@@ -149,7 +149,11 @@ def plot(values, params, figures):
                xticks=range(T), yticks=range(T))
         ax.grid(False)
     fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
-    save_figure(fig, figures["heatmaps"])
+    top = np.asarray(values["weights"]).max()
+    save_figure(fig, figures["heatmaps"], alt=(
+        f"Heatmaps of the example's {T} × {T} attention weights, without a mask and with the causal mask: "
+        f"unmasked, the largest weight is {top:.2f}; masked, every weight above the diagonal is "
+        f"{values['causal']['max_masked_weight']:.2g}, and query i sees i + 1 keys"))
     plt.close(fig)
 
 

@@ -105,7 +105,10 @@ def plot(values, params, figures):
     for ax in axes[:, 0]:
         ax.set_ylabel("query position i")
     fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
-    save_figure(fig, figures["heads"])
+    tops = ", ".join(f"head {i} {w[i].max():.2f}" for i in range(h))
+    save_figure(fig, figures["heads"], alt=(
+        f"Heatmaps of the attention weights of each of the {h} heads, {T} queries by {T} keys, every cell labelled "
+        f"with its weight; the largest weight of each head: {tops}"))
     plt.close(fig)
 
 if __name__ == "__main__":

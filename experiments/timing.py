@@ -481,7 +481,12 @@ def plot_sweep(plt, values, params, path):
     ax.set_xticks(sweep["T"], [str(T) for T in sweep["T"]])
     ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.legend(loc="lower right", fontsize=8)
-    save_figure(fig, path)
+    longest = max(sweep["T"])
+    at_longest = [f"{LABELS[name]} {median:.3g} ms" for name in METHODS
+                  for T, median in zip(sweep["T"], sweep[name]["median_ms"]) if T == longest and median is not None]
+    save_figure(fig, path, alt=(
+        f"CPU time per call against sequence length T, on log scales, for each way of computing attention; "
+        f"at T = {longest}: {'; '.join(at_longest) or 'none was timed'}"))
     plt.close(fig)
 
 
@@ -510,7 +515,11 @@ def plot_runs(plt, values, path):
         ax.set(xlabel="run (one process each)", ylabel="loop / matrix (× faster)",
                title="One run's interval against the runs' spread")
         ax.legend(loc="best", fontsize=8)
-    save_figure(fig, path)
+    headline = "The loop was not timed at the headline length" if speedup is None else (
+        f"The loop's time over the matrix form's in each of {len(speedup['runs'])} runs "
+        f"({', '.join(f'{r:.3g}' for r in speedup['runs'])}), each with its own interval; the runs' median is "
+        f"{speedup['estimate']:.3g}, and one more run falls between {speedup['low']:.3g} and {speedup['high']:.3g}")
+    save_figure(fig, path, alt=headline)
     plt.close(fig)
 
 

@@ -339,6 +339,152 @@ def test_the_robustness_page_shows_a_histogram_for_each_value_that_varies(browse
         assert all(loaded and fits for loaded, fits in plots), f"at {width} px: {plots}"
 
 
+# --- accessible pages: axe-core in the browser -------------------------------------------
+#
+# axe-core (Deque's rules for WCAG 2.x, the version tests/axe/package-lock.json
+# pins; `npm ci --prefix tests/axe` installs it, .ci/run does) runs inside
+# each page at each width above, and finds no serious or critical
+# violation: colour contrast, a box that scrolls but cannot take focus, an
+# image without alt text, ARIA misused. Without axe-core these tests skip,
+# saying how to install it; REQUIRE_AXE=1 or REQUIRE_BROWSER=1 (CI) turns
+# that skip into a failure.
+
+AXE_FOLDER = Path(__file__).resolve().parent / "axe"
+AXE_SCRIPT = AXE_FOLDER / "node_modules" / "axe-core" / "axe.min.js"
+GRAVE = ("serious", "critical")
+
+
+@pytest.fixture(scope="session")
+def axe_source():
+    """axe-core's script, the version tests/axe/package.json pins."""
+    pinned = json.loads((AXE_FOLDER / "package.json").read_text(encoding="utf-8"))["dependencies"]["axe-core"]
+    installed = AXE_SCRIPT.parent / "package.json"
+    reason = None
+    if not AXE_SCRIPT.is_file():
+        reason = f"axe-core is not installed ({AXE_SCRIPT} is missing): run `npm ci --prefix tests/axe`"
+    elif json.loads(installed.read_text(encoding="utf-8"))["version"] != pinned:
+        reason = (f"{installed} is axe-core {json.loads(installed.read_text(encoding='utf-8'))['version']}, not "
+                  f"the {pinned} tests/axe/package.json pins: run `npm ci --prefix tests/axe`")
+    if reason:
+        if "1" in (os.environ.get("REQUIRE_AXE"), os.environ.get("REQUIRE_BROWSER")):
+            pytest.fail(f"REQUIRE_AXE=1 or REQUIRE_BROWSER=1, but the accessibility checks cannot run: {reason}")
+        pytest.skip(reason)
+    return AXE_SCRIPT.read_text(encoding="utf-8")
+
+
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => n.target.join(' ') + ': ' + n.failureSummary.replace(/\\s+/g, ' '))}))));
+"""
+
+
+def axe_violations(driver, source):
+    """axe-core's violations on the page loaded in `driver`: [{id, impact, help, nodes}]."""
+    driver.set_script_timeout(120)
+    driver.execute_script(source)
+    return driver.execute_async_script(AXE_RUN)
+
+
+def grave(violations):
+    """The serious and critical ones, one line per element."""
+    return [f"{v['id']} ({v['impact']}: {v['help']}) {node}" for v in violations if v["impact"] in GRAVE
+            for node in v["nodes"]]
+
+
+def test_axe_finds_no_serious_or_critical_violation(loaded, axe_source):
+    driver, path, _, width = loaded
+    found = grave(axe_violations(driver, axe_source))
+    assert not found, f"{path.name} at {width} px: {len(found)} serious or critical:\n" + "\n".join(found[:30])
+
+
+def test_a_box_that_scrolls_takes_focus_and_has_a_name(loaded):
+    """Every box that scrolls sideways once its content is wider (a code
+    block, a table, a displayed equation, the matrix's table) can take
+    keyboard focus, under a name (its aria-label, or a table's caption), at
+    every width: axe asks it only of the boxes that overflow at this one. A
+    box of links (Quarto's margin with its contents) is scrolled by tabbing
+    through them."""
+    driver, path, _, width = loaded
+    lacking = driver.execute_script("""
+        const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+        const named = el => el.getAttribute('aria-label') || (el.tagName === 'TABLE' && el.querySelector('caption'));
+        const ofLinks = el => el.querySelector('nav a[href]');
+        return [...document.body.querySelectorAll('*')]
+            .filter(el => scrolls(el) && el.tagName.toLowerCase() !== 'math' && !ofLinks(el) &&
+                          !el.closest('nav, [aria-hidden="true"]'))
+            .filter(el => el.tabIndex !== 0 || !named(el))
+            .map(el => el.outerHTML.slice(0, 120));
+    """)
+    assert not lacking, f"{path.name} at {width} px: boxes that scroll without focus or a name: {lacking[:10]}"
+
+
+FIGURES = """
+return [...document.querySelectorAll('figure img')].map(i => ({
+    alt: i.getAttribute('alt') || i.getAttribute('aria-label') || '', caption: (i.closest('figure').querySelector('figcaption') || {}).textContent || ''}));
+"""
+
+
+def test_every_figure_says_what_its_data_show_not_its_caption_again(browser, build_dir, built_project):
+    """Each figure's alt text (Quarto's page: its aria-label) is the one its
+    file carries (the SVG's title, written by save_figure from the data it
+    plots), not its caption."""
+    from articlekit.article.figures import alt_text
+
+    open_page(browser, build_dir / "article.html", WIDTHS["desktop"])
+    shown = browser.execute_script(FIGURES)
+    # the figures this page was made from: the example's own, or (Quarto's render) this project's
+    project = build_dir.parent if (build_dir.parent / "figures").is_dir() else built_project
+    written = [alt_text(path.read_bytes(), "image/svg+xml") for path in sorted((project / "figures").glob("*.svg"))]
+    assert shown and all(written), f"figures on the page: {len(shown)}; figure files without a title: {written}"
+    for figure in shown:
+        assert figure["alt"] in written, f"{figure['alt'][:100]!r} is no figure file's title"
+        assert figure["alt"] not in figure["caption"]
+
+
+def claims_page(tmp_path):
+    """An article with a claim that holds, one that fails and one that is
+    inconclusive (tests/test_claim_status.py's), bound with strict=false and
+    rendered as the build renders it: the page that shows both marks."""
+    from articlekit.article.bind import bind
+    from articlekit.render import page as rendermod
+    from tests.test_claim_status import ARTICLE, ROOT, values_doc
+
+    folder = tmp_path / "article"
+    folder.mkdir()
+    for name in ("_quarto.yml", "style.css"):
+        shutil.copy(ROOT / "article" / name, folder / name)
+    article = folder / "index.qmd"
+    article.write_text(ARTICLE, encoding="utf-8")
+    values = values_doc()
+    write_json(folder / "build" / "values.json", values)
+    bindings = folder / "build" / "bindings.json"
+    write_json(bindings, bind(str(article), ARTICLE, values, strict=False))
+    html_out = folder / "build" / "article.html"
+    rendermod.render(article, bindings, "pandoc", html_out, folder / "build" / "article.md")
+    return html_out
+
+
+def test_the_claim_marks_read_without_colour_and_pass_axe(browser, axe_source, tmp_path):
+    """The red mark of a failed claim and the amber one of an inconclusive
+    claim: each has its sign and its word (core.status, never colour alone),
+    and axe finds their contrast and everything else on the page sufficient."""
+    from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS
+
+    page = claims_page(tmp_path)
+    for width in WIDTHS.values():
+        open_page(browser, page, width)
+        marks = browser.execute_script(
+            "return [...document.querySelectorAll('.claim-failed, .claim-inconclusive')]"
+            ".map(m => [m.className, m.textContent])")
+        for status in (FAILS, INCONCLUSIVE):
+            said = [text for cls, text in marks if cls == STATUS[status].page_class]
+            assert said and all(text.startswith(STATUS[status].page_mark) for text in said), marks
+        found = grave(axe_violations(browser, axe_source))
+        assert not found, f"the claims page at {width} px:\n" + "\n".join(found)
+
+
 # --- zero requests: hostile prose is refused, and what is built loads nothing -----------
 #
 # As a reviewer would check it: a logging HTTP server on 127.0.0.1, and every

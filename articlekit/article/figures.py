@@ -1,11 +1,13 @@
 """The figures an article shows: its image links into figures/, each with
-its line, and what to say of one that no rule builds.
+its line, what to say of one that no rule builds, and the alt text a
+figure's file carries.
 
 The workflow reads them (articlekit/workflow/common.smk, article_figures)
 as the render's inputs: the manuscript declares what the page depends on.
 """
 
 import difflib
+import html
 import os
 import re
 from dataclasses import dataclass
@@ -74,3 +76,20 @@ def figure_file(root, path, article, line):
         raise FigureError(f"{where}: the figure {path} was not found ({target}): build it first (snakemake), or "
                           "correct the link")
     return target
+
+
+# The title an SVG opens with (a direct child of its root, as matplotlib
+# writes it from save_figure's metadata): the figure's accessible name.
+SVG_TITLE = re.compile(rb"<svg\b[^>]*>\s*<title>([^<]*)</title>")
+
+
+def alt_text(payload, media):
+    """The alt text a figure's file carries, or None: an SVG's own <title>,
+    which articlekit.experiment.artifacts.save_figure writes from the data
+    it plots (articlekit.experiment.figure_text)."""
+    if media != "image/svg+xml":
+        return None
+    found = SVG_TITLE.search(payload[:4096])
+    if not found:
+        return None
+    return " ".join(html.unescape(found.group(1).decode("utf-8", "replace")).split()) or None

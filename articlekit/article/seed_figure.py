@@ -59,6 +59,23 @@ def percentile_words(share):
     return f"the {n}{suffix} percentile"
 
 
+def headline(row):
+    """The figure of a row in one sentence, from its numbers: what it plots,
+    where the seeds' values lie and where the article's seed falls (its alt
+    text, on the article's page and on the seed sweep's)."""
+    finite = [v for v in row["samples"] if math.isfinite(v)]
+    said = (f"{row['key']} for each of {len(finite)} seeds (x), each seed at the share of seeds below it (y)")
+    if "p05" in row:
+        said += (f"; median {format_value(row['median'], '.4g')}, 5th to 95th percentile "
+                 f"{format_value(row['p05'], '.4g')} to {format_value(row['p95'], '.4g')}")
+    at_seed = row["at_seed"]
+    if is_number(at_seed) and math.isfinite(at_seed):
+        said += f"; the article's seed, {row.get('article_seed')}, gives {format_value(at_seed, '.4g')}"
+        if "percentile_at_seed" in row:
+            said += f", at {percentile_words(row['percentile_at_seed'])}"
+    return said
+
+
 def plottable(row):
     """Whether a printed value's row has seeds to draw: numbers, finite in some seed."""
     return any(is_number(v) and math.isfinite(v) for v in row.get("samples", []))
@@ -128,7 +145,7 @@ def write_figures(report, figures):
                              "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
                              "column)")
         fig = draw(row, seed_range(report, row["experiment"]))
-        save_figure(fig, path)
+        save_figure(fig, path, alt=headline(row))
         pyplot().close(fig)
 
 

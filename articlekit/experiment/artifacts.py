@@ -172,12 +172,19 @@ def pyplot():
     return plt
 
 
-def save_figure(fig, path):
+def save_figure(fig, path, alt=None):
     """Write an SVG with no timestamp and stable element ids, atomically.
 
     The ids are salted with the file's name, so they differ between figures
-    (two inlined SVGs cannot clash) and stay the same between builds."""
+    (two inlined SVGs cannot clash) and stay the same between builds.
+    alt: what the figure shows and its headline number, made from the
+    values it plots ("Unscaled, one key takes 0.97 of the weight at d_k =
+    512"); the SVG's title is that sentence followed by what each panel
+    plots, read from the figure (figure_text.alt_text), and the page shows
+    it as the image's alt text."""
     import matplotlib
+
+    from articlekit.experiment.figure_text import alt_text
 
     path = Path(path)
     matplotlib.rcParams["svg.hashsalt"] = path.name
@@ -187,7 +194,7 @@ def save_figure(fig, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fig.savefig(tmp, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        fig.savefig(tmp, format="svg", metadata={"Date": None, "Title": alt_text(fig, alt)}, bbox_inches="tight")
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -50,7 +50,7 @@ import yaml
 
 from articlekit.core.jsonio import dumps
 from articlekit.core.text import md_text
-from articlekit.render.page import (EMBED_FIGURES_FILTER, RenderError, build_root, empty_folder, extension_folders,
+from articlekit.render.page import (HTML_FILTERS, RenderError, build_root, empty_folder, extension_folders,
                                     figure_data, filter_files, filter_library_files, html_filter_args,
                                     pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path,
                                     project_options, project_root, run_tool, split_front_matter)
@@ -210,7 +210,7 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters and extensions, the metadata, the options."""
-        lua = [str(p) for p in (*filter_files(), *filter_library_files(), EMBED_FIGURES_FILTER)]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files(), *HTML_FILTERS)]
         lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
                 if p.is_file()]
         return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],

@@ -80,7 +80,7 @@ from articlekit.render.renderers import (CHOICES, RenderError, choose, display_n
                                   quarto_version, tool_version)
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
-from articlekit.article.figures import FigureError, figure_file
+from articlekit.article.figures import FigureError, alt_text, figure_file
 from articlekit.article.prose_guard import check_front_matter, check_tree
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
 from articlekit.core.errors import ArticlekitError
@@ -234,6 +234,9 @@ def pandoc_metadata(front, article_dir, bindings, pandoc):
         "value-bindings": md_text(str(bindings.resolve())),
         "renderer": display_name("pandoc", tool_version(pandoc)),
     })
+    # A page says its language (screen readers pick their voice by it):
+    # English unless the front matter says otherwise, as Quarto does.
+    metadata.setdefault("lang", "en")
     return metadata
 
 
@@ -264,12 +267,18 @@ def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown
 
 
 def html_filter_args():
-    """The filter only HTML runs: it swaps each figure's link for the data URI
-    articlekit made of the figure's file (figure_data)."""
-    return ["--lua-filter", str(EMBED_FIGURES_FILTER)]
+    """The filters only HTML runs (HTML_FILTERS)."""
+    return [arg for path in HTML_FILTERS for arg in ("--lua-filter", str(path))]
 
 
 EMBED_FIGURES_FILTER = resources.files("articlekit.render") / "filters" / "embed_figures.lua"
+# The page's filters, on both routes (Pandoc's run, Quarto's filters:):
+# embed_figures swaps each figure's link for the data URI articlekit made
+# of the figure's file, with its alt text (figure_data); scroll_regions
+# makes each code block and table, the boxes that scroll sideways, take
+# keyboard focus under a name.
+SCROLL_REGIONS_FILTER = resources.files("articlekit.render") / "filters" / "scroll_regions.lua"
+HTML_FILTERS = (EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER)
 
 
 def empty_folder(workdir):
@@ -392,10 +401,13 @@ def figure_bytes(path):
 
 
 def figure_data(figures, article, workdir, root=None):
-    """Write workdir/figures.json: each figure's link as written -> a data:
-    URI of the file its rule wrote (checked by figure_file: a regular file
-    in figures/, no symbolic link); -> its path. embed_figures.lua puts them
-    on the page, so no renderer reads a figure by its link."""
+    """Write workdir/figures.json: each figure's link as written -> {"src": a
+    data: URI of the file its rule wrote (checked by figure_file: a regular
+    file in figures/, no symbolic link), "alt": the alt text the file
+    carries (figures.alt_text), when it has one}; -> its path.
+    embed_figures.lua puts them on the page, so no renderer reads a figure
+    by its link, and the image says what the figure's data are rather than
+    repeating its caption."""
     data = {}
     for figure in figures:
         path = figure_file(build_root(root, article), figure.path, article, figure.line)
@@ -408,7 +420,10 @@ def figure_data(figures, article, workdir, root=None):
         except OSError as exc:
             raise FigureError(f"{article}:{figure.line}: the figure {figure.path} cannot be read: "
                               f"{exc.strerror}") from None
-        data[figure.link] = f"data:{media};base64,{base64.b64encode(payload).decode('ascii')}"
+        data[figure.link] = {"src": f"data:{media};base64,{base64.b64encode(payload).decode('ascii')}"}
+        alt = alt_text(payload, media)
+        if alt:
+            data[figure.link]["alt"] = alt
     out = Path(workdir) / "figures.json"
     out.write_text(json.dumps(data), encoding="utf-8")
     return out
@@ -536,7 +551,9 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
     shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
     config = quarto_options(project_root(article_dir), article_dir)
     listed = config.get("filters")
-    config["filters"] = [*([listed] if isinstance(listed, str) else listed or []), str(EMBED_FIGURES_FILTER)]
+    # scroll_regions after Quarto's own filters, which write tables anew
+    config["filters"] = [*([listed] if isinstance(listed, str) else listed or []), str(EMBED_FIGURES_FILTER),
+                         {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}]
     options = workdir / "quarto-options.yaml"
     options.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     # Quarto resolves a bare --output name against its working directory

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from articlekit.article.robustness import CONFIDENCE
-from articlekit.article.seed_figure import data_url, percentile_words, plottable, seed_range
+from articlekit.article.seed_figure import data_url, headline, percentile_words, plottable, seed_range
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
@@ -151,7 +151,7 @@ def page_data(report):
                "first_failure": r["first_failure"]} for r in report["claims"]]
     values = [{"key": r["key"], "at_seed": _at_seed_text(r)[0], "rank": _at_seed_text(r)[1],
                "range": _range_text(r), "bind_as": bind_as(r), "plot": seed_plot(r, report),
-               "article_seed": r.get("article_seed")} for r in report["printed"]]
+               "alt": headline(r) if plottable(r) else None} for r in report["printed"]]
     experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
                    for x in report["experiments"]]
     return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "confidence": f"{CONFIDENCE:.0%}",

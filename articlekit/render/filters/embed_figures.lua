@@ -6,7 +6,10 @@
 -- mapping each link as written to a data: URI of its bytes; the metadata
 -- field figure-data names that file. Here every image's link becomes its
 -- data URI, so the page embeds what articlekit read and the renderer
--- fetches no file for it. An image articlekit did not embed stops the
+-- fetches no file for it, and its alt text becomes the one the file carries
+-- (what the figure plots, its axes, its headline number: written from the
+-- data by the experiment's save_figure), beside the caption; a file with
+-- none keeps the caption as its alt text. An image articlekit did not embed stops the
 -- render (the prose check refuses it before: this is the second lock).
 -- HTML only: the markdown keeps the links, the PDF reads the checked files.
 
@@ -33,7 +36,13 @@ local function embed(img)
       .. "must be a file an experiment's rule writes into figures/ (run `python -m articlekit parse` on the "
       .. "article for its line)")
   end
-  img.src = data
+  img.src = data.src
+  if quarto ~= nil then
+    -- Quarto writes a figure's alt text from fig-alt only, and none without it
+    img.attributes["fig-alt"] = data.alt or pandoc.utils.stringify(img.caption)
+  elseif data.alt then
+    img.attributes["alt"] = data.alt
+  end
   return img
 end
 

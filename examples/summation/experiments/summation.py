@@ -87,7 +87,10 @@ def plot(values, params, figures):
     ax.set(xscale="log", yscale="log", xlabel="values summed, n", ylabel="relative error",
            title=f"float32 sums of uniform [0, 1) values, mean of {params['trials']} draws")
     ax.legend(loc="upper left", fontsize=8)
-    save_figure(fig, figures["error"])
+    largest = values["largest"]
+    save_figure(fig, figures["error"], alt=(
+        f"The relative error of each float32 sum against the number of values summed, on log scales: at "
+        f"n = {largest['n']}, " + ", ".join(f"{method} {largest[method]:.2g}" for method in METHODS)))
     plt.close(fig)
 
 

@@ -50,7 +50,10 @@ def plot(values, params, figures):
     ax.plot(curve["n"], [1 / (2 * k) for k in curve["n"]], "--", label="1 / 2n")
     ax.set(xscale="log", yscale="log", xlabel="n", ylabel="gap")
     ax.legend()
-    save_figure(fig, figures["partial_sums"])
+    # the alt text: what the figure shows and its headline number, from the data
+    save_figure(fig, figures["partial_sums"], alt=(
+        f"The gap H(n) - ln n - γ against n beside 1 / 2n, on log scales: at n = {curve['n'][-1]} it is "
+        f"{curve['gap'][-1]:.3g}, and 1 / 2n is {1 / (2 * curve['n'][-1]):.3g}"))
     plt.close(fig)
 
 
