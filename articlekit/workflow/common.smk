@@ -14,7 +14,7 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph, leftovers, ownership, plancache
+from articlekit.workflow import codegraph, failures, leftovers, ownership, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.render.extension import is_installed_copy
@@ -46,6 +46,9 @@ atexit.register(PLAN_MEMORY.save)
 # by this process from Snakemake's reports of its jobs (ownership.py).
 LEDGER = ".snakemake/articlekit/ledger.json"
 OWNED = ownership.watch(workflow, LEDGER)
+# Each failed job's message last in the terminal, once, and the terminal
+# without the paths of articlekit's code (articlekit/workflow/failures.py).
+FAILURES = failures.watch(workflow)
 # The module's own rules and checks, part of every check's fingerprint.
 MODULE_FILES = sorted(
     str(path)
@@ -244,6 +247,10 @@ CONDA_ENV = (
 
 EXPERIMENTS = settings.experiments(config)
 EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
+# An experiment's previous outputs kept aside while it reruns (failures.py).
+failures.keep_previous(
+    FAILURES, [*EXPERIMENT_NAMES, *(f"{name}_combine" for name in EXPERIMENT_NAMES)]
+)
 # Seed robustness (config robustness:, robustness.smk). Its page's keys,
 # robustness.<key>.median and the like, are values the article may bind:
 # only then does the default build run the sweep (values reads its JSON).
