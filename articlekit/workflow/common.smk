@@ -20,6 +20,7 @@ from articlekit.render import renderers
 from articlekit.render.extension import is_installed_copy
 from articlekit.data.config import (
     ConfigError,
+    check_article_config,
     check_config,
     check_known_keys,
     check_syntax_for_snakemake,
@@ -85,8 +86,10 @@ def check_the_config():
             CONFIG_FILES,
             rule_names=settings.rule_names([*MODULE_FILES, workflow.main_snakefile]),
         )
-        if os.path.exists(ARTICLE_SCHEMA):
-            check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
+        # its schema, and the types config.yaml gives what no schema describes
+        check_article_config(
+            config, ARTICLE_SCHEMA, CONFIG_FILES, config.get("experiments") or {}
+        )
         # A top-level key is the module's, matrix:, or an experiment's
         # parameters: anything else is a slip (publishin:) never read.
         check_known_keys(
