@@ -50,7 +50,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from articlekit.experiment import declared, footprint, runs, scratch
+from articlekit.experiment import declared, footprint, progress, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 from articlekit.core.ledger import Ledger
 
@@ -343,7 +343,8 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     try:
         # the experiment's own code runs with nothing of the project in reach
         # of a relative path (articlekit.experiment.scratch)
-        with scratch.scratch_folder(name):
+        # a long run says, now and then, that it still runs (a short one says nothing)
+        with scratch.scratch_folder(name), progress.still_running(name, f"for {scratch.shown(artifact)}"):
             values = produce()
             if figures:
                 _plot(name, plot, values, params, figures)
