@@ -198,9 +198,9 @@ def save_figure(fig, path):
 
 def configure_logging(log_file=None):
     """To the log file when there is one, else to stderr. The workflow names
-    the log, and Snakemake prints a failed job's log under its error (the
-    article's profile says show-failed-logs) or on a cluster, where the
-    job's stderr is nowhere in sight: there, every message and traceback
+    the log, and articlekit prints what a failed job's log says at the end
+    of the terminal (articlekit/workflow/failures.py), on a cluster too,
+    where the job's stderr is nowhere in sight: every message and traceback
     must be in the log, and once."""
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
