@@ -37,6 +37,7 @@ COMMANDS = {
 # commands above: `python -m MODULE --help` says how to run one by hand.
 MODULES = {
     "articlekit.experiment.sweep": "run one experiment over many seeds (snakemake robustness)",
+    "articlekit.experiment.unwritten": "say why an experiment's job wrote no artifact (no run_experiment call)",
     "articlekit.article.robustness": "summarise the sweep: each seeded value and claim across the seeds",
     "articlekit.article.seed_figure": "draw one value across the sweep's seeds",
     "articlekit.review.robustness": "write the seed-robustness page from its summary",

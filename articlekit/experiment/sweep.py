@@ -35,6 +35,7 @@ import sys
 import traceback
 
 from articlekit.experiment.artifacts import configure_logging, library_versions
+from articlekit.experiment.progress import Progress
 from articlekit.experiment.scratch import scratch_folder
 from articlekit.core.jsonio import write_json
 
@@ -62,14 +63,18 @@ def run_one(run, params, seed):
                 "traceback": traceback.format_exc(limit=-3)}
 
 
-def run_seeds(run, params, seeds):
-    """Every seed's record, in order, each from the same run() in this process."""
+def run_seeds(run, params, seeds, progress=None):
+    """Every seed's record, in order, each from the same run() in this
+    process; progress (articlekit.experiment.progress.Progress), when given,
+    hears of each seed done."""
     records = []
     for seed in seeds:
         record = run_one(run, params, seed)
         if "error" in record:
             log.warning("seed %d: %s", seed, record["error"])
         records.append(record)
+        if progress is not None:
+            progress.step(len(records))
     return records
 
 
@@ -104,8 +109,10 @@ def main(argv=None):
     out = os.path.abspath(args.out)
     # the experiment's own code runs with nothing of the project in reach of
     # a relative path (articlekit.experiment.scratch)
+    # a chunk of many seeds says where it is, in its log and the terminal (not a short one)
+    progress = Progress(f"{args.experiment}: seeds {seeds[0]} to {seeds[-1]}", len(seeds), "seeds") if seeds else None
     with threadpool_limits(limits=1), scratch_folder(args.experiment):
-        records = run_seeds(module.run, params, seeds)
+        records = run_seeds(module.run, params, seeds, progress)
     failed = sum("error" in record for record in records)
     script = f"experiments/{args.experiment}.py"
     base = {key: value for key, value in params.items() if key != "seed"}

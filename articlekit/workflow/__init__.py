@@ -3,7 +3,7 @@
 An article's Snakefile is a few lines:
 
     import articlekit.workflow
-    configfile: "config.yaml"
+    configfile: articlekit.workflow.checked_config("config.yaml")
     module articlekit:
         snakefile: articlekit.workflow.snakefile()
         config: config
@@ -27,3 +27,18 @@ FOLDER = Path(__file__).resolve().parent
 def snakefile():
     """The module's Snakefile, for `module articlekit: snakefile: ...`."""
     return str(FOLDER / "Snakefile")
+
+
+def checked_config(path):
+    """`path`, for `configfile:`, once it reads as YAML the way Snakemake and
+    articlekit both read it; else a WorkflowError (printed without a
+    traceback) with its file, line and column, what is wrong and the fix
+    (articlekit.data.config.check_syntax). Snakemake's own reader names
+    neither the file nor the line. A missing file is left to Snakemake,
+    which says so."""
+    from articlekit.data.config import check_syntax_for_snakemake
+    from articlekit.workflow.failures import quiet_terminal
+
+    quiet_terminal()  # the message alone, not the frames of articlekit's code under it
+    check_syntax_for_snakemake(path)
+    return path

@@ -14,12 +14,13 @@ from snakemake.utils import validate
 
 import articlekit.workflow
 from articlekit.__main__ import COMMANDS
-from articlekit.workflow import codegraph, leftovers, ownership, plancache
+from articlekit.workflow import codegraph, failures, leftovers, ownership, plancache
 from articlekit.experiment import footprint
 from articlekit.render import renderers
 from articlekit.render.extension import is_installed_copy
 from articlekit.data.config import (
     ConfigError,
+    check_article_config,
     check_config,
     check_known_keys,
     check_syntax_for_snakemake,
@@ -46,6 +47,9 @@ atexit.register(PLAN_MEMORY.save)
 # by this process from Snakemake's reports of its jobs (ownership.py).
 LEDGER = ".snakemake/articlekit/ledger.json"
 OWNED = ownership.watch(workflow, LEDGER)
+# Each failed job's message last in the terminal, once, and the terminal
+# without the paths of articlekit's code (articlekit/workflow/failures.py).
+FAILURES = failures.watch(workflow)
 # The module's own rules and checks, part of every check's fingerprint.
 MODULE_FILES = sorted(
     str(path)
@@ -82,8 +86,10 @@ def check_the_config():
             CONFIG_FILES,
             rule_names=settings.rule_names([*MODULE_FILES, workflow.main_snakefile]),
         )
-        if os.path.exists(ARTICLE_SCHEMA):
-            check_config(config, ARTICLE_SCHEMA, CONFIG_FILES)
+        # its schema, and the types config.yaml gives what no schema describes
+        check_article_config(
+            config, ARTICLE_SCHEMA, CONFIG_FILES, config.get("experiments") or {}
+        )
         # A top-level key is the module's, matrix:, or an experiment's
         # parameters: anything else is a slip (publishin:) never read.
         check_known_keys(
@@ -244,6 +250,10 @@ CONDA_ENV = (
 
 EXPERIMENTS = settings.experiments(config)
 EXPERIMENT_NAMES = [experiment.name for experiment in EXPERIMENTS]
+# An experiment's previous outputs kept aside while it reruns (failures.py).
+failures.keep_previous(
+    FAILURES, [*EXPERIMENT_NAMES, *(f"{name}_combine" for name in EXPERIMENT_NAMES)]
+)
 # Seed robustness (config robustness:, robustness.smk). Its page's keys,
 # robustness.<key>.median and the like, are values the article may bind:
 # only then does the default build run the sweep (values reads its JSON).

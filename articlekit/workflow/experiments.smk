@@ -11,6 +11,10 @@
 # (articlekit/experiment/runs.py). The runs keep the experiment's rule name:
 # --forcerun <name> reruns every run.
 #
+# A script that exits 0 without writing its artifact (it never called
+# run_experiment) fails at once with the reason in its log
+# (articlekit/experiment/unwritten.py), not after Snakemake's latency wait.
+#
 # The experiment's code runs in an empty scratch folder of its own
 # (articlekit/experiment/scratch.py): nothing of the project is in reach of
 # a relative path.
@@ -46,7 +50,9 @@ for experiment in EXPERIMENTS:
                 libraries=library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
-                "--json {output.json} {params.libraries} --log {log}"
+                "--json {output.json} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"
 
         rule:
             name:
@@ -69,7 +75,9 @@ for experiment in EXPERIMENTS:
                 ledger=LEDGER,
             shell:
                 "python -m {params.module} --combine {input.runs} --ledger {params.ledger} "
-                "--json {output.json} {params.figures} {params.libraries} --log {log}"
+                "--json {output.json} {params.figures} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"
 
     else:
 
@@ -99,4 +107,6 @@ for experiment in EXPERIMENTS:
                 libraries=library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
-                "--json {output.json} {params.figures} {params.libraries} --log {log}"
+                "--json {output.json} {params.figures} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"
