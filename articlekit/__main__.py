@@ -33,7 +33,7 @@ COMMANDS = {
     "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
 }
 
-# The steps the workflow (articlekit/workflow/*.smk) runs as modules, not as
+# The steps the workflow (articlekit/workflow/rules/*.smk) runs as modules, not as
 # commands above: `python -m MODULE --help` says how to run one by hand.
 MODULES = {
     "articlekit.experiment.sweep": "run one experiment over many seeds (snakemake robustness)",

@@ -7,7 +7,7 @@ The sweep's runner is articlekit/experiment/sweep.py, its summary (what the
 article binds: spreads, the article's seed's percentile, shares of seeds with
 their Wilson intervals) articlekit/article/robustness.py, its figure
 articlekit/article/seed_figure.py, its page articlekit/review/robustness.py,
-its rules articlekit/workflow/robustness.smk.
+its rules articlekit/workflow/rules/robustness.smk.
 """
 
 import json
@@ -281,7 +281,7 @@ def test_every_key_the_page_offers_to_bind_is_one_the_article_can_bind():
 
 # ---- the config --------------------------------------------------------------------------
 
-MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schema.yaml"
+MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schemas/schema.yaml"
 
 
 @pytest.mark.parametrize("section, message", [

@@ -1,7 +1,7 @@
 """The figures an article shows: its image links into figures/, each with
 its line, and what to say of one that no rule builds.
 
-The workflow reads them (articlekit/workflow/common.smk, article_figures)
+The workflow reads them (articlekit/workflow/rules/common.smk, article_figures)
 as the render's inputs: the manuscript declares what the page depends on.
 """
 

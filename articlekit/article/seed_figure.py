@@ -15,7 +15,7 @@ key it plots as robustness.<key> spells it:
     ![...](../figures/robustness-scaling.dk64.unscaled.max_weight.svg)
 
 The workflow reads those links (seed_figures) when it plans: each is an
-output of the sweep's figure rule (articlekit/workflow/robustness.smk), so
+output of the sweep's figure rule (articlekit/workflow/rules/robustness.smk), so
 the render waits for it like for any figure (articlekit.article.figures),
 and the summary is told to report that key. The seed sweep's page draws the
 same figure small for each value that varies (as a data: URL).

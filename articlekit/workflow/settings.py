@@ -131,11 +131,11 @@ def rule_names(snakefiles):
     return sorted(set(found))
 
 
-def module_keys(module_dir):
-    """The top-level keys the module's schema names (strict, experiments, ...)."""
+def module_keys(schema):
+    """The top-level keys the module's schema (its path) names (strict, experiments, ...)."""
     import yaml
 
-    with open(os.path.join(module_dir, "schema.yaml"), encoding="utf-8") as f:
+    with open(schema, encoding="utf-8") as f:
         return list(yaml.safe_load(f)["properties"])
 
 

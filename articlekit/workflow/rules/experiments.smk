@@ -20,7 +20,7 @@
 # a relative path.
 
 
-for experiment in EXPERIMENTS:
+for experiment in PLAN.experiments:
 
     if experiment.repeated:
 
@@ -43,11 +43,11 @@ for experiment in EXPERIMENTS:
                 runtime=experiment.runtime,
             params:
                 module=f"experiments.{experiment.name}",
-                config=experiment_params(experiment),
+                config=PLAN.params_json(experiment),
                 threads=experiment_threads_argument(experiment),
                 limits=experiment_limits_argument(experiment),
                 versions=library_versions(experiment),
-                libraries=library_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
                 "--json {output.json} {params.libraries} --log {log} "
@@ -69,10 +69,10 @@ for experiment in EXPERIMENTS:
                 f"benchmarks/out/{experiment.name}.tsv"
             params:
                 module=f"experiments.{experiment.name}",
-                figures=figure_arguments(experiment),
-                libraries=library_arguments(experiment),
+                figures=PLAN.figure_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
                 # each run held against Snakemake's record of it (no input: it changes on every job)
-                ledger=LEDGER,
+                ledger=PLAN.ledger,
             shell:
                 "python -m {params.module} --combine {input.runs} --ledger {params.ledger} "
                 "--json {output.json} {params.figures} {params.libraries} --log {log} "
@@ -99,12 +99,12 @@ for experiment in EXPERIMENTS:
                 runtime=experiment.runtime,
             params:
                 module=f"experiments.{experiment.name}",
-                config=experiment_params(experiment),
+                config=PLAN.params_json(experiment),
                 threads=experiment_threads_argument(experiment),
                 limits=experiment_limits_argument(experiment),
                 versions=library_versions(experiment),
-                figures=figure_arguments(experiment),
-                libraries=library_arguments(experiment),
+                figures=PLAN.figure_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
                 "--json {output.json} {params.figures} {params.libraries} --log {log} "
