@@ -66,11 +66,15 @@ def module_files():
     return tuple(sorted([str(FOLDER / "Snakefile"), *(str(path) for path in RULES_DIR.glob("*.smk"))]))
 
 
-def reserved_rule_names():
-    """What an experiment may not be called: the names of the module's own
-    rules (its rule takes the experiment's name). Read from their `rule
-    NAME:` lines (settings.rule_names), before any rule exists."""
-    return tuple(settings.rule_names(module_files()))
+def reserved_rule_names(experiments=None):
+    """What an experiment may not be called, since its rule takes its name:
+    the names of the module's own rules, read from their `rule NAME:` lines
+    (settings.rule_names) before any rule exists, and NAME_combine for each
+    experiment of config `experiments:` (a mapping, unchecked) with runs
+    (the rule that combines its runs)."""
+    combined = [f"{name}_combine" for name, entry in (experiments or {}).items()
+                if isinstance(entry, dict) and isinstance(entry.get("runs"), int) and entry["runs"] > 1]
+    return tuple(sorted({*settings.rule_names(module_files()), *combined}))
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def _check(config, config_files, snakefile):
     experiments = config.get("experiments") or {}
     try:
         check_against_schema(config, MODULE_SCHEMA, config_files,
-                             rule_names=[*reserved_rule_names(), *settings.rule_names([snakefile])])
+                             rule_names=[*reserved_rule_names(experiments), *settings.rule_names([snakefile])])
         # its schema, and the types config.yaml gives what no schema describes
         check_article_config(config, ARTICLE_SCHEMA, config_files, experiments)
         # A top-level key is the module's, matrix:, or an experiment's
