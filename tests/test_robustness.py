@@ -33,6 +33,7 @@ from articlekit.article import robustness, seed_figure
 from articlekit.experiment import sweep
 from articlekit.review import robustness as robustness_page
 from tests.child_processes import popen
+from articlekit.workflow.settings import chunk_ranges
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 # ---- the runner ------------------------------------------------------------------------
@@ -40,7 +41,7 @@ from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 def test_the_seeds_are_derived_from_the_articles_and_a_larger_sweep_extends_a_smaller():
     assert sweep.sweep_seeds(7, 0, 3) == [8, 9, 10]
-    chunks = sweep.chunk_ranges(10, 4)
+    chunks = chunk_ranges(10, 4)  # the plan's chunks (articlekit/workflow/settings.py)
     assert chunks == [(0, 4), (4, 4), (8, 2)]
     assert [s for first, count in chunks for s in sweep.sweep_seeds(7, first, count)] == sweep.sweep_seeds(7, 0, 10)
     assert sweep.sweep_seeds(7, 0, 10)[:3] == sweep.sweep_seeds(7, 0, 3)

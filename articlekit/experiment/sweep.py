@@ -49,11 +49,6 @@ def sweep_seeds(article_seed, first, count):
     return [article_seed + 1 + index for index in range(first, first + count)]
 
 
-def chunk_ranges(seed_count, chunk):
-    """[(first, count)] covering seed_count seeds in chunks of at most `chunk`."""
-    return [(first, min(chunk, seed_count - first)) for first in range(0, seed_count, chunk)]
-
-
 def run_one(run, params, seed):
     """One seed's record: its values, or the error its run raised."""
     try:

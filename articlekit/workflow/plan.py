@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from articlekit.core.sources import SourceError, read_article, read_text
+from articlekit.core.sources import SourceError, read_article
 from articlekit.data.config import where
 from articlekit.data.publishing import Publishing, PublishingError
 from articlekit.data.publishing import parse as parse_publishing
@@ -314,7 +314,8 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         robustness = settings.robustness(config, line_of) if "robustness" in config else None
     except ValueError as error:
         raise PlanError(str(error)) from None
-    cites_robustness = text is not None and "robustness" in settings.cited_experiments(text)
+    occurrences = _shortcodes(text)
+    cites_robustness = text is not None and "robustness" in settings.cited_experiments(text, occurrences)
     if cites_robustness and robustness is None:
         raise PlanError(f"{article} binds robustness.* keys, but the config has no robustness: section; "
                         "add one (robustness: {seeds: 100}) or take the keys out of the article")
@@ -344,7 +345,7 @@ def build(config, config_files, machine, snakefile="Snakefile"):
                            else str(FOLDER / "report/workflow.rst")),
         conda_env=os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None,
         cites_robustness=cites_robustness,
-        sweep=_sweep(robustness, article, text) if robustness else None,
+        sweep=_sweep(robustness, article, text, occurrences) if robustness else None,
         matrix=_matrix(config, config_files, experiments, publishing, cites_robustness) if "matrix" in config
         else None,
         missing_libraries=MappingProxyType(missing),
@@ -388,19 +389,31 @@ def _extension(article_dir):
                         if path.is_file() and not is_installed_copy(path)))
 
 
-def _sweep(robustness, article, text):
-    from articlekit.article.robustness import RobustnessError, article_shortcodes
-    from articlekit.article.seed_figure import seed_figures
-    from articlekit.experiment.sweep import chunk_ranges
+def _shortcodes(text):
+    """The article's shortcodes, scanned once for all the plan reads of
+    them; None for no article, or one whose shortcodes do not parse (bind
+    names the problem)."""
+    from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 
-    # An article whose shortcodes do not parse reports nothing here; bind names the problem.
+    if text is None:
+        return None
     try:
-        shortcodes = article_shortcodes(article, text) if text is not None else {"printed": [], "claims": []}
-    except RobustnessError:
-        shortcodes = {"printed": [], "claims": []}
+        return scan(text)
+    except ShortcodeSyntaxError:
+        return None
+
+
+def _sweep(robustness, article, text, occurrences):
+    """The sweep's jobs. Light on purpose (articlekit.article.seed_keys, not
+    the summary's module): every plan, a no-op's too, builds it."""
+    from articlekit.article.seed_keys import article_shortcodes, seed_figures
+
+    # An article whose shortcodes do not parse reports nothing here.
+    shortcodes = (article_shortcodes(article, text, occurrences) if occurrences is not None
+                  else {"printed": [], "claims": []})
     return Sweep(
         settings=robustness,
-        chunk_ranges=tuple(chunk_ranges(robustness.seeds, robustness.chunk)),
+        chunk_ranges=tuple(robustness.chunk_ranges),
         figures=MappingProxyType(seed_figures(article, text) if text is not None else {}),
         shortcodes=MappingProxyType(shortcodes),
     )
