@@ -9,8 +9,12 @@ An article's Snakefile is a few lines:
         config: config
     use rule * from articlekit
 
-The rules live in this folder (Snakefile and its .smk files); what they read
-from the config is interpreted in articlekit.workflow.settings, the code
+The rules live in this folder (Snakefile, and rules/*.smk; the module's
+config schema in schemas/). What they read is one frozen Plan, built once
+per invocation from the config by articlekit.workflow.plan (the config's
+entries interpreted by articlekit.workflow.settings), after the checks of
+articlekit.workflow.plantime; what needs Snakemake's workflow too is
+articlekit.workflow.wiring. The code
 each step runs is read from the imports by articlekit.workflow.codegraph,
 the plan's checks that passed are remembered between runs by
 articlekit.workflow.plancache, files no rule makes any more are
