@@ -8,14 +8,11 @@
 #   snakemake matrix         the article across the library versions of config matrix:
 
 import articlekit.workflow
-from articlekit.data.config import check_syntax_for_snakemake
-
-# A YAML slip in config.yaml is named with its line (Snakemake's own
-# message names neither file nor line).
-check_syntax_for_snakemake("config.yaml")
 
 
-configfile: "config.yaml"
+# A YAML slip in config.yaml is named with its line and column (Snakemake's
+# own message names neither file nor line).
+configfile: articlekit.workflow.checked_config("config.yaml")
 
 
 module articlekit:

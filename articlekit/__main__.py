@@ -45,12 +45,13 @@ COMMANDS = {
     "matrix": ("articlekit.review.matrix", "bind one environment's results, write the matrix pages, check them"),
     "manifest": ("articlekit.review.manifest", "write build/manifest.json: every file the build read and wrote"),
     "codegraph": ("articlekit.workflow.codegraph", "list the code a build step runs (its code inputs)"),
+    "unwritten": ("articlekit.experiment.unwritten", "say why an experiment's job wrote no artifact (no run_experiment call)"),
 }
 
-# The steps the workflow (articlekit/workflow/*.smk) runs as modules: each
+# The steps the workflow (articlekit/workflow/rules/*.smk) runs as modules: each
 # is a command above too; `python -m MODULE --help` says how to run one.
 WORKFLOW_STEPS = ("sweep", "sweep-summary", "seed-figure", "sweep-page", "matrix-env", "matrix", "manifest",
-                  "codegraph")
+                  "codegraph", "unwritten")
 MODULES = {COMMANDS[name][0]: COMMANDS[name][1] for name in WORKFLOW_STEPS}
 
 

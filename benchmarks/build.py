@@ -1,30 +1,39 @@
-"""What a rebuild costs, as a multiple of Snakemake's own start-up, in a fresh copy of the project.
+"""What a rebuild costs, as a multiple of Snakemake's own start-up, in fresh copies of the project.
 
-    python benchmarks/build.py [--rounds 5] [--cores 2] [--configfile config.yaml] [--keep] [--project DIR]
+    python benchmarks/build.py [--rounds 5] [--cores 2] [--configfile config.yaml --configfile config/test.yaml]
+                               [--project DIR ...] [--keep]
 
---project copies another checkout instead of this one (a worktree of an
-earlier commit, say): run both in turn to compare a change's before and after.
+Each (project, config file) pair is a setup: a copy of the project (this
+checkout by default; --project another checkout, a worktree of an earlier
+commit say, given as LABEL=DIR or DIR, once per project), built cold once
+on that config. --configfile may be given more than once; by default both
+the full config and the fast one of the tests.
 
-A ratio measured in one run holds still where absolute seconds do not (these
-machines are shared): each round times `snakemake --version` (the start-up
-no build can avoid: Python, Snakemake and its plugins importing), then a
-no-op build, then a build after a one-sentence prose edit, back to back,
-and divides each build by that round's start-up. Printed: the median and
-the range over the rounds, by the wall clock and by CPU time (the build's
-processes and all their children), plus the cold build, which rules each
+A ratio measured in one run holds still where absolute seconds do not
+(these machines are shared), and so do rounds that pair what they compare:
+each round visits every setup in turn, and for each times, back to back,
+`snakemake --version` (the start-up no build can avoid: Python, Snakemake
+and its plugins importing), a no-op build, and a build after a
+one-sentence prose edit, each build divided by the start-up timed just
+before it. A before and an after given as two --project are so measured in
+the same rounds, under the same load. Printed: for each setup the median
+and the range over the rounds, by the wall clock and by CPU time (the
+build's processes and all their children), the cold build, which rules each
 scenario ran and, for the prose edit, each job's seconds (from its rule's
-benchmark: file, benchmarks/out/RULE.tsv).
+benchmark: file, benchmarks/out/RULE.tsv); and the machine's load (the
+1-minute average) when the run started and ended.
 
-The same rounds time Snakemake alone, a one-rule workflow beside the copy:
-its no-op, and a run of its one job. That is the floor no article can go
-under: Snakemake's own plan, and for any build that runs a job, the second
-or so it waits before it exits (its job-rate limiter's timer, which the
-default --max-jobs-per-timespan 100/1s starts after each round of jobs).
+The same rounds time Snakemake alone, a one-rule workflow beside the
+copies: its no-op, and a run of its one job. That is the floor no article
+can go under: Snakemake's own plan, and for any build that runs a job, the
+second or so it waits before it exits (its job-rate limiter's timer, which
+the default --max-jobs-per-timespan 100/1s starts after each round of jobs).
 
-Targets (issue 18): no-op under 1.5x the start-up, a prose edit under 4x.
+Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x.
 """
 
 import argparse
+import os
 import re
 import shutil
 import statistics
@@ -38,6 +47,8 @@ from benchmarks.timed import timed  # noqa: E402
 from tests.workspace import PROJECT_ROOT, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
+TARGETS = {"no-op": 1.2, "prose": 3.0}
+DEFAULT_CONFIGS = ("config.yaml", "config/test.yaml")
 
 # Snakemake alone: one rule, one job.
 BARE_SNAKEFILE = """rule one:
@@ -52,64 +63,110 @@ def summary(ratios):
     return f"{statistics.median(ratios):5.2f}x  [{min(ratios):.2f}, {max(ratios):.2f}]"
 
 
+def projects(given):
+    """[(label, checkout)] from --project LABEL=DIR or DIR (its folder's name labels it)."""
+    found = []
+    for text in given or [str(PROJECT_ROOT)]:
+        label, _, folder = text.rpartition("=")
+        folder = Path(folder).resolve()
+        found.append((label or folder.name, folder))
+    return found
+
+
+def load():
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+class Setup:
+    """One project on one config: its copy, its build command, its figures."""
+
+    def __init__(self, label, checkout, configfile, folder, cores):
+        self.label, self.configfile = label, configfile
+        self.work = copy_project(folder, root=checkout)
+        self.build = ["snakemake", "--cores", str(cores), "--configfile", configfile]
+        self.ratios = {scenario: ([], []) for scenario in ("no-op", "prose")}
+        self.rules, self.job_seconds = {}, {}
+
+    @property
+    def name(self):
+        return f"{self.label}, {self.configfile}"
+
+    def cold(self):
+        wall, _, _, log = timed(self.build, self.work)
+        self.cold_wall, self.cold_rules = wall, sorted(set(FINISHED.findall(log)))
+
+    def round(self, number):
+        article = self.work / "article/index.qmd"
+        for scenario in self.ratios:
+            start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], self.work)
+            if scenario == "prose":
+                time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
+                with article.open("a", encoding="utf-8") as f:
+                    f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
+            wall, cpu, _, log = timed(self.build, self.work)
+            self.ratios[scenario][0].append(wall / start_wall)
+            self.ratios[scenario][1].append(cpu / start_cpu)
+            self.rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})
+            if scenario == "prose":
+                self.job_seconds = {rule: benchmark_seconds(self.work, rule) for rule in self.rules[scenario]}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--configfile", default="config.yaml")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
-    parser.add_argument("--project", type=Path, default=PROJECT_ROOT, help="the checkout to copy (default: this one)")
+    parser.add_argument("--configfile", action="append", help="a config file (repeatable; default: "
+                        + " and ".join(DEFAULT_CONFIGS) + ")")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copies")
+    parser.add_argument("--project", action="append", help="[LABEL=]DIR, a checkout to copy (repeatable; "
+                        "default: this one)")
     args = parser.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="articlekit-bench-"))
-    work = copy_project(tmp / "project", root=args.project.resolve())
+    loads = [load()]
+    setups = [Setup(label, checkout, configfile, tmp / f"{i}-{label}-{Path(configfile).stem}", args.cores)
+              for i, ((label, checkout), configfile) in enumerate(
+                  (p, c) for p in projects(args.project) for c in (args.configfile or DEFAULT_CONFIGS))]
     bare = tmp / "snakemake-alone"
     bare.mkdir()
     (bare / "Snakefile").write_text(BARE_SNAKEFILE, encoding="utf-8")
-    build = ["snakemake", "--cores", str(args.cores), "--configfile", args.configfile]
-    print(f"benchmarking in {work}: {' '.join(build)}", file=sys.stderr)
+    alone = {scenario: ([], []) for scenario in ("alone, no-op", "alone, 1 job")}
+    print(f"benchmarking in {tmp}: " + "; ".join(s.name for s in setups), file=sys.stderr)
     try:
-        cold_wall, _, _, log = timed(build, work)
-        cold_rules = sorted(set(FINISHED.findall(log)))
+        for setup in setups:
+            setup.cold()
         timed(["snakemake", "--cores", "1"], bare)
-        article = work / "article/index.qmd"
-        ratios = {scenario: ([], []) for scenario in ("no-op", "prose", "alone, no-op", "alone, 1 job")}
-        rules, job_seconds = {}, {}
-        for round_number in range(1, args.rounds + 1):
-            start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], work)
-            for scenario in ratios:
-                if scenario == "prose":
-                    time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
-                    with article.open("a", encoding="utf-8") as f:
-                        f.write(f"\nAnother sentence for round {'i' * round_number}, with no digits.\n")
+        for number in range(1, args.rounds + 1):
+            for setup in setups:
+                setup.round(number)
+            for scenario in alone:
+                start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], bare)
                 if scenario == "alone, 1 job":
                     (bare / "one.txt").unlink()
-                if scenario.startswith("alone"):
-                    wall, cpu, _, log = timed(["snakemake", "--cores", str(args.cores)], bare)
-                else:
-                    wall, cpu, _, log = timed(build, work)
-                ratios[scenario][0].append(wall / start_wall)
-                ratios[scenario][1].append(cpu / start_cpu)
-                rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})
-                if scenario == "prose":
-                    job_seconds = {rule: benchmark_seconds(work, rule) for rule in rules[scenario]}
-            print(f"  round {round_number}: start-up {start_wall:.2f} s", file=sys.stderr)
+                wall, cpu, _, _ = timed(["snakemake", "--cores", str(args.cores)], bare)
+                alone[scenario][0].append(wall / start_wall)
+                alone[scenario][1].append(cpu / start_cpu)
+            print(f"  round {number} done (load {load()})", file=sys.stderr)
     finally:
+        loads.append(load())
         if not args.keep:
             shutil.rmtree(tmp)
 
-    print(f"cold build: {cold_wall:.1f} s wall ({len(cold_rules)} rules)")
-    print(f"\n{'scenario':<13} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds)")
-    for scenario, (wall, cpu) in ratios.items():
-        ran = ", ".join(rules[scenario]) or "(none)"
-        if scenario.startswith("alone"):
-            ran = "(Snakemake alone: a one-rule workflow)"
-        print(f"{scenario:<13} {summary(wall):>22} {summary(cpu):>22}  {ran}")
-    print("\nthe prose edit's jobs, last round (seconds, wall, from benchmarks/out/RULE.tsv; up to "
-          f"{args.cores} run at once):")
-    print("  " + ", ".join(f"{rule} {'?' if seconds is None else f'{seconds:.2f}'}"
-                           for rule, seconds in job_seconds.items()))
-    print("\ntargets: no-op under 1.5x, prose under 4x (median, wall)")
+    print(f"{'scenario':<34} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds, "
+          f"load {loads[0]} at the start, {loads[1]} at the end)")
+    for setup in setups:
+        print(f"{setup.name}: cold build {setup.cold_wall:.1f} s wall ({len(setup.cold_rules)} rules)")
+        for scenario, (wall, cpu) in setup.ratios.items():
+            ran = ", ".join(setup.rules[scenario]) or "(none)"
+            print(f"  {scenario:<32} {summary(wall):>22} {summary(cpu):>22}  {ran}")
+        print("  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
+              + ", ".join(f"{rule} {'?' if seconds is None else f'{seconds:.2f}'}"
+                          for rule, seconds in setup.job_seconds.items()))
+    print("Snakemake alone, a one-rule workflow:")
+    for scenario, (wall, cpu) in alone.items():
+        print(f"  {scenario:<32} {summary(wall):>22} {summary(cpu):>22}")
+    print("\ntargets: " + ", ".join(f"{scenario} under {target}x" for scenario, target in TARGETS.items())
+          + " (median, wall)")
 
 
 def benchmark_seconds(work, rule):

@@ -1,6 +1,6 @@
 """A new author's mistakes in an article made by `python -m articlekit new`,
 each answered in the terminal by one message that names the place and the
-fix (issue 19's first hour, in the order met).
+fix, the last thing the terminal shows (issues 19 and 27, in the order met).
 
 The skeleton is built once (renderer=pandoc, as tests/test_examples.py
 builds it); each case copies the built folder, makes the author's mistake,
@@ -12,6 +12,7 @@ terminal got. Several mistakes share a run where one build meets them all.
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -61,16 +62,20 @@ def built(tmp_path_factory, server):
 
 
 class Run:
-    def __init__(self, code, output):
-        self.code, self.output = code, output
+    def __init__(self, code, output, seconds):
+        self.code, self.output, self.seconds = code, output, seconds
 
 
-def snakemake(server, folder, *args):
-    """`snakemake --cores 2 ARGS` in folder, with this checkout's articlekit; -> .code, .output (the terminal)."""
+def snakemake(server, folder, *args, env=None):
+    """`snakemake --cores 2 ARGS` in folder, with this checkout's articlekit;
+    -> .code, .output (the terminal), .seconds (from start to exit)."""
     log = folder.parent / f"{folder.name}-snakemake.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    started = time.monotonic()
     run = server.start(folder, ["--cores", "2", *args, *PINNED], env, log)
-    return Run(run.wait(timeout=600), log.read_text(encoding="utf-8"))
+    code = run.wait(timeout=600)
+    return Run(code, log.read_text(encoding="utf-8"), time.monotonic() - started)
 
 
 @pytest.fixture
@@ -98,6 +103,22 @@ def assert_said(run, *needles):
         assert needle in run.output, f"{needle!r} not in the terminal:\n{run.output[-4000:]}"
     for noise in ("Traceback (most recent call last)", "InputFunctionException"):
         assert noise not in run.output, run.output[-4000:]
+
+
+def assert_said_last(run, message):
+    """A failed build whose terminal ends with the message, said once, and
+    shows none of the paths of articlekit's own code."""
+    assert_said(run, message)
+    assert run.output.rstrip().endswith(message), f"not last in the terminal:\n{run.output[-3000:]}"
+    assert run.output.count(message) == 1, run.output[-5000:]
+    assert_no_module_paths(run)
+
+
+def assert_no_module_paths(run):
+    """The terminal names no file of articlekit's code (the banners' inputs, the frames under an error)."""
+    code = sorted({path for path in re.findall(r"[\w./-]*articlekit/[\w/]+\.(?:py|smk|lua|typ|css)", run.output)
+                   if not path.endswith("Snakefile")})
+    assert not code, f"articlekit's code in the terminal: {code[:5]}\n{run.output[-3000:]}"
 
 
 def test_a_parameters_section_whose_experiment_is_not_declared_says_how_to_declare_it(server, article):
@@ -149,6 +170,13 @@ def test_failing_experiments_say_why_in_their_logs_and_the_terminal_once(server,
     crash_log = (article / "logs/crash.log").read_text()
     assert "Traceback (most recent call last)" in crash_log and "RuntimeError: the author's own bug" in crash_log
     assert run.output.count("RuntimeError: the author's own bug") == 1, run.output[-5000:]
+    # said once, at the end: each failed job's rule, log and message, a traceback cut to the author's line
+    summary = run.output[run.output.index("articlekit: 3 jobs failed ("):]
+    assert summary.startswith("articlekit: 3 jobs failed (") and missing_parameter in summary and unwritten in summary
+    assert (f"crash: failed: experiments/crash.py:{line_of(article / 'experiments/crash.py', 'raise')}, in run: "
+            "RuntimeError: the author's own bug (the traceback: logs/crash.log)") in summary
+    assert "rule variance (log: logs/variance.log):" in summary
+    assert_no_module_paths(run)
 
 
 def test_a_replaced_experiment_leaves_files_the_build_names_and_a_new_one_must_be_declared(server, article):
@@ -183,3 +211,157 @@ def test_a_replaced_experiment_leaves_files_the_build_names_and_a_new_one_must_b
     assert again.code == 0, again.output[-4000:]
     assert "left over" not in again.output
     assert yaml.safe_load((article / "results/harmonix.json").read_text())["experiment"] == "harmonix"
+
+
+# ---- issue 27: what still cost a newcomer minutes -----------------------------------
+
+
+def test_a_script_without_its_run_experiment_line_fails_at_once_saying_what_to_add(server, article):
+    """The script's last two lines left out: Snakemake waited for the file,
+    then blamed the file system's latency, over an empty log."""
+    script = article / "experiments/harmonic.py"
+    edit(script, 'if __name__ == "__main__":\n    run_experiment("harmonic", run, plot)\n', "")
+    run = snakemake(server, article)
+    said = ('harmonic: experiments/harmonic.py ran but never called run_experiment(...): add '
+            '`run_experiment("harmonic", run, plot)` at its end, under `if __name__ == "__main__":` '
+            "(see docs/authoring.md)")
+    assert_said_last(run, said)
+    for noise in ("latency", "MissingOutputException", "Waiting at most", "RuleException"):
+        assert noise not in run.output, run.output[-3000:]
+    assert said in (article / "logs/harmonic.log").read_text()
+
+
+def test_a_misspelt_main_guard_is_named_with_the_line_of_its_call(server, article):
+    edit(article / "experiments/harmonic.py", 'if __name__ == "__main__":', 'if __name__ == "main":')
+    run = snakemake(server, article)
+    line = line_of(article / "experiments/harmonic.py", "run_experiment(\"harmonic\"")
+    assert_said_last(run, f"harmonic: experiments/harmonic.py ran but never called run_experiment(...): its call "
+                          f"at line {line} did not run. Put it at the end of the file, under "
+                          '`if __name__ == "__main__":` (spelt so), as `run_experiment("harmonic", run, plot)` '
+                          "(see docs/authoring.md)")
+
+
+SLIPS = {  # what the author typed instead of what, how many lines below it YAML stops, the message's words
+    "a tab": ("  n: 1000", "\tn: 1000", 0, "a tab indents this line, and YAML indents with spaces only; fix it "
+              "there: replace the tab with spaces"),
+    "an unclosed bracket": ("libraries: [matplotlib]", "libraries: [matplotlib", 1, "the [ opened at line {line}, "
+                            "column 16 is not closed before this line; fix it there: close it with ]"),
+    "a bad indent": ("  plot_every: 10", "   plot_every: 10", 0, "this line is indented by 3 spaces and line "
+                     "{above} above it by 2, but line {above} already has its value; fix it there"),
+}
+
+
+@pytest.mark.parametrize("slip", SLIPS)
+def test_a_yaml_slip_in_config_yaml_stops_the_build_at_its_line_and_column(server, article, slip):
+    """Snakemake's own reader said "Config file is not valid JSON or YAML",
+    with neither file nor line."""
+    old, new, below, words = SLIPS[slip]
+    config = article / "config.yaml"
+    edit(config, old, new)
+    line = line_of(config, new)
+    run = snakemake(server, article)
+    found = re.search(rf"^config\.yaml:{line + below}:\d+: not valid YAML: (.*)$", run.output, re.M)
+    assert found, run.output[-3000:]
+    assert found.group(1).startswith(words.format(line=line, above=line - 1)), found.group(0)
+    assert_said_last(run, found.group(0))
+    assert "not valid JSON or YAML" not in run.output and "WorkflowError in file" not in run.output
+
+
+@pytest.mark.parametrize("snakefile", ["this repository's", "examples/summation's"])
+def test_every_articles_snakefile_names_a_yaml_slip_at_its_line(server, tmp_path, snakefile):
+    """The same slip under this repository's Snakefile and the second example's
+    (the skeleton's is the case above)."""
+    from tests.workspace import copy_project
+
+    if snakefile == "this repository's":
+        folder = copy_project(tmp_path / "project")
+    else:
+        folder = tmp_path / "summation"
+        shutil.copytree(ROOT / "examples/summation", folder)
+    config = folder / "config.yaml"
+    edit(config, "strict: true", "strict:\ttrue")  # Snakemake's reader refuses a tab after a colon too
+    run = snakemake(server, folder, "--dry-run")
+    assert_said_last(run, f"config.yaml:{line_of(config, 'strict:')}:8: not valid YAML: a tab after the key, and "
+                          "YAML separates with spaces only; fix it there: replace the tab with a space")
+
+
+def test_a_parameter_out_of_its_range_stops_the_build_at_its_line_before_any_job(server, article):
+    """rounds: 3 reached measure.compare, which raised MeasureError in the job."""
+    config = article / "config.yaml"
+    edit(config, "  rounds: 9 ", "  rounds: 3 ")
+    before = (article / "results/harmonic.json").stat().st_mtime
+    run = snakemake(server, article)
+    assert_said_last(run, f"config.yaml:{line_of(config, 'rounds: 3')}: harmonic.rounds: 3 is less than the "
+                          "minimum of 6 (interleaved timing rounds; fewer than 6 give no 95 % interval)")
+    assert (article / "results/harmonic.json").stat().st_mtime == before  # refused before any job
+
+
+def test_a_parameter_the_schema_does_not_know_is_refused_naming_where_to_describe_it(server, article):
+    config = article / "config.yaml"
+    edit(config, "  n: 1000 ", "  n: 1000\n  seed: 2026\n")
+    run = snakemake(server, article)
+    assert_said_last(run, f"config.yaml:{line_of(config, 'seed: 2026')}: harmonic.seed: Additional properties are "
+                          "not allowed ('seed' was unexpected); allowed here: n, plot_every, rounds; a new "
+                          "parameter: describe it in config/schema.yaml too")
+
+
+def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, article):
+    """An article with no config/schema.yaml: a test config the author wrote
+    (--configfile) gives a parameter another type than config.yaml; it
+    reached run() as text."""
+    (article / "config/schema.yaml").unlink()
+    test_config = article / "config/test.yaml"
+    test_config.write_text("harmonic:\n  n: 1000x\n  rounds: 9.0\n")
+    config = article / "config.yaml"
+    run = snakemake(server, article, "--configfile", "config/test.yaml")
+    header = ("the configuration does not match the types config.yaml gives (harmonic: no config/schema.yaml "
+              "describes it):")
+    rounds = (f"config/test.yaml:3: harmonic.rounds: 9.0 is a float, and an integer is meant here: write 9 (no "
+              "decimal point), or the experiment gets a float")
+    n = (f"config/test.yaml:2: harmonic.n: '1000x' is not of type 'integer'; config.yaml:{line_of(config, 'n: 1000')} "
+         "gives it as an integer, so write an integer")
+    assert_said(run, header, rounds, n)
+    assert run.output.rstrip().endswith(rounds)
+    assert_no_module_paths(run)
+
+
+def test_a_failed_rerun_keeps_the_previous_result_aside_and_says_where(server, article):
+    """An edit that breaks the script deleted results/harmonic.json, which
+    may have cost hours."""
+    result, figure = article / "results/harmonic.json", article / "figures/harmonic-partial-sums.svg"
+    good = result.read_bytes(), figure.read_bytes()
+    script = article / "experiments/harmonic.py"
+    edit(script, '    n = params["n"]\n', '    n = params["n"]\n    raise ValueError(f"no sum of {n} terms today")\n')
+    run = snakemake(server, article)
+    kept = article / "results/.previous/harmonic.json", article / "figures/.previous/harmonic-partial-sums.svg"
+    assert (kept[0].read_bytes(), kept[1].read_bytes()) == good
+    assert not result.exists()
+    assert_said(run, "rule harmonic (log: logs/harmonic.log; its previous outputs are kept in "
+                     "figures/.previous/harmonic-partial-sums.svg, results/.previous/harmonic.json, until a run of "
+                     "it succeeds):")
+    assert_said_last(run, f"harmonic: failed: experiments/harmonic.py:{line_of(script, 'raise ValueError')}, in run: "
+                          "ValueError: no sum of 1000 terms today (the traceback: logs/harmonic.log)")
+
+    # the kept copies are no outputs: the plan neither lists them as left over nor refuses them
+    plan = snakemake(server, article, "--dry-run")
+    assert plan.code == 0 and "left over" not in plan.output and ".previous" not in plan.output, plan.output[-3000:]
+    ledger = yaml.safe_load((article / ".snakemake/articlekit/ledger.json").read_text())
+    assert not [path for path in ledger["outputs"] if ".previous" in path]
+
+    # failing again keeps the last good copy; the next good run removes it
+    assert snakemake(server, article).code != 0
+    assert kept[0].read_bytes() == good[0]
+    edit(script, '    raise ValueError(f"no sum of {n} terms today")\n', "")
+    assert snakemake(server, article).code == 0
+    assert result.is_file() and not kept[0].exists() and not kept[0].parent.exists()  # a new timing: other bytes
+    assert not kept[1].parent.exists()
+
+
+def test_a_successful_build_shows_no_path_of_articlekits_code(server, article):
+    """Each job's banner listed 30 to 45 of articlekit's module paths among its inputs."""
+    script = article / "experiments/harmonic.py"
+    script.write_text(script.read_text() + "# an edit\n")
+    run = snakemake(server, article)
+    assert run.code == 0, run.output[-3000:]
+    assert "experiments/harmonic.py, and " in run.output and " files of articlekit" in run.output
+    assert_no_module_paths(run)

@@ -340,7 +340,7 @@ def test_a_command_that_is_not_one_exits_2_naming_the_closest(capsys):
 def test_every_module_the_workflow_runs_is_listed_in_the_help():
     from articlekit.__main__ import MODULES
 
-    rules = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "articlekit/workflow").glob("*.smk")))
+    rules = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "articlekit/workflow/rules").glob("*.smk")))
     run = set(SHOWN_MODULE.findall(rules))
     assert run and run <= set(MODULES), f"not in articlekit/__main__.py MODULES: {sorted(run - set(MODULES))}"
 

@@ -17,7 +17,9 @@ SHAPE = {"Snakefile", "config.yaml", "environment.yml", "requirements.txt", ".gi
          # Quarto's own `quarto render` and `quarto preview` in the new article's folder
          "_quarto.yml", "article/index.qmd", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
          "baseline/published.yaml",
-         # Snakemake's workflow profile: a failed job's log, where articlekit writes the fix, in the terminal
+         # the types and ranges of the experiment's parameters, checked before any job
+         "config/schema.yaml",
+         # Snakemake's workflow profile: a failed job's message, and its fix, once, at the end of the terminal
          "profiles/default/config.yaml",
          # GitHub Actions builds it on every push (tests/test_ci_workflow.py lints it)
          ".github/workflows/article.yml"}
@@ -34,7 +36,8 @@ def test_it_writes_an_article_folder_of_the_agreed_shape(tmp_path):
 def test_the_snakefile_is_the_module_and_nothing_else():
     code = [line for line in (new.TEMPLATE / "Snakefile").read_text().splitlines()
             if line.strip() and not line.startswith("#")]
-    assert code == ["import articlekit.workflow", 'configfile: "config.yaml"', "module articlekit:",
+    assert code == ["import articlekit.workflow", 'configfile: articlekit.workflow.checked_config("config.yaml")',
+                    "module articlekit:",
                     "    snakefile:", "        articlekit.workflow.snakefile()", "    config:", "        config",
                     "use rule * from articlekit"]
 

@@ -1,7 +1,8 @@
 """A new author's first article, as docs/authoring.md walks it: the
 skeleton from `python -m articlekit new`, then the guide's own blocks
 written into it by script (an experiment with a figure and a timing
-through articlekit.experiment.measure, its config, a section with a
+through articlekit.experiment.measure, its config and its parameters'
+schema, a section with a
 pipe table of bound cells, a claim, a timing claim and a listing, and a
 baseline), built with Pandoc and then with the real Quarto, and read back
 from the built pages.
@@ -13,6 +14,7 @@ renderer, small sizes; Quarto is found as tests/test_quarto.py finds it
 in the browser when there is one (tests/test_browser.py's fixture).
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -40,8 +42,9 @@ def guide_steps():
     """(action, path, anchor, text) of each block the guide tells the author to write."""
     steps = [(m.group(1), m.group(2), m.group(3), m.group(5) + "\n") for m in STEP.finditer(GUIDE.read_text("utf-8"))]
     assert [(a, p) for a, p, _, _ in steps] == [
-        ("write", "experiments/darts.py"), ("merge", "config.yaml"), ("insert", "article/index.qmd"),
-        ("merge", "baseline/published.yaml")], "docs/authoring.md's walk-through lost a step"
+        ("write", "experiments/darts.py"), ("merge", "config.yaml"), ("merge", "config/schema.yaml"),
+        ("insert", "article/index.qmd"), ("merge", "baseline/published.yaml")], \
+        "docs/authoring.md's walk-through lost a step"
     return steps
 
 
@@ -175,6 +178,31 @@ def test_the_audit_and_the_departures_say_what_the_baseline_classes_promise(arti
     assert "**Change** (Pi from darts): the edition printed “10,000”; this build: 100,000." in departures
     assert "ten times fewer darts" in departures
     assert "darts.speedup" not in departures and "3.1587" not in departures  # no reason: nothing to list
+
+
+@pytest.mark.parametrize("typed, message", [
+    ('seed: "2026x"', "darts.seed: '2026x' is not of type 'integer'"),
+    ("rounds: 3", "darts.rounds: 3 is less than the minimum of 6 (measure.compare needs 6 rounds for a 95 % "
+                  "interval)"),
+])
+def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(article, tmp_path, typed, message):
+    """seed: "2026x" failed in the job (TypeError: SeedSequence expects int)
+    and rounds: 3 in measure.compare (MeasureError), neither at its line."""
+    import shutil
+
+    copy = tmp_path / "pi"
+    shutil.copytree(article, copy, symlinks=True)
+    config = copy / "config.yaml"
+    before, section = config.read_text(encoding="utf-8").split("\ndarts:\n")
+    key = typed.split(":")[0]
+    section = re.sub(rf"^  {key}: .*$", f"  {typed}", section, count=1, flags=re.M)
+    config.write_text(f"{before}\ndarts:\n{section}", encoding="utf-8")
+    line = config.read_text(encoding="utf-8").splitlines().index(f"  {typed}") + 1
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(["snakemake", "--cores", "2", "--config", "renderer=pandoc"], cwd=copy, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    assert done.stderr.rstrip().endswith(f"config.yaml:{line}: {message}"), done.stderr[-3000:]
 
 
 @pytest.mark.browser

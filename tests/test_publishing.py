@@ -135,14 +135,14 @@ def test_the_command_line_argument_refuses_a_bad_section_with_its_message(capsys
 
 
 def test_the_modules_schema_places_a_bad_publishing_key_at_its_line(tmp_path):
-    """The config's first check (articlekit/workflow/schema.yaml) knows every
+    """The config's first check (articlekit/workflow/schemas/schema.yaml) knows every
     publishing key, so a slip is named with its file and line before any job runs."""
     config_file = tmp_path / "config.yaml"
     config_file.write_text("experiments: {a: {}}\npublishing:\n  volatile: [bench.]\n  error_measure: [\"*_err\"]\n"
                            "  spread: \"bench.*.q1\"\n", encoding="utf-8")
     config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
     with pytest.raises(ConfigError) as caught:
-        check_config(config, ROOT / "articlekit" / "workflow" / "schema.yaml", [config_file])
+        check_config(config, ROOT / "articlekit" / "workflow" / "schemas" / "schema.yaml", [config_file])
     said = str(caught.value)
     assert "config.yaml:4: publishing.error_measure:" in said
     assert "config.yaml:5: publishing.spread: 'bench.*.q1' is not of type 'array'" in said

@@ -7,7 +7,7 @@ The sweep's runner is articlekit/experiment/sweep.py, its summary (what the
 article binds: spreads, the article's seed's percentile, shares of seeds with
 their Wilson intervals) articlekit/article/robustness.py, its figure
 articlekit/article/seed_figure.py, its page articlekit/review/robustness.py,
-its rules articlekit/workflow/robustness.smk.
+its rules articlekit/workflow/rules/robustness.smk.
 """
 
 import json
@@ -33,6 +33,7 @@ from articlekit.article import robustness, seed_figure
 from articlekit.experiment import sweep
 from articlekit.review import robustness as robustness_page
 from tests.child_processes import popen
+from articlekit.workflow.settings import chunk_ranges
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 # ---- the runner ------------------------------------------------------------------------
@@ -40,7 +41,7 @@ from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
 
 def test_the_seeds_are_derived_from_the_articles_and_a_larger_sweep_extends_a_smaller():
     assert sweep.sweep_seeds(7, 0, 3) == [8, 9, 10]
-    chunks = sweep.chunk_ranges(10, 4)
+    chunks = chunk_ranges(10, 4)  # the plan's chunks (articlekit/workflow/settings.py)
     assert chunks == [(0, 4), (4, 4), (8, 2)]
     assert [s for first, count in chunks for s in sweep.sweep_seeds(7, first, count)] == sweep.sweep_seeds(7, 0, 10)
     assert sweep.sweep_seeds(7, 0, 10)[:3] == sweep.sweep_seeds(7, 0, 3)
@@ -281,7 +282,7 @@ def test_every_key_the_page_offers_to_bind_is_one_the_article_can_bind():
 
 # ---- the config --------------------------------------------------------------------------
 
-MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schema.yaml"
+MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schemas/schema.yaml"
 
 
 @pytest.mark.parametrize("section, message", [

@@ -34,10 +34,12 @@ def by_name(config=CONFIG):
     return {e.name: e for e in settings.experiments(config)}
 
 
-def test_the_module_is_the_snakefile_beside_its_rules():
+def test_the_module_is_the_snakefile_above_its_rules_and_schemas():
     assert Path(snakefile()) == FOLDER / "Snakefile"
     assert {"common.smk", "experiments.smk", "article.smk", "audit.smk", "matrix.smk"} <= {
-        p.name for p in FOLDER.glob("*.smk")}
+        p.name for p in (FOLDER / "rules").glob("*.smk")}
+    assert (FOLDER / "schemas" / "schema.yaml").is_file()
+    assert not list(FOLDER.glob("*.smk")) and not list(FOLDER.glob("*.yaml"))
 
 
 def test_an_entry_gets_defaults_for_what_it_leaves_out():
@@ -126,7 +128,7 @@ def test_listing_sources_come_from_publishing():
 def test_the_shipped_configurations_match_the_modules_schema():
     for name in ("config.yaml", "config/test.yaml"):
         config = yaml.safe_load((PROJECT_ROOT / name).read_text())
-        check_config(config, FOLDER / "schema.yaml", [PROJECT_ROOT / name])
+        check_config(config, FOLDER / "schemas" / "schema.yaml", [PROJECT_ROOT / name])
 
 
 @pytest.mark.parametrize("entry, complaint", [
@@ -140,7 +142,7 @@ def test_the_shipped_configurations_match_the_modules_schema():
 def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
     config = {"experiments": {"fit": entry}}
     with pytest.raises(ValueError, match=complaint):
-        check_config(config, FOLDER / "schema.yaml")
+        check_config(config, FOLDER / "schemas" / "schema.yaml")
 
 
 def test_a_missing_library_is_named_with_what_to_install_and_what_still_builds(tmp_path, monkeypatch):

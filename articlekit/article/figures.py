@@ -2,7 +2,7 @@
 its line, what to say of one that no rule builds, and the alt text a
 figure's file carries.
 
-The workflow reads them (articlekit/workflow/common.smk, article_figures)
+The workflow reads them (articlekit/workflow/rules/common.smk, article_figures)
 as the render's inputs: the manuscript declares what the page depends on.
 """
 

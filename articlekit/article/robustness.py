@@ -13,7 +13,7 @@ across the sweep's seeds.
 The chunks are what articlekit.experiment.sweep wrote: each seeded
 experiment's run() for the seeds derived from its own. The article's
 shortcodes (which values it prints, which claims it makes:
-article_shortcodes, read by the workflow when it plans) say what to report:
+articlekit.article.seed_keys, read by the workflow when it plans) say what to report:
 
 - for every value the article shows from a seeded experiment (printed,
   plotted, or cited through robustness.<key>.<field>): its value at the
@@ -69,8 +69,8 @@ import re
 import sys
 from statistics import NormalDist
 
-from articlekit.article.seed_figure import seed_figures
-from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
+from articlekit.article import seed_keys
+from articlekit.article.shortcodes import ShortcodeSyntaxError
 from articlekit.core import claims as claimlib
 from articlekit.core.equality import is_number, same_value
 from articlekit.core.errors import ArticlekitError, run_command
@@ -126,28 +126,12 @@ def collect(chunks):
 
 
 def article_shortcodes(article, text):
-    """{"printed": [key], "claims": [[key, expect]], "plotted": [key]}: the
-    values the article prints, the claims it makes and the values whose
-    seeds it shows as a figure (figures/robustness-<key>.svg, <key> spelt as
-    under robustness.), each once, in reading order. Where they stand is
-    left out on purpose: the workflow hands this over as a param, so that
-    only a new claim, printed key or figure, not a prose edit, reruns the
-    summary (and the values and the article after it)."""
+    """articlekit.article.seed_keys.article_shortcodes, a RobustnessError
+    naming the article where its shortcodes do not parse."""
     try:
-        occurrences = scan(text)
+        return seed_keys.article_shortcodes(article, text)
     except ShortcodeSyntaxError as exc:
         raise RobustnessError(f"{article}:{exc}") from None
-    printed, claimed = {}, {}
-    for sc in occurrences:
-        if sc.escaped or sc.context == "comment" or sc.name not in ("value", "claim") or len(sc.args) != 1:
-            continue
-        key = sc.args[0]
-        if sc.name == "value":
-            printed[key] = None
-        if sc.kwargs.get("expect"):
-            claimed[(key, sc.kwargs["expect"])] = None
-    plotted = list(dict.fromkeys(seed_figures(article, text).values()))
-    return {"printed": list(printed), "claims": [list(claim) for claim in claimed], "plotted": plotted}
 
 
 def _seeded(key, swept):

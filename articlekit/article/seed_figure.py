@@ -14,8 +14,8 @@ key it plots as robustness.<key> spells it:
 
     ![...](../figures/robustness-scaling.dk64.unscaled.max_weight.svg)
 
-The workflow reads those links (seed_figures) when it plans: each is an
-output of the sweep's figure rule (articlekit/workflow/robustness.smk), so
+The workflow reads those links (articlekit.article.seed_keys) when it plans: each is an
+output of the sweep's figure rule (articlekit/workflow/rules/robustness.smk), so
 the render waits for it like for any figure (articlekit.article.figures),
 and the summary is told to report that key. The seed sweep's page draws the
 same figure small for each value that varies (as a data: URL).
@@ -25,30 +25,16 @@ import argparse
 import base64
 import io
 import math
-import os
-import re
 import sys
 
-from articlekit.article.figures import figure_links
+from articlekit.article.seed_keys import seed_figures  # noqa: F401  (its home is the plan's light module)
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
 from articlekit.experiment.artifacts import pyplot, save_figure
 
-SEED_FIGURE = re.compile(r"figures/robustness-(?P<key>[^/]+)\.svg")
 ARTICLE_SEED, SEEDS, SPREAD = "#cf222e", "#57606a", "#d0d7de"
-
-
-def seed_figures(article, text):
-    """{figures/robustness-<key>.svg: <key>} for every such image link of the
-    article, in the order written."""
-    found = {}
-    for link in figure_links(text, os.path.dirname(article) or "."):
-        match = SEED_FIGURE.fullmatch(link.path)
-        if match:
-            found[link.path] = match.group("key")
-    return found
 
 
 def percentile_words(share):

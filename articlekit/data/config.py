@@ -60,9 +60,14 @@ def check_syntax(path):
     an empty file, or a list or scalar on top."""
     shown = _shown(path)
     try:
-        document = parse_yaml(read_text(path), shown)
+        text = read_text(path)
+        document = parse_yaml(text, shown)
+        if "\t" in text:
+            # libyaml, the strict reader's fast path, takes a tab after a colon
+            # for a space; Snakemake's reader (PyYAML's own) refuses it
+            yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(yaml_error_message(exc, shown)) from None
+        raise ConfigError(yaml_slip(exc, shown, text)) from None
     except SourceError as exc:  # not UTF-8, or a duplicate key
         raise ConfigError(str(exc)) from None
     data = document.data
@@ -79,6 +84,62 @@ def check_syntax(path):
             f"which takes it for the text {text!r}; write {yaml11_spelling(text)} (a dot and a signed "
             f"exponent), or quote it if you mean the text" for line, key, text in texts))
     return data
+
+
+def yaml_slip(error, shown, text):
+    """'file:line:column: not valid YAML: ...' in the words of the slip an
+    author makes (a tab, a bracket or quote left open, a line indented off
+    its section, a second colon), with its fix; PyYAML's own words otherwise."""
+    mark = getattr(error, "problem_mark", None)
+    slip = _slip(error, mark, text.splitlines()) if mark is not None else None
+    if slip is None:
+        return yaml_error_message(error, shown)
+    return f"{shown}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {slip}"
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def _slip(error, mark, lines):
+    problem, context, opened = error.problem or "", error.context or "", error.context_mark
+    line = mark.line + 1
+    if "'\\t'" in problem or "\t" in problem:
+        here = lines[mark.line] if mark.line < len(lines) else ""
+        if here[:mark.column].strip():
+            return ("a tab after the key, and YAML separates with spaces only; fix it there: replace the tab "
+                    "with a space")
+        return ("a tab indents this line, and YAML indents with spaces only; fix it there: replace the tab "
+                "with spaces, as many as the keys beside it have")
+    for kind, closing in (("flow mapping", "}"), ("flow sequence", "]")):
+        if kind in context and opened is not None:
+            return (f"the {'{' if closing == '}' else '['} opened at line {opened.line + 1}, column "
+                    f"{opened.column + 1} is not closed before this line; fix it there: close it with {closing} "
+                    "(or add the comma between two of its items)")
+    if "quoted scalar" in context and opened is not None:
+        return (f"the quote opened at line {opened.line + 1}, column {opened.column + 1} is never closed; "
+                "fix it there: close it with the same quote")
+    if "expected <block end>" in problem or "mapping values are not allowed" in problem:
+        here = lines[mark.line] if mark.line < len(lines) else ""
+        before = [(number, text) for number, text in enumerate(lines[:mark.line], 1)
+                  if text.strip() and not text.lstrip().startswith("#")]
+        if before and _indent(here) != _indent(before[-1][1]):
+            number, text = before[-1]
+            above = _indent(text)
+            deeper = _indent(here) > above
+            aligned = deeper or any(_indent(other) == _indent(here) for _, other in before)
+            if not aligned or (deeper and not text.rstrip().endswith(":")):
+                spaces = f"{_indent(here)} space{'s' * (_indent(here) != 1)}"
+                return (f"this line is indented by {spaces} and line {number} above it by {above}, "
+                        f"{'but line ' + str(number) + ' already has its value' if deeper else 'and no key above it is indented so'}; "
+                        f"fix it there: keys of one section start in the same column, so indent it by {above} "
+                        "spaces (or under a key that ends with ':' to start a section)")
+        if "mapping values are not allowed" in problem and here.count(": ") + here.rstrip().endswith(":") > 1:
+            return ("a second ': ' on this line; fix it there: quote a value that holds a colon "
+                    "(key: \"a: b\"), or give each key a line of its own")
+    if "could not find expected ':'" in problem:
+        return f"line {line} is no `key: value` (a ':' missing, or a quote left open); fix it there"
+    return None
 
 
 def check_syntax_for_snakemake(path):
@@ -177,7 +238,8 @@ def _hint(error):
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"; allowed here: {', '.join(allowed)}" if allowed else ""
-    if error.validator == "pattern" and error.schema.get("description"):
+    if error.validator in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
+                           "maxItems", "enum") and error.schema.get("description"):
         return f" ({error.schema['description']})"
     return ""
 
@@ -269,6 +331,12 @@ def check_config(config, schema_path, config_files=(), rule_names=()):
         schema = load_yaml(schema_path)
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
+    _check(config, schema, str(schema_path), config_files, rule_names)
+
+
+def _check(config, schema, schema_name, config_files=(), rule_names=(), hint=None):
+    """check_config with the schema given; hint(path, error) may add to an
+    error's message."""
     validator = strict_validator(schema, rule_names)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     found = []
@@ -285,7 +353,7 @@ def check_config(config, schema_path, config_files=(), rule_names=()):
             parent = _at(config, path)
             if isinstance(parent, dict) and error.instance in parent:
                 path, value = path + (error.instance,), parent[error.instance]
-        found.append((path, value, error.message + _hint(error)))
+        found.append((path, value, error.message + _hint(error) + (hint(path, error) if hint else "")))
     if not found:  # cross-key rules only make sense once every key has its type
         found = _cross_key_errors(config, schema)
     if not found:
@@ -298,8 +366,99 @@ def check_config(config, schema_path, config_files=(), rule_names=()):
         where = _where(path, value, indexed) if path else (by_precedence[0] if by_precedence else "--config")
         problems.append(f"{where}: {dotted}: {message}")
     raise ConfigError(
-        f"the configuration does not match {schema_path}:\n  " + "\n  ".join(problems)
+        f"the configuration does not match {schema_name}:\n  " + "\n  ".join(problems)
     )
+
+
+# ---- an article without a schema for a section: the types config.yaml gives -------
+
+
+def inferred_schema(value):
+    """The JSON Schema of value's types, as its config file gives them: an
+    integer stays an integer, a float a number (an integer is one too), a
+    text a text, a boolean a boolean, a list a list of its items' common
+    type, a mapping the same keys with their types (others allowed). No
+    range, no required key: a type is all a value says about itself."""
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"} if math.isfinite(value) else {"type": "number", "x-non-finite": True}
+    if isinstance(value, str):
+        return {"type": "string"}
+    if isinstance(value, list):
+        items = [inferred_schema(item) for item in value]
+        kinds = {item.get("type") for item in items}
+        if kinds == {"integer", "number"}:
+            items = [{"type": "number"}]
+        common = items[0] if items and all(item == items[0] for item in items) else None
+        return {"type": "array", **({"items": common} if common else {})}
+    if isinstance(value, dict):
+        return {"type": "object", "properties": {str(k): inferred_schema(v) for k, v in value.items()}}
+    return {}  # null: anything
+
+
+def _reference(config_files):
+    """The article's own config file, whose values give the types: the
+    Snakefile's `configfile:`. The workflow lists its files as Snakemake
+    does (workflow.configfiles: each --configfile, then the Snakefile's),
+    then the --configfile files again (workflow.overwrite_configfiles), so
+    it is the first file named once; None when there is none."""
+    shown = [_shown(path) for path in config_files]
+    once = [path for path in shown if shown.count(path) == 1 and os.path.exists(path)]
+    return once[0] if once else (shown[0] if shown and os.path.exists(shown[0]) else None)
+
+
+TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a text", "boolean": "true or false",
+              "array": "a list", "object": "a mapping (keys and values)"}
+
+
+def check_article_config(config, schema_path, config_files, sections):
+    """The article's own parameters, checked: against its schema when it has
+    one (check_config), and each of `sections` (its experiments'
+    parameter sections) that the schema does not describe, or all of them
+    without a schema, against the types its first config file gives them
+    (`inferred_schema`): a --configfile or --config that gives a parameter
+    another type is refused at its line, with the type meant and where it
+    was given. A value of the first file is its own reference, so a wrong
+    type there, a range and a missing key are for a schema to catch."""
+    described = set()
+    if os.path.exists(schema_path):
+        try:
+            schema = load_yaml(schema_path)
+        except SourceError as exc:
+            raise ConfigError(str(exc)) from None
+
+        def new_key(path, error):
+            if error.validator == "additionalProperties" and len(path) > 1:
+                return f"; a new parameter: describe it in {schema_path} too"
+            return ""
+
+        _check(config, schema, str(schema_path), config_files, hint=new_key)
+        described = set((schema.get("properties") or {}) if isinstance(schema, dict) else ())
+    reference = _reference(config_files)
+    if reference is None:
+        return
+    try:
+        given = _read_only_document(reference).data or {}
+    except (OSError, yaml.YAMLError, SourceError):
+        return
+    inferred = {name: inferred_schema(given[name]) for name in sections
+                if name not in described and isinstance(given.get(name), dict)}
+    if not inferred:
+        return
+    lines = _line_index(reference)
+
+    def hint(path, error):
+        if error.validator != "type" or path not in lines or "write" in error.message:
+            return ""
+        meant = TYPE_WORDS.get(error.validator_value, error.validator_value)
+        return f"; {reference}:{lines[path]} gives it as {meant}, so write {meant}"
+
+    described_by = (f"the types {reference} gives ({', '.join(sorted(inferred))}: no {schema_path} describes "
+                    f"{'them' if len(inferred) > 1 else 'it'})")
+    _check(config, {"type": "object", "properties": inferred}, described_by, config_files, hint=hint)
 
 
 def where(config, key, config_files=()):

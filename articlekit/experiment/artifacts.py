@@ -51,7 +51,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from articlekit.core.errors import ArticlekitError
-from articlekit.experiment import declared, footprint, runs, scratch
+from articlekit.experiment import declared, footprint, progress, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 from articlekit.core.ledger import Ledger
 
@@ -206,9 +206,9 @@ def save_figure(fig, path, alt=None):
 
 def configure_logging(log_file=None):
     """To the log file when there is one, else to stderr. The workflow names
-    the log, and Snakemake prints a failed job's log under its error (the
-    article's profile says show-failed-logs) or on a cluster, where the
-    job's stderr is nowhere in sight: there, every message and traceback
+    the log, and articlekit prints what a failed job's log says at the end
+    of the terminal (articlekit/workflow/failures.py), on a cluster too,
+    where the job's stderr is nowhere in sight: every message and traceback
     must be in the log, and once."""
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
@@ -351,7 +351,8 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     try:
         # the experiment's own code runs with nothing of the project in reach
         # of a relative path (articlekit.experiment.scratch)
-        with scratch.scratch_folder(name):
+        # a long run says, now and then, that it still runs (a short one says nothing)
+        with scratch.scratch_folder(name), progress.still_running(name, f"for {scratch.shown(artifact)}"):
             values = produce()
             if figures:
                 _plot(name, plot, values, params, figures)

@@ -36,6 +36,7 @@ import traceback
 
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.experiment.artifacts import configure_logging, library_versions
+from articlekit.experiment.progress import Progress
 from articlekit.experiment.scratch import scratch_folder
 from articlekit.core.jsonio import write_json
 
@@ -49,11 +50,6 @@ def sweep_seeds(article_seed, first, count):
     return [article_seed + 1 + index for index in range(first, first + count)]
 
 
-def chunk_ranges(seed_count, chunk):
-    """[(first, count)] covering seed_count seeds in chunks of at most `chunk`."""
-    return [(first, min(chunk, seed_count - first)) for first in range(0, seed_count, chunk)]
-
-
 def run_one(run, params, seed):
     """One seed's record: its values, or the error its run raised."""
     try:
@@ -63,14 +59,18 @@ def run_one(run, params, seed):
                 "traceback": traceback.format_exc(limit=-3)}
 
 
-def run_seeds(run, params, seeds):
-    """Every seed's record, in order, each from the same run() in this process."""
+def run_seeds(run, params, seeds, progress=None):
+    """Every seed's record, in order, each from the same run() in this
+    process; progress (articlekit.experiment.progress.Progress), when given,
+    hears of each seed done."""
     records = []
     for seed in seeds:
         record = run_one(run, params, seed)
         if "error" in record:
             log.warning("seed %d: %s", seed, record["error"])
         records.append(record)
+        if progress is not None:
+            progress.step(len(records))
     return records
 
 
@@ -105,8 +105,10 @@ def main(argv=None):
     out = os.path.abspath(args.out)
     # the experiment's own code runs with nothing of the project in reach of
     # a relative path (articlekit.experiment.scratch)
+    # a chunk of many seeds says where it is, in its log and the terminal (not a short one)
+    progress = Progress(f"{args.experiment}: seeds {seeds[0]} to {seeds[-1]}", len(seeds), "seeds") if seeds else None
     with threadpool_limits(limits=1), scratch_folder(args.experiment):
-        records = run_seeds(module.run, params, seeds)
+        records = run_seeds(module.run, params, seeds, progress)
     failed = sum("error" in record for record in records)
     script = f"experiments/{args.experiment}.py"
     base = {key: value for key, value in params.items() if key != "seed"}

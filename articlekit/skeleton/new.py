@@ -4,11 +4,12 @@
 
 PATH gets an article folder (the shape every articlekit article has):
 Snakefile (the articlekit module, a few lines), config.yaml (one experiment
-and the publishing settings), experiments/ (a package with that
+and the publishing settings), config/schema.yaml (the types and ranges of
+that experiment's parameters), experiments/ (a package with that
 experiment), article/index.qmd (a bound value, a checked claim, a listing,
 a figure) with its _quarto.yml, baseline/published.yaml, profiles/default
-(Snakemake's workflow profile: a failed job's log, where articlekit writes
-the fix, is printed in the terminal), requirements.txt and environment.yml
+(Snakemake's workflow profile: a failed job's message, which articlekit
+prints at the end, is not printed again in the middle), requirements.txt and environment.yml
 (pip's and conda's routes to what it needs: articlekit from the package
 index, nothing of the machine that wrote it), .github/workflows/article.yml
 (GitHub Actions builds it on every push and keeps the article, the audit

@@ -132,11 +132,11 @@ def rule_names(snakefiles):
     return sorted(set(found))
 
 
-def module_keys(module_dir):
-    """The top-level keys the module's schema names (strict, experiments, ...)."""
+def module_keys(schema):
+    """The top-level keys the module's schema (its path) names (strict, experiments, ...)."""
     import yaml
 
-    with open(os.path.join(module_dir, "schema.yaml"), encoding="utf-8") as f:
+    with open(schema, encoding="utf-8") as f:
         return list(yaml.safe_load(f)["properties"])
 
 
@@ -245,10 +245,20 @@ class Robustness:
     fixed: dict = None  # key prefix -> why no seed moves it (config robustness.fixed)
 
     @property
+    def chunk_ranges(self):
+        """[(first, count)]: the sweep's seeds in chunks, one job each (the sweep's --first and --count)."""
+        return chunk_ranges(self.seeds, self.chunk)
+
+    @property
     def report_settings(self):
         """What the summary step is told (articlekit.review.robustness)."""
         return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded),
                 "fixed": dict(self.fixed or {})}
+
+
+def chunk_ranges(seed_count, chunk):
+    """[(first, count)] covering seed_count seeds in chunks of at most `chunk`."""
+    return [(first, min(chunk, seed_count - first)) for first in range(0, seed_count, chunk)]
 
 
 def robustness(config, where=lambda key: "config"):
@@ -294,18 +304,19 @@ def robustness(config, where=lambda key: "config"):
     return found
 
 
-def cited_experiments(text):
+def cited_experiments(text, occurrences=None):
     """The first part of every key the article's shortcodes name, their
     claims' key operands included ({"scaling", "robustness", ...}). An
     article whose shortcodes do not parse (bind will say why) is read
-    loosely, each shortcode's first word, so that the plan stays the same."""
+    loosely, each shortcode's first word, so that the plan stays the same.
+    `occurrences`: the text's shortcodes, when they were scanned already."""
     import re
 
     from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
     from articlekit.core.claims import ClaimError, keys_referenced
 
     try:
-        occurrences = scan(text)
+        occurrences = scan(text) if occurrences is None else occurrences
     except ShortcodeSyntaxError:
         return set(re.findall(r"\{\{<\s*\w+\s+([A-Za-z_][\w-]*)\.", text))
     keys = []

@@ -12,12 +12,15 @@
 # written. A seed whose run raises is recorded in its chunk, not fatal.
 
 
-include: "robustness_common.smk"
-
-
 rule robustness_chunk:
     input:
-        code=robustness_code,
+        # the experiment's code and the sweep's, which runs it
+        code=lambda wildcards: sorted(
+            {
+                *experiment_code(wildcards.experiment),
+                *module_code("articlekit.experiment.sweep"),
+            }
+        ),
     output:
         json="results/robustness/{experiment}/chunk-{chunk}.json",
     log:
@@ -25,16 +28,20 @@ rule robustness_chunk:
     benchmark:
         "benchmarks/out/robustness/{experiment}/chunk-{chunk}.tsv"
     wildcard_constraints:
-        experiment=ROBUSTNESS_WILDCARD,
+        experiment=PLAN.sweep.wildcard,
         chunk=r"\d+",
     resources:
-        mem_mb=robustness_mem_mb,
-        runtime=robustness_runtime,
+        mem_mb=lambda wildcards: PLAN.experiment(wildcards.experiment).mem_mb,
+        runtime=lambda wildcards: PLAN.experiment(wildcards.experiment).runtime,
     params:
-        config=robustness_params,
-        seeds=robustness_seed_arguments,
-        versions=robustness_versions,
-        libraries=robustness_library_arguments,
+        # plain values of the wildcards: an edited parameter, seed count or
+        # chunk size reruns the chunks it changes
+        config=lambda wildcards: PLAN.params_json(PLAN.experiment(wildcards.experiment)),
+        seeds=lambda wildcards: PLAN.sweep.seed_arguments(wildcards.chunk),
+        versions=experiment_versions,
+        libraries=lambda wildcards: PLAN.library_arguments(
+            PLAN.experiment(wildcards.experiment)
+        ),
     shell:
         "python -m articlekit.experiment.sweep --experiment {wildcards.experiment} "
         "--params {params.config:q} {params.seeds} {params.libraries} "
@@ -46,12 +53,12 @@ rule robustness_chunk:
 # Which claims and values: the article's, handed over as a param.
 rule robustness_summary:
     input:
-        chunks=ROBUSTNESS_CHUNKS,
-        results=[f"results/{name}.json" for name in ROBUSTNESS_EXPERIMENTS],
-        baseline=BASELINE,
+        chunks=PLAN.sweep.chunks,
+        results=[f"results/{name}.json" for name in PLAN.sweep.experiments],
+        baseline=PLAN.baseline,
         code=module_code("articlekit.article.robustness"),
     output:
-        json=ROBUSTNESS_JSON,
+        json=PLAN.robustness_json,
     log:
         "logs/robustness/summary.log",
     benchmark:
@@ -60,8 +67,8 @@ rule robustness_summary:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=ROBUSTNESS_SETTINGS_JSON,
-        shortcodes=ROBUSTNESS_SHORTCODES_JSON,
+        settings=PLAN.sweep.settings_json,
+        shortcodes=PLAN.sweep.shortcodes_json,
     shell:
         "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
         "--baseline {input.baseline} --shortcodes {params.shortcodes:q} --settings {params.settings:q} "
@@ -70,20 +77,20 @@ rule robustness_summary:
 
 # The article's figures of one value across the seeds, for an article that
 # shows one (figures/robustness-<key>.svg, read from its image links).
-if ROBUSTNESS_FIGURES:
+if PLAN.sweep.figures:
 
     rule robustness_figures:
         input:
-            json=ROBUSTNESS_JSON,
+            json=PLAN.robustness_json,
             code=module_code("articlekit.article.seed_figure"),
         output:
-            figures=list(ROBUSTNESS_FIGURES),
+            figures=list(PLAN.sweep.figures),
         log:
             "logs/robustness/figures.log",
         benchmark:
             "benchmarks/out/robustness/figures.tsv"
         params:
-            figures=ROBUSTNESS_FIGURE_ARGUMENTS,
+            figures=PLAN.sweep.figure_arguments,
         shell:
             "python -m articlekit.article.seed_figure {input.json} {params.figures} 2> {log}"
 
@@ -91,7 +98,7 @@ if ROBUSTNESS_FIGURES:
 # Its page, for reviewers.
 rule robustness_report:
     input:
-        json=ROBUSTNESS_JSON,
+        json=PLAN.robustness_json,
         code=module_code("articlekit.review.robustness"),
     output:
         md="build/robustness.md",
@@ -111,8 +118,8 @@ rule robustness_report:
 # inputs too: Snakemake would not remake a missing one while the page exists.
 rule robustness:
     input:
-        chunks=ROBUSTNESS_CHUNKS,
-        json=ROBUSTNESS_JSON,
+        chunks=PLAN.sweep.chunks,
+        json=PLAN.robustness_json,
         md="build/robustness.md",
         html="build/robustness.html",
     log:

@@ -3,20 +3,20 @@
 
 
 # Only for an article that shows listings (publishing.listings).
-if LISTING_SOURCES:
+if PLAN.listing_sources:
 
     rule listings:
         input:
-            source=LISTING_SOURCES,
+            source=PLAN.listing_sources,
             code=command_code("listings"),
         output:
-            json=LISTINGS,
+            json=PLAN.listings,
         log:
             "logs/listings.log",
         benchmark:
             "benchmarks/out/listings.tsv"
         params:
-            publishing=LISTINGS_PUBLISHING_JSON,
+            publishing=PLAN.listings_publishing_json,
         shell:
             "python -m articlekit listings --publishing {params.publishing:q} "
             "--out {output.json} 2> {log}"
@@ -24,20 +24,20 @@ if LISTING_SOURCES:
 
 rule values:
     input:
-        results=RESULTS,
+        results=PLAN.results,
         # build/robustness.json, when the article binds robustness.* keys
-        robustness=ROBUSTNESS_VALUES,
-        baseline=BASELINE,
+        robustness=PLAN.robustness_values,
+        baseline=PLAN.baseline,
         code=command_code("values"),
     output:
-        json=VALUES,
+        json=PLAN.values,
     log:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
     params:
         # each artifact and the baseline held against it (no input: it changes on every job)
-        ledger=LEDGER,
+        ledger=PLAN.ledger,
     shell:
         "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
         "--ledger {params.ledger} --out {output.json} 2> {log}"
@@ -45,11 +45,11 @@ rule values:
 
 rule lint_article:
     input:
-        article=ARTICLE,
-        values=VALUES,
+        article=PLAN.article,
+        values=PLAN.values,
         code=command_code("lint"),
     output:
-        report=LINT_REPORT,
+        report=PLAN.lint_report,
     log:
         "logs/lint_article.log",
     benchmark:
@@ -60,19 +60,19 @@ rule lint_article:
 
 rule bind:
     input:
-        article=ARTICLE,
-        values=VALUES,
+        article=PLAN.article,
+        values=PLAN.values,
         # {{< departures >}}: where this build departs from the edition
-        baseline=BASELINE,
+        baseline=PLAN.baseline,
         code=command_code("bind"),
     output:
-        json=BINDINGS,
+        json=PLAN.bindings,
     log:
         "logs/bind.log",
     benchmark:
         "benchmarks/out/bind.tsv"
     params:
-        strict=STRICT,
+        strict=PLAN.strict,
     shell:
         "python -m articlekit bind {input.article} --values {input.values} "
         "--strict {params.strict} --baseline {input.baseline} --out {output.json} 2> {log}"
@@ -85,32 +85,32 @@ rule bind:
 # Its Pandoc's version is a param: a new Pandoc reads the article again.
 rule parse_article:
     input:
-        article=ARTICLE,
+        article=PLAN.article,
         code=command_code("parse"),
     output:
-        ast=PANDOC_TREE,
+        ast=PLAN.pandoc_tree,
     log:
         "logs/parse_article.log",
     benchmark:
         "benchmarks/out/parse_article.tsv"
     params:
-        pandoc_version=PANDOC_VERSION,
+        pandoc_version=PLAN.renderer.pandoc_version,
     shell:
         "python -m articlekit parse {input.article} --out {output.ast} 2> {log}"
 
 
 rule render:
     input:
-        article=ARTICLE,
-        extension=EXTENSION,
-        quarto=f"{ARTICLE_DIR}/_quarto.yml",
-        style=ARTICLE_STYLE,
-        bindings=BINDINGS,
-        lint=LINT_REPORT,
+        article=PLAN.article,
+        extension=PLAN.extension,
+        quarto=PLAN.quarto_project,
+        style=PLAN.article_style,
+        bindings=PLAN.bindings,
+        lint=PLAN.lint_report,
         figures=article_figures,
         # checked when it was read (raw HTML refused): Pandoc writes the
         # page from it; Quarto reads the article once it passed
-        ast=PANDOC_TREE,
+        ast=PLAN.pandoc_tree,
         code=command_code("render"),
     output:
         html="build/article.html",
@@ -123,8 +123,8 @@ rule render:
         mem_mb=1000,
         runtime=5,
     params:
-        renderer=RENDERER,
-        renderer_version=RENDERER_VERSION,
+        renderer=PLAN.renderer.name,
+        renderer_version=PLAN.renderer.version,
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
         "--renderer {params.renderer} --ast {input.ast} --html {output.html} --md {output.md} 2> {log}"
@@ -132,12 +132,12 @@ rule render:
 
 rule pdf:
     input:
-        article=ARTICLE,
-        extension=EXTENSION,
-        bindings=BINDINGS,
-        lint=LINT_REPORT,
+        article=PLAN.article,
+        extension=PLAN.extension,
+        bindings=PLAN.bindings,
+        lint=PLAN.lint_report,
         figures=article_figures,
-        ast=PANDOC_TREE,
+        ast=PLAN.pandoc_tree,
         code=command_code("pdf"),
     output:
         pdf=report(
@@ -153,8 +153,8 @@ rule pdf:
         mem_mb=1000,
         runtime=5,
     params:
-        pandoc_version=PANDOC_VERSION,
-        typst_version=TYPST_VERSION,
+        pandoc_version=PLAN.renderer.pandoc_version,
+        typst_version=PLAN.renderer.typst_version,
     shell:
         "python -m articlekit pdf {input.article} --bindings {input.bindings} "
         "--ast {input.ast} --out {output.pdf} 2> {log}"

@@ -8,12 +8,12 @@ from articlekit.review.matrix_input import matrix_argument
 # as well as to the log: a renamed key must not pass unseen.
 rule audit:
     input:
-        baseline=BASELINE,
+        baseline=PLAN.baseline,
         code=command_code("audit"),
-        values=VALUES,
-        bindings=BINDINGS,
+        values=PLAN.values,
+        bindings=PLAN.bindings,
     output:
-        json=AUDIT_JSON,
+        json=PLAN.audit_json,
         md="build/audit.md",
         html=report("build/audit.html", caption="report/audit.rst", category="Audit"),
     log:
@@ -21,12 +21,12 @@ rule audit:
     benchmark:
         "benchmarks/out/audit.tsv"
     params:
-        publishing=PUBLISHING_JSON,
+        publishing=PLAN.publishing_json,
         # build/matrix.json with its digest, when the article has a matrix and
         # it ran: a param, not an input, so that the default build never runs
         # the matrix's own jobs (articlekit/review/matrix_input.py).
         matrix=lambda wildcards: matrix_argument(
-            "build/matrix.json" if "matrix" in config else None
+            PLAN.matrix_json if PLAN.matrix else None
         ),
     shell:
         "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
@@ -39,10 +39,10 @@ rule audit:
 # digest does not match (edited by hand) fails this rule, naming the entry.
 rule diff:
     input:
-        baseline=BASELINE,
+        baseline=PLAN.baseline,
         code=command_code("diff"),
-        values=VALUES,
-        bindings=BINDINGS,
+        values=PLAN.values,
+        bindings=PLAN.bindings,
         release=latest_release,
     output:
         json="build/diff.json",
@@ -52,7 +52,7 @@ rule diff:
     benchmark:
         "benchmarks/out/diff.tsv"
     params:
-        publishing=PUBLISHING_JSON,
+        publishing=PLAN.publishing_json,
     shell:
         "python -m articlekit diff --values {input.values} --bindings {input.bindings} "
         "--baseline {input.baseline} --json {output.json} --md {output.md} "
@@ -63,15 +63,15 @@ rule diff:
 # input changed, and its snapshot is committed to the repo.
 rule release:
     input:
-        values=VALUES,
-        bindings=BINDINGS,
-        audit=AUDIT_JSON,
+        values=PLAN.values,
+        bindings=PLAN.bindings,
+        audit=PLAN.audit_json,
     log:
         "logs/release.log",
     params:
-        label=RELEASE_LABEL,
-        releases=RELEASES,
-        publishing=PUBLISHING_JSON,
+        label=PLAN.release_label,
+        releases=PLAN.releases,
+        publishing=PLAN.publishing_json,
     shell:
         "python -m articlekit release --label {params.label} --values {input.values} "
         "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} "

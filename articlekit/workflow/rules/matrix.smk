@@ -21,7 +21,12 @@
 # terminal, not in a job's log.
 
 
-include: "matrix_common.smk"
+import re
+
+
+wildcard_constraints:
+    label=PLAN.matrix.label_wildcard,
+    experiment="|".join(map(re.escape, PLAN.experiment_names)) or "(?!)",
 
 
 rule matrix_lock:
@@ -36,8 +41,11 @@ rule matrix_lock:
         mem_mb=500,
         runtime=5,
     params:
-        pins=matrix_entry_args,
-        where=matrix_python_where,
+        pins=lambda wildcards: PLAN.matrix.entry_arguments(wildcards.label),
+        # derived (a function of the output too): a moved line reruns nothing
+        where=lambda wildcards, output: PLAN.matrix.python_where_argument(
+            wildcards.label
+        ),
     shell:
         "python -m articlekit.review.matrixenv lock --label {wildcards.label} {params.pins} "
         "{params.where} --out {output.lock} 2> {log} || (cat {log} >&2; exit 1)"
@@ -46,7 +54,7 @@ rule matrix_lock:
 rule matrix_env:
     input:
         lock="results/matrix/{label}/requirements.lock",
-        every_lock=ancient(MATRIX_LOCKS),
+        every_lock=ancient(PLAN.matrix.locks),
     output:
         freeze="results/matrix/{label}/freeze.json",
         venv=directory(".venv-matrix/{label}"),
@@ -59,8 +67,9 @@ rule matrix_env:
         mem_mb=2000,
         runtime=30,
     params:
-        pins=matrix_entry_args,
-        python=matrix_python_argument,
+        pins=lambda wildcards: PLAN.matrix.entry_arguments(wildcards.label),
+        # derived: the entry's pins above already carry it
+        python=lambda wildcards, output: PLAN.matrix.python_argument(wildcards.label),
     shell:
         "python -m articlekit.review.matrixenv install --label {wildcards.label} --lock {input.lock} "
         "{params.python} --venv {output.venv} --out {output.freeze} --log {log}"
@@ -69,25 +78,31 @@ rule matrix_env:
 rule matrix_experiment:
     input:
         environment="results/matrix/{label}/freeze.json",
-        code=matrix_experiment_code,
+        code=lambda wildcards: experiment_code(wildcards.experiment),
     output:
         json="results/matrix/{label}/{experiment}.json",
     log:
         "logs/matrix/{label}/{experiment}.log",
     benchmark:
         "benchmarks/out/matrix/{label}/{experiment}.tsv"
-    threads: matrix_threads
+    threads: experiment_threads_of
     # The experiment's own entry (config experiments:), as its main rule
     # asks: the same script, run in another environment.
     resources:
-        mem_mb=matrix_mem_mb,
-        runtime=matrix_runtime,
+        mem_mb=lambda wildcards: PLAN.experiment(wildcards.experiment).mem_mb,
+        runtime=lambda wildcards: PLAN.experiment(wildcards.experiment).runtime,
     params:
-        config=matrix_params,
-        threads=matrix_threads_argument,
-        limits=matrix_limits_argument,
-        libraries=lambda wildcards: library_arguments(
-            EXPERIMENT_BY_NAME[wildcards.experiment]
+        # a plain value of the wildcards: an edited parameter reruns it in every environment
+        config=lambda wildcards: PLAN.params_json(PLAN.experiment(wildcards.experiment)),
+        # derived (functions of threads and resources): they rerun nothing
+        threads=lambda wildcards, threads: PLAN.experiment(
+            wildcards.experiment
+        ).threads_argument(threads),
+        limits=lambda wildcards, resources: PLAN.experiment(
+            wildcards.experiment
+        ).limits_argument(resources),
+        libraries=lambda wildcards: PLAN.library_arguments(
+            PLAN.experiment(wildcards.experiment)
         ),
     shell:
         "python -m articlekit.review.matrixenv run --environment {input.environment} "
@@ -99,11 +114,12 @@ rule matrix_column:
     input:
         environment="results/matrix/{label}/freeze.json",
         results=expand(
-            "results/matrix/{{label}}/{experiment}.json", experiment=MATRIX_EXPERIMENTS
+            "results/matrix/{{label}}/{experiment}.json",
+            experiment=PLAN.matrix.experiments,
         ),
-        shared=MATRIX_SHARED,
-        article=ARTICLE,
-        baseline=BASELINE,
+        shared=PLAN.matrix.shared,
+        article=PLAN.article,
+        baseline=PLAN.baseline,
         code=module_code("articlekit.review.matrix"),
     output:
         json="build/matrix/{label}.json",
@@ -112,8 +128,8 @@ rule matrix_column:
     benchmark:
         "benchmarks/out/matrix/{label}/column.tsv"
     params:
-        pins=matrix_entry_args,
-        publishing=PUBLISHING_JSON,
+        pins=lambda wildcards: PLAN.matrix.entry_arguments(wildcards.label),
+        publishing=PLAN.publishing_json,
     shell:
         "python -m articlekit.review.matrix column --label {wildcards.label} {params.pins} "
         "--environment {input.environment} --results {input.results} "
@@ -123,11 +139,11 @@ rule matrix_column:
 
 rule matrix_report:
     input:
-        columns=expand("build/matrix/{label}.json", label=MATRIX),
-        baseline=BASELINE,
+        columns=expand("build/matrix/{label}.json", label=PLAN.matrix.labels),
+        baseline=PLAN.baseline,
         code=module_code("articlekit.review.matrix"),
     output:
-        json="build/matrix.json",
+        json=PLAN.matrix_json,
         md="build/matrix.md",
         html=report("build/matrix.html", caption="report/matrix.rst", category="Audit"),
     log:
@@ -135,7 +151,7 @@ rule matrix_report:
     benchmark:
         "benchmarks/out/matrix/report.tsv"
     params:
-        publishing=PUBLISHING_JSON,
+        publishing=PLAN.publishing_json,
     shell:
         "python -m articlekit.review.matrix report {input.columns} --baseline {input.baseline} "
         "--json {output.json} --md {output.md} --html {output.html} "
@@ -146,7 +162,7 @@ rule matrix_report:
 # did not install or an experiment crashed in it, naming the log.
 rule matrix:
     input:
-        json="build/matrix.json",
+        json=PLAN.matrix_json,
         md="build/matrix.md",
         html="build/matrix.html",
     log:

@@ -11,12 +11,16 @@
 # (articlekit/experiment/runs.py). The runs keep the experiment's rule name:
 # --forcerun <name> reruns every run.
 #
+# A script that exits 0 without writing its artifact (it never called
+# run_experiment) fails at once with the reason in its log
+# (articlekit/experiment/unwritten.py), not after Snakemake's latency wait.
+#
 # The experiment's code runs in an empty scratch folder of its own
 # (articlekit/experiment/scratch.py): nothing of the project is in reach of
 # a relative path.
 
 
-for experiment in EXPERIMENTS:
+for experiment in PLAN.experiments:
 
     if experiment.repeated:
 
@@ -39,14 +43,16 @@ for experiment in EXPERIMENTS:
                 runtime=experiment.runtime,
             params:
                 module=f"experiments.{experiment.name}",
-                config=experiment_params(experiment),
+                config=PLAN.params_json(experiment),
                 threads=experiment_threads_argument(experiment),
                 limits=experiment_limits_argument(experiment),
                 versions=library_versions(experiment),
-                libraries=library_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
-                "--json {output.json} {params.libraries} --log {log}"
+                "--json {output.json} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"
 
         rule:
             name:
@@ -63,13 +69,15 @@ for experiment in EXPERIMENTS:
                 f"benchmarks/out/{experiment.name}.tsv"
             params:
                 module=f"experiments.{experiment.name}",
-                figures=figure_arguments(experiment),
-                libraries=library_arguments(experiment),
+                figures=PLAN.figure_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
                 # each run held against Snakemake's record of it (no input: it changes on every job)
-                ledger=LEDGER,
+                ledger=PLAN.ledger,
             shell:
                 "python -m {params.module} --combine {input.runs} --ledger {params.ledger} "
-                "--json {output.json} {params.figures} {params.libraries} --log {log}"
+                "--json {output.json} {params.figures} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"
 
     else:
 
@@ -91,12 +99,14 @@ for experiment in EXPERIMENTS:
                 runtime=experiment.runtime,
             params:
                 module=f"experiments.{experiment.name}",
-                config=experiment_params(experiment),
+                config=PLAN.params_json(experiment),
                 threads=experiment_threads_argument(experiment),
                 limits=experiment_limits_argument(experiment),
                 versions=library_versions(experiment),
-                figures=figure_arguments(experiment),
-                libraries=library_arguments(experiment),
+                figures=PLAN.figure_arguments(experiment),
+                libraries=PLAN.library_arguments(experiment),
             shell:
                 "python -m {params.module} --params {params.config:q} {params.threads} {params.limits} "
-                "--json {output.json} {params.figures} {params.libraries} --log {log}"
+                "--json {output.json} {params.figures} {params.libraries} --log {log} "
+                "&& {{ test -e {output.json} || python -m articlekit.experiment.unwritten {params.module} "
+                "--json {output.json} --log {log}; }}"

@@ -6,35 +6,21 @@
 # then. It refuses an output its rule did not write, or a source that
 # changed while the build ran (articlekit/core/ledger.py).
 
-MANIFEST = "build/manifest.json"
-PLAN_SOURCES = sorted(
-    {
-        ownership.shown(path)
-        for path in [
-            *CONFIG_FILES,
-            workflow.main_snakefile,
-            *MODULE_FILES,
-            MODULE_SCHEMA,
-            *([ARTICLE_SCHEMA] if os.path.exists(ARTICLE_SCHEMA) else []),
-        ]
-    }
-)
-
 
 rule manifest:
     input:
         # every other file of the default target
-        outputs=lambda wildcards: [p for p in default_outputs() if p != MANIFEST],
-        plan=PLAN_SOURCES,
+        outputs=lambda wildcards: [p for p in default_outputs() if p != PLAN.manifest],
+        plan=PLAN.plan_sources(),
         code=module_code("articlekit.review.manifest"),
     output:
-        json=MANIFEST,
+        json=PLAN.manifest,
     log:
         "logs/manifest.log",
     benchmark:
         "benchmarks/out/manifest.tsv"
     params:
-        ledger=LEDGER,
+        ledger=PLAN.ledger,
     shell:
         "python -m articlekit.review.manifest --ledger {params.ledger} --read {input.plan} "
         "--out {output.json} {input.outputs} 2> {log}"
