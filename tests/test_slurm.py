@@ -192,8 +192,11 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
     _, rules = local_build
     if "timing" not in rules:
         pytest.skip("the build has no timing rule")
-    timing = [job for job in cluster.jobs() if job["comment"] == "rule_timing"]
-    assert timing and all(job["oversubscribe"] == "NO" for job in timing), timing
+    # Slurm's comment is rule_<name>, or rule_<name>_wildcards_<values> for a
+    # rule with wildcards (each of timing's runs is one job of it, {run}).
+    timing = [job for job in cluster.jobs()
+              if job["comment"] == "rule_timing" or job["comment"].startswith("rule_timing_wildcards_")]
+    assert timing and all(job["oversubscribe"] == "NO" for job in timing), cluster.jobs()
 
 
 # ---- the version matrix ------------------------------------------------------------
