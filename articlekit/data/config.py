@@ -129,8 +129,8 @@ def _slip(error, mark, lines):
             aligned = deeper or any(_indent(other) == _indent(here) for _, other in before)
             if not aligned or (deeper and not text.rstrip().endswith(":")):
                 spaces = f"{_indent(here)} space{'s' * (_indent(here) != 1)}"
-                return (f"this line is indented by {spaces} and line {number} above it by {above}, "
-                        f"{'but line ' + str(number) + ' already has its value' if deeper else 'and no key above it is indented so'}; "
+                why = f"but line {number} already has its value" if deeper else "and no key above it is indented so"
+                return (f"this line is indented by {spaces} and line {number} above it by {above}, {why}; "
                         f"fix it there: keys of one section start in the same column, so indent it by {above} "
                         "spaces (or under a key that ends with ':' to start a section)")
         if "mapping values are not allowed" in problem and here.count(": ") + here.rstrip().endswith(":") > 1:
