@@ -92,8 +92,9 @@ def main(argv=None):
     work = Path(tempfile.mkdtemp(prefix="articlekit-mistakes-"))
     try:
         built = work / "built"
+        # run outside this checkout: `python -m` puts the working folder first on the path
         subprocess.run([sys.executable, "-m", "articlekit", "new", str(built)], env=env, check=True,
-                       capture_output=True)
+                       capture_output=True, cwd=work)
         seconds, done = snakemake(built, env)
         if done.returncode != 0:
             sys.exit(f"the skeleton did not build:\n{done.stderr[-3000:]}")
