@@ -68,6 +68,24 @@ def test_an_experiments_log_gives_its_last_record_and_a_traceback_its_line_in_th
         "harmonic: failed: experiments/harmonic.py:25, in run: ValueError: 3 (the traceback: logs/harmonic.log)")
 
 
+def test_a_compiled_librarys_frame_is_not_taken_for_the_authors_line(in_article):
+    """NumPy's Cython frames name a relative path, which read as a file of the article."""
+    script = in_article / "experiments/harmonic.py"
+    script.parent.mkdir()
+    script.write_text("")
+    (in_article / "harmonic.log").write_text(
+        "harmonic: failed\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{script}", line 9, in run\n'
+        "    numpy.random.default_rng(params['seed'])\n"
+        '  File "numpy/random/_generator.pyx", line 5082, in numpy.random._generator.default_rng\n'
+        '  File "numpy/random/bit_generator.pyx", line 308, in numpy.random.bit_generator.SeedSequence.__init__\n'
+        "TypeError: SeedSequence expects int or sequence of ints for entropy not 2026x\n")
+    assert failures.message_of(["harmonic.log"]) == (
+        "harmonic: failed: experiments/harmonic.py:9, in run: TypeError: SeedSequence expects int or sequence of "
+        "ints for entropy not 2026x (the traceback: harmonic.log)")
+
+
 def test_an_empty_log_says_the_command_stopped_before_articlekit_could_say_why(in_article):
     (in_article / "empty.log").write_text("")
     assert failures.message_of(["empty.log"]).startswith("its log is empty")
