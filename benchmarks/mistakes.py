@@ -51,6 +51,15 @@ def too_few_rounds(folder):
     edit(folder / "config.yaml", "  rounds: 9 ", "  rounds: 3 ")
 
 
+def seed_as_text(folder):
+    schema = folder / "config/schema.yaml"
+    if schema.exists():
+        schema.unlink()
+    edit(folder / "experiments/harmonic.py", '    n = params["n"]\n',
+         '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n')
+    edit(folder / "config.yaml", "  n: 1000 ", '  seed: "2026x"\n  n: 1000 ')
+
+
 def crashing_rerun(folder):
     edit(folder / "experiments/harmonic.py", '    n = params["n"]\n', '    n = params["n"]\n    raise ValueError(n)\n')
 
@@ -70,6 +79,7 @@ MISTAKES = [
     ("3 a tab in config.yaml", yaml_tab, "config.yaml:"),
     ("4 rounds: 3 (range)", too_few_rounds, "  config.yaml:"),
     ("4 n: 1000x in a --configfile (type)", override_of_another_type, "  config/test.yaml:"),
+    ('4 seed: "2026x", no schema (type)', seed_as_text, "  config.yaml:"),
     ("5+7 a rerun that raises", crashing_rerun, "harmonic: failed: experiments/harmonic.py:"),
 ]
 
