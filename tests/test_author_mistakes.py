@@ -325,6 +325,23 @@ def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, 
     assert_no_module_paths(run)
 
 
+def test_without_a_schema_a_seed_typed_as_text_stops_the_build_at_its_line_before_any_job(server, article):
+    """The author's run() seeds NumPy from params["seed"]: typed "2026x",
+    it failed in the job (TypeError: SeedSequence expects int)."""
+    (article / "config/schema.yaml").unlink()
+    script = article / "experiments/harmonic.py"
+    edit(script, '    n = params["n"]\n',
+         '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n')
+    config = article / "config.yaml"
+    edit(config, "  n: 1000 ", '  seed: "2026x"\n  n: 1000 ')
+    before = (article / "results/harmonic.json").stat().st_mtime
+    run = snakemake(server, article)
+    assert_said_last(run, f"config.yaml:{line_of(config, 'seed:')}: harmonic.seed: '2026x' is not of type 'integer' "
+                          "(a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed "
+                          "sweep varies only an integer seed)")
+    assert (article / "results/harmonic.json").stat().st_mtime == before  # refused before any job
+
+
 def test_a_failed_rerun_keeps_the_previous_result_aside_and_says_where(server, article):
     """An edit that breaks the script deleted results/harmonic.json, which
     may have cost hours."""

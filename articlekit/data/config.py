@@ -130,8 +130,8 @@ def _slip(error, mark, lines):
             aligned = deeper or any(_indent(other) == _indent(here) for _, other in before)
             if not aligned or (deeper and not text.rstrip().endswith(":")):
                 spaces = f"{_indent(here)} space{'s' * (_indent(here) != 1)}"
-                return (f"this line is indented by {spaces} and line {number} above it by {above}, "
-                        f"{'but line ' + str(number) + ' already has its value' if deeper else 'and no key above it is indented so'}; "
+                why = f"but line {number} already has its value" if deeper else "and no key above it is indented so"
+                return (f"this line is indented by {spaces} and line {number} above it by {above}, {why}; "
                         f"fix it there: keys of one section start in the same column, so indent it by {above} "
                         "spaces (or under a key that ends with ':' to start a section)")
         if "mapping values are not allowed" in problem and here.count(": ") + here.rstrip().endswith(":") > 1:
@@ -410,6 +410,15 @@ def _reference(config_files):
     return once[0] if once else (shown[0] if shown and os.path.exists(shown[0]) else None)
 
 
+# An experiment's `seed` is articlekit's to know: the seed sweep runs every
+# experiment whose seed is an integer (articlekit/workflow/settings.py) over
+# seeds derived from it, and NumPy's generators take nothing else. Without a
+# schema, a seed typed as text ("2026x") made the experiment unseeded and
+# failed in its job (SeedSequence expects int), not at its line.
+SEED_SCHEMA = {"type": "integer", "minimum": 0}
+SEED_WHY = ("a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed sweep "
+            "varies only an integer seed")
+
 TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a text", "boolean": "true or false",
               "array": "a list", "object": "a mapping (keys and values)"}
 
@@ -422,7 +431,8 @@ def check_article_config(config, schema_path, config_files, sections):
     (`inferred_schema`): a --configfile or --config that gives a parameter
     another type is refused at its line, with the type meant and where it
     was given. A value of the first file is its own reference, so a wrong
-    type there, a range and a missing key are for a schema to catch."""
+    type there, a range and a missing key are for a schema to catch; but a
+    `seed` is held to what a seed is (SEED_SCHEMA), config.yaml's too."""
     described = set()
     if os.path.exists(schema_path):
         try:
@@ -448,15 +458,21 @@ def check_article_config(config, schema_path, config_files, sections):
                 if name not in described and isinstance(given.get(name), dict)}
     if not inferred:
         return
+    seeded = [name for name, section in inferred.items() if "seed" in section["properties"]]
+    for name in seeded:  # what a seed is, articlekit knows: config.yaml's own value is held to it too
+        inferred[name]["properties"]["seed"] = SEED_SCHEMA
     lines = _line_index(reference)
 
     def hint(path, error):
+        if len(path) == 2 and path[1] == "seed" and error.validator in ("type", "minimum"):
+            return "" if "write" in error.message else f" ({SEED_WHY})"
         if error.validator != "type" or path not in lines or "write" in error.message:
             return ""
         meant = TYPE_WORDS.get(error.validator_value, error.validator_value)
         return f"; {reference}:{lines[path]} gives it as {meant}, so write {meant}"
 
-    described_by = (f"the types {reference} gives ({', '.join(sorted(inferred))}: no {schema_path} describes "
+    described_by = (f"the types {reference} gives{', a seed a whole number' if seeded else ''} "
+                    f"({', '.join(sorted(inferred))}: no {schema_path} describes "
                     f"{'them' if len(inferred) > 1 else 'it'})")
     _check(config, {"type": "object", "properties": inferred}, described_by, config_files, hint=hint)
 

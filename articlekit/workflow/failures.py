@@ -249,8 +249,12 @@ def shortened(log, message):
 
 
 def is_the_articles(path):
-    """A file of the article's folder (its experiments), not articlekit's or an installed library's."""
+    """A file of the article's folder (its experiments), not articlekit's or an installed library's.
+    A compiled library's frame names its source relative to nothing
+    ("numpy/random/bit_generator.pyx"): no file here, so not the article's."""
     resolved = Path(path).resolve()
+    if not resolved.is_file():
+        return False
     try:
         resolved.relative_to(Path.cwd().resolve())
     except ValueError:
