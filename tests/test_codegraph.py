@@ -47,10 +47,12 @@ def test_the_package_itself_runs_before_any_of_its_modules():
 def test_an_experiment_runs_its_file_the_articles_modules_and_the_artifact_api():
     scaling = codegraph.experiment_files("scaling", article_root=PROJECT_ROOT)
     assert scaling == sorted([
-        "articlekit/__init__.py", "articlekit/core/__init__.py", "articlekit/core/errors.py", "articlekit/core/jsonio.py",
+        "articlekit/__init__.py", "articlekit/core/__init__.py", "articlekit/core/errors.py",
+        "articlekit/core/fmt.py",  # a figure's alt text prints its headline numbers (experiment/figure_text.py)
+        "articlekit/core/jsonio.py",
         "articlekit/core/ledger.py",  # a combine step checks its runs against it (experiment/runs.py)
         "articlekit/core/workfiles.py", "articlekit/experiment/__init__.py", "articlekit/experiment/artifacts.py",
-        "articlekit/experiment/declared.py",
+        "articlekit/experiment/declared.py", "articlekit/experiment/figure_text.py",
         "articlekit/experiment/footprint.py", "articlekit/experiment/progress.py", "articlekit/experiment/runs.py",
         "articlekit/experiment/scratch.py",  # run() runs in a folder outside the project
         "experiments/__init__.py",

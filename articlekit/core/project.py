@@ -11,10 +11,12 @@ path that only the project's folder has.
 
 from pathlib import Path
 
+from articlekit.core.errors import ArticlekitError
+
 MARKERS = ("Snakefile", "config.yaml")
 
 
-class NoProject(Exception):
+class NoProject(ArticlekitError):
     """No folder from here up holds a Snakefile and a config.yaml."""
 
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import articlekit
-from articlekit.core.errors import run_command
+from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.article.figures import figure_links
 from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
@@ -76,7 +76,7 @@ STATE_FORMAT = 1
 DEFAULT_ARTICLE, DEFAULT_BASELINE = "article/index.qmd", "baseline/published.yaml"
 
 
-class Unbound(Exception):
+class Unbound(ArticlekitError):
     """The article could not be linted and bound: why (a line for the
     terminal), and its problems in the words of the step that found them."""
 

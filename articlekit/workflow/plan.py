@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import SourceError, read_article
 from articlekit.data.config import where
 from articlekit.data.publishing import Publishing, PublishingError
@@ -57,7 +58,7 @@ OPT_IN_RULE_FILES = tuple(str(RULES_DIR / name) for name in ("matrix.smk", "robu
 NOT_INSTALLED = "not installed"
 
 
-class PlanError(ValueError):
+class PlanError(ArticlekitError):
     """A config the module cannot plan; the message names the key, its line and the fix."""
 
 
