@@ -264,6 +264,7 @@ def test_the_html_page_is_self_contained_and_escapes_text(report):
         assert f'class="badge {badge}"' in page
 
 
+@pytest.mark.workflow
 def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     out = {ext: tmp_path / f"audit.{ext}" for ext in ("json", "md", "html")}
     proc = subprocess.run(
@@ -285,6 +286,7 @@ def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     assert out["html"].stat().st_size > 0
 
 
+@pytest.mark.workflow
 def test_the_command_fails_on_a_bad_baseline_naming_it(tmp_path):
     bad = tmp_path / "published.yaml"
     bad.write_text("edition: {}\nentries: []\n")
@@ -322,6 +324,7 @@ def bind(article, values, strict, out):
     )
 
 
+@pytest.mark.workflow
 def test_a_tampered_artifact_fails_a_strict_build_naming_the_claim(tmp_path):
     article, values = tampered_project(tmp_path)
     proc = bind(article, values, "true", tmp_path / "bindings.json")
@@ -331,6 +334,7 @@ def test_a_tampered_artifact_fails_a_strict_build_naming_the_claim(tmp_path):
     assert not (tmp_path / "bindings.json").exists()
 
 
+@pytest.mark.workflow
 def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path):
     article, values = tampered_project(tmp_path)
     proc = bind(article, values, "false", tmp_path / "bindings.json")
@@ -437,6 +441,7 @@ def _browser():
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, width):
     """Long error messages, listings and keys wrap between words (1770 px

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from articlekit.core import jsonio
 from articlekit.core.jsonio import dumps, read_json
+from articlekit.experiment import footprint
 from articlekit.experiment.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
@@ -503,6 +504,7 @@ def cli(repo_root, name, *args):
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.workflow
 def test_command_line_writes_the_artifact_and_figure(repo_root, tmp_path, params, results):
     target, figure = tmp_path / "out" / "x.json", tmp_path / "out" / "x.svg"
     proc = cli(repo_root, "scaling", "--json", str(target), "--figure", f"sweep={figure}")
@@ -516,12 +518,14 @@ def test_command_line_writes_the_artifact_and_figure(repo_root, tmp_path, params
     assert sorted(p.name for p in target.parent.iterdir()) == ["x.json", "x.svg"]  # no temp files left
 
 
+@pytest.mark.workflow
 def test_command_line_set_overrides_one_parameter(repo_root, tmp_path):
     target = tmp_path / "x.json"
     assert cli(repo_root, "example", "--json", str(target), "--set", "seed=1").returncode == 0
     assert read_json(target)["params"]["seed"] == 1
 
 
+@pytest.mark.workflow
 def test_command_line_runs_an_experiment_without_parameters(repo_root, tmp_path):
     target = tmp_path / "environment.json"
     assert cli(repo_root, "environment", "--json", str(target)).returncode == 0
@@ -533,6 +537,7 @@ def run_module(repo_root, name, *args):
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.workflow
 def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(repo_root, tmp_path, params):
     target, log = tmp_path / "x.json", tmp_path / "logs" / "x.log"
     given = json.dumps(params("scaling"))
@@ -546,6 +551,7 @@ def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(re
     assert f"scaling: wrote {target}" in log.read_text()
 
 
+@pytest.mark.workflow
 def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp_path, params):
     # the workflow passes the core count as --threads so that the --params
     # JSON stays a plain value that Snakemake's params trigger compares
@@ -556,6 +562,7 @@ def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp
     assert read_json(target)["params"] == {**params("scaling"), "threads": 3}
 
 
+@pytest.mark.workflow
 def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     target = tmp_path / "x.json"
     proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--json", str(target),
@@ -564,12 +571,14 @@ def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     assert list(read_json(target)["versions"]) == ["python", "numpy", "matplotlib"]
 
 
+@pytest.mark.workflow
 def test_by_hand_the_versions_recorded_are_the_config_files(repo_root, tmp_path):
     target = tmp_path / "x.json"
     assert cli(repo_root, "parity", "--json", str(target)).returncode == 0
     assert list(read_json(target)["versions"]) == ["python", "numpy", "torch"]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("args, complaint", [
     (["--params", "[1, 2]"], "--params must be a JSON object"),
     (["--params", "{seed: 1}"], "--params is not JSON"),
@@ -594,6 +603,10 @@ def test_a_failure_during_the_write_leaves_the_old_artifact(tmp_path, monkeypatc
         raise KeyboardInterrupt("killed mid-write")
 
     monkeypatch.setattr(jsonio.os, "fsync", interrupted)
+    # the footprint check counts what this process holds already: the test
+    # runner's, after whatever tests ran before in it (a pytest-xdist worker
+    # may hold past the rule's mem_mb), which is not what this test is about
+    monkeypatch.setattr(footprint, "held_memory", lambda: 0)
     scaling = experiment("scaling")
     with pytest.raises(KeyboardInterrupt):
         run_experiment("scaling", scaling.run, argv=["--config", "config/test.yaml", "--json", str(target)])
@@ -635,6 +648,7 @@ def run_by_hand(tmp_path, run, plot=None, figures=()):
     return stopped.value.code, (tmp_path / "x.log").read_text()
 
 
+@pytest.mark.workflow
 def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(tmp_path, restore_logging,
                                                                               monkeypatch):
     monkeypatch.chdir(Path(__file__).parent.parent)  # the line is named relative to the article root
@@ -648,6 +662,7 @@ def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(t
             "has no key 'scale' (it sets n); add `scale: ...` under demo:") in log
 
 
+@pytest.mark.workflow
 def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does(tmp_path, restore_logging):
     def plot(values, params, figures):
         figures["histogram"]
@@ -658,6 +673,7 @@ def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does
             "error (figures/demo-error.svg)") in log
 
 
+@pytest.mark.workflow
 def test_declared_figures_without_a_plot_are_refused(tmp_path, restore_logging):
     code, log = run_by_hand(tmp_path, lambda params: {}, None, [f"error={tmp_path}/e.svg"])
     assert code == 1 and "the experiment passes no plot to run_experiment" in log
