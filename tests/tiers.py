@@ -24,8 +24,8 @@ by hand.
 
 Under pytest-xdist (`-n auto`, with `--dist loadgroup` from pyproject.toml)
 each module is one unit of work, so a module-scoped build is made once; the
-modules that share the session's `built_project` are one unit together, so
-the article is built once in the whole run. Heavier tiers are handed out
+tests that read the session's `built_project` (from any module) are one
+unit together, so the article is built once in the whole run. Heavier tiers are handed out
 first, so that no worker is left with a long build at the end.
 """
 
@@ -150,15 +150,15 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(session, config, items):
     """Give each test its tier's mark, its xdist group, and (under xdist) an
     order that hands the heavier groups out first."""
-    built_modules = {item.module.__name__ for item in items
-                     if BUILT_PROJECT_GROUP in getattr(item, "fixturenames", ())}
     for item in items:
         item.tier = tier_of(item)
         if item.tier == "unit":
             item.add_marker("unit")
         if not item.get_closest_marker("xdist_group"):
-            module = item.module.__name__ if hasattr(item, "module") else item.nodeid.split("::")[0]
-            group = BUILT_PROJECT_GROUP if module in built_modules else module
+            # fixturenames holds the fixtures' fixtures too: a test that reads
+            # a module fixture made from built_project is in its group
+            uses_build = BUILT_PROJECT_GROUP in getattr(item, "fixturenames", ())
+            group = BUILT_PROJECT_GROUP if uses_build else item.nodeid.split("::")[0]
             item.add_marker(pytest.mark.xdist_group(group))
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
         items.sort(key=_handed_out_order(items))
