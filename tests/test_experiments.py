@@ -129,6 +129,7 @@ def without_timings(tree):
 # ---- the published table -------------------------------------------------------
 
 
+@pytest.mark.workflow
 def test_scaling_reproduces_every_digit_of_the_published_table(params, results):
     p = params("scaling")
     assert (p["d_k"], p["n_keys"], p["seed"]) == ([16, 64, 512], 2000, 7)
@@ -140,6 +141,7 @@ def test_scaling_reproduces_every_digit_of_the_published_table(params, results):
             assert f"{value:.{decimals}f}" == printed, f"dk{d_k}.{key}"
 
 
+@pytest.mark.workflow
 def test_scaling_sweep_shows_the_collapse_and_its_cure(results):
     sweep = results["scaling"]["sweep"]
     assert len(sweep["unscaled"]["max_weight"]) == len(sweep["d_k"])
@@ -150,6 +152,7 @@ def test_scaling_sweep_shows_the_collapse_and_its_cure(results):
 # ---- every experiment: keys and sanity -------------------------------------------
 
 
+@pytest.mark.workflow
 def test_every_key_is_documented_and_every_documented_key_exists(results, repo_root):
     patterns = documented_keys(repo_root)
     produced = {key for name in NAMES for key, _ in leaves(results[name], name)}
@@ -159,6 +162,7 @@ def test_every_key_is_documented_and_every_documented_key_exists(results, repo_r
     assert not missing, f"docs/keys.md lists keys no experiment produces: {sorted(missing)}"
 
 
+@pytest.mark.workflow
 def test_run_returns_plain_python_values(results):
     """Lists, dicts, str, int, float, bool, None: what json.dumps takes as is."""
     for name in NAMES:
@@ -230,6 +234,7 @@ def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
     assert "kernel" not in env.blas_description()
 
 
+@pytest.mark.workflow
 def test_example_causal_mask_gives_exact_zeros(params, results):
     T = params("example")["n_tokens"]
     ex = results["example"]
@@ -242,6 +247,7 @@ def test_example_causal_mask_gives_exact_zeros(params, results):
     assert ex["minus_inf"]["full_row_nan"] is True  # nothing to attend to: -inf says so
 
 
+@pytest.mark.workflow
 def test_minus_1e9_added_or_filled_is_like_minus_inf_until_a_row_has_no_visible_key(results):
     """Added (a float attn_mask) or filled (masked_fill), -1e9 gives the
     -inf weights exactly wherever a row keeps a visible key, in float64 and
@@ -281,6 +287,7 @@ def test_minus_1e9_is_measured_the_way_the_article_names_it():
     assert weights(Q.astype(np.float32), K.astype(np.float32), hide_first_key, -1e9, "added").dtype == np.float32
 
 
+@pytest.mark.workflow
 def test_multihead_heads_are_column_blocks(params, results):
     p, mh = params("multihead"), results["multihead"]
     T, d, h = p["n_tokens"], p["d_model"], p["heads"]
@@ -289,6 +296,7 @@ def test_multihead_heads_are_column_blocks(params, results):
     assert mh["head_columns_check"] is True and mh["head_columns_max_abs_diff"] < 1e-12
 
 
+@pytest.mark.workflow
 def test_parity_is_floating_point_noise(results):
     par = results["parity"]
     toy = [v for k, v in leaves(par, "parity") if k.endswith("max_abs_diff")
@@ -308,6 +316,7 @@ def test_parity_is_floating_point_noise(results):
 PRECISIONS, PATHS = ("float64", "float32", "bfloat16"), ("sdpa", "mha_weights", "mha_fused")
 
 
+@pytest.mark.workflow
 def test_parity_at_scale_measures_every_size_path_and_precision_within_its_rounding_bound(params, results):
     sizes, scale = params("parity")["scale_n_tokens"], results["parity"]["scale"]
     assert scale["d_k"] == params("parity")["scale_d_model"] // params("parity")["scale_heads"]
@@ -322,6 +331,7 @@ def test_parity_at_scale_measures_every_size_path_and_precision_within_its_round
         assert scale[name]["worst_share_of_bound"] == max(shares) < 1
 
 
+@pytest.mark.workflow
 def test_the_rounding_bounds_grow_with_the_unit_roundoff_and_the_size(results):
     scale = results["parity"]["scale"]
     # u = eps / 2 of each dtype, read from torch.finfo
@@ -370,6 +380,7 @@ def test_the_kernel_recorded_is_the_one_pytorch_ran():
     assert bias_free is None  # bias=False: PyTorch's general path, a matmul and a softmax
 
 
+@pytest.mark.workflow
 def test_the_layer_takes_pytorch_s_fast_path_only_with_biases(results):
     scale = results["parity"]["scale"]
     fused = scale["float64"]["mha_fused"]["kernel"][0]
@@ -404,6 +415,7 @@ def test_our_side_attends_in_query_blocks_without_holding_every_weight_at_once()
     assert peak < whole_peak / 2 and peak <= h * parity.QUERY_BLOCK * T * parity.BLOCK_CELL_BYTES, (peak, whole_peak)
 
 
+@pytest.mark.workflow
 def test_the_realistic_sizes_read_their_own_seed_and_are_computed_once_per_process(params):
     """The seed sweep varies `seed`: the toy part moves with it, the realistic
     sizes (scale_seed) do not, and a caller cannot change the cached copy."""
@@ -418,6 +430,7 @@ def test_the_realistic_sizes_read_their_own_seed_and_are_computed_once_per_proce
     assert moved["float64"]["sdpa"]["relative_error"] != other["scale"]["float64"]["sdpa"]["relative_error"]
 
 
+@pytest.mark.workflow
 def test_mask_convention_correct_matches_and_reversed_does_not(results):
     mc = results["mask_convention"]
     assert mc["correct"]["error_raised"] is False and mc["correct"]["max_abs_diff"] < 1e-12
@@ -429,6 +442,7 @@ def test_mask_convention_correct_matches_and_reversed_does_not(results):
     assert mc["key_padding"]["max_abs_diff"] < 1e-12 < mc["key_padding"]["inverted_max_abs_diff"]
 
 
+@pytest.mark.workflow
 def test_errors_are_captured_verbatim(results):
     err = results["errors"]
     for name in ("numpy_no_transpose", "torch_no_transpose", "sdpa_mask_and_causal"):
@@ -450,6 +464,7 @@ def test_an_error_that_is_not_raised_is_recorded_not_fatal():
     assert capture(lambda: 1 / 0) == {"raised": True, "type": "ZeroDivisionError", "message": "division by zero"}
 
 
+@pytest.mark.workflow
 def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
     timing = experiment("timing")
     # the loop timed at the headline, and skipped where the sweep goes past it
@@ -475,6 +490,7 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
 # ---- determinism ---------------------------------------------------------------
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", NAMES)
 def test_two_runs_give_identical_json(name, params, results, test_config):
     with torch_threads_kept():
@@ -485,6 +501,7 @@ def test_two_runs_give_identical_json(name, params, results, test_config):
     assert dumps(without_timings(second)) == dumps(without_timings(first))
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", ["scaling", "example", "multihead"])
 def test_two_runs_give_identical_figures(name, params, results, tmp_path):
     module = experiment(name)
