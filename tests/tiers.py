@@ -35,8 +35,6 @@ import subprocess
 
 import pytest
 
-TIERS = ("unit", "workflow", "e2e")
-
 # Marks older than the tiers that each mean a whole build, a renderer over
 # the article, a browser or a cluster.
 E2E_MARKS = ("slow", "browser", "quarto", "slurm")
@@ -69,7 +67,7 @@ BUILD_STEPS = {
     "articlekit": "an articlekit command (a build step)",
 }
 
-# The group that holds every module using the session's built project.
+# The xdist group of every test that reads the session's built project.
 BUILT_PROJECT_GROUP = "built_project"
 
 _running = None  # the test being set up, run or torn down in this process
@@ -129,7 +127,7 @@ _original_popen_init = subprocess.Popen.__init__
 
 
 def _guarded_popen_init(self, args, *rest, **kwargs):
-    what = what_it_starts(args if not kwargs.get("executable") else [kwargs["executable"], *list(args)[1:]])
+    what = what_it_starts(args) or (kwargs.get("executable") and what_it_starts([kwargs["executable"]]))
     if what:
         _refuse(f"starts {what}", args)
     return _original_popen_init(self, args, *rest, **kwargs)
