@@ -1,7 +1,7 @@
 """The suite's tiers (tests/tiers.py): a test without a tier mark is `unit`,
 `-m unit` selects it, and a unit test that runs Snakemake, a renderer or a
 build step fails, naming what it ran and the mark that would put it in its
-tier; a marked one runs as before. Proved on a small suite run by pytest
+tier; a marked one runs as before; `slow` (a whole build) is `e2e`. Proved on a small suite run by pytest
 itself, with this repository's conftest hooks, through a stand-in
 `snakemake` (so that nothing is built)."""
 
@@ -38,6 +38,11 @@ def test_runs_snakemake_marked():
 
 def test_asks_for_the_built_project_unmarked(built_project):
     pass
+
+
+@pytest.mark.slow
+def test_marked_slow():
+    pass
 '''
 
 CONFTEST = '''
@@ -50,7 +55,7 @@ from tests.tiers import pytest_configure as tiers_configure
 
 
 def pytest_configure(config):
-    for mark in ("unit", "workflow", "e2e", "xdist_group"):
+    for mark in ("unit", "workflow", "e2e", "slow", "xdist_group"):
         config.addinivalue_line("markers", mark)
     tiers_configure(config)
 
@@ -108,7 +113,12 @@ def test_a_unit_test_asking_for_a_building_fixture_fails_before_the_build(outcom
 
 def test_minus_m_unit_selects_exactly_the_tests_without_a_tier_mark(suite):
     out = suite("-m", "unit", "--collect-only").stdout
-    assert "3/4 tests collected (1 deselected)" in out, out
+    assert "3/5 tests collected (2 deselected)" in out, out
+
+
+def test_an_older_mark_of_a_whole_build_puts_a_test_in_e2e(suite):
+    out = suite("-m", "e2e", "--collect-only").stdout
+    assert "1/5 tests collected (4 deselected)" in out and "test_marked_slow" in out, out
 
 
 @pytest.mark.parametrize("command, started", [

@@ -150,8 +150,8 @@ def pytest_collection_modifyitems(session, config, items):
     order that hands the heavier groups out first."""
     for item in items:
         item.tier = tier_of(item)
-        if item.tier == "unit":
-            item.add_marker("unit")
+        if not item.get_closest_marker(item.tier):  # unit, and e2e by an older mark: -m selects them too
+            item.add_marker(item.tier)
         if not item.get_closest_marker("xdist_group"):
             # fixturenames holds the fixtures' fixtures too: a test that reads
             # a module fixture made from built_project is in its group
