@@ -8,6 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+# The tiers (unit, workflow, e2e), their marks, the check that a unit test
+# runs no Snakemake, and the xdist groups: tests/tiers.py.
+from tests.tiers import (  # noqa: F401
+    pytest_collection_modifyitems, pytest_configure, pytest_runtest_protocol, pytest_runtest_setup,
+    pytest_unconfigure,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -264,6 +264,7 @@ def test_the_html_page_is_self_contained_and_escapes_text(report):
         assert f'class="badge {badge}"' in page
 
 
+@pytest.mark.workflow
 def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     out = {ext: tmp_path / f"audit.{ext}" for ext in ("json", "md", "html")}
     proc = subprocess.run(
@@ -285,6 +286,7 @@ def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     assert out["html"].stat().st_size > 0
 
 
+@pytest.mark.workflow
 def test_the_command_fails_on_a_bad_baseline_naming_it(tmp_path):
     bad = tmp_path / "published.yaml"
     bad.write_text("edition: {}\nentries: []\n")
@@ -322,6 +324,7 @@ def bind(article, values, strict, out):
     )
 
 
+@pytest.mark.workflow
 def test_a_tampered_artifact_fails_a_strict_build_naming_the_claim(tmp_path):
     article, values = tampered_project(tmp_path)
     proc = bind(article, values, "true", tmp_path / "bindings.json")
@@ -331,6 +334,7 @@ def test_a_tampered_artifact_fails_a_strict_build_naming_the_claim(tmp_path):
     assert not (tmp_path / "bindings.json").exists()
 
 
+@pytest.mark.workflow
 def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path):
     article, values = tampered_project(tmp_path)
     proc = bind(article, values, "false", tmp_path / "bindings.json")
@@ -365,25 +369,23 @@ def missing_pipeline_pieces():
 
 
 @pytest.fixture(scope="module")
-def built_copy(tmp_path_factory):
+def built_copy(built_project, tmp_path_factory):
     missing = missing_pipeline_pieces()
     if missing:
         pytest.skip(f"the workflow is not complete yet (missing {', '.join(missing)})")
-    from tests.workspace import copy_environment, copy_project
-
-    work = copy_project(tmp_path_factory.mktemp("report") / "project")
-    proc = subprocess.run(["snakemake", "--cores", "2", "--configfile", "config/test.yaml"],
-                          cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    # a copy of the session's build (conftest.py), not a build of its own:
+    # these tests read what a build leaves, which the strictness does not change
+    work = tmp_path_factory.mktemp("report") / "project"
+    shutil.copytree(built_project, work, symlinks=True)
     return work
 
 
 @pytest.mark.slow
 def test_snakemake_report_includes_the_audit(built_copy):
-    from tests.workspace import copy_environment
+    from tests.workspace import TEST_BUILD, copy_environment
 
     proc = subprocess.run(
-        ["snakemake", "--report", "build/report.html", "--configfile", "config/test.yaml"],
+        ["snakemake", "--report", "build/report.html", *TEST_BUILD[3:]],  # the config it was built with
         cwd=built_copy, env=copy_environment(built_copy), capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -437,6 +439,7 @@ def _browser():
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, width):
     """Long error messages, listings and keys wrap between words (1770 px

@@ -129,6 +129,7 @@ def rendered(project):
     return html_out.read_text(encoding="utf-8"), md_out.read_text(encoding="utf-8")
 
 
+@pytest.mark.workflow
 def test_the_article_marks_an_inconclusive_claim_as_inconclusive_and_a_failed_one_as_failed(rendered):
     page, md = rendered
     assert re.search(r'>1\.1</a> <span class="claim-inconclusive" title="[^"]*inconclusive[^"]*">'
@@ -143,6 +144,7 @@ def test_the_article_marks_an_inconclusive_claim_as_inconclusive_and_a_failed_on
     assert md.count("claim failed") == 2  # the slower claim, in prose and in code: nowhere else
 
 
+@pytest.mark.workflow
 def test_the_renders_warning_says_inconclusive_or_failed(project, rendered):
     _, _, _, bindings = project
     warnings = rendermod.failed_claim_warnings(bindings)
@@ -153,6 +155,7 @@ def test_the_renders_warning_says_inconclusive_or_failed(project, rendered):
     assert len(slower) == 2 and all(f"claim '{SLOWER} > 1' failed: value 0.5" in w for w in slower)
 
 
+@pytest.mark.workflow
 def test_a_stale_bindings_file_with_an_unmarked_failed_claim_stops_the_render(project, tmp_path):
     article, _, doc, _ = project
     stale = read_json(project[3])
@@ -166,6 +169,7 @@ def test_a_stale_bindings_file_with_an_unmarked_failed_claim_stops_the_render(pr
 
 # ---- the preview's banner ------------------------------------------------------------------
 
+@pytest.mark.workflow
 def test_the_previews_banner_says_inconclusive_or_failed(project, tmp_path):
     article, _, _, bindings = project
     preview = Preview(article, bindings.parent / "values.json", tmp_path / "preview", strict=False)
@@ -193,6 +197,7 @@ def pdf(project):
     return text, content
 
 
+@pytest.mark.workflow
 def test_the_pdf_prints_each_mark_in_its_own_colour(pdf):
     text, content = pdf
     assert "1.1 ⚠ claim inconclusive: > 1" in text and "0.5 ⚠ claim failed: > 1" in text
@@ -200,6 +205,7 @@ def test_the_pdf_prints_each_mark_in_its_own_colour(pdf):
     assert RED in content and AMBER in content
 
 
+@pytest.mark.workflow
 def test_the_pdf_marks_an_inconclusive_claim_only_in_amber(project, tmp_path):
     """Built again with the undecided claim failing instead: amber is gone."""
     article, _, _, _ = project

@@ -97,6 +97,7 @@ def test_without_the_baseline_the_shortcode_is_an_error_naming_its_line(values):
     assert "article/index.qmd:7: {{< departures >}} needs the baseline" in str(caught.value)
 
 
+@pytest.mark.workflow
 def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
     """Through the real Lua extension and Pandoc: a list whose values link to
     their provenance rows and whose items link to audit.html#<id>."""
@@ -120,6 +121,7 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
     assert "bound-value" not in md.read_text()
 
 
+@pytest.mark.workflow
 def test_the_live_preview_renders_the_departures_with_the_baseline(tmp_path):
     """The preview binds as the bind rule does, baseline included: without it
     an article with {{< departures >}} would never render."""
@@ -191,6 +193,7 @@ def test_a_strict_bind_stops_on_it_naming_the_baseline_line_both_values_and_the_
     assert "add a `reason:`" in problem and "change its class" in problem
 
 
+@pytest.mark.workflow
 def test_without_strict_the_terminal_says_so_too(tmp_path):
     baseline, lines = small_baseline(tmp_path, WRONG_EXACT)
     article = tmp_path / "index.qmd"

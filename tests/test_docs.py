@@ -315,6 +315,7 @@ def test_the_docs_show_the_commands_this_test_checks():
             ("module", "articlekit.experiment.sweep")} <= set(shown_commands())
 
 
+@pytest.mark.workflow
 def test_python_m_articlekit_help_exits_0_and_lists_every_command_and_module():
     import subprocess
     import sys
@@ -376,6 +377,7 @@ def test_every_articlekit_command_the_docs_show_answers_help(kind, name, capsys)
     assert "usage:" in capsys.readouterr().out, where
 
 
+@pytest.mark.workflow
 def test_every_snakemake_target_the_docs_show_is_a_rule_of_the_workflow():
     import subprocess
 

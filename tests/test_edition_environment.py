@@ -251,6 +251,7 @@ def _plan(work):
     return proc.stdout
 
 
+@pytest.mark.workflow
 def test_a_matrix_run_reruns_the_audit_and_never_the_matrix_in_the_default_build(tmp_path):
     work = copy_project(tmp_path / "project")
     before = _plan(work)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from articlekit.core import jsonio
 from articlekit.core.jsonio import dumps, read_json
+from articlekit.experiment import footprint
 from articlekit.experiment.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
@@ -128,6 +129,7 @@ def without_timings(tree):
 # ---- the published table -------------------------------------------------------
 
 
+@pytest.mark.workflow
 def test_scaling_reproduces_every_digit_of_the_published_table(params, results):
     p = params("scaling")
     assert (p["d_k"], p["n_keys"], p["seed"]) == ([16, 64, 512], 2000, 7)
@@ -139,6 +141,7 @@ def test_scaling_reproduces_every_digit_of_the_published_table(params, results):
             assert f"{value:.{decimals}f}" == printed, f"dk{d_k}.{key}"
 
 
+@pytest.mark.workflow
 def test_scaling_sweep_shows_the_collapse_and_its_cure(results):
     sweep = results["scaling"]["sweep"]
     assert len(sweep["unscaled"]["max_weight"]) == len(sweep["d_k"])
@@ -149,6 +152,7 @@ def test_scaling_sweep_shows_the_collapse_and_its_cure(results):
 # ---- every experiment: keys and sanity -------------------------------------------
 
 
+@pytest.mark.workflow
 def test_every_key_is_documented_and_every_documented_key_exists(results, repo_root):
     patterns = documented_keys(repo_root)
     produced = {key for name in NAMES for key, _ in leaves(results[name], name)}
@@ -158,6 +162,7 @@ def test_every_key_is_documented_and_every_documented_key_exists(results, repo_r
     assert not missing, f"docs/keys.md lists keys no experiment produces: {sorted(missing)}"
 
 
+@pytest.mark.workflow
 def test_run_returns_plain_python_values(results):
     """Lists, dicts, str, int, float, bool, None: what json.dumps takes as is."""
     for name in NAMES:
@@ -229,6 +234,7 @@ def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
     assert "kernel" not in env.blas_description()
 
 
+@pytest.mark.workflow
 def test_example_causal_mask_gives_exact_zeros(params, results):
     T = params("example")["n_tokens"]
     ex = results["example"]
@@ -241,6 +247,7 @@ def test_example_causal_mask_gives_exact_zeros(params, results):
     assert ex["minus_inf"]["full_row_nan"] is True  # nothing to attend to: -inf says so
 
 
+@pytest.mark.workflow
 def test_minus_1e9_added_or_filled_is_like_minus_inf_until_a_row_has_no_visible_key(results):
     """Added (a float attn_mask) or filled (masked_fill), -1e9 gives the
     -inf weights exactly wherever a row keeps a visible key, in float64 and
@@ -280,6 +287,7 @@ def test_minus_1e9_is_measured_the_way_the_article_names_it():
     assert weights(Q.astype(np.float32), K.astype(np.float32), hide_first_key, -1e9, "added").dtype == np.float32
 
 
+@pytest.mark.workflow
 def test_multihead_heads_are_column_blocks(params, results):
     p, mh = params("multihead"), results["multihead"]
     T, d, h = p["n_tokens"], p["d_model"], p["heads"]
@@ -288,6 +296,7 @@ def test_multihead_heads_are_column_blocks(params, results):
     assert mh["head_columns_check"] is True and mh["head_columns_max_abs_diff"] < 1e-12
 
 
+@pytest.mark.workflow
 def test_parity_is_floating_point_noise(results):
     par = results["parity"]
     toy = [v for k, v in leaves(par, "parity") if k.endswith("max_abs_diff")
@@ -307,6 +316,7 @@ def test_parity_is_floating_point_noise(results):
 PRECISIONS, PATHS = ("float64", "float32", "bfloat16"), ("sdpa", "mha_weights", "mha_fused")
 
 
+@pytest.mark.workflow
 def test_parity_at_scale_measures_every_size_path_and_precision_within_its_rounding_bound(params, results):
     sizes, scale = params("parity")["scale_n_tokens"], results["parity"]["scale"]
     assert scale["d_k"] == params("parity")["scale_d_model"] // params("parity")["scale_heads"]
@@ -321,6 +331,7 @@ def test_parity_at_scale_measures_every_size_path_and_precision_within_its_round
         assert scale[name]["worst_share_of_bound"] == max(shares) < 1
 
 
+@pytest.mark.workflow
 def test_the_rounding_bounds_grow_with_the_unit_roundoff_and_the_size(results):
     scale = results["parity"]["scale"]
     # u = eps / 2 of each dtype, read from torch.finfo
@@ -369,6 +380,7 @@ def test_the_kernel_recorded_is_the_one_pytorch_ran():
     assert bias_free is None  # bias=False: PyTorch's general path, a matmul and a softmax
 
 
+@pytest.mark.workflow
 def test_the_layer_takes_pytorch_s_fast_path_only_with_biases(results):
     scale = results["parity"]["scale"]
     fused = scale["float64"]["mha_fused"]["kernel"][0]
@@ -403,6 +415,7 @@ def test_our_side_attends_in_query_blocks_without_holding_every_weight_at_once()
     assert peak < whole_peak / 2 and peak <= h * parity.QUERY_BLOCK * T * parity.BLOCK_CELL_BYTES, (peak, whole_peak)
 
 
+@pytest.mark.workflow
 def test_the_realistic_sizes_read_their_own_seed_and_are_computed_once_per_process(params):
     """The seed sweep varies `seed`: the toy part moves with it, the realistic
     sizes (scale_seed) do not, and a caller cannot change the cached copy."""
@@ -417,6 +430,7 @@ def test_the_realistic_sizes_read_their_own_seed_and_are_computed_once_per_proce
     assert moved["float64"]["sdpa"]["relative_error"] != other["scale"]["float64"]["sdpa"]["relative_error"]
 
 
+@pytest.mark.workflow
 def test_mask_convention_correct_matches_and_reversed_does_not(results):
     mc = results["mask_convention"]
     assert mc["correct"]["error_raised"] is False and mc["correct"]["max_abs_diff"] < 1e-12
@@ -428,6 +442,7 @@ def test_mask_convention_correct_matches_and_reversed_does_not(results):
     assert mc["key_padding"]["max_abs_diff"] < 1e-12 < mc["key_padding"]["inverted_max_abs_diff"]
 
 
+@pytest.mark.workflow
 def test_errors_are_captured_verbatim(results):
     err = results["errors"]
     for name in ("numpy_no_transpose", "torch_no_transpose", "sdpa_mask_and_causal"):
@@ -449,6 +464,7 @@ def test_an_error_that_is_not_raised_is_recorded_not_fatal():
     assert capture(lambda: 1 / 0) == {"raised": True, "type": "ZeroDivisionError", "message": "division by zero"}
 
 
+@pytest.mark.workflow
 def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
     timing = experiment("timing")
     # the loop timed at the headline, and skipped where the sweep goes past it
@@ -474,6 +490,7 @@ def test_timing_measures_every_point_and_skips_the_slow_loop(params, tmp_path):
 # ---- determinism ---------------------------------------------------------------
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", NAMES)
 def test_two_runs_give_identical_json(name, params, results, test_config):
     with torch_threads_kept():
@@ -484,6 +501,7 @@ def test_two_runs_give_identical_json(name, params, results, test_config):
     assert dumps(without_timings(second)) == dumps(without_timings(first))
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", ["scaling", "example", "multihead"])
 def test_two_runs_give_identical_figures(name, params, results, tmp_path):
     module = experiment(name)
@@ -503,6 +521,7 @@ def cli(repo_root, name, *args):
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.workflow
 def test_command_line_writes_the_artifact_and_figure(repo_root, tmp_path, params, results):
     target, figure = tmp_path / "out" / "x.json", tmp_path / "out" / "x.svg"
     proc = cli(repo_root, "scaling", "--json", str(target), "--figure", f"sweep={figure}")
@@ -516,12 +535,14 @@ def test_command_line_writes_the_artifact_and_figure(repo_root, tmp_path, params
     assert sorted(p.name for p in target.parent.iterdir()) == ["x.json", "x.svg"]  # no temp files left
 
 
+@pytest.mark.workflow
 def test_command_line_set_overrides_one_parameter(repo_root, tmp_path):
     target = tmp_path / "x.json"
     assert cli(repo_root, "example", "--json", str(target), "--set", "seed=1").returncode == 0
     assert read_json(target)["params"]["seed"] == 1
 
 
+@pytest.mark.workflow
 def test_command_line_runs_an_experiment_without_parameters(repo_root, tmp_path):
     target = tmp_path / "environment.json"
     assert cli(repo_root, "environment", "--json", str(target)).returncode == 0
@@ -533,6 +554,7 @@ def run_module(repo_root, name, *args):
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.workflow
 def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(repo_root, tmp_path, params):
     target, log = tmp_path / "x.json", tmp_path / "logs" / "x.log"
     given = json.dumps(params("scaling"))
@@ -546,6 +568,7 @@ def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(re
     assert f"scaling: wrote {target}" in log.read_text()
 
 
+@pytest.mark.workflow
 def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp_path, params):
     # the workflow passes the core count as --threads so that the --params
     # JSON stays a plain value that Snakemake's params trigger compares
@@ -556,6 +579,7 @@ def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp
     assert read_json(target)["params"] == {**params("scaling"), "threads": 3}
 
 
+@pytest.mark.workflow
 def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     target = tmp_path / "x.json"
     proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--json", str(target),
@@ -564,12 +588,14 @@ def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     assert list(read_json(target)["versions"]) == ["python", "numpy", "matplotlib"]
 
 
+@pytest.mark.workflow
 def test_by_hand_the_versions_recorded_are_the_config_files(repo_root, tmp_path):
     target = tmp_path / "x.json"
     assert cli(repo_root, "parity", "--json", str(target)).returncode == 0
     assert list(read_json(target)["versions"]) == ["python", "numpy", "torch"]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("args, complaint", [
     (["--params", "[1, 2]"], "--params must be a JSON object"),
     (["--params", "{seed: 1}"], "--params is not JSON"),
@@ -594,6 +620,10 @@ def test_a_failure_during_the_write_leaves_the_old_artifact(tmp_path, monkeypatc
         raise KeyboardInterrupt("killed mid-write")
 
     monkeypatch.setattr(jsonio.os, "fsync", interrupted)
+    # the footprint check counts what this process holds already: the test
+    # runner's, after whatever tests ran before in it (a pytest-xdist worker
+    # may hold past the rule's mem_mb), which is not what this test is about
+    monkeypatch.setattr(footprint, "held_memory", lambda: 0)
     scaling = experiment("scaling")
     with pytest.raises(KeyboardInterrupt):
         run_experiment("scaling", scaling.run, argv=["--config", "config/test.yaml", "--json", str(target)])
@@ -635,6 +665,7 @@ def run_by_hand(tmp_path, run, plot=None, figures=()):
     return stopped.value.code, (tmp_path / "x.log").read_text()
 
 
+@pytest.mark.workflow
 def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(tmp_path, restore_logging,
                                                                               monkeypatch):
     monkeypatch.chdir(Path(__file__).parent.parent)  # the line is named relative to the article root
@@ -648,6 +679,7 @@ def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(t
             "has no key 'scale' (it sets n); add `scale: ...` under demo:") in log
 
 
+@pytest.mark.workflow
 def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does(tmp_path, restore_logging):
     def plot(values, params, figures):
         figures["histogram"]
@@ -658,6 +690,7 @@ def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does
             "error (figures/demo-error.svg)") in log
 
 
+@pytest.mark.workflow
 def test_declared_figures_without_a_plot_are_refused(tmp_path, restore_logging):
     code, log = run_by_hand(tmp_path, lambda params: {}, None, [f"error={tmp_path}/e.svg"])
     assert code == 1 and "the experiment passes no plot to run_experiment" in log

@@ -135,6 +135,7 @@ def test_the_memory_the_process_holds_already_counts_against_the_rule_s(monkeypa
         footprint.check_run("scaling", scaling.run, params, mem_mb=500)
 
 
+@pytest.mark.workflow
 def test_the_command_line_refuses_at_once_and_writes_nothing(tmp_path):
     params = TEST_CONFIG["timing"] | {"T": 1_000_000, "loop_max_T": 1_000_000}
     target = tmp_path / "timing.json"
@@ -150,6 +151,7 @@ def test_the_command_line_refuses_at_once_and_writes_nothing(tmp_path):
     assert proc.stderr == ""  # said once: the log is what the terminal shows of a failed job
 
 
+@pytest.mark.workflow
 def test_by_hand_the_limits_are_the_config_file_s(tmp_path):
     config = load("config/test.yaml")
     config["timing"] |= {"T": 20_000, "loop_max_T": 20_000}  # 12.8 GB of scores, over mem_mb 1000
@@ -368,6 +370,7 @@ def snakemake(work, *args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("edit, expected", ids=["above loop_max_T", "above mem_mb"], argvalues=[
     # the size: above the loop's limit too, which this article's schema names first
     ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 512"),
@@ -393,6 +396,7 @@ def test_snakemake_refuses_a_huge_size_before_any_job_naming_its_line(project, e
     assert not (project / "results").exists()  # no job ran: nothing was built
 
 
+@pytest.mark.workflow
 def test_a_job_given_less_memory_than_its_sizes_need_is_refused_by_the_script(project):
     # the plan checks the config's mem_mb; the script the job's own resources
     returncode, output = snakemake(project, "results/scaling.json", "--cores", "1", "--set-resources",
@@ -403,6 +407,7 @@ def test_a_job_given_less_memory_than_its_sizes_need_is_refused_by_the_script(pr
     assert "more than the 1 MB its rule declares (experiments.scaling.mem_mb)" in log and "running with" not in log
 
 
+@pytest.mark.workflow
 def test_a_new_limit_reruns_nothing_it_changes_no_result(project):
     # the limits reach the script from the job's resources ("derived" params):
     # a result does not depend on them, so changing one must not redo it

@@ -14,6 +14,8 @@ from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.page import split_front_matter
 from tests.test_render import make_article
 
+pytestmark = pytest.mark.workflow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="0 0 40 20">'

@@ -127,12 +127,14 @@ def test_the_schema_rejects_malformed_entries(tmp_path, repo_root, entry):
 THIS_PYTHON = ".".join(platform.python_version_tuple()[:2])  # "3.11"
 
 
+@pytest.mark.workflow
 def test_an_entrys_python_is_found_on_this_machine_by_its_version():
     path, version = matrixenv.find_python(THIS_PYTHON)
     assert version.startswith(THIS_PYTHON + ".") and matrixenv.python_version(path) == version
     assert matrixenv.entry_python(None) == (sys.executable, platform.python_version())  # none named: the build's
 
 
+@pytest.mark.workflow
 def test_a_python_this_machine_lacks_is_an_error_saying_how_to_get_it():
     with pytest.raises(matrixenv.PythonNotFound) as err:
         matrixenv.entry_python("3.99", where="config.yaml:57: matrix.environments[4].python")
@@ -141,6 +143,7 @@ def test_a_python_this_machine_lacks_is_an_error_saying_how_to_get_it():
     assert "uv python install 3.99" in message and "pyenv install 3.99" in message
 
 
+@pytest.mark.workflow
 def test_a_python_this_machine_lacks_stops_the_lock_before_anything_is_installed(tmp_path, capsys):
     out = tmp_path / "requirements.lock"
     assert matrixenv.main(["lock", "--label", "future", "--pin", "numpy==2.4.6", "--python", "3.99",
@@ -150,6 +153,7 @@ def test_a_python_this_machine_lacks_stops_the_lock_before_anything_is_installed
     assert "nothing was installed" in message and not out.exists()
 
 
+@pytest.mark.workflow
 def test_snakemake_matrix_names_the_config_line_of_a_python_this_machine_lacks(tmp_path):
     """Through the config a user writes: the lock job fails, and the
     terminal (not only the job's log) names the entry's python: line."""
@@ -176,6 +180,7 @@ def _tiny_project(tmp_path):
     return project
 
 
+@pytest.mark.workflow
 def test_an_environment_records_the_python_it_runs_and_its_column_shows_it(tmp_path):
     """The version the venv's own interpreter reports, beside what the entry
     asked for, in freeze.json, the column and the page."""
@@ -202,6 +207,7 @@ def test_an_environment_records_the_python_it_runs_and_its_column_shows_it(tmp_p
     assert f"| `asked` | Python {THIS_PYTHON} pyyaml&gt;=6 |" in matrixlib.to_markdown(matrix)
 
 
+@pytest.mark.workflow
 def test_an_entry_without_a_python_plans_the_jobs_it_planned_before(tmp_path):
     """Only an entry that names its Python gets --python (and its line, for
     the error): the others' params, hence their environments, stay as built."""
@@ -220,6 +226,7 @@ def test_an_entry_without_a_python_plans_the_jobs_it_planned_before(tmp_path):
 
 # ---- lock and install: bad input, clear errors --------------------------------------
 
+@pytest.mark.workflow
 def test_a_pin_the_index_does_not_have_fails_before_anything_is_installed(tmp_path, capsys):
     out = tmp_path / "requirements.lock"
     assert matrixenv.lock("bad", ["numpy==9.9.9", "torch==2.13.0"], out) == 1
@@ -229,6 +236,7 @@ def test_a_pin_the_index_does_not_have_fails_before_anything_is_installed(tmp_pa
     assert not out.exists()
 
 
+@pytest.mark.workflow
 def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path, capsys):
     lock = tmp_path / "requirements.lock"
     lock.write_text("attention-no-such-package==0.0.1\n")
@@ -245,6 +253,7 @@ def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path,
                                  "reason": "environment broken did not install"}
 
 
+@pytest.mark.workflow
 def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
     """As pip installs: otherwise every experiment in the environment compiles
     torch's modules again on import (where Python may not cache them:
@@ -266,6 +275,7 @@ def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkey
     assert list((site / "yaml" / "__pycache__").glob("__init__.*.pyc")), "yaml was installed without bytecode"
 
 
+@pytest.mark.workflow
 def test_an_experiment_in_an_environment_checks_its_sizes_against_its_jobs_limits(tmp_path, repo_root, monkeypatch):
     """The limits the job got reach the script, which refuses before any
     work what its footprint says will not fit, as in the main build."""
@@ -281,6 +291,7 @@ def test_an_experiment_in_an_environment_checks_its_sizes_against_its_jobs_limit
     assert "more than the 1 MB its rule declares (experiments.example.mem_mb)" in log.read_text()
 
 
+@pytest.mark.workflow
 def test_each_cell_of_the_matrix_asks_for_its_experiments_own_resources(tmp_path):
     """A cell is the experiment's script in another environment: on a cluster
     its job gets what the experiment's entry declares, not one size for all."""

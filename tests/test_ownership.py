@@ -376,6 +376,7 @@ def test_a_build_without_its_ledger_is_refused_once_in_one_sentence_and_forceall
     assert code == 0, output[-3000:]
 
 
+@pytest.mark.workflow
 def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     run = [sys.executable, "-m", "articlekit", "verify"]
     missing = subprocess.run(run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent),

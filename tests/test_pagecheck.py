@@ -287,6 +287,7 @@ def test_the_renderers_own_scripts_are_read_from_a_page_it_made(tmp_path):
 # --- the render: a refused page is never written --------------------------------
 
 
+@pytest.mark.workflow
 def test_a_page_that_loads_a_local_file_stops_the_render_and_keeps_the_old_page(tmp_path, monkeypatch):
     """A renderer that puts a script on its page (as Quarto did from a CDN in
     a hidden folder): the page check stops the render, the old page stays."""
@@ -309,6 +310,7 @@ def test_a_page_that_loads_a_local_file_stops_the_render_and_keeps_the_old_page(
     assert not list(html_out.parent.glob(".render-*"))  # no work folder left
 
 
+@pytest.mark.workflow
 def test_the_render_checks_against_the_articles_own_quarto_yml(tmp_path, monkeypatch):
     """The options come from the _quarto.yml the render reads, found from the
     article's folder up."""

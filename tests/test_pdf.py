@@ -17,6 +17,8 @@ from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.page import expected_literal_shortcodes
 from tests.test_render import make_article
 
+pytestmark = pytest.mark.workflow
+
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" viewBox="0 0 400 200">
 <rect x="10" y="10" width="380" height="180" fill="none" stroke="black"/>
 <path d="M 10 190 L 200 40 L 390 120" stroke="#1f77b4" fill="none" stroke-width="3"/></svg>"""

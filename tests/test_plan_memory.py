@@ -197,6 +197,7 @@ def plan(folder, *args, check=True):
     return done
 
 
+@pytest.mark.workflow
 def test_a_warm_memory_skips_the_checks_and_an_edited_config_is_checked_again(small_article):
     assert "jsonschema loaded: True" in plan(small_article).stdout
     assert "jsonschema loaded: False" in plan(small_article).stdout  # the same bytes: remembered
@@ -210,12 +211,14 @@ def test_a_warm_memory_skips_the_checks_and_an_edited_config_is_checked_again(sm
     assert failed.returncode != 0 and "config.yaml:4: hello.n: -1e-7 is a number" in failed.stdout + failed.stderr
 
 
+@pytest.mark.workflow
 def test_a_warm_memory_still_checks_a_new_command_line_value(small_article):
     plan(small_article)
     failed = plan(small_article, "--config", "strict=maybe", check=False)
     assert failed.returncode != 0 and "--config: strict:" in failed.stdout + failed.stderr
 
 
+@pytest.mark.workflow
 def test_a_schemas_defaults_reach_the_rules_on_every_plan(small_article):
     """Snakemake's validate fills in the defaults the article's schema gives:
     that check is never skipped, or the second plan would lose them."""
@@ -228,6 +231,7 @@ def test_a_schemas_defaults_reach_the_rules_on_every_plan(small_article):
         assert "--params '{\"n\": 3, \"m\": 5}'" in shown, shown[-2000:]
 
 
+@pytest.mark.workflow
 def test_the_memory_lives_under_snakemakes_own_folder(small_article):
     plan(small_article)
     kept = sorted(os.listdir(small_article / ".snakemake/articlekit"))

@@ -27,6 +27,8 @@ from articlekit.render.preview_server import IDLE_TIMEOUT, MAX_OPEN, WORKERS
 from tests.child_processes import popen
 from tests.test_render import make_article
 
+pytestmark = pytest.mark.workflow
+
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 120  # seconds; generous, the test machine is shared (speed lives in benchmarks/preview.py)
 STOP_WITHIN = 10  # seconds from a stop signal to the exit; it takes well under 2 (benchmarks/preview.py --stops)

@@ -25,6 +25,8 @@ from articlekit.render.pdf import render_pdf
 from articlekit.render.renderers import RenderError
 from tests.test_render import make_article
 
+pytestmark = pytest.mark.workflow
+
 BEFORE = "# A heading\n\nA first paragraph.\n\n"
 
 # the hostile text (on line 5 of the article) -> what the refusal must say

@@ -25,6 +25,8 @@ import yaml
 from articlekit.render import quarto_bind
 from articlekit.skeleton.new import new_article
 
+pytestmark = pytest.mark.workflow
+
 ROOT = Path(__file__).resolve().parent.parent
 # Where tests run the hooks from: the project's folder (its own _quarto.yml)
 # or the article's (article/_quarto.yml), with the input Quarto would name.

@@ -277,6 +277,7 @@ def test_the_build_time_in_the_header_is_the_key_built_at_names(build, tmp_path)
     assert unnamed["build"]["built_at"] is None and "\nThis build: " in diff_module.to_markdown(unnamed, Publishing())
 
 
+@pytest.mark.workflow
 def test_the_setting_travels_to_the_diff_command_as_its_publishing_argument(tmp_path):
     """What the module's rules hand over (--publishing JSON) is what the command judges by."""
     values_doc = read_json(FIXTURES / "values.json")
@@ -475,6 +476,7 @@ def run_diff(tmp_path, *snapshot):
     )
 
 
+@pytest.mark.workflow
 def test_before_the_first_release_the_diff_says_so(tmp_path):
     proc = run_diff(tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -482,6 +484,7 @@ def test_before_the_first_release_the_diff_says_so(tmp_path):
     assert json.loads((tmp_path / "diff.json").read_text()) == {"against": None, "status": "no release yet"}
 
 
+@pytest.mark.workflow
 def test_release_then_diff_on_the_command_line(tmp_path):
     write_json(tmp_path / "audit.json", {"summary": {"reproduced": 7}, "entries": []})
     proc = subprocess.run(
@@ -496,6 +499,7 @@ def test_release_then_diff_on_the_command_line(tmp_path):
     assert "# What changed since release `v1`" in (tmp_path / "diff.md").read_text()
 
 
+@pytest.mark.workflow
 def test_a_malformed_snapshot_fails_naming_the_file_and_the_entry(build, tmp_path):
     """Written malformed with a digest that matches (as a faulty writer
     would): the digest passes, the schema names the entry."""

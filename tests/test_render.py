@@ -22,6 +22,8 @@ from articlekit.article.shortcodes import scan, to_quarto_markdown
 from articlekit.core.keys import lookup
 from articlekit.data.values import merge
 
+pytestmark = pytest.mark.workflow
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "article"
 VALUE_LUA = ROOT / "articlekit" / "render" / "quarto" / "_extensions" / "value" / "value.lua"

@@ -21,6 +21,8 @@ import yaml
 
 from articlekit.core.jsonio import read_json, write_json
 
+pytestmark = pytest.mark.workflow
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 COMMITTED = ROOT / "releases/numpy-2.4.6_torch-2.13.0+cpu/snapshot.json"

@@ -111,6 +111,7 @@ def test_a_strict_build_passes_when_the_whole_interval_clears_the_bound_and_fail
         bind("article/index.qmd", ARTICLE, values_with(0.4, 0.5, 0.6), strict=True)
 
 
+@pytest.mark.workflow
 def test_a_non_strict_build_renders_inconclusive_not_failed(tmp_path):
     folder = tmp_path / "article"
     folder.mkdir()

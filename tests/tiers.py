@@ -1,0 +1,195 @@
+"""The suite's three tiers, and the rule that keeps each test in its own.
+
+- `unit`: plain Python. No Snakemake, no renderer (Pandoc, Quarto, Typst's
+  command), no browser, no cluster: the whole tier runs in seconds
+  (`python -m pytest -m unit`).
+- `workflow`: runs Snakemake (its plan, a dry run, a small DAG) or a renderer
+  on a small document.
+- `e2e`: whole builds, the real renderers over the article, the browser,
+  SLURM. The older marks `slow`, `browser`, `quarto` and `slurm` put a test
+  here by themselves.
+
+A test file says its tier with `pytestmark = pytest.mark.workflow` (or
+`e2e`), a test with the decorator; a test that says nothing is `unit`, and
+the mark is added here so that `-m unit` selects it. The rule is checked as
+the suite runs: a `unit` test that starts `snakemake` (as a command,
+`python -m snakemake`, `python -c` importing it, or through the fork server
+of tests/snakemake_fork.py), a renderer, a browser, a SLURM command, uv, or
+a build step's command (`python -m experiments.NAME`, `python -m articlekit
+...`), or that asks for a fixture that builds the project, fails at once,
+naming what it ran and the mark to add.
+What it cannot see: a command started by a command the test started (say
+`python -m articlekit reproduce`, which runs Snakemake itself); mark those
+by hand.
+
+Under pytest-xdist (`-n auto`, with `--dist loadgroup` from pyproject.toml)
+each module is one unit of work, so a module-scoped build is made once; the
+tests that read the session's `built_project` (from any module) are one
+unit together, so the article is built once in the whole run. Heavier tiers are handed out
+first, so that no worker is left with a long build at the end.
+"""
+
+import os
+import shlex
+import subprocess
+
+import pytest
+
+# Marks older than the tiers that each mean a whole build, a renderer over
+# the article, a browser or a cluster.
+E2E_MARKS = ("slow", "browser", "quarto", "slurm")
+
+# Fixtures that run Snakemake when they are set up (conftest.py).
+BUILDING_FIXTURES = {
+    "built_project": "builds the whole article",
+    "server": "starts the Snakemake fork server",
+}
+
+# Programs a unit test may not start, by the name it starts them with.
+OUTSIDE_UNIT = {
+    "snakemake": "Snakemake",
+    "quarto": "a renderer (Quarto)",
+    "pandoc": "a renderer (Pandoc)",
+    "typst": "a renderer (Typst)",
+    "chromium": "a browser",
+    "chromedriver": "a browser",
+    "sbatch": "SLURM",
+    "srun": "SLURM",
+    "slurmctld": "SLURM",
+    "slurmd": "SLURM",
+    "uv": "an environment install (uv)",
+}
+
+# Modules whose command is a step of a build: an experiment's run, one of
+# articlekit's commands (bind, render, audit, preview, ...).
+BUILD_STEPS = {
+    "experiments": "an experiment's run (a build step)",
+    "articlekit": "an articlekit command (a build step)",
+}
+
+# The xdist group of every test that reads the session's built project.
+BUILT_PROJECT_GROUP = "built_project"
+
+_running = None  # the test being set up, run or torn down in this process
+
+
+def tier_of(item):
+    """The tier a collected test belongs to."""
+    if item.get_closest_marker("e2e") or any(item.get_closest_marker(m) for m in E2E_MARKS):
+        return "e2e"
+    if item.get_closest_marker("workflow"):
+        return "workflow"
+    return "unit"
+
+
+def what_it_starts(args):
+    """What a command line starts, if a unit test may not start it; else None."""
+    if isinstance(args, (str, bytes)):
+        args = args.decode() if isinstance(args, bytes) else args
+        try:
+            args = shlex.split(args)
+        except ValueError:
+            args = args.split()
+    args = [os.fspath(a) if not isinstance(a, bytes) else a.decode() for a in args]
+    if not args:
+        return None
+    program = os.path.basename(args[0])
+    if program in OUTSIDE_UNIT:
+        return OUTSIDE_UNIT[program]
+    if program.startswith("python"):
+        module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+        code = args[args.index("-c") + 1] if "-c" in args[:-1] else ""
+        if module == "snakemake" or "snakemake" in code:
+            return "Snakemake"
+        if any(os.path.basename(a) == "snakemake_fork.py" for a in args[1:3]):
+            return "Snakemake (the fork server)"
+        for package, what in BUILD_STEPS.items():
+            if module == package or module.startswith(package + "."):
+                return what
+    return None
+
+
+def _refuse(what, command):
+    item = _running
+    if item is None or item.tier != "unit":
+        return
+    shown = command if isinstance(command, str) else shlex.join(map(str, command))
+    pytest.fail(
+        f"{item.nodeid} is a unit test (it has no tier mark) but it {what}: "
+        f"`{shown[:200]}`. Mark it `@pytest.mark.workflow` (a plan, a dry run, a small DAG, "
+        f"a renderer on a small document) or `@pytest.mark.e2e` (a whole build), or "
+        f"`pytestmark = pytest.mark.workflow` for the whole file (tests/tiers.py says which is which)",
+        pytrace=False,
+    )
+
+
+_original_popen_init = subprocess.Popen.__init__
+
+
+def _guarded_popen_init(self, args, *rest, **kwargs):
+    what = what_it_starts(args) or (kwargs.get("executable") and what_it_starts([kwargs["executable"]]))
+    if what:
+        _refuse(f"starts {what}", args)
+    return _original_popen_init(self, args, *rest, **kwargs)
+
+
+# ---- hooks (imported by conftest.py) ------------------------------------------------
+
+
+def pytest_configure(config):
+    subprocess.Popen.__init__ = _guarded_popen_init
+
+
+def pytest_unconfigure(config):
+    subprocess.Popen.__init__ = _original_popen_init
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Give each test its tier's mark, its xdist group, and (under xdist) an
+    order that hands the heavier groups out first."""
+    for item in items:
+        item.tier = tier_of(item)
+        if not item.get_closest_marker(item.tier):  # unit, and e2e by an older mark: -m selects them too
+            item.add_marker(item.tier)
+        if not item.get_closest_marker("xdist_group"):
+            # fixturenames holds the fixtures' fixtures too: a test that reads
+            # a module fixture made from built_project is in its group
+            uses_build = BUILT_PROJECT_GROUP in getattr(item, "fixturenames", ())
+            group = BUILT_PROJECT_GROUP if uses_build else item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
+        items.sort(key=_handed_out_order(items))
+
+
+def _handed_out_order(items):
+    """Sort key: the built project's group first (the longest), then groups
+    holding an e2e test, then workflow, then unit; collection order within."""
+    weight = {"e2e": 1, "workflow": 2, "unit": 3}
+    heaviest = {BUILT_PROJECT_GROUP: 0}
+    for item in items:
+        group = _group(item)
+        heaviest[group] = min(heaviest.get(group, 3), weight[item.tier])
+    return lambda item: heaviest[_group(item)]
+
+
+def _group(item):
+    return item.get_closest_marker("xdist_group").args[0]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if getattr(item, "tier", None) != "unit":
+        return
+    for name in sorted(set(getattr(item, "fixturenames", ())) & BUILDING_FIXTURES.keys()):
+        _refuse(f"asks for the fixture `{name}`, which {BUILDING_FIXTURES[name]}", name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    global _running
+    _running = item
+    try:
+        yield
+    finally:
+        _running = None
