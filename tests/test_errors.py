@@ -98,6 +98,7 @@ def corrupt_artifact(tmp_path):
     return path
 
 
+@pytest.mark.workflow  # runs python -m articlekit values
 def test_a_corrupt_artifact_is_one_line_naming_its_line(tmp_path):
     path = corrupt_artifact(tmp_path)
     done = subprocess.run([sys.executable, "-m", "articlekit", "values", str(path), "--out", str(tmp_path / "v.json")],

@@ -19,6 +19,8 @@ from articlekit.skeleton.new import new_article
 from articlekit.workflow.plan import reserved_rule_names
 from tests.workspace import PROJECT_ROOT, copy_environment
 
+pytestmark = pytest.mark.workflow  # runs Snakemake, an experiment or a command (tests/tiers.py)
+
 
 @pytest.fixture(scope="module")
 def skeleton(tmp_path_factory):

@@ -13,7 +13,11 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from articlekit.experiment.progress import Progress, still_running
+
+pytestmark = pytest.mark.workflow  # runs Snakemake, an experiment or a command (tests/tiers.py)
 
 # An experiment whose run() takes a while: a tenth of a second a seed.
 SLOW = textwrap.dedent('''

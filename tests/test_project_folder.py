@@ -19,6 +19,8 @@ from tests.child_processes import popen
 from tests.test_preview import python_env
 from tests.test_render import make_article
 
+pytestmark = pytest.mark.workflow  # runs Snakemake, an experiment or a command (tests/tiers.py)
+
 
 def a_project(folder):
     _, values = make_article(folder / "article")
