@@ -45,13 +45,25 @@ COMMANDS = {
     "matrix": ("articlekit.review.matrix", "bind one environment's results, write the matrix pages, check them"),
     "manifest": ("articlekit.review.manifest", "write build/manifest.json: every file the build read and wrote"),
     "codegraph": ("articlekit.workflow.codegraph", "list the code a build step runs (its code inputs)"),
-    "unwritten": ("articlekit.experiment.unwritten", "say why an experiment's job wrote no artifact (no run_experiment call)"),
+    "unwritten": (
+        "articlekit.experiment.unwritten",
+        "say why an experiment's job wrote no artifact (no run_experiment call)",
+    ),
 }
 
 # The steps the workflow (articlekit/workflow/rules/*.smk) runs as modules: each
 # is a command above too; `python -m MODULE --help` says how to run one.
-WORKFLOW_STEPS = ("sweep", "sweep-summary", "seed-figure", "sweep-page", "matrix-env", "matrix", "manifest",
-                  "codegraph", "unwritten")
+WORKFLOW_STEPS = (
+    "sweep",
+    "sweep-summary",
+    "seed-figure",
+    "sweep-page",
+    "matrix-env",
+    "matrix",
+    "manifest",
+    "codegraph",
+    "unwritten",
+)
 MODULES = {COMMANDS[name][0]: COMMANDS[name][1] for name in WORKFLOW_STEPS}
 
 
@@ -60,11 +72,13 @@ def usage():
     commands = [f"  {name:<{width}}  {help}" for name, (_, help) in COMMANDS.items()]
     width = max(map(len, MODULES))
     modules = [f"  python -m {COMMANDS[name][0]:<{width}}  = articlekit {name}" for name in WORKFLOW_STEPS]
-    return ("usage: python -m articlekit COMMAND [ARGS]   (or: articlekit COMMAND [ARGS])\n"
-            "       python -m articlekit COMMAND --help   what a command takes\n\n"
-            "commands:\n" + "\n".join(commands) + "\n\n"
-            "the steps the workflow runs as modules, the same as their commands:\n" + "\n".join(modules) + "\n\n"
-            "  --version  articlekit's version\n")
+    return (
+        "usage: python -m articlekit COMMAND [ARGS]   (or: articlekit COMMAND [ARGS])\n"
+        "       python -m articlekit COMMAND --help   what a command takes\n\n"
+        "commands:\n" + "\n".join(commands) + "\n\n"
+        "the steps the workflow runs as modules, the same as their commands:\n" + "\n".join(modules) + "\n\n"
+        "  --version  articlekit's version\n"
+    )
 
 
 def main(argv=None):
@@ -77,8 +91,11 @@ def main(argv=None):
         return 0
     if not argv or argv[0] not in COMMANDS:
         near = difflib.get_close_matches(argv[0], COMMANDS, n=1) if argv else []
-        said = (f"articlekit: unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near else "")
-                + "\n\n") if argv else ""
+        said = (
+            (f"articlekit: unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near else "") + "\n\n")
+            if argv
+            else ""
+        )
         print(said + usage(), end="", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])

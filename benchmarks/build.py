@@ -115,18 +115,25 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--configfile", action="append", help="a config file (repeatable; default: "
-                        + " and ".join(DEFAULT_CONFIGS) + ")")
+    parser.add_argument(
+        "--configfile",
+        action="append",
+        help="a config file (repeatable; default: " + " and ".join(DEFAULT_CONFIGS) + ")",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies")
-    parser.add_argument("--project", action="append", help="[LABEL=]DIR, a checkout to copy (repeatable; "
-                        "default: this one)")
+    parser.add_argument(
+        "--project", action="append", help="[LABEL=]DIR, a checkout to copy (repeatable; default: this one)"
+    )
     args = parser.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="articlekit-bench-"))
     loads = [load()]
-    setups = [Setup(label, checkout, configfile, tmp / f"{i}-{label}-{Path(configfile).stem}", args.cores)
-              for i, ((label, checkout), configfile) in enumerate(
-                  (p, c) for p in projects(args.project) for c in (args.configfile or DEFAULT_CONFIGS))]
+    setups = [
+        Setup(label, checkout, configfile, tmp / f"{i}-{label}-{Path(configfile).stem}", args.cores)
+        for i, ((label, checkout), configfile) in enumerate(
+            (p, c) for p in projects(args.project) for c in (args.configfile or DEFAULT_CONFIGS)
+        )
+    ]
     bare = tmp / "snakemake-alone"
     bare.mkdir()
     (bare / "Snakefile").write_text(BARE_SNAKEFILE, encoding="utf-8")
@@ -152,21 +159,29 @@ def main(argv=None):
         if not args.keep:
             shutil.rmtree(tmp)
 
-    print(f"{'scenario':<34} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds, "
-          f"load {loads[0]} at the start, {loads[1]} at the end)")
+    print(
+        f"{'scenario':<34} {'wall / start-up':>22} {'CPU / start-up':>22}  rules run  ({args.rounds} rounds, "
+        f"load {loads[0]} at the start, {loads[1]} at the end)"
+    )
     for setup in setups:
         print(f"{setup.name}: cold build {setup.cold_wall:.1f} s wall ({len(setup.cold_rules)} rules)")
         for scenario, (wall, cpu) in setup.ratios.items():
             ran = ", ".join(setup.rules[scenario]) or "(none)"
             print(f"  {scenario:<32} {summary(wall):>22} {summary(cpu):>22}  {ran}")
-        print("  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
-              + ", ".join(f"{rule} {'?' if seconds is None else f'{seconds:.2f}'}"
-                          for rule, seconds in setup.job_seconds.items()))
+        print(
+            "  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
+            + ", ".join(
+                f"{rule} {'?' if seconds is None else f'{seconds:.2f}'}" for rule, seconds in setup.job_seconds.items()
+            )
+        )
     print("Snakemake alone, a one-rule workflow:")
     for scenario, (wall, cpu) in alone.items():
         print(f"  {scenario:<32} {summary(wall):>22} {summary(cpu):>22}")
-    print("\ntargets: " + ", ".join(f"{scenario} under {target}x" for scenario, target in TARGETS.items())
-          + " (median, wall)")
+    print(
+        "\ntargets: "
+        + ", ".join(f"{scenario} under {target}x" for scenario, target in TARGETS.items())
+        + " (median, wall)"
+    )
 
 
 def benchmark_seconds(work, rule):

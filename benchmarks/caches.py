@@ -77,9 +77,11 @@ def incremental_round(work, pages, i):
 def report(name, with_cache, without):
     ratios = [a / b for a, b in zip(with_cache, without)]
     saved = [b - a for a, b in zip(with_cache, without)]
-    print(f"{name:13s} with {statistics.median(with_cache):6.2f} s  without {statistics.median(without):6.2f} s  "
-          f"ratio {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})  "
-          f"saves {statistics.median(saved):+.2f} s per run ({min(saved):+.2f} to {max(saved):+.2f})")
+    print(
+        f"{name:13s} with {statistics.median(with_cache):6.2f} s  without {statistics.median(without):6.2f} s  "
+        f"ratio {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})  "
+        f"saves {statistics.median(saved):+.2f} s per run ({min(saved):+.2f} to {max(saved):+.2f})"
+    )
 
 
 def main(argv=None):

@@ -39,8 +39,11 @@ def edit(path, old, new):
 
 
 def no_run_experiment(folder):
-    edit(folder / "experiments/harmonic.py", 'if __name__ == "__main__":\n    run_experiment("harmonic", run, plot)\n',
-         "")
+    edit(
+        folder / "experiments/harmonic.py",
+        'if __name__ == "__main__":\n    run_experiment("harmonic", run, plot)\n',
+        "",
+    )
 
 
 def yaml_tab(folder):
@@ -55,8 +58,11 @@ def seed_as_text(folder):
     schema = folder / "config/schema.yaml"
     if schema.exists():
         schema.unlink()
-    edit(folder / "experiments/harmonic.py", '    n = params["n"]\n',
-         '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n')
+    edit(
+        folder / "experiments/harmonic.py",
+        '    n = params["n"]\n',
+        '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n',
+    )
     edit(folder / "config.yaml", "  n: 1000 ", '  seed: "2026x"\n  n: 1000 ')
 
 
@@ -86,8 +92,14 @@ MISTAKES = [
 
 def snakemake(folder, env, *args):
     started = time.perf_counter()
-    done = subprocess.run(["snakemake", "--cores", "2", "--config", "renderer=pandoc", *args], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        ["snakemake", "--cores", "2", "--config", "renderer=pandoc", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return time.perf_counter() - started, done
 
 
@@ -103,8 +115,9 @@ def main(argv=None):
     try:
         built = work / "built"
         # run outside this checkout: `python -m` puts the working folder first on the path
-        subprocess.run([sys.executable, "-m", "articlekit", "new", str(built)], env=env, check=True,
-                       capture_output=True, cwd=work)
+        subprocess.run(
+            [sys.executable, "-m", "articlekit", "new", str(built)], env=env, check=True, capture_output=True, cwd=work
+        )
         seconds, done = snakemake(built, env)
         if done.returncode != 0:
             sys.exit(f"the skeleton did not build:\n{done.stderr[-3000:]}")

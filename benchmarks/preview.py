@@ -82,8 +82,13 @@ def first_render(proc):
 
 def after(work, args):
     article, page = work / "article/index.qmd", work / "build/preview/article.html"
-    proc = popen([sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.02"],
-                 cwd=work, env=copy_environment(work), stdout=subprocess.PIPE, text=True)
+    proc = popen(
+        [sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.02"],
+        cwd=work,
+        env=copy_environment(work),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         proc.stdout.readline()  # the URL
         first_render(proc)
@@ -110,8 +115,13 @@ def stop_seconds(work, signum, round_no):
     """Seconds from `signum` to the exit of a preview that has 100 silent
     connections, one request stopped halfway and a Pandoc running."""
     article = work / "article/index.qmd"
-    proc = popen([sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.02"],
-                 cwd=work, env=copy_environment(work), stdout=subprocess.PIPE, text=True)
+    proc = popen(
+        [sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.02"],
+        cwd=work,
+        env=copy_environment(work),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     me = psutil.Process(proc.pid)
     try:
         host, port = proc.stdout.readline().split()[1].split("//")[1].rstrip("/").split(":")
@@ -143,8 +153,10 @@ def stop_seconds(work, signum, round_no):
 
 
 def stops(work, args):
-    return {signum.name: [stop_seconds(work, signum, i) for i in range(args.stops)]
-            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    return {
+        signum.name: [stop_seconds(work, signum, i) for i in range(args.stops)]
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
 
 
 def row(name, values, unit="s"):
@@ -174,15 +186,16 @@ def main(argv=None):
         stopped = stops(work, args)
         load = max(load, os.getloadavg()[0])
     edits = [("snakemake (before)", slow, "s"), ("preview (after)", fast, "s"), ("preview CPU per edit", cpu, "CPU s")]
-    for title, rows in [("save -> page on disk", edits),
-                        ("signal -> exit", [(f"stop on {name}", values, "s") for name, values in stopped.items()])]:
+    for title, rows in [
+        ("save -> page on disk", edits),
+        ("signal -> exit", [(f"stop on {name}", values, "s") for name, values in stopped.items()]),
+    ]:
         if any(values for _, values, _ in rows):
             print(f"{title:<30} {'median':>7} {'max':>7}")
         for name, values, unit in rows:
             if values:
                 print(row(name, values, unit))
-    print(f"(--cores {args.cores}, {args.configfile}; 1-minute load average up to {load:.1f} on "
-          f"{os.cpu_count()} CPUs)")
+    print(f"(--cores {args.cores}, {args.configfile}; 1-minute load average up to {load:.1f} on {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

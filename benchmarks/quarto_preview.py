@@ -53,8 +53,11 @@ from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa
 
 SHARED_QUARTO = PROJECT_ROOT.parent / "shared" / "quarto" / "bin"
 ANCHOR = "fits on one line"  # a sentence of article/index.qmd the edits change
-PLACES = {"article": "`quarto preview` in article/", "article-file": "`quarto preview index.qmd` in article/ "
-          "(an editor's Preview button)", "project": "`quarto preview` in the project's folder"}
+PLACES = {
+    "article": "`quarto preview` in article/",
+    "article-file": "`quarto preview index.qmd` in article/ (an editor's Preview button)",
+    "project": "`quarto preview` in the project's folder",
+}
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
 PLAIN = """---
 title: "A plain document"
@@ -119,8 +122,9 @@ def page_of(folder):
 
 
 def edit_plain(path, i):
-    text = re.sub(r"The sentence to change: [^.]*\.", f"The sentence to change: version {i}.",
-                  path.read_text(encoding="utf-8"))
+    text = re.sub(
+        r"The sentence to change: [^.]*\.", f"The sentence to change: version {i}.", path.read_text(encoding="utf-8")
+    )
     path.write_text(text, encoding="utf-8")
     return f"version {i}."
 
@@ -147,9 +151,19 @@ def baselines(tmp, work, edits):
     plain_dir = tmp / "plain"
     plain_dir.mkdir()
     (plain_dir / "plain.qmd").write_text(PLAIN, encoding="utf-8")
-    results = {"plain": time_preview(["plain.qmd"], plain_dir, dict(os.environ), tmp / "plain.log",
-                                     plain_dir / "plain.qmd", plain_dir / "plain.html",
-                                     lambda page: "A plain document" in page, edit_plain, edits)}
+    results = {
+        "plain": time_preview(
+            ["plain.qmd"],
+            plain_dir,
+            dict(os.environ),
+            tmp / "plain.log",
+            plain_dir / "plain.qmd",
+            plain_dir / "plain.html",
+            lambda page: "A plain document" in page,
+            edit_plain,
+            edits,
+        )
+    }
     typed_dir = tmp / "typed"
     typed_dir.mkdir()
     config = (work / "article/_quarto.yml").read_text(encoding="utf-8")
@@ -157,9 +171,17 @@ def baselines(tmp, work, edits):
     (typed_dir / "_quarto.yml").write_text(re.sub(r"(?ms)^profile:\n(  .*\n)+", "", config), encoding="utf-8")
     shutil.copy(work / "article/style.css", typed_dir / "style.css")
     (typed_dir / "index.qmd").write_text((work / "build/article.md").read_text(encoding="utf-8"), encoding="utf-8")
-    results["typed"] = time_preview(["index.qmd"], typed_dir, dict(os.environ), tmp / "typed.log",
-                                    typed_dir / "index.qmd", typed_dir / "index.html", lambda page: ANCHOR in page,
-                                    edit_article, edits)
+    results["typed"] = time_preview(
+        ["index.qmd"],
+        typed_dir,
+        dict(os.environ),
+        tmp / "typed.log",
+        typed_dir / "index.qmd",
+        typed_dir / "index.html",
+        lambda page: ANCHOR in page,
+        edit_article,
+        edits,
+    )
     return results
 
 
@@ -170,16 +192,26 @@ def time_project(tmp, project, configfile, where, edits):
     env = {**copy_environment(work), "ARTICLEKIT_SNAKEMAKE_ARGS": f"--configfile {configfile}"}
     results = {}
     if "project" in where and not (work / "_quarto.yml").exists():
-        print(f"{project}: no _quarto.yml in the project's folder: `quarto preview` there is not timed",
-              file=sys.stderr)
+        print(
+            f"{project}: no _quarto.yml in the project's folder: `quarto preview` there is not timed", file=sys.stderr
+        )
     for place in where:
         cwd = work if place == "project" else work / "article"
         if place == "project" and not (work / "_quarto.yml").exists():
             continue
         args = ["index.qmd"] if place == "article-file" else []
         print(f"timing quarto preview {' '.join(args)} in {cwd} ...", file=sys.stderr)
-        results[place] = time_preview(args, cwd, env, tmp / f"{place}.log", work / "article/index.qmd",
-                                      page_of(cwd), lambda page: 'class="bound-value"' in page, edit_article, edits)
+        results[place] = time_preview(
+            args,
+            cwd,
+            env,
+            tmp / f"{place}.log",
+            work / "article/index.qmd",
+            page_of(cwd),
+            lambda page: 'class="bound-value"' in page,
+            edit_article,
+            edits,
+        )
     return work, results
 
 
@@ -196,10 +228,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--configfile", default="config/test.yaml")
-    parser.add_argument("--project", action="append", type=Path,
-                        help="a checkout whose article to time (repeatable; default: this one)")
-    parser.add_argument("--where", nargs="+", choices=list(PLACES), default=list(PLACES),
-                        help="; ".join(f"{name}: {what}" for name, what in PLACES.items()))
+    parser.add_argument(
+        "--project", action="append", type=Path, help="a checkout whose article to time (repeatable; default: this one)"
+    )
+    parser.add_argument(
+        "--where",
+        nargs="+",
+        choices=list(PLACES),
+        default=list(PLACES),
+        help="; ".join(f"{name}: {what}" for name, what in PLACES.items()),
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # unwind: the previews are stopped too
     quarto_on_path()
@@ -210,8 +248,9 @@ def main(argv=None):
         timed = []
         for n, project in enumerate(projects):
             (tmp / str(n)).mkdir()
-            timed.append((project, *time_project(tmp / str(n), project.resolve(), args.configfile, args.where,
-                                                 args.edits)))
+            timed.append(
+                (project, *time_project(tmp / str(n), project.resolve(), args.configfile, args.where, args.edits))
+            )
             loads.append(os.getloadavg()[0])
         print("timing Quarto alone ...", file=sys.stderr)
         alone = baselines(tmp, timed[0][1], args.edits)
@@ -225,10 +264,14 @@ def main(argv=None):
             rows.append((f"{project.name}: {PLACES[place].replace('`', '')}"[:44], first, seconds))
     for title, first, seconds in rows:
         median = statistics.median(seconds)
-        print(f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
-              f"{median / typed:>8.2f}")
-    print(f"(seconds; first: start to first page; median/max: save to page over {args.edits} edits; "
-          f"{args.configfile}; 1-minute load average up to {max(loads):.1f} on {os.cpu_count()} CPUs)")
+        print(
+            f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
+            f"{median / typed:>8.2f}"
+        )
+    print(
+        f"(seconds; first: start to first page; median/max: save to page over {args.edits} edits; "
+        f"{args.configfile}; 1-minute load average up to {max(loads):.1f} on {os.cpu_count()} CPUs)"
+    )
 
 
 if __name__ == "__main__":

@@ -65,8 +65,11 @@ def main(argv=None):
     configfiles = ["--configfile", args.configfile, "config/bench.yaml"]  # last: it takes every word after it
     snake = ["snakemake", "--cores", str(args.cores)]
     excluded = set(section.get("exclude") or {})
-    seeded = [name for name in config["experiments"]
-              if isinstance((config.get(name) or {}).get("seed"), int) and name not in excluded]
+    seeded = [
+        name
+        for name in config["experiments"]
+        if isinstance((config.get(name) or {}).get("seed"), int) and name not in excluded
+    ]
     try:
         print(f"seeded experiments: {', '.join(seeded)}; left out: {', '.join(sorted(excluded)) or 'none'}")
         timed([*snake, *(f"results/{name}.json" for name in seeded), *configfiles], work)  # not timed
@@ -75,12 +78,16 @@ def main(argv=None):
         report = json.loads((work / "build/robustness.json").read_text())
         runs = report["values"]["sweep"]["runs"]
         jobs = chunk_peaks(work)
-        together = sum(jobs[:args.cores])
-        print(f"\nsweep, {args.seeds} seeds x {len(seeded)} experiments = {runs} runs "
-              f"({report['values']['sweep']['failed_runs']} failed), {len(jobs)} chunk jobs on {args.cores} cores:")
+        together = sum(jobs[: args.cores])
+        print(
+            f"\nsweep, {args.seeds} seeds x {len(seeded)} experiments = {runs} runs "
+            f"({report['values']['sweep']['failed_runs']} failed), {len(jobs)} chunk jobs on {args.cores} cores:"
+        )
         print(f"  wall {wall:7.1f} s   CPU {cpu:7.1f} s   (target: under 60 s wall for 100 seeds on 2 cores)")
-        print(f"  peak memory: largest process {peak:.0f} MB; the {args.cores} largest chunk jobs together "
-              f"{together:.0f} MB (target: under 2048 MB)")
+        print(
+            f"  peak memory: largest process {peak:.0f} MB; the {args.cores} largest chunk jobs together "
+            f"{together:.0f} MB (target: under 2048 MB)"
+        )
 
         print(f"\none process per seed, {args.per_process} seeds of each experiment measured:")
         serial_wall = serial_cpu = 0.0
@@ -90,19 +97,25 @@ def main(argv=None):
             for seed in sweep_seeds(params["seed"], 0, args.per_process):
                 one = json.dumps({**params, "seed": seed})
                 out = tmp / f"{name}-{seed}.json"
-                one_wall, one_cpu, _, _ = timed([sys.executable, "-m", f"experiments.{name}", "--params", one,
-                                              "--json", str(out)], work)
+                one_wall, one_cpu, _, _ = timed(
+                    [sys.executable, "-m", f"experiments.{name}", "--params", one, "--json", str(out)], work
+                )
                 walls.append(one_wall)
                 cpus.append(one_cpu)
             serial_wall += statistics.mean(walls) * args.seeds
             serial_cpu += statistics.mean(cpus) * args.seeds
-            print(f"  {name:16s} {statistics.mean(walls):6.2f} s wall, {statistics.mean(cpus):6.2f} s CPU "
-                  f"per seed-process (mean of {len(walls)})")
+            print(
+                f"  {name:16s} {statistics.mean(walls):6.2f} s wall, {statistics.mean(cpus):6.2f} s CPU "
+                f"per seed-process (mean of {len(walls)})"
+            )
         extrapolated = serial_wall / args.cores
-        print(f"  {args.seeds} seeds of each, EXTRAPOLATED from those means: {serial_cpu:7.1f} s CPU, "
-              f"{extrapolated:7.1f} s wall if {args.cores} cores shared them perfectly")
-        print(f"\nratio, one process per seed / the sweep: {extrapolated / wall:.1f}x wall, "
-              f"{serial_cpu / cpu:.1f}x CPU")
+        print(
+            f"  {args.seeds} seeds of each, EXTRAPOLATED from those means: {serial_cpu:7.1f} s CPU, "
+            f"{extrapolated:7.1f} s wall if {args.cores} cores shared them perfectly"
+        )
+        print(
+            f"\nratio, one process per seed / the sweep: {extrapolated / wall:.1f}x wall, {serial_cpu / cpu:.1f}x CPU"
+        )
     finally:
         if args.keep:
             print(f"\nkept: {work}")

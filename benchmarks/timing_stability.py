@@ -43,8 +43,16 @@ GOAL = 0.8  # of the reruns inside the first build's interval
 def timing_build(work, cores, configfile):
     """One build of the timing artifact; its ratio, interval, runs and the load around it."""
     # the target first: --forcerun takes every word that follows it
-    cmd = ["snakemake", "results/timing.json", "--cores", str(cores), "--configfile", configfile,
-           "--forcerun", "timing"]
+    cmd = [
+        "snakemake",
+        "results/timing.json",
+        "--cores",
+        str(cores),
+        "--configfile",
+        configfile,
+        "--forcerun",
+        "timing",
+    ]
     load_before = os.getloadavg()[0]
     proc = subprocess.run(cmd, cwd=work, env=copy_environment(work), capture_output=True, text=True)
     if proc.returncode != 0:
@@ -86,9 +94,12 @@ def main(argv=None):
     tmp = Path(tempfile.mkdtemp(prefix="attention-timing-"))
     builds = []
     try:
-        work = (copy_commit(tmp / "project", args.commit) if args.commit else copy_project(tmp / "project"))
-        print(f"timing builds in {work} ({args.commit or 'this tree'}) with --cores {args.cores}; load now "
-              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs", file=sys.stderr)
+        work = copy_commit(tmp / "project", args.commit) if args.commit else copy_project(tmp / "project")
+        print(
+            f"timing builds in {work} ({args.commit or 'this tree'}) with --cores {args.cores}; load now "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs",
+            file=sys.stderr,
+        )
         for i in range(1 + args.reruns):
             builds.append(("printed" if i == 0 else f"rerun {i}", timing_build(work, args.cores, args.configfile)))
             print(f"  {builds[-1][0]}: {builds[-1][1]['ratio']:.2f}x", file=sys.stderr)
@@ -105,33 +116,45 @@ def main(argv=None):
             shutil.rmtree(tmp, ignore_errors=True)
 
     first = builds[0][1]
-    reruns = [b for name, b in builds[1:1 + args.reruns]]
-    print(f"\n{'build':<13} {'ratio':>6}  {'interval':<16} {'claim ' + CLAIM:<13} {'runs':>4} {'agree':>5} "
-          f"{'loaded':>6}  {'load before':>11} {'after':>6}  {'in printed':>10}")
+    reruns = [b for name, b in builds[1 : 1 + args.reruns]]
+    print(
+        f"\n{'build':<13} {'ratio':>6}  {'interval':<16} {'claim ' + CLAIM:<13} {'runs':>4} {'agree':>5} "
+        f"{'loaded':>6}  {'load before':>11} {'after':>6}  {'in printed':>10}"
+    )
     for name, b in builds:
         agree = "-" if b["agree"] is None else ("yes" if b["agree"] else "NO")
         loaded = "-" if b["loaded"] is None else str(b["loaded"])
         landed = "" if b is first else ("yes" if inside(b, first) else "no")
-        print(f"{name:<13} {b['ratio']:>6.2f}  [{b['low']:6.2f}, {b['high']:6.2f}] {b['claim']:<13} {b['runs']:>4} "
-              f"{agree:>5} {loaded:>6}  {b['load_before']:>11.2f} {b['load_after']:>6.2f}  {landed:>10}")
+        print(
+            f"{name:<13} {b['ratio']:>6.2f}  [{b['low']:6.2f}, {b['high']:6.2f}] {b['claim']:<13} {b['runs']:>4} "
+            f"{agree:>5} {loaded:>6}  {b['load_before']:>11.2f} {b['load_after']:>6.2f}  {landed:>10}"
+        )
     landed = sum(inside(b, first) for b in reruns)
     overlapping = sum(overlaps(b, first) for b in reruns)
     loads = [x for _, b in builds for x in (b["load_before"], b["load_after"])]
-    print(f"\nreruns whose ratio lands inside the printed interval [{first['low']:.2f}, {first['high']:.2f}]: "
-          f"{landed} of {len(reruns)}   (goal: at least {GOAL:.0%})")
+    print(
+        f"\nreruns whose ratio lands inside the printed interval [{first['low']:.2f}, {first['high']:.2f}]: "
+        f"{landed} of {len(reruns)}   (goal: at least {GOAL:.0%})"
+    )
     print(f"reruns whose interval overlaps it: {overlapping} of {len(reruns)}")
     print(f"one-minute load average over the builds: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} CPUs")
     if reruns:
         median = statistics.median(b["ratio"] for b in reruns)
-        print(f"median of the reruns: {median:.2f}; spread (max - min) / median: "
-              f"{(max(b['ratio'] for b in reruns) - min(b['ratio'] for b in reruns)) / median:.1%}")
+        print(
+            f"median of the reruns: {median:.2f}; spread (max - min) / median: "
+            f"{(max(b['ratio'] for b in reruns) - min(b['ratio'] for b in reruns)) / median:.1%}"
+        )
         if not args.no_busy:
             busy = builds[-1][1]
-            print(f"beside a busy core: {busy['ratio']:.2f} ({busy['ratio'] / median - 1:+.1%} from that median), "
-                  f"{'inside' if inside(busy, first) else 'outside'} the printed interval")
+            print(
+                f"beside a busy core: {busy['ratio']:.2f} ({busy['ratio'] / median - 1:+.1%} from that median), "
+                f"{'inside' if inside(busy, first) else 'outside'} the printed interval"
+            )
     flipped = len({b["claim"] for _, b in builds}) > 1
-    print(f"claim '{CLAIM}' outcome: {'FLIPPED' if flipped else 'the same in every build'} "
-          f"({', '.join(b['claim'] for _, b in builds)})")
+    print(
+        f"claim '{CLAIM}' outcome: {'FLIPPED' if flipped else 'the same in every build'} "
+        f"({', '.join(b['claim'] for _, b in builds)})"
+    )
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ def default_stop_signals(ignored=()):
     """-> a preexec_fn: in the child, before exec, SIGINT, SIGTERM and
     SIGHUP back to their default disposition, and the signals in `ignored`
     ignored (to start a child as a background job or nohup would)."""
+
     def reset():
         for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_DFL)
         for signum in ignored:
             signal.signal(signum, signal.SIG_IGN)
+
     return reset
 
 

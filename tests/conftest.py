@@ -11,7 +11,10 @@ import yaml
 # The tiers (unit, workflow, e2e), their marks, the check that a unit test
 # runs no Snakemake, and the xdist groups: tests/tiers.py.
 from tests.tiers import (  # noqa: F401
-    pytest_collection_modifyitems, pytest_configure, pytest_runtest_protocol, pytest_runtest_setup,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_protocol,
+    pytest_runtest_setup,
     pytest_unconfigure,
 )
 
@@ -58,7 +61,12 @@ def built_project(tmp_path_factory):
         return Path(os.environ["BUILT_PROJECT"]).resolve()
     work = copy_project(tmp_path_factory.mktemp("built") / "project")
     proc = subprocess.run(
-        list(TEST_BUILD), cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900,
+        list(TEST_BUILD),
+        cwd=work,
+        env=copy_environment(work),
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     if proc.returncode != 0:
         pytest.fail(f"building the article failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")

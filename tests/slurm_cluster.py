@@ -147,9 +147,12 @@ class LocalSlurm:
             try:
                 self.run(["scancel", "--full", f"--partition={PARTITION}"], check=False)
                 deadline = time.monotonic() + STOP_TIMEOUT
-                while time.monotonic() < deadline and self.run(
-                    ["squeue", "-h", "-t", "RUNNING,COMPLETING,PENDING", "-o", "%i"], check=False
-                ).stdout.strip():
+                while (
+                    time.monotonic() < deadline
+                    and self.run(
+                        ["squeue", "-h", "-t", "RUNNING,COMPLETING,PENDING", "-o", "%i"], check=False
+                    ).stdout.strip()
+                ):
                     time.sleep(0.5)
             except Exception:  # teardown goes on regardless
                 pass
@@ -171,9 +174,7 @@ class LocalSlurm:
 
     def run(self, args, check=True, timeout=COMMAND_TIMEOUT):
         """Run a SLURM client command against this cluster."""
-        return subprocess.run(
-            args, env=self.env, capture_output=True, text=True, timeout=timeout, check=check
-        )
+        return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout, check=check)
 
     def jobs(self):
         """Every job squeue still remembers (MinJobAge): dicts of its fields."""
@@ -222,8 +223,9 @@ class LocalSlurm:
             mungekey = _which("mungekey")
             if not mungekey:
                 raise SlurmUnavailable("no /etc/munge/munge.key and no mungekey to create one")
-            subprocess.run([mungekey, "--create", "--keyfile", str(key)], check=True,
-                           capture_output=True, timeout=COMMAND_TIMEOUT)
+            subprocess.run(
+                [mungekey, "--create", "--keyfile", str(key)], check=True, capture_output=True, timeout=COMMAND_TIMEOUT
+            )
             munge = pwd.getpwnam("munge")
             os.chown(key, munge.pw_uid, munge.pw_gid)
             key.chmod(0o600)
@@ -232,7 +234,8 @@ class LocalSlurm:
     def _start_munge(self):
         munge_dir = self.munge_socket.parent
         args = [
-            _which("munged"), "--foreground",
+            _which("munged"),
+            "--foreground",
             f"--socket={self.munge_socket}",
             f"--key-file={self._munge_key()}",
             f"--pid-file={munge_dir / 'munged.pid'}",
@@ -287,8 +290,14 @@ PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=U
         out = open(self.root / f"{name}.stdout", "w")
         self._logs[name] = out
         self._procs[name] = popen(  # stop() ends them with SIGTERM: its default disposition restored
-            args, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent, **kwargs,
+            args,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            **kwargs,
         )
 
     def _wait(self, ready, what, name, timeout=START_TIMEOUT):
@@ -307,8 +316,7 @@ PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=U
                 pass
             time.sleep(0.3)
         raise SlurmUnavailable(
-            f"timed out after {timeout} s waiting for {what}:\n"
-            f"{_tail(self.root / f'{name}.stdout')}\n{self.describe()}"
+            f"timed out after {timeout} s waiting for {what}:\n{_tail(self.root / f'{name}.stdout')}\n{self.describe()}"
         )
 
     def _controller_answers(self):

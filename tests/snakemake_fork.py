@@ -159,8 +159,9 @@ class SnakemakeServer:
 
     def __init__(self):
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        self.process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=env, cwd="/")
+        self.process = subprocess.Popen(
+            [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/"
+        )
         self.runs, self.lock, self.next_id = {}, threading.Lock(), 0
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -168,8 +169,16 @@ class SnakemakeServer:
         with self.lock:
             self.next_id += 1
             run = self.runs[self.next_id] = Run()
-            line = json.dumps({"id": self.next_id, "cwd": str(cwd), "argv": list(argv), "env": dict(env),
-                               "log": str(log), "patch": patch})
+            line = json.dumps(
+                {
+                    "id": self.next_id,
+                    "cwd": str(cwd),
+                    "argv": list(argv),
+                    "env": dict(env),
+                    "log": str(log),
+                    "patch": patch,
+                }
+            )
             self.process.stdin.write(line.encode() + b"\n")
             self.process.stdin.flush()
         return run

@@ -31,8 +31,11 @@ def _job(job):
         "input": sorted(map(str, job.input)),
         "output": sorted(map(str, job.output)),
         "params": {name: json.dumps(value, sort_keys=True, default=str) for name, value in job.params.items()},
-        "resources": {name: value if isinstance(value, (int, float)) else str(value)
-                      for name, value in job.resources.items() if not name.startswith("_")},
+        "resources": {
+            name: value if isinstance(value, (int, float)) else str(value)
+            for name, value in job.resources.items()
+            if not name.startswith("_")
+        },
         "threads": job.threads,
         "conda_env": None if job.rule.conda_env is None else str(job.rule.conda_env),
         "runs": not job.rule.norun,

@@ -35,8 +35,17 @@ from articlekit.core.keys import lookup, split_key
 from articlekit.data import baseline as baselinelib
 from articlekit.data import publishing
 from articlekit.data.baseline import BaselineError, load_baseline
-from articlekit.data.classes import (AGREEMENT, EXPECTED, MOVED_VALUE, REPRODUCED, UNEXPECTED, Noise, agreement,
-                                     equal, value_kind)
+from articlekit.data.classes import (
+    AGREEMENT,
+    EXPECTED,
+    MOVED_VALUE,
+    REPRODUCED,
+    UNEXPECTED,
+    Noise,
+    agreement,
+    equal,
+    value_kind,
+)
 from articlekit.data.edition import against_edition, threshold_conflicts
 from articlekit.data.publishing import Publishing
 from articlekit.data.values import merge
@@ -54,14 +63,17 @@ BASELINES = [ROOT / "baseline/published.yaml", ROOT / "examples/summation/baseli
 
 # ---- no if-chains on class names ----------------------------------------------------
 
+
 def _decides_by_class(node):
     """A comparison whose side is an entry's class (`entry.cls == ...`,
     `row["class"] in (...)`), or a class looked up in the registry by name
     (`AGREEMENT[e.cls]`) instead of asked for by its entry."""
+
     def is_class(side):
-        return ((isinstance(side, ast.Attribute) and side.attr == "cls")
-                or (isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant)
-                    and side.slice.value == "class"))
+        return (isinstance(side, ast.Attribute) and side.attr == "cls") or (
+            isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant) and side.slice.value == "class"
+        )
+
     if isinstance(node, ast.Subscript):
         return isinstance(node.value, ast.Name) and node.value.id == "AGREEMENT"
     return isinstance(node, ast.Compare) and any(map(is_class, [node.left, *node.comparators]))
@@ -84,6 +96,7 @@ def test_no_module_but_the_classes_decides_by_a_class_name():
 
 # ---- the audit and the diff agree on every key ------------------------------------------
 
+
 def variants(value):
     """The edition's value, and values near and far from it: the last bit,
     the fifth digit, 0.1 %, 3x and 50x, the sign; a text rewrapped and a
@@ -95,8 +108,7 @@ def variants(value):
     if isinstance(value, float):
         if math.isnan(value):
             return [value, 0.0]
-        return [value, math.nextafter(value, math.inf), value * 1.00001, value * 1.001, value * 3, value * 50,
-                -value]
+        return [value, math.nextafter(value, math.inf), value * 1.00001, value * 1.001, value * 3, value * 50, -value]
     if isinstance(value, str):
         words = value.split()
         return [value, "\n    ".join(words), value + " (changed)"]
@@ -164,11 +176,14 @@ def test_the_audit_and_the_diff_agree_on_every_key(path, order):
     disagree = []
     for entry in ruled:
         for value, verdicts, changed in audited_and_diffed(baseline, publishing_, entry):
-            moved = [f"{e.id} {status} ({why})" for e, status, shown, why in verdicts
-                     if status not in (REPRODUCED, EXPECTED)]
+            moved = [
+                f"{e.id} {status} ({why})" for e, status, shown, why in verdicts if status not in (REPRODUCED, EXPECTED)
+            ]
             if bool(moved) != changed:
-                disagree.append(f"{entry.id} ({entry.cls}) at {value!r}: audit "
-                                f"{'; '.join(moved) or 'as the edition'}; diff {'changed' if changed else 'unchanged'}")
+                disagree.append(
+                    f"{entry.id} ({entry.cls}) at {value!r}: audit "
+                    f"{'; '.join(moved) or 'as the edition'}; diff {'changed' if changed else 'unchanged'}"
+                )
     assert disagree == []
 
 
@@ -202,8 +217,9 @@ def test_a_key_printed_at_two_precisions_changes_when_either_print_changes(tmp_p
     versions = baseline.edition["versions"]
     assert [against_edition(e, 0.1239, versions, versions)[0] for e in baseline.entries] == [REPRODUCED, UNEXPECTED]
     snapshot = {"label": "r", "released_at": "then", "values": {"scaling.weight": 0.1234}}
-    (row,) = compare(snapshot, {"values": {"scaling.weight": 0.1239}}, {"bindings": {}}, baseline,
-                     Publishing())["numbers"]
+    (row,) = compare(snapshot, {"values": {"scaling.weight": 0.1239}}, {"bindings": {}}, baseline, Publishing())[
+        "numbers"
+    ]
     assert row["why"] == "printed 0.1234 then, 0.1239 now" and ".0%" in row["rule"] and ".4f" in row["rule"]
     assert came_back("scaling.weight", 0.1234, 0.1239, baseline, Publishing())[0] == NOT_BACK
     assert came_back("scaling.weight", 0.1234, 0.12341, baseline, Publishing())[0] == CAME_BACK
@@ -248,27 +264,42 @@ def _judged_five_ways(baseline):
     row, `reproduce`'s verdict on a rerun, and what the article's departures
     section says of it (None: nothing departs)."""
     before, after = 2.220446049250313e-16, 4.440892098500626e-16
-    values = merge([("parity.json", {"experiment": "parity", "script": "experiments/parity.py",
-                                     "values": {"diff": after}})])
+    values = merge(
+        [("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": after}})]
+    )
     (row,) = audit(baseline, values, {"bindings": {}})["entries"]
     release = {"label": "r", "released_at": "then", "values": {"parity.diff": before}}
     diff = compare(release, values, {"bindings": {}}, baseline, Publishing())
     columns = []
     for label, value in (("a", before), ("b", after)):
-        doc = merge([("parity.json", {"experiment": "parity", "script": "experiments/parity.py",
-                                      "values": {"diff": value}})])
-        columns.append({"label": label, "pins": [], "installed": True, "log": "x.log", "versions": {},
-                        "failed": [], "shared": [], "bindings": bind("index.qmd", NOISE_ARTICLE, doc, strict=False)})
+        doc = merge(
+            [("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": value}})]
+        )
+        columns.append(
+            {
+                "label": label,
+                "pins": [],
+                "installed": True,
+                "log": "x.log",
+                "versions": {},
+                "failed": [],
+                "shared": [],
+                "bindings": bind("index.qmd", NOISE_ARTICLE, doc, strict=False),
+            }
+        )
     (matrix_row,) = matrixlib.build(columns, baseline)["rows"]
-    rerun = report_key("parity.diff", {"parity.diff": before}, values["values"], baseline, Publishing(), [".2e"],
-                       lambda line: None)
-    departed = [unexplained_message(d) if not d["verdict"].explained else d["kind"]
-                for d in departures(baseline, values)]
+    rerun = report_key(
+        "parity.diff", {"parity.diff": before}, values["values"], baseline, Publishing(), [".2e"], lambda line: None
+    )
+    departed = [
+        unexplained_message(d) if not d["verdict"].explained else d["kind"] for d in departures(baseline, values)
+    ]
     return row["status"], bool(diff["numbers"]), matrix_row["differs"], rerun, departed
 
 
 def test_a_class_changed_in_its_object_changes_the_audit_the_diff_the_matrix_reproduce_and_the_departures(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """One object edited, in one place (the registry of articlekit.data.classes),
     and every judge follows it: none holds a copy of its own."""
     path = tmp_path / "published.yaml"
@@ -296,8 +327,11 @@ def test_an_entry_against_itself_is_its_class_s_check(tmp_path, monkeypatch):
     baseline follows."""
     path = tmp_path / "published.yaml"
     path.write_text(NOISE_BASELINE.replace('check: "< 1e-12"', 'check: "< 1e-17"'), encoding="utf-8")
-    with pytest.raises(BaselineError, match=r"published.yaml:3: entry 'parity.diff': the published value "
-                                            r"2.220446049250313e-16 fails its own check '< 1e-17'"):
+    with pytest.raises(
+        BaselineError,
+        match=r"published.yaml:3: entry 'parity.diff': the published value "
+        r"2.220446049250313e-16 fails its own check '< 1e-17'",
+    ):
         load_baseline(path)
     monkeypatch.setitem(AGREEMENT, "noise", TrustsItsEdition())
     assert load_baseline(path).entries[0].check == "< 1e-17"
@@ -319,11 +353,21 @@ def test_the_schema_takes_what_each_class_requires_from_its_object(tmp_path, mon
 
 # ---- thresholds: the claim grammar's own ------------------------------------------------
 
-@pytest.mark.parametrize("claim, bound", [
-    ("> 0.1", Bound(">", 0.1)), ("<= 1e-12", Bound("<", 1e-12)), ("< 5", Bound("<", 5)),
-    ("between 1e-8 and 2e-6", None), ("> 1 and < 10", None), ("all < 1", None), ("== 0.0", None),
-    ("> timing.loop.median_ms", None), ('contains "x"', None),
-])
+
+@pytest.mark.parametrize(
+    "claim, bound",
+    [
+        ("> 0.1", Bound(">", 0.1)),
+        ("<= 1e-12", Bound("<", 1e-12)),
+        ("< 5", Bound("<", 5)),
+        ("between 1e-8 and 2e-6", None),
+        ("> 1 and < 10", None),
+        ("all < 1", None),
+        ("== 0.0", None),
+        ("> timing.loop.median_ms", None),
+        ('contains "x"', None),
+    ],
+)
 def test_a_claims_threshold_is_read_by_the_claim_grammar(claim, bound):
     assert simple_bound(claim) == bound
 
@@ -339,15 +383,18 @@ def test_two_thresholds_are_found_in_any_spelling_and_a_claim_that_does_not_pars
 
 # ---- what "reproduced" means ----------------------------------------------------------
 
+
 def test_the_table_of_what_reproduced_means_is_the_classes_own_in_the_docs_and_on_the_audit_page():
     lines = means_table()
     assert len(lines) == 2 + len(AGREEMENT) + 2  # head, rule, one row per class, the measured and unlisted keys
     docs = (ROOT / "docs/reliability.md").read_text(encoding="utf-8")
     missing = [line for line in lines if line not in docs.splitlines()]
-    assert missing == [], "docs/reliability.md lacks rows of the table (print means_table() and paste it):\n" + \
-        "\n".join(missing)
+    assert missing == [], (
+        "docs/reliability.md lacks rows of the table (print means_table() and paste it):\n" + "\n".join(missing)
+    )
     report = audit(load_baseline(BASELINES[1]), {"values": {}, "sources": {}}, {"bindings": {}})
     from articlekit.review.audit import to_html, to_markdown
+
     assert all(line in to_markdown(report).splitlines() for line in lines)
     page = to_html(report)
     assert 'id="reproduced-means"' in page and "<code>X.estimate</code>" in page
@@ -384,6 +431,7 @@ def test_a_value_came_back_by_its_class_else_by_the_digits_the_article_prints(tm
 
 def test_a_version_is_reported_not_compared():
     from articlekit.data.baseline import Entry
+
     entry = Entry(id="env.numpy", cls="info", published="2.4.6", where={}, value="2.4.6", key="environment.numpy")
     assert AGREEMENT["info"].came_back(entry, entry.key, "2.4.6", "2.5.4")[0] is None
     baseline = type("B", (), {"for_key": lambda self, key: [entry]})()
@@ -392,19 +440,29 @@ def test_a_version_is_reported_not_compared():
 
 # ---- what kind of value ---------------------------------------------------------------
 
-@pytest.mark.parametrize("key, value, kind", [
-    ("scaling.dk64.dot_std", 7.32, "measured"), ("errors.wrong_axis.axis_last_row_sums", [1.0, 0.9999], "measured"),
-    ("scaling.params.n_keys", 2000, "setting"), ("scaling.params.d_k", [16, 64], "setting"),
-    ("errors.x.message", "boom", "text"), ("multihead.output_shape", [5, 16], "discrete"),
-    ("mask.error_raised", False, "discrete"), ("example.causal.max_masked_weight", 0.0, "discrete"),
-    ("errors.underflow.ratio", float("nan"), "discrete"), ("environment.numpy", "2.4.6", "version"),
-])
+
+@pytest.mark.parametrize(
+    "key, value, kind",
+    [
+        ("scaling.dk64.dot_std", 7.32, "measured"),
+        ("errors.wrong_axis.axis_last_row_sums", [1.0, 0.9999], "measured"),
+        ("scaling.params.n_keys", 2000, "setting"),
+        ("scaling.params.d_k", [16, 64], "setting"),
+        ("errors.x.message", "boom", "text"),
+        ("multihead.output_shape", [5, 16], "discrete"),
+        ("mask.error_raised", False, "discrete"),
+        ("example.causal.max_masked_weight", 0.0, "discrete"),
+        ("errors.underflow.ratio", float("nan"), "discrete"),
+        ("environment.numpy", "2.4.6", "version"),
+    ],
+)
 def test_the_kind_of_a_value_comes_from_its_key_and_its_value(key, value, kind):
     assert value_kind(key, value) == kind
 
 
 def test_the_kind_of_an_entry_follows_the_edition_and_its_class():
     from articlekit.data.baseline import Entry
+
     noise = Entry(id="n", cls="noise", published="0", where={}, value=0.0, key="parity.diff", check="< 1")
     assert value_kind(noise.key, 0.0, noise) == "measured"  # a noise is a measurement, whatever it came out as
     erratum = Entry(id="e", cls="erratum", published="1e-9", where={}, value=1e-9, key="x.weight", check="== 0")
@@ -428,4 +486,4 @@ def test_the_audit_of_a_real_build_counts_measured_values_apart(built_project):
     assert all(isinstance(r["raw"], float) or isinstance(r["raw"], list) for r in back if r["kind"] == "measured")
     md = (built_project / "build/audit.md").read_text(encoding="utf-8")
     assert f"Only a measured value that came back counts as reproduced: {s['reproduced']} entries" in md
-    assert f"| settings echoed | " in md
+    assert "| settings echoed | " in md

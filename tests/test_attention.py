@@ -46,9 +46,14 @@ def torch_mha(X_q, X_kv, W_q, W_k, W_v, W_o, h, attn_mask=None):
     with torch.no_grad():
         mha.in_proj_weight.copy_(torch.cat([t(W_q.T), t(W_k.T), t(W_v.T)]))
         mha.out_proj.weight.copy_(t(W_o.T))
-        out, w = mha(t(X_q)[None], t(X_kv)[None], t(X_kv)[None],
-                     attn_mask=None if attn_mask is None else t(attn_mask),
-                     need_weights=True, average_attn_weights=False)
+        out, w = mha(
+            t(X_q)[None],
+            t(X_kv)[None],
+            t(X_kv)[None],
+            attn_mask=None if attn_mask is None else t(attn_mask),
+            need_weights=True,
+            average_attn_weights=False,
+        )
     return out[0].numpy(), w[0].numpy()
 
 
@@ -87,8 +92,14 @@ def test_softmax_normalises_the_axis_it_is_given():
 
 
 @examples
-@given(batch=st.lists(st.integers(1, 3), max_size=2), Tq=small, Tk=small, d_k=small, d_v=small,
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    Tq=small,
+    Tk=small,
+    d_k=small,
+    d_v=small,
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_sdpa_matches_torch_on_random_shapes(batch, Tq, Tk, d_k, d_v, seed):
     rng = np.random.default_rng(seed)
     Q = rng.normal(size=(*batch, Tq, d_k))
@@ -154,8 +165,9 @@ def test_the_two_spellings_of_the_loop_give_the_same_bits(Tq, Tk, d_k, d_v, seed
 def test_row_by_row_equals_the_matrix_form(Tq, Tk, d_k, d_v, seed):
     rng = np.random.default_rng(seed)
     Q, K, V = rng.normal(size=(Tq, d_k)), rng.normal(size=(Tk, d_k)), rng.normal(size=(Tk, d_v))
-    np.testing.assert_allclose(attention_row_by_row(Q, K, V), scaled_dot_product_attention(Q, K, V)[0],
-                               atol=ATOL, rtol=0)
+    np.testing.assert_allclose(
+        attention_row_by_row(Q, K, V), scaled_dot_product_attention(Q, K, V)[0], atol=ATOL, rtol=0
+    )
 
 
 # ---- multi-head --------------------------------------------------------------
@@ -166,13 +178,19 @@ def test_split_heads_gives_head_i_columns_i_dh_onwards_and_merge_undoes_it():
     heads = split_heads(X, 4)  # (4, 3, 2)
     assert heads.shape == (4, 3, 2)
     for i in range(4):
-        np.testing.assert_array_equal(heads[i], X[:, 2 * i:2 * i + 2])
+        np.testing.assert_array_equal(heads[i], X[:, 2 * i : 2 * i + 2])
     np.testing.assert_array_equal(merge_heads(heads), X)
 
 
 @examples
-@given(h=st.integers(1, 4), d_head=st.integers(1, 4), Tq=small, Tk=small, causal=st.booleans(),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    h=st.integers(1, 4),
+    d_head=st.integers(1, 4),
+    Tq=small,
+    Tk=small,
+    causal=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_multi_head_matches_nn_multihead_attention(h, d_head, Tq, Tk, causal, seed):
     if causal:
         Tk = Tq  # a causal mask is square

@@ -101,8 +101,15 @@ def test_the_summary_counts_every_entry_once_each_status_its_own_count(report):
     count and a text that came back are counted apart, as printed."""
     s = report["summary"]
     assert s["entries"] == len(EXPECTED_STATUS)
-    counted = ("reproduced", "as_printed", "moved_as_expected", "erratum", "not_reproducible", "moved_unexpectedly",
-               "cited")
+    counted = (
+        "reproduced",
+        "as_printed",
+        "moved_as_expected",
+        "erratum",
+        "not_reproducible",
+        "moved_unexpectedly",
+        "cited",
+    )
     assert sum(s[k] for k in counted) == s["entries"]
     assert [s[k] for k in counted] == [2, 5, 5, 1, 1, 8, 2]
     assert (s["claims_checked"], s["claims_failed"]) == (3, 1)
@@ -162,8 +169,10 @@ def test_the_editions_largest_difference_is_corrected_to_the_articles_headline()
 
 def test_errata_and_not_reproducible_rows_come_first_with_their_own_badges(report):
     page = to_html(report)
-    order = [page.index(f'id="status-{css}"') for css in
-             ("erratum", "not-reproducible", "unexpected", "missing", "expected", "reproduced", "cited")]
+    order = [
+        page.index(f'id="status-{css}"')
+        for css in ("erratum", "not-reproducible", "unexpected", "missing", "expected", "reproduced", "cited")
+    ]
     assert order == sorted(order)
     for css in ("erratum", "not-reproducible", "expected", "reproduced", "unexpected", "missing", "cited"):
         assert f'class="badge {css}"' in page
@@ -190,7 +199,7 @@ def test_one_key_printed_several_times_is_one_row(report):
     holding both entries, each with its own anchor."""
     page = to_html(report)
     start = page.index('id="exact.reproduced"')
-    row_html = page[page.rindex("<tr>", 0, start):page.index("</tr>", start)]
+    row_html = page[page.rindex("<tr>", 0, start) : page.index("</tr>", start)]
     assert 'id="exact.reproduced-as-percent"' in row_html
 
 
@@ -198,15 +207,17 @@ def test_the_html_page_has_no_mid_word_breaks_and_a_status_filter(report):
     """overflow-wrap:anywhere split 'ValueError' as 'ValueErro r'; numbers
     with a hyphen are kept whole; each status folds (<details>)."""
     page = to_html(report)
-    style = page[page.index("<style>"):page.index("</style>")]
+    style = page[page.index("<style>") : page.index("</style>")]
     assert "anywhere" not in style and "break-all" not in style
     assert "exp(<span class=\"nb\">-1e9</span>)" in page  # an erratum's why in the fixture
     assert "<details" in page
 
 
 def test_a_dropped_cited_fact_says_why(report):
-    assert "Not in this article: The rewritten article cites the paper without its dates." in \
-        row(report, "cited.dropped")["why"]
+    assert (
+        "Not in this article: The rewritten article cites the paper without its dates."
+        in row(report, "cited.dropped")["why"]
+    )
 
 
 def test_markdown_escapes_html_in_plain_text(report):
@@ -229,9 +240,7 @@ def test_claims_bound_to_a_key_are_shown_with_their_result(report):
     assert [(c["expect"], c["holds"]) for c in claims] == [("< 1e-12", False)]
     assert claims[0]["locations"] == ["article/index.qmd:40"]
     # a whole-list binding belongs to the entry about one of its items
-    assert [c["key"] for c in row(report, "exact.indexed-reproduced")["claims"]] == [
-        "example.causal.visible_per_row"
-    ]
+    assert [c["key"] for c in row(report, "exact.indexed-reproduced")["claims"]] == ["example.causal.visible_per_row"]
 
 
 def test_the_source_script_is_named(report):
@@ -245,7 +254,7 @@ def test_bound_values_outside_the_baseline_are_listed(report):
 def test_a_value_printed_without_a_claim_is_not_shown_as_failing(report):
     (printed,) = row(report, "exact.indexed-reproduced")["claims"]
     assert printed["holds"] is None
-    line = next(l for l in to_markdown(report).splitlines() if "| exact.indexed-reproduced |" in l)
+    line = next(row for row in to_markdown(report).splitlines() if "| exact.indexed-reproduced |" in row)
     assert "FAILS" not in line and "✓" not in line
 
 
@@ -268,17 +277,34 @@ def test_the_html_page_is_self_contained_and_escapes_text(report):
 def test_the_command_writes_three_files_and_prints_a_summary(tmp_path):
     out = {ext: tmp_path / f"audit.{ext}" for ext in ("json", "md", "html")}
     proc = subprocess.run(
-        [sys.executable, "-m", "articlekit", "audit",
-         "--baseline", FIXTURES / "baseline.yaml", "--values", FIXTURES / "values.json",
-         "--bindings", FIXTURES / "bindings.json",
-         "--json", out["json"], "--md", out["md"], "--html", out["html"]],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "audit",
+            "--baseline",
+            FIXTURES / "baseline.yaml",
+            "--values",
+            FIXTURES / "values.json",
+            "--bindings",
+            FIXTURES / "bindings.json",
+            "--json",
+            out["json"],
+            "--md",
+            out["md"],
+            "--html",
+            out["html"],
+        ],
+        capture_output=True,
+        text=True,
     )
     # moves do not fail the build: the article's claims do
     assert proc.returncode == 0, proc.stderr
-    assert ("audit: 2 measured values reproduced (1 key; counted apart, as printed: 1 text, 4 discrete values), "
-            "5 moved as expected (of them 1 version or machine fact), 1 erratum, 1 not reproducible, "
-            "8 moved unexpectedly (1 key missing)") in proc.stderr
+    assert (
+        "audit: 2 measured values reproduced (1 key; counted apart, as printed: 1 text, 4 discrete values), "
+        "5 moved as expected (of them 1 version or machine fact), 1 erratum, 1 not reproducible, "
+        "8 moved unexpectedly (1 key missing)"
+    ) in proc.stderr
     # a missing key is loud in the terminal (stderr), with the baseline's file and line
     assert "WARNING key missing" in proc.stderr and "baseline.yaml:" in proc.stderr and "key.missing" in proc.stderr
     assert json.loads(out["json"].read_text())["summary"]["key_missing"] == 1
@@ -291,10 +317,26 @@ def test_the_command_fails_on_a_bad_baseline_naming_it(tmp_path):
     bad = tmp_path / "published.yaml"
     bad.write_text("edition: {}\nentries: []\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "articlekit", "audit", "--baseline", bad,
-         "--values", FIXTURES / "values.json", "--bindings", FIXTURES / "bindings.json",
-         "--json", tmp_path / "a.json", "--md", tmp_path / "a.md", "--html", tmp_path / "a.html"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "audit",
+            "--baseline",
+            bad,
+            "--values",
+            FIXTURES / "values.json",
+            "--bindings",
+            FIXTURES / "bindings.json",
+            "--json",
+            tmp_path / "a.json",
+            "--md",
+            tmp_path / "a.md",
+            "--html",
+            tmp_path / "a.html",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1
     assert str(bad) in proc.stderr
@@ -304,6 +346,7 @@ def test_the_command_fails_on_a_bad_baseline_naming_it(tmp_path):
 # ---- claims fail the build, the audit does not ------------------------------------
 # A tampered artifact: the parity difference set to 1e-3, far from the
 # "floating-point noise" the prose claims (tests/fixtures/audit/tampered/).
+
 
 def tampered_project(tmp_path):
     """article/ (the fixture prose; the shortcode extension comes from the
@@ -318,9 +361,9 @@ def tampered_project(tmp_path):
 
 def bind(article, values, strict, out):
     return subprocess.run(
-        [sys.executable, "-m", "articlekit", "bind", article, "--values", values,
-         "--strict", strict, "--out", out],
-        capture_output=True, text=True,
+        [sys.executable, "-m", "articlekit", "bind", article, "--values", values, "--strict", strict, "--out", out],
+        capture_output=True,
+        text=True,
     )
 
 
@@ -344,9 +387,23 @@ def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path)
 
     html, md = tmp_path / "out/article.html", tmp_path / "out/article.md"
     proc = subprocess.run(
-        [sys.executable, "-m", "articlekit", "render", article, "--bindings", tmp_path / "bindings.json",
-         "--renderer", "pandoc", "--html", html, "--md", md],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "render",
+            article,
+            "--bindings",
+            tmp_path / "bindings.json",
+            "--renderer",
+            "pandoc",
+            "--html",
+            html,
+            "--md",
+            md,
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     assert "claim failed" in md.read_text() and "claim-failed" in html.read_text()
@@ -356,10 +413,17 @@ def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path)
 # Needs the whole workflow built, so it runs on the fast config in a copy.
 
 PIPELINE_PIECES = [
-    "article/index.qmd", "article/_quarto.yml", "article/style.css",
-    "articlekit/data/listings.py", "articlekit/article/lint.py", "articlekit/article/bind.py", "articlekit/render/page.py",
-    *(f"experiments/{name}.py" for name in
-      ("environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors")),
+    "article/index.qmd",
+    "article/_quarto.yml",
+    "article/style.css",
+    "articlekit/data/listings.py",
+    "articlekit/article/lint.py",
+    "articlekit/article/bind.py",
+    "articlekit/render/page.py",
+    *(
+        f"experiments/{name}.py"
+        for name in ("environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors")
+    ),
 ]
 
 
@@ -386,7 +450,11 @@ def test_snakemake_report_includes_the_audit(built_copy):
 
     proc = subprocess.run(
         ["snakemake", "--report", "build/report.html", *TEST_BUILD[3:]],  # the config it was built with
-        cwd=built_copy, env=copy_environment(built_copy), capture_output=True, text=True, timeout=600,
+        cwd=built_copy,
+        env=copy_environment(built_copy),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     report_page = (built_copy / "build/report.html").read_text(encoding="utf-8", errors="replace")
@@ -426,6 +494,7 @@ def test_the_article_lists_every_unexpected_move_of_a_real_build_with_the_audits
 
 # ---- the page in a real browser ------------------------------------------------------
 
+
 def _browser():
     """Headless Chromium through Debian's chromedriver, or a skip saying what is missing."""
     webdriver = pytest.importorskip("selenium.webdriver")
@@ -453,7 +522,9 @@ def test_the_page_fits_the_window_without_sideways_scrolling(report, tmp_path, w
         viewport = browser.execute_script("return document.documentElement.clientWidth")
         too_wide = browser.execute_script(
             "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
-            "arguments[0] + 1).map(e => e.tagName + ' ' + e.textContent.slice(0, 60))", viewport)
+            "arguments[0] + 1).map(e => e.tagName + ' ' + e.textContent.slice(0, 60))",
+            viewport,
+        )
         assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, too_wide
         for entry_id in ("erratum.corrected-fact-holds", "key.missing"):
             assert browser.execute_script("return !!document.getElementById(arguments[0])", entry_id)
@@ -466,8 +537,11 @@ def test_the_pages_name_the_libraries_the_article_records():
     names them and in its order; a library it does not record is not shown."""
     from articlekit.data.publishing import parse
 
-    report = audit(load_baseline(FIXTURES / "baseline.yaml"), read_json(FIXTURES / "values.json"),
-                   read_json(FIXTURES / "bindings.json"))
+    report = audit(
+        load_baseline(FIXTURES / "baseline.yaml"),
+        read_json(FIXTURES / "values.json"),
+        read_json(FIXTURES / "bindings.json"),
+    )
     article = parse({"libraries": {"torch": "PyTorch", "python": "Python"}})
     md = to_markdown(report, article)
     assert "This build: PyTorch 2.13.0+cpu, Python 3.11.7." in md and "NumPy" not in md

@@ -70,8 +70,11 @@ def snakemake(server, folder, *args, env=None):
     """`snakemake --cores 2 ARGS` in folder, with this checkout's articlekit;
     -> .code, .output (the terminal), .seconds (from start to exit)."""
     log = folder.parent / f"{folder.name}-snakemake.log"
-    env = {**os.environ, **(env or {}),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        **(env or {}),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     started = time.monotonic()
     run = server.start(folder, ["--cores", "2", *args, *PINNED], env, log)
     code = run.wait(timeout=600)
@@ -116,8 +119,13 @@ def assert_said_last(run, message):
 
 def assert_no_module_paths(run):
     """The terminal names no file of articlekit's code (the banners' inputs, the frames under an error)."""
-    code = sorted({path for path in re.findall(r"[\w./-]*articlekit/[\w/]+\.(?:py|smk|lua|typ|css)", run.output)
-                   if not path.endswith("Snakefile")})
+    code = sorted(
+        {
+            path
+            for path in re.findall(r"[\w./-]*articlekit/[\w/]+\.(?:py|smk|lua|typ|css)", run.output)
+            if not path.endswith("Snakefile")
+        }
+    )
     assert not code, f"articlekit's code in the terminal: {code[:5]}\n{run.output[-3000:]}"
 
 
@@ -126,9 +134,12 @@ def test_a_parameters_section_whose_experiment_is_not_declared_says_how_to_decla
     config = article / "config.yaml"
     config.write_text(config.read_text() + "\nvariance:\n  scale: 4\n")
     run = snakemake(server, article)
-    assert_said(run, f"config.yaml:{line_of(config, 'variance:')}: variance: ",
-                "experiments/variance.py is there, but experiments: does not declare 'variance'",
-                f"declare it under experiments: (config.yaml:{line_of(config, 'experiments:')}) as `variance: {{}}`")
+    assert_said(
+        run,
+        f"config.yaml:{line_of(config, 'variance:')}: variance: ",
+        "experiments/variance.py is there, but experiments: does not declare 'variance'",
+        f"declare it under experiments: (config.yaml:{line_of(config, 'experiments:')}) as `variance: {{}}`",
+    )
     assert "did you mean" not in run.output
 
 
@@ -136,8 +147,11 @@ def test_an_image_path_typo_is_named_with_its_line_and_no_traceback(server, arti
     index = article / "article/index.qmd"
     edit(index, "(../figures/harmonic-partial-sums.svg)", "(../figures/harmonic-partial-sum.svg)")
     run = snakemake(server, article)
-    assert_said(run, f"article/index.qmd:{line_of(index, 'partial-sum.svg')}: shows figures/harmonic-partial-sum.svg, "
-                "which no rule builds; did you mean ../figures/harmonic-partial-sums.svg?")
+    assert_said(
+        run,
+        f"article/index.qmd:{line_of(index, 'partial-sum.svg')}: shows figures/harmonic-partial-sum.svg, "
+        "which no rule builds; did you mean ../figures/harmonic-partial-sums.svg?",
+    )
 
 
 def test_failing_experiments_say_why_in_their_logs_and_the_terminal_once(server, article):
@@ -148,18 +162,29 @@ def test_failing_experiments_say_why_in_their_logs_and_the_terminal_once(server,
     (article / "experiments/crash.py").write_text(CRASH)
     config = article / "config.yaml"
     edit(config, "experiments:\n", "experiments:\n  variance: {}\n  crash: {}\n")
-    edit(article / "experiments/harmonic.py", 'save_figure(fig, figures["partial_sums"])',
-         'save_figure(fig, "figures/harmonic-partial.svg")')
+    edit(
+        article / "experiments/harmonic.py",
+        'save_figure(fig, figures["partial_sums"])',
+        'save_figure(fig, "figures/harmonic-partial.svg")',
+    )
     run = snakemake(server, article, "--keep-going")
 
-    missing_parameter = ("variance: experiments/variance.py:7: the experiment asks for params['scale'], but "
-                         "config.yaml gives 'variance' no parameters")
-    unwritten = ("harmonic: plot() did not write 'partial_sums' (figures/harmonic-partial-sums.svg), which "
-                 "experiments.harmonic.figures in config.yaml declares; it wrote figures/harmonic-partial.svg "
-                 "(not declared)")
+    missing_parameter = (
+        "variance: experiments/variance.py:7: the experiment asks for params['scale'], but "
+        "config.yaml gives 'variance' no parameters"
+    )
+    unwritten = (
+        "harmonic: plot() did not write 'partial_sums' (figures/harmonic-partial-sums.svg), which "
+        "experiments.harmonic.figures in config.yaml declares; it wrote figures/harmonic-partial.svg "
+        "(not declared)"
+    )
     assert run.code != 0
-    for message in (missing_parameter, "variance:\n  scale: ...", unwritten,
-                    "save_figure(fig, figures['partial_sums'])"):
+    for message in (
+        missing_parameter,
+        "variance:\n  scale: ...",
+        unwritten,
+        "save_figure(fig, figures['partial_sums'])",
+    ):
         assert run.output.count(message) == 1, f"{message!r} not once in the terminal:\n{run.output[-5000:]}"
     # the experiment stops before Snakemake would wait for the file and blame the file system
     assert "latency" not in run.output and "MissingOutputException" not in run.output
@@ -171,10 +196,12 @@ def test_failing_experiments_say_why_in_their_logs_and_the_terminal_once(server,
     assert "Traceback (most recent call last)" in crash_log and "RuntimeError: the author's own bug" in crash_log
     assert run.output.count("RuntimeError: the author's own bug") == 1, run.output[-5000:]
     # said once, at the end: each failed job's rule, log and message, a traceback cut to the author's line
-    summary = run.output[run.output.index("articlekit: 3 jobs failed ("):]
+    summary = run.output[run.output.index("articlekit: 3 jobs failed (") :]
     assert summary.startswith("articlekit: 3 jobs failed (") and missing_parameter in summary and unwritten in summary
-    assert (f"crash: failed: experiments/crash.py:{line_of(article / 'experiments/crash.py', 'raise')}, in run: "
-            "RuntimeError: the author's own bug (the traceback: logs/crash.log)") in summary
+    assert (
+        f"crash: failed: experiments/crash.py:{line_of(article / 'experiments/crash.py', 'raise')}, in run: "
+        "RuntimeError: the author's own bug (the traceback: logs/crash.log)"
+    ) in summary
     assert "rule variance (log: logs/variance.log):" in summary
     assert_no_module_paths(run)
 
@@ -190,14 +217,20 @@ def test_a_replaced_experiment_leaves_files_the_build_names_and_a_new_one_must_b
         path.write_text(path.read_text().replace("harmonic", "harmonix"))
     (article / "experiments/variance.py").write_text(VARIANCE)
     index = article / "article/index.qmd"
-    edit(index, "\nEvery number", "\nA coin's variance: {{< value variance.indicator_variance fmt=\".3f\" >}}.\n\n"
-         "Every number")
+    edit(
+        index,
+        "\nEvery number",
+        "\nA coin's variance: {{< value variance.indicator_variance fmt=\".3f\" >}}.\n\nEvery number",
+    )
     old = ["results/harmonic.json", "figures/harmonic-partial-sums.svg", "logs/harmonic.log"]
 
     run = snakemake(server, article)
-    assert_said(run, f"article/index.qmd:{line_of(index, 'variance.indicator')}: unknown key "
-                "'variance.indicator_variance': no experiment 'variance' is declared in experiments: of config.yaml",
-                "experiments/variance.py is there: declare it, `variance: {}` under experiments:")
+    assert_said(
+        run,
+        f"article/index.qmd:{line_of(index, 'variance.indicator')}: unknown key "
+        "'variance.indicator_variance': no experiment 'variance' is declared in experiments: of config.yaml",
+        "experiments/variance.py is there: declare it, `variance: {}` under experiments:",
+    )
     left = re.search(r"left over from an earlier build \(of harmonic, [^)]*\): (.*?)\. ", run.output)
     assert left, run.output[-4000:]
     assert set(old) <= set(left.group(1).split(", "))
@@ -222,9 +255,11 @@ def test_a_script_without_its_run_experiment_line_fails_at_once_saying_what_to_a
     script = article / "experiments/harmonic.py"
     edit(script, 'if __name__ == "__main__":\n    run_experiment("harmonic", run, plot)\n', "")
     run = snakemake(server, article)
-    said = ('harmonic: experiments/harmonic.py ran but never called run_experiment(...): add '
-            '`run_experiment("harmonic", run, plot)` at its end, under `if __name__ == "__main__":` '
-            "(see docs/authoring.md)")
+    said = (
+        'harmonic: experiments/harmonic.py ran but never called run_experiment(...): add '
+        '`run_experiment("harmonic", run, plot)` at its end, under `if __name__ == "__main__":` '
+        "(see docs/authoring.md)"
+    )
     assert_said_last(run, said)
     for noise in ("latency", "MissingOutputException", "Waiting at most", "RuleException"):
         assert noise not in run.output, run.output[-3000:]
@@ -235,19 +270,35 @@ def test_a_misspelt_main_guard_is_named_with_the_line_of_its_call(server, articl
     edit(article / "experiments/harmonic.py", 'if __name__ == "__main__":', 'if __name__ == "main":')
     run = snakemake(server, article)
     line = line_of(article / "experiments/harmonic.py", "run_experiment(\"harmonic\"")
-    assert_said_last(run, f"harmonic: experiments/harmonic.py ran but never called run_experiment(...): its call "
-                          f"at line {line} did not run. Put it at the end of the file, under "
-                          '`if __name__ == "__main__":` (spelt so), as `run_experiment("harmonic", run, plot)` '
-                          "(see docs/authoring.md)")
+    assert_said_last(
+        run,
+        f"harmonic: experiments/harmonic.py ran but never called run_experiment(...): its call "
+        f"at line {line} did not run. Put it at the end of the file, under "
+        '`if __name__ == "__main__":` (spelt so), as `run_experiment("harmonic", run, plot)` '
+        "(see docs/authoring.md)",
+    )
 
 
 SLIPS = {  # what the author typed instead of what, how many lines below it YAML stops, the message's words
-    "a tab": ("  n: 1000", "\tn: 1000", 0, "a tab indents this line, and YAML indents with spaces only; fix it "
-              "there: replace the tab with spaces"),
-    "an unclosed bracket": ("libraries: [matplotlib]", "libraries: [matplotlib", 1, "the [ opened at line {line}, "
-                            "column 16 is not closed before this line; fix it there: close it with ]"),
-    "a bad indent": ("  plot_every: 10", "   plot_every: 10", 0, "this line is indented by 3 spaces and line "
-                     "{above} above it by 2, but line {above} already has its value; fix it there"),
+    "a tab": (
+        "  n: 1000",
+        "\tn: 1000",
+        0,
+        "a tab indents this line, and YAML indents with spaces only; fix it there: replace the tab with spaces",
+    ),
+    "an unclosed bracket": (
+        "libraries: [matplotlib]",
+        "libraries: [matplotlib",
+        1,
+        "the [ opened at line {line}, column 16 is not closed before this line; fix it there: close it with ]",
+    ),
+    "a bad indent": (
+        "  plot_every: 10",
+        "   plot_every: 10",
+        0,
+        "this line is indented by 3 spaces and line "
+        "{above} above it by 2, but line {above} already has its value; fix it there",
+    ),
 }
 
 
@@ -281,8 +332,11 @@ def test_every_articles_snakefile_names_a_yaml_slip_at_its_line(server, tmp_path
     config = folder / "config.yaml"
     edit(config, "strict: true", "strict:\ttrue")  # Snakemake's reader refuses a tab after a colon too
     run = snakemake(server, folder, "--dry-run")
-    assert_said_last(run, f"config.yaml:{line_of(config, 'strict:')}:8: not valid YAML: a tab after the key, and "
-                          "YAML separates with spaces only; fix it there: replace the tab with a space")
+    assert_said_last(
+        run,
+        f"config.yaml:{line_of(config, 'strict:')}:8: not valid YAML: a tab after the key, and "
+        "YAML separates with spaces only; fix it there: replace the tab with a space",
+    )
 
 
 def test_a_parameter_out_of_its_range_stops_the_build_at_its_line_before_any_job(server, article):
@@ -291,8 +345,11 @@ def test_a_parameter_out_of_its_range_stops_the_build_at_its_line_before_any_job
     edit(config, "  rounds: 9 ", "  rounds: 3 ")
     before = (article / "results/harmonic.json").stat().st_mtime
     run = snakemake(server, article)
-    assert_said_last(run, f"config.yaml:{line_of(config, 'rounds: 3')}: harmonic.rounds: 3 is less than the "
-                          "minimum of 6 (interleaved timing rounds; fewer than 6 give no 95 % interval)")
+    assert_said_last(
+        run,
+        f"config.yaml:{line_of(config, 'rounds: 3')}: harmonic.rounds: 3 is less than the "
+        "minimum of 6 (interleaved timing rounds; fewer than 6 give no 95 % interval)",
+    )
     assert (article / "results/harmonic.json").stat().st_mtime == before  # refused before any job
 
 
@@ -300,9 +357,12 @@ def test_a_parameter_the_schema_does_not_know_is_refused_naming_where_to_describ
     config = article / "config.yaml"
     edit(config, "  n: 1000 ", "  n: 1000\n  seed: 2026\n")
     run = snakemake(server, article)
-    assert_said_last(run, f"config.yaml:{line_of(config, 'seed: 2026')}: harmonic.seed: Additional properties are "
-                          "not allowed ('seed' was unexpected); allowed here: n, plot_every, rounds; a new "
-                          "parameter: describe it in config/schema.yaml too")
+    assert_said_last(
+        run,
+        f"config.yaml:{line_of(config, 'seed: 2026')}: harmonic.seed: Additional properties are "
+        "not allowed ('seed' was unexpected); allowed here: n, plot_every, rounds; a new "
+        "parameter: describe it in config/schema.yaml too",
+    )
 
 
 def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, article):
@@ -314,12 +374,17 @@ def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, 
     test_config.write_text("harmonic:\n  n: 1000x\n  rounds: 9.0\n")
     config = article / "config.yaml"
     run = snakemake(server, article, "--configfile", "config/test.yaml")
-    header = ("the configuration does not match the types config.yaml gives (harmonic: no config/schema.yaml "
-              "describes it):")
-    rounds = (f"config/test.yaml:3: harmonic.rounds: 9.0 is a float, and an integer is meant here: write 9 (no "
-              "decimal point), or the experiment gets a float")
-    n = (f"config/test.yaml:2: harmonic.n: '1000x' is not of type 'integer'; config.yaml:{line_of(config, 'n: 1000')} "
-         "gives it as an integer, so write an integer")
+    header = (
+        "the configuration does not match the types config.yaml gives (harmonic: no config/schema.yaml describes it):"
+    )
+    rounds = (
+        "config/test.yaml:3: harmonic.rounds: 9.0 is a float, and an integer is meant here: write 9 (no "
+        "decimal point), or the experiment gets a float"
+    )
+    n = (
+        f"config/test.yaml:2: harmonic.n: '1000x' is not of type 'integer'; config.yaml:{line_of(config, 'n: 1000')} "
+        "gives it as an integer, so write an integer"
+    )
     assert_said(run, header, rounds, n)
     assert run.output.rstrip().endswith(rounds)
     assert_no_module_paths(run)
@@ -330,15 +395,21 @@ def test_without_a_schema_a_seed_typed_as_text_stops_the_build_at_its_line_befor
     it failed in the job (TypeError: SeedSequence expects int)."""
     (article / "config/schema.yaml").unlink()
     script = article / "experiments/harmonic.py"
-    edit(script, '    n = params["n"]\n',
-         '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n')
+    edit(
+        script,
+        '    n = params["n"]\n',
+        '    n = params["n"]\n    import numpy\n    numpy.random.default_rng(params["seed"])\n',
+    )
     config = article / "config.yaml"
     edit(config, "  n: 1000 ", '  seed: "2026x"\n  n: 1000 ')
     before = (article / "results/harmonic.json").stat().st_mtime
     run = snakemake(server, article)
-    assert_said_last(run, f"config.yaml:{line_of(config, 'seed:')}: harmonic.seed: '2026x' is not of type 'integer' "
-                          "(a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed "
-                          "sweep varies only an integer seed)")
+    assert_said_last(
+        run,
+        f"config.yaml:{line_of(config, 'seed:')}: harmonic.seed: '2026x' is not of type 'integer' "
+        "(a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed "
+        "sweep varies only an integer seed)",
+    )
     assert (article / "results/harmonic.json").stat().st_mtime == before  # refused before any job
 
 
@@ -353,11 +424,17 @@ def test_a_failed_rerun_keeps_the_previous_result_aside_and_says_where(server, a
     kept = article / "results/.previous/harmonic.json", article / "figures/.previous/harmonic-partial-sums.svg"
     assert (kept[0].read_bytes(), kept[1].read_bytes()) == good
     assert not result.exists()
-    assert_said(run, "rule harmonic (log: logs/harmonic.log; its previous outputs are kept in "
-                     "figures/.previous/harmonic-partial-sums.svg, results/.previous/harmonic.json, until a run of "
-                     "it succeeds):")
-    assert_said_last(run, f"harmonic: failed: experiments/harmonic.py:{line_of(script, 'raise ValueError')}, in run: "
-                          "ValueError: no sum of 1000 terms today (the traceback: logs/harmonic.log)")
+    assert_said(
+        run,
+        "rule harmonic (log: logs/harmonic.log; its previous outputs are kept in "
+        "figures/.previous/harmonic-partial-sums.svg, results/.previous/harmonic.json, until a run of "
+        "it succeeds):",
+    )
+    assert_said_last(
+        run,
+        f"harmonic: failed: experiments/harmonic.py:{line_of(script, 'raise ValueError')}, in run: "
+        "ValueError: no sum of 1000 terms today (the traceback: logs/harmonic.log)",
+    )
 
     # the kept copies are no outputs: the plan neither lists them as left over nor refuses them
     plan = snakemake(server, article, "--dry-run")

@@ -49,6 +49,7 @@ def load_error(tmp_path, entry):
 
 # ---- the published edition -----------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def published():
     return load_baseline(PUBLISHED)
@@ -58,7 +59,16 @@ def test_the_published_baseline_loads_and_covers_the_edition(published):
     audited = [e for e in published.entries if e.cls != "cited"]
     assert len(audited) >= 60
     assert set(Counter(e.cls for e in published.entries)) == {
-        "exact", "noise", "timing", "text", "info", "not_reproducible", "erratum", "revised", "cited"}
+        "exact",
+        "noise",
+        "timing",
+        "text",
+        "info",
+        "not_reproducible",
+        "erratum",
+        "revised",
+        "cited",
+    }
 
 
 # ---- the baseline and the article agree on what the article prints ----------------
@@ -70,12 +80,18 @@ CITED_SPAN = re.compile(r"\[([^\]]*)\]\{\.cited\}")
 def article_keys():
     from articlekit.article.shortcodes import scan
 
-    return {" ".join(sc.args[0].split()) for sc in scan(ARTICLE.read_text(encoding="utf-8"))
-            if sc.name in ("value", "claim") and sc.args}
+    return {
+        " ".join(sc.args[0].split())
+        for sc in scan(ARTICLE.read_text(encoding="utf-8"))
+        if sc.name in ("value", "claim") and sc.args
+    }
 
 
-@pytest.mark.parametrize("entry", [e for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries if e.cls == "cited"],
-                         ids=lambda e: e.id)
+@pytest.mark.parametrize(
+    "entry",
+    [e for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries if e.cls == "cited"],
+    ids=lambda e: e.id,
+)
 def test_every_cited_entry_is_cited_in_the_article_or_dropped_with_a_reason(entry):
     """The audit's "cited, not audited" list must not name facts the
     article no longer prints (the arXiv dates, N = 6, dropout 0.1)."""
@@ -84,16 +100,21 @@ def test_every_cited_entry_is_cited_in_the_article_or_dropped_with_a_reason(entr
     if entry.dropped:
         assert not found, f"{entry.id} is marked dropped but the article cites {entry.published!r}; remove `dropped`"
     else:
-        assert found, (f"{entry.id}: {entry.published!r} is in no [...]{{.cited}} span of {ARTICLE.name}; "
-                       "cite it there, or mark the entry `dropped:` with the reason")
+        assert found, (
+            f"{entry.id}: {entry.published!r} is in no [...]{{.cited}} span of {ARTICLE.name}; "
+            "cite it there, or mark the entry `dropped:` with the reason"
+        )
 
 
 def test_every_measured_entry_is_printed_by_the_article():
     from articlekit.review.audit import keys_related
 
     keys = article_keys()
-    missing = [f"{e.id} ({e.key})" for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries
-               if e.key and not e.dropped and not any(keys_related(k, e.key) for k in keys)]
+    missing = [
+        f"{e.id} ({e.key})"
+        for e in load_baseline(ARTICLE.parent.parent / PUBLISHED).entries
+        if e.key and not e.dropped and not any(keys_related(k, e.key) for k in keys)
+    ]
     assert missing == [], "baseline entries whose key the article never binds"
 
 
@@ -115,22 +136,25 @@ def test_the_seeded_scaling_table_is_exact_to_every_printed_digit(published):
     assert {e.cls for e in table} == {"exact"}
 
 
-@pytest.mark.parametrize("printed, key", [
-    ("92.19%", "scaling.dk64.unscaled.max_weight"),
-    ("0.94%", "scaling.dk64.scaled.max_weight"),
-    ("1.1102230246251565e-16", "example.row_sum_max_deviation"),
-    ("(5, 16)", "multihead.output_shape"),
-    ("(4, 5, 5)", "multihead.weights_shape"),
-    ("5.669", "timing.main.loop.median_ms.estimate"),
-    ("1.050", "timing.main.matrix.median_ms.estimate"),
-    ("4.00e-15", "timing.main.max_abs_diff"),
-    ("-1802.824", "errors.underflow.dot"),
-    ("nan", "errors.underflow.ratio"),
-    ("1.2147038513899666", "errors.wrong_axis.output_diff"),
-    ("[1. 1. 1. 1. 1.]", "errors.wrong_axis.axis_last_row_sums"),
-    ("3.668259537831219", "mask_convention.reversed.max_abs_diff"),
-    ("October 12, 2026", "environment.build_date"),
-])
+@pytest.mark.parametrize(
+    "printed, key",
+    [
+        ("92.19%", "scaling.dk64.unscaled.max_weight"),
+        ("0.94%", "scaling.dk64.scaled.max_weight"),
+        ("1.1102230246251565e-16", "example.row_sum_max_deviation"),
+        ("(5, 16)", "multihead.output_shape"),
+        ("(4, 5, 5)", "multihead.weights_shape"),
+        ("5.669", "timing.main.loop.median_ms.estimate"),
+        ("1.050", "timing.main.matrix.median_ms.estimate"),
+        ("4.00e-15", "timing.main.max_abs_diff"),
+        ("-1802.824", "errors.underflow.dot"),
+        ("nan", "errors.underflow.ratio"),
+        ("1.2147038513899666", "errors.wrong_axis.output_diff"),
+        ("[1. 1. 1. 1. 1.]", "errors.wrong_axis.axis_last_row_sums"),
+        ("3.668259537831219", "mask_convention.reversed.max_abs_diff"),
+        ("October 12, 2026", "environment.build_date"),
+    ],
+)
 def test_values_easy_to_overlook_are_in_the_baseline(published, printed, key):
     assert any(e.published == printed and e.key == key for e in published.entries), (printed, key)
 
@@ -181,20 +205,24 @@ def test_the_underflow_note_says_what_changed_and_it_is_so(published):
         a = (np.random.default_rng(seed).normal(size=dim) * scale).astype(np.float32)
         dot = underflow(np.random.default_rng(seed), dim, scale)["dot"]
         assert dot == -float(a @ a)
-        assert abs(dot / (-dim * scale ** 2) - 1) < 0.2
+        assert abs(dot / (-dim * scale**2) - 1) < 0.2
 
 
 # ---- malformed entries fail naming file, line and id ------------------------------
 
+
 def test_an_unknown_class_fails_naming_file_line_and_id(tmp_path):
-    path, message = load_error(tmp_path, """\
+    path, message = load_error(
+        tmp_path,
+        """\
         - id: parity.sdpa
           class: approximately
           published: "2.22e-16"
           value: 2.220446049250313e-16
           key: parity.sdpa.max_abs_diff
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert f"{path}:14: entry 'parity.sdpa': class:" in message
     assert "'approximately' is not one of" in message
 
@@ -227,7 +255,9 @@ def test_a_text_entry_names_a_library_the_edition_gives_a_version_of(tmp_path):
 
 
 def test_a_noise_entry_needs_its_bound(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: parity.sdpa
           class: noise
           published: "2.22e-16"
@@ -235,61 +265,76 @@ def test_a_noise_entry_needs_its_bound(tmp_path):
           key: parity.sdpa.max_abs_diff
           fmt: ".2e"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'parity.sdpa'" in message and "'check' is a required property" in message
 
 
 def test_an_erratum_says_what_was_wrong_and_checks_the_correction(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: faq.minus-1e9
           class: erratum
           published: "a tiny non-zero value"
           value: "non-zero"
           key: example.fill_minus_1e9.max_masked_weight_float32
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'faq.minus-1e9'" in message
     assert "'reason' is a required property" in message and "'check' is a required property" in message
 
 
 def test_a_revision_says_why(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: tldr.line-count
           class: revised
           published: "about 40"
           value: 40
           key: listings.attention.core_lines
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'tldr.line-count'" in message and "'reason' is a required property" in message
 
 
 def test_a_dropped_entry_says_why(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: cited.dropout
           class: cited
           published: "0.1"
           reason: The paper's base configuration.
           dropped: ""
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'cited.dropout'" in message and "dropped" in message
 
 
 def test_a_measured_entry_needs_its_key(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: timing.speedup
           class: timing
           published: "5.4"
           value: 5.4
           check: "> 1"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'timing.speedup'" in message and "'key' is a required property" in message
 
 
 def test_a_value_that_does_not_print_as_published_fails(tmp_path):
-    path, message = load_error(tmp_path, """\
+    path, message = load_error(
+        tmp_path,
+        """\
         - id: scaling.dk64.dot-std
           class: exact
           published: "7.32"
@@ -297,7 +342,8 @@ def test_a_value_that_does_not_print_as_published_fails(tmp_path):
           key: scaling.dk64.dot_std
           fmt: ".2f"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert f"{path}:14: entry 'scaling.dk64.dot-std'" in message
     assert "prints as '7.35'" in message and "'7.32'" in message
 
@@ -325,17 +371,23 @@ def test_1e_minus_7_is_the_number_as_in_yaml_1_2_and_its_check_judges_it(tmp_pat
 
 def test_a_quoted_number_is_named_as_text_not_as_a_failed_check(tmp_path):
     path, message = load_error(tmp_path, FLOAT32_ENTRY.replace("VALUE", '"1e-7"'))
-    assert f"{path}:14: entry 'parity.float32': value '1e-7' is quoted, so it is text, not a number: " \
-           "write it without the quotes" in message
+    assert (
+        f"{path}:14: entry 'parity.float32': value '1e-7' is quoted, so it is text, not a number: "
+        "write it without the quotes" in message
+    )
     assert "fails its own check" not in message and "cannot be printed" not in message
 
 
 def test_a_key_given_twice_in_an_entry_is_refused_with_both_lines(tmp_path):
     """The second `check:` used to replace the first without a word."""
-    path, message = load_error(tmp_path, FLOAT32_ENTRY.replace("VALUE", "1.0e-7").replace(
-        'check: "< 1e-5"\n', 'check: "< 1e-5"\n      check: "> 1"\n'))
-    assert message == (f"{path}:21: entries[1] (id 'parity.float32').check: the key is given twice, at lines 20 "
-                       "and 21; YAML would silently keep only the second: delete one of them")
+    path, message = load_error(
+        tmp_path,
+        FLOAT32_ENTRY.replace("VALUE", "1.0e-7").replace('check: "< 1e-5"\n', 'check: "< 1e-5"\n      check: "> 1"\n'),
+    )
+    assert message == (
+        f"{path}:21: entries[1] (id 'parity.float32').check: the key is given twice, at lines 20 "
+        "and 21; YAML would silently keep only the second: delete one of them"
+    )
 
 
 def test_a_baseline_with_a_byte_order_mark_loads_and_a_bad_byte_is_named(tmp_path):
@@ -354,7 +406,9 @@ def load_error_of(path):
 
 
 def test_a_published_value_outside_its_own_bound_fails(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: parity.float32
           class: noise
           published: "1e-3"
@@ -362,12 +416,15 @@ def test_a_published_value_outside_its_own_bound_fails(tmp_path):
           key: parity.float32.sdpa.max_abs_diff
           check: "< 1e-5"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'parity.float32'" in message and "fails its own check" in message
 
 
 def test_a_malformed_check_fails(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: timing.speedup
           class: timing
           published: "5.4"
@@ -375,12 +432,15 @@ def test_a_malformed_check_fails(tmp_path):
           key: timing.main.speedup
           check: "faster than 1"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'timing.speedup': check:" in message
 
 
 def test_ids_are_unique(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: scaling.dk64.unscaled.max-weight
           class: exact
           published: "0.92"
@@ -388,12 +448,15 @@ def test_ids_are_unique(tmp_path):
           key: scaling.dk64.unscaled.max_weight
           fmt: ".2f"
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "duplicate id" in message
 
 
 def test_a_band_belongs_to_timing_entries_only(tmp_path):
-    _, message = load_error(tmp_path, """\
+    _, message = load_error(
+        tmp_path,
+        """\
         - id: scaling.dk64.dot-std
           class: exact
           published: "7.32"
@@ -402,7 +465,8 @@ def test_a_band_belongs_to_timing_entries_only(tmp_path):
           fmt: ".2f"
           band: [0.5, 2]
           where: {section: s, quote: q}
-        """)
+        """,
+    )
     assert "entry 'scaling.dk64.dot-std'" in message and "class" in message
 
 
@@ -420,15 +484,19 @@ def test_a_missing_baseline_fails_naming_it(tmp_path):
 
 # ---- printing like the edition ---------------------------------------------------
 
-@pytest.mark.parametrize("value, fmt, printed", [
-    (0.9219455027665324, ".6f", "0.921946"),
-    (0.9219455027665324, ".2%", "92.19%"),
-    (2000, ",d", "2,000"),
-    (2.220446049250313e-16, "r", "2.220446049250313e-16"),
-    ([5, 16], "shape", "(5, 16)"),
-    ([4, 5, 5], "shape", "(4, 5, 5)"),
-    ([1.0, 1.0, 1.0], "np.6", "[1. 1. 1.]"),
-    (float("nan"), "r", "nan"),
-])
+
+@pytest.mark.parametrize(
+    "value, fmt, printed",
+    [
+        (0.9219455027665324, ".6f", "0.921946"),
+        (0.9219455027665324, ".2%", "92.19%"),
+        (2000, ",d", "2,000"),
+        (2.220446049250313e-16, "r", "2.220446049250313e-16"),
+        ([5, 16], "shape", "(5, 16)"),
+        ([4, 5, 5], "shape", "(4, 5, 5)"),
+        ([1.0, 1.0, 1.0], "np.6", "[1. 1. 1.]"),
+        (float("nan"), "r", "nan"),
+    ],
+)
 def test_render_prints_like_the_edition(value, fmt, printed):
     assert render(value, fmt) == printed

@@ -39,7 +39,12 @@ def test_scan_finds_name_args_kwargs_line_and_context():
     text = 'a\n\nx {{< value k.a fmt=".6f" expect="< 1e-12" >}} y\n\n```python\n{{< value k.b fmt=".2e" >}}\n```\n'
     prose, code = scan(text)
     assert (prose.name, prose.args, prose.kwargs, prose.line, prose.context) == (
-        "value", ["k.a"], {"fmt": ".6f", "expect": "< 1e-12"}, 3, "prose")
+        "value",
+        ["k.a"],
+        {"fmt": ".6f", "expect": "< 1e-12"},
+        3,
+        "prose",
+    )
     assert (code.kwargs, code.line, code.context) == ({"fmt": ".2e"}, 6, "code")
     assert code.raw_args == ["k.b", '".2e"']  # every value as written, quotes kept
 
@@ -51,8 +56,10 @@ def test_quotes_are_optional_and_single_quotes_work():
 
 
 def test_inline_code_comments_front_matter_and_verbatim_blocks_are_told_apart():
-    text = ('---\ntitle: "{{< value t >}}"\n---\n`{{< value a >}}` <!-- {{< value b >}} -->\n\n'
-            '```{.markdown shortcodes="false"}\n{{< value c >}}\n```\n\n{{{< value d >}}}\n')
+    text = (
+        '---\ntitle: "{{< value t >}}"\n---\n`{{< value a >}}` <!-- {{< value b >}} -->\n\n'
+        '```{.markdown shortcodes="false"}\n{{< value c >}}\n```\n\n{{{< value d >}}}\n'
+    )
     found = [(sc.args[0], sc.context, sc.escaped) for sc in scan(text)]
     assert found == [("a", "code", False), ("b", "comment", False), ("d", "prose", True)]
 
@@ -68,8 +75,10 @@ def test_lookup_id_is_key_fmt_expect_with_white_space_collapsed():
 
 
 def test_each_shortcode_knows_its_lookup_id_unquoted_and_with_white_space_collapsed():
-    value, claim, source, other = scan('{{< value  k  fmt=".2e" expect="<\n  1" >}} {{< claim k expect=\'< 1\' >}} '
-                                       '{{< source k >}} {{< value k fmt=.2e code=true >}}')
+    value, claim, source, other = scan(
+        '{{< value  k  fmt=".2e" expect="<\n  1" >}} {{< claim k expect=\'< 1\' >}} '
+        '{{< source k >}} {{< value k fmt=.2e code=true >}}'
+    )
     assert value.lookup_id == "k|.2e|< 1" and value.lookup_parts == ("k", ".2e", "< 1")
     assert claim.lookup_id == "k||< 1" and source.lookup_id == "k||" and other.lookup_id == "k|.2e|"
     assert value.lookup_id == lookup_id("k", ".2e", "< 1")  # one definition
@@ -77,9 +86,11 @@ def test_each_shortcode_knows_its_lookup_id_unquoted_and_with_white_space_collap
 
 def test_prose_shortcodes_become_quartos_spans():
     md = to_quarto_markdown('x {{< value k fmt=".6f" >}}\n')
-    assert ('[[]{.quarto-shortcode__-param data-value="value" data-raw="value"}'
-            '[]{.quarto-shortcode__-param data-value="k" data-raw="k"}'
-            '[]{.quarto-shortcode__-param data-key="fmt" data-value=".6f"}]{.quarto-shortcode__ ') in md
+    assert (
+        '[[]{.quarto-shortcode__-param data-value="value" data-raw="value"}'
+        '[]{.quarto-shortcode__-param data-value="k" data-raw="k"}'
+        '[]{.quarto-shortcode__-param data-key="fmt" data-value=".6f"}]{.quarto-shortcode__ '
+    ) in md
 
 
 def marker_calls(md):
@@ -89,12 +100,15 @@ def marker_calls(md):
 def test_shortcodes_in_code_and_comments_become_markers_holding_quartos_text_parameters():
     """Quarto's code parser hands a handler in "text" context each token as
     written (quotes kept), named or not: the marker holds exactly that."""
-    md = to_quarto_markdown('```\n{{< value k fmt=".2e" expect=\'< 1\' >}}\n```\n\n'
-                            '`{{< meta x >}}` <!-- {{< value "k" >}} -->\n')
+    md = to_quarto_markdown(
+        '```\n{{< value k fmt=".2e" expect=\'< 1\' >}}\n```\n\n`{{< meta x >}}` <!-- {{< value "k" >}} -->\n'
+    )
     assert marker_calls(md) == [
-        {"name": "value", "params": [{"value": "k"}, {"name": "fmt", "value": '".2e"'},
-                                     {"name": "expect", "value": "'< 1'"}],
-         "raw": "{{< value k fmt=\".2e\" expect='< 1' >}}"},
+        {
+            "name": "value",
+            "params": [{"value": "k"}, {"name": "fmt", "value": '".2e"'}, {"name": "expect", "value": "'< 1'"}],
+            "raw": "{{< value k fmt=\".2e\" expect='< 1' >}}",
+        },
         {"name": "meta", "params": [{"value": "x"}], "raw": "{{< meta x >}}"},
         {"name": "value", "params": [{"value": '"k"'}], "raw": '{{< value "k" >}}'},
     ]
@@ -128,11 +142,16 @@ def test_every_value_is_formatted_once_here_and_traced_to_its_source(article, va
         assert f"article/index.qmd:{sc.line}" in b["locations"]
     b = doc["bindings"]["demo.dk64.unscaled.max_weight|.6f|"]
     assert b["text"] == "0.921946"
-    assert b["source"] == {"artifact": str(FIXTURE / "results" / "demo.json"),
-                           "script": "experiments/demo.py", "experiment": "demo"}
+    assert b["source"] == {
+        "artifact": str(FIXTURE / "results" / "demo.json"),
+        "script": "experiments/demo.py",
+        "experiment": "demo",
+    }
     assert b["anchor"] == "v-demo-dk64-unscaled-max-weight"
-    assert b["title"] == ("demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); "
-                          "recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight")
+    assert b["title"] == (
+        "demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); "
+        "recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight"
+    )
 
 
 def test_claims_are_checked_and_logged_with_their_location(article, values_doc):
@@ -148,7 +167,8 @@ def test_a_missing_key_fails_with_file_line_and_the_closest_keys(values_doc):
     with pytest.raises(BindError) as err:
         bind_text(text, values_doc)
     assert err.value.problems[0].startswith(
-        "article/index.qmd:3: unknown key 'demo.dk64.unscaled.max_weigth'; closest: demo.dk64.unscaled.max_weight,")
+        "article/index.qmd:3: unknown key 'demo.dk64.unscaled.max_weigth'; closest: demo.dk64.unscaled.max_weight,"
+    )
 
 
 def test_a_bad_format_spec_fails_with_file_line_and_the_spec(values_doc):
@@ -174,7 +194,8 @@ def test_strict_mode_fails_on_a_claim_the_values_no_longer_support(values_doc):
         "article/index.qmd:1: claim 'demo.parity.reversed_diff < 1e-12' failed: value 3.668259537831219. "
         "If the prose is wrong, change the claim (expect=\"< 1e-12\" at this line); if the value is, fix "
         "experiments/demo.py or its parameters (demo: in config.yaml). `--config strict=false` renders it "
-        "marked instead."]
+        "marked instead."
+    ]
 
 
 def test_non_strict_mode_keeps_the_failed_claim_for_a_visible_warning(values_doc):
@@ -208,8 +229,9 @@ def test_the_command_writes_nothing_when_binding_fails(tmp_path, values_doc, cap
     bad = tmp_path / "index.qmd"
     bad.write_text("{{< value demo.nope >}}\n")
     out = tmp_path / "bindings.json"
-    assert bindmod.main([str(bad), "--values", str(tmp_path / "values.json"), "--strict", "true",
-                         "--out", str(out)]) == 1
+    assert (
+        bindmod.main([str(bad), "--values", str(tmp_path / "values.json"), "--strict", "true", "--out", str(out)]) == 1
+    )
     assert "unknown key 'demo.nope'" in capsys.readouterr().err  # the binding failed, not the reading
     assert not out.exists()
 

@@ -46,15 +46,18 @@ def test_the_schema_is_json_schema_and_ships_beside_its_module():
 def test_what_bind_writes_is_what_the_schema_describes(bound, tmp_path):
     article, values, document = bound
     assert bindingsmod.bindings_problems(document, "doc") == []
-    assert bindmod.main([str(article), "--values", str(values), "--strict", "true", "--out",
-                         str(tmp_path / "b.json")]) == 0
+    assert (
+        bindmod.main([str(article), "--values", str(values), "--strict", "true", "--out", str(tmp_path / "b.json")])
+        == 0
+    )
     assert load_bindings(tmp_path / "b.json") == read_json(tmp_path / "b.json")
     # no field the schema leaves out: a new one must be described there first
     ident = a_binding(document)
     extra = copy.deepcopy(document)
     extra["bindings"][ident]["mark"] = "✓"
     assert bindingsmod.bindings_problems(extra, "doc") == [
-        f"doc: bindings[{ident!r}]: Additional properties are not allowed ('mark' was unexpected)"]
+        f"doc: bindings[{ident!r}]: Additional properties are not allowed ('mark' was unexpected)"
+    ]
 
 
 def test_a_claims_status_is_one_of_the_claim_statuses(bound):
@@ -72,7 +75,8 @@ def test_a_binding_filed_under_another_id_than_its_lookup_id_is_refused(bound):
     key, fmt, _ = ident.split("|")
     document["bindings"][f"{key}|{fmt}|> 0"] = document["bindings"].pop(ident)
     assert bindingsmod.bindings_problems(document, "doc") == [
-        f"doc: bindings['{key}|{fmt}|> 0']: the id is not the lookup id of its key, fmt and expect, {ident!r}"]
+        f"doc: bindings['{key}|{fmt}|> 0']: the id is not the lookup id of its key, fmt and expect, {ident!r}"
+    ]
 
 
 def test_bind_writes_nothing_it_could_not_read_back(bound, tmp_path, monkeypatch):
@@ -87,21 +91,72 @@ def test_bind_writes_nothing_it_could_not_read_back(bound, tmp_path, monkeypatch
 
 # ---- every reader refuses a file that is not one, with the file, the entry and the fix --------------------
 
+
 def readers(article, values, bindings, out):
     """Each command that reads build/bindings.json, as its rule runs it
     (python -m articlekit COMMAND: a user's error is printed there, once)."""
     audit = AUDIT_FIXTURES
     return {
-        "render": lambda: cli(["render", str(article), "--bindings", str(bindings), "--renderer", "pandoc",
-                                          "--html", str(out / "a.html"), "--md", str(out / "a.md")]),
+        "render": lambda: cli(
+            [
+                "render",
+                str(article),
+                "--bindings",
+                str(bindings),
+                "--renderer",
+                "pandoc",
+                "--html",
+                str(out / "a.html"),
+                "--md",
+                str(out / "a.md"),
+            ]
+        ),
         "pdf": lambda: cli(["pdf", str(article), "--bindings", str(bindings), "--out", str(out / "a.pdf")]),
-        "audit": lambda: cli(["audit", "--baseline", str(audit / "baseline.yaml"), "--values", str(values),
-                                        "--bindings", str(bindings), "--json", str(out / "audit.json"),
-                                        "--md", str(out / "audit.md"), "--html", str(out / "audit.html")]),
-        "diff": lambda: cli(["diff", "--values", str(values), "--bindings", str(bindings),
-                                      "--json", str(out / "diff.json"), "--md", str(out / "diff.md")]),
-        "release": lambda: cli(["release", "--label", "x-1", "--values", str(values), "--bindings", str(bindings),
-                                            "--audit", str(audit / "values.json"), "--releases", str(out / "rel")]),
+        "audit": lambda: cli(
+            [
+                "audit",
+                "--baseline",
+                str(audit / "baseline.yaml"),
+                "--values",
+                str(values),
+                "--bindings",
+                str(bindings),
+                "--json",
+                str(out / "audit.json"),
+                "--md",
+                str(out / "audit.md"),
+                "--html",
+                str(out / "audit.html"),
+            ]
+        ),
+        "diff": lambda: cli(
+            [
+                "diff",
+                "--values",
+                str(values),
+                "--bindings",
+                str(bindings),
+                "--json",
+                str(out / "diff.json"),
+                "--md",
+                str(out / "diff.md"),
+            ]
+        ),
+        "release": lambda: cli(
+            [
+                "release",
+                "--label",
+                "x-1",
+                "--values",
+                str(values),
+                "--bindings",
+                str(bindings),
+                "--audit",
+                str(audit / "values.json"),
+                "--releases",
+                str(out / "rel"),
+            ]
+        ),
     }
 
 
@@ -145,7 +200,8 @@ def test_load_bindings_names_the_entry_as_a_reader_finds_it_in_the_file(bound, t
     assert str(refused.value) == (
         f"{tmp_path / 'b.json'}: bindings[{ident!r}].locations[0]: 'index.qmd' does not match ':[0-9]+$'; "
         "this is not a bindings file as `articlekit bind` writes it: rebuild it with snakemake "
-        f"({FIX}), which writes it with `python -m articlekit bind`")
+        f"({FIX}), which writes it with `python -m articlekit bind`"
+    )
 
 
 def test_the_audit_fixture_is_a_bindings_file():

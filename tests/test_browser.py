@@ -73,8 +73,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = _find("chromium", "chromium-browser", "google-chrome")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--window-size={WIDTHS['desktop']},{HEIGHT}"]:
+    for arg in [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={WIDTHS['desktop']},{HEIGHT}",
+    ]:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # the driver given explicitly: Selenium Manager never downloads one
@@ -97,10 +102,28 @@ def render_with_quarto(project, dest):
     (dest / "build").mkdir()
     shutil.copy(project / "build" / "audit.html", dest / "build" / "audit.html")
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "articlekit", "render", "article/index.qmd",
-                           "--bindings", "build/bindings.json", "--renderer", "quarto",
-                           "--html", str(dest / "build" / "article.html"), "--md", str(dest / "article.md")],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            "build/bindings.json",
+            "--renderer",
+            "quarto",
+            "--html",
+            str(dest / "build" / "article.html"),
+            "--md",
+            str(dest / "article.md"),
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"quarto render failed:\n{done.stderr[-3000:]}"
     assert "WARN" not in done.stderr, f"quarto warned:\n{done.stderr[-3000:]}"
     return dest / "build"
@@ -125,14 +148,32 @@ def build_matrix_page(project, dest):
     results = [p for p in sorted((project / "results").glob("*.json")) if p not in shared]
     built = dest / "freeze.json"
     write_json(built, {"label": "here", "installed": True, "log": "logs/matrix/here/install.log"})
-    columns = [matrixlib.column(label, ["numpy==2.4.6", "torch==2.13.0"], built, results, shared,
-                                project / "article" / "index.qmd", project / "baseline" / "published.yaml",
-                                publishing)
-               for label in ("numpy-2.4.6", "numpy-2.4.6-again")]
+    columns = [
+        matrixlib.column(
+            label,
+            ["numpy==2.4.6", "torch==2.13.0"],
+            built,
+            results,
+            shared,
+            project / "article" / "index.qmd",
+            project / "baseline" / "published.yaml",
+            publishing,
+        )
+        for label in ("numpy-2.4.6", "numpy-2.4.6-again")
+    ]
     log = "logs/matrix/numpy-1.26.4-with-a-long-label/install.log"
-    columns.append({"label": "numpy-1.26.4-with-a-long-label", "pins": ["numpy==1.26.4", "torch==2.13.0"],
-                    "installed": False, "log": log, "versions": {}, "shared": [], "bindings": None,
-                    "failed": [{"experiment": "(install)", "reason": "no such wheel", "log": log}]})
+    columns.append(
+        {
+            "label": "numpy-1.26.4-with-a-long-label",
+            "pins": ["numpy==1.26.4", "torch==2.13.0"],
+            "installed": False,
+            "log": log,
+            "versions": {},
+            "shared": [],
+            "bindings": None,
+            "failed": [{"experiment": "(install)", "reason": "no such wheel", "log": log}],
+        }
+    )
     page = dest / "build" / "matrix.html"
     page.parent.mkdir()
     page.write_text(matrixlib.to_html(matrixlib.build(columns, publishing=publishing), publishing), encoding="utf-8")
@@ -177,8 +218,10 @@ def open_page(driver, path, width):
     mobile device, so the page's viewport meta tag applies), wait for its
     images; -> the console messages logged while loading."""
     driver.get_log("browser")  # drop what earlier pages logged
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": width < 600})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
     driver.get(Path(path).resolve().as_uri())
     driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
@@ -187,9 +230,13 @@ def open_page(driver, path, width):
     return driver.get_log("browser")
 
 
-CASES = [(render, page, width) for render in RENDERS for page in PAGES for width in WIDTHS
-         if (render != "quarto" or page == "article.html") and (render == "as-built" or page not in OWN_PAGES)] + [
-    ("matrix", "matrix.html", width) for width in WIDTHS]
+CASES = [
+    (render, page, width)
+    for render in RENDERS
+    for page in PAGES
+    for width in WIDTHS
+    if (render != "quarto" or page == "article.html") and (render == "as-built" or page not in OWN_PAGES)
+] + [("matrix", "matrix.html", width) for width in WIDTHS]
 
 
 @pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])
@@ -211,7 +258,8 @@ def test_nothing_is_fetched_from_the_network(loaded):
     driver, path, _, _ = loaded
     fetched = driver.execute_script(
         "return performance.getEntriesByType('resource').map(r => r.name)"
-        ".filter(n => !n.startsWith('data:') && !n.startsWith('file:'))")
+        ".filter(n => !n.startsWith('data:') && !n.startsWith('file:'))"
+    )
     assert not fetched, f"{path.name} is not self-contained; it fetched: {fetched}"
 
 
@@ -243,8 +291,10 @@ return {vw, page: document.documentElement.scrollWidth, wide: wide.map(w => w.te
 def test_nothing_is_wider_than_the_viewport_unless_it_scrolls_in_its_own_box(loaded):
     driver, path, _, width = loaded
     found = driver.execute_script(OVERFLOW)
-    assert not found["wide"], (f"{path.name} at {width} px (viewport {found['vw']} px, page "
-                               f"{found['page']} px wide):\n" + "\n".join(found["wide"][:20]))
+    assert not found["wide"], (
+        f"{path.name} at {width} px (viewport {found['vw']} px, page "
+        f"{found['page']} px wide):\n" + "\n".join(found["wide"][:20])
+    )
     assert found["page"] <= found["vw"], f"{path.name} scrolls sideways at {width} px"
 
 
@@ -268,7 +318,9 @@ def test_every_in_page_link_has_its_target(loaded):
         if page == "":
             exists = driver.execute_script(
                 "const id = decodeURIComponent(arguments[0]);"
-                "return !!(document.getElementById(id) || document.getElementsByName(id).length)", fragment)
+                "return !!(document.getElementById(id) || document.getElementsByName(id).length)",
+                fragment,
+            )
         elif "/" not in page and page.endswith(".html") and (build_dir / page).exists():
             exists = fragment in _ids(build_dir / page)  # a link into the sibling page
         else:
@@ -281,7 +333,8 @@ def test_every_in_page_link_has_its_target(loaded):
 def test_every_image_loads(loaded):
     driver, path, _, _ = loaded
     images = driver.execute_script(
-        "return [...document.images].map(i => [i.getAttribute('src').slice(0, 60), i.complete && i.naturalWidth > 0])")
+        "return [...document.images].map(i => [i.getAttribute('src').slice(0, 60), i.complete && i.naturalWidth > 0])"
+    )
     assert images or path.name != "article.html", "the article shows its figures"
     broken = [src for src, ok in images if not ok]
     assert not broken, f"{path.name}: images that did not load: {broken}"
@@ -301,8 +354,9 @@ def test_every_bound_number_has_its_tooltip_and_its_link(loaded):
     for b in driver.execute_script(BOUND):
         page, _, fragment = b["href"].partition("#")
         if page == "":
-            target = driver.execute_script("return !!document.getElementById(decodeURIComponent(arguments[0]))",
-                                           fragment)
+            target = driver.execute_script(
+                "return !!document.getElementById(decodeURIComponent(arguments[0]))", fragment
+            )
         else:
             target = (build_dir / page).exists() and fragment in _ids(build_dir / page)
         if not b["title"] or not target:
@@ -316,8 +370,11 @@ def test_every_value_the_article_prints_in_prose_is_a_bound_link(browser, build_
     # the article this page was made from: the example's own, or (Quarto's
     # render, made into a folder of its own) this project's
     project = build_dir.parent if (build_dir.parent / "article" / "index.qmd").exists() else built_project
-    printed = [sc for sc in scan((project / "article" / "index.qmd").read_text(encoding="utf-8"))
-               if sc.name == "value" and sc.context == "prose" and not sc.escaped]
+    printed = [
+        sc
+        for sc in scan((project / "article" / "index.qmd").read_text(encoding="utf-8"))
+        if sc.name == "value" and sc.context == "prose" and not sc.escaped
+    ]
     # the departures section's values are bound by `bind` from the baseline, not typed as shortcodes
     departures = json.loads((project / "build" / "bindings.json").read_text(encoding="utf-8"))
     from_baseline = departures.get("departures_md", "").count("{.bound-value}")
@@ -334,7 +391,8 @@ def test_the_robustness_page_shows_a_histogram_for_each_value_that_varies(browse
         open_page(browser, built_project / "build/robustness.html", width)
         plots = browser.execute_script(
             "return [...document.querySelectorAll('img.dist')].map(i => [i.naturalWidth > 0, "
-            "i.getBoundingClientRect().right <= document.documentElement.clientWidth])")
+            "i.getBoundingClientRect().right <= document.documentElement.clientWidth])"
+        )
         assert len(plots) == len(varying), f"{len(plots)} histograms for {len(varying)} varying values"
         assert all(loaded and fits for loaded, fits in plots), f"at {width} px: {plots}"
 
@@ -363,8 +421,10 @@ def axe_source():
     if not AXE_SCRIPT.is_file():
         reason = f"axe-core is not installed ({AXE_SCRIPT} is missing): run `npm ci --prefix tests/axe`"
     elif json.loads(installed.read_text(encoding="utf-8"))["version"] != pinned:
-        reason = (f"{installed} is axe-core {json.loads(installed.read_text(encoding='utf-8'))['version']}, not "
-                  f"the {pinned} tests/axe/package.json pins: run `npm ci --prefix tests/axe`")
+        reason = (
+            f"{installed} is axe-core {json.loads(installed.read_text(encoding='utf-8'))['version']}, not "
+            f"the {pinned} tests/axe/package.json pins: run `npm ci --prefix tests/axe`"
+        )
     if reason:
         if "1" in (os.environ.get("REQUIRE_AXE"), os.environ.get("REQUIRE_BROWSER")):
             pytest.fail(f"REQUIRE_AXE=1 or REQUIRE_BROWSER=1, but the accessibility checks cannot run: {reason}")
@@ -389,8 +449,12 @@ def axe_violations(driver, source):
 
 def grave(violations):
     """The serious and critical ones, one line per element."""
-    return [f"{v['id']} ({v['impact']}: {v['help']}) {node}" for v in violations if v["impact"] in GRAVE
-            for node in v["nodes"]]
+    return [
+        f"{v['id']} ({v['impact']}: {v['help']}) {node}"
+        for v in violations
+        if v["impact"] in GRAVE
+        for node in v["nodes"]
+    ]
 
 
 def test_axe_finds_no_serious_or_critical_violation(loaded, axe_source):
@@ -477,7 +541,8 @@ def test_the_claim_marks_read_without_colour_and_pass_axe(browser, axe_source, t
         open_page(browser, page, width)
         marks = browser.execute_script(
             "return [...document.querySelectorAll('.claim-failed, .claim-inconclusive')]"
-            ".map(m => [m.className, m.textContent])")
+            ".map(m => [m.className, m.textContent])"
+        )
         for status in (FAILS, INCONCLUSIVE):
             said = [text for cls, text in marks if cls == STATUS[status].page_class]
             assert said and all(text.startswith(STATUS[status].page_mark) for text in said), marks
@@ -497,6 +562,7 @@ def test_the_claim_marks_read_without_colour_and_pass_axe(browser, axe_source, t
 # Performance API, which a navigation would reset). And the listener is no
 # blind one: the same tricks planted into a copy of the built page itself
 # do reach the server from Chromium, and the page check refuses that page.
+
 
 def hostile_lines(port):
     at = f"http://127.0.0.1:{port}"
@@ -606,12 +672,28 @@ def test_hostile_prose_is_refused_by_both_renderers_and_nothing_is_fetched(built
     env = {**copy_environment(work), "PATH": f"{quarto_folder() or ''}{os.pathsep}{os.environ['PATH']}"}
     commands = {"parse": ["parse", "article/index.qmd", "--out", "build/hostile.ast.json"]}
     for renderer in ("pandoc", "quarto") if quarto_folder() else ("pandoc",):
-        commands[renderer] = ["render", "article/index.qmd", "--bindings", "build/bindings.json", "--renderer",
-                              renderer, "--html", "build/article.html", "--md", "build/article.md"]
+        commands[renderer] = [
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            "build/bindings.json",
+            "--renderer",
+            renderer,
+            "--html",
+            "build/article.html",
+            "--md",
+            "build/article.md",
+        ]
     good = (work / "build" / "article.html").read_bytes()
     for name, command in commands.items():
-        done = subprocess.run([sys.executable, "-m", "articlekit", *command], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "articlekit", *command],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 1, f"{name}:\n{done.stderr[-3000:]}"
         named = [line for line in expected if line in done.stderr]
         assert named == expected, f"{name} named {named} of {expected}:\n{done.stderr[-4000:]}"
@@ -629,10 +711,12 @@ def test_the_built_page_makes_no_request_in_chromium(render, network_browser, bu
     # server from Chromium, and the page check refuses that page
     planted = tmp_path / "article.html"
     tricks = [line for key, line in hostile_lines(port).items() if not key.startswith("md-")]
-    planted.write_text(page.read_text(encoding="utf-8").replace("</body>", "\n".join(tricks) + "\n</body>"),
-                       encoding="utf-8")
+    planted.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", "\n".join(tricks) + "\n</body>"), encoding="utf-8"
+    )
     made = requests_made(network_browser, planted)
     assert any(url.startswith(f"http://127.0.0.1:{port}/") for url in made) and heard, made
     from articlekit.render.pagecheck import PageError, check_page
+
     with pytest.raises(PageError, match=r"line \d+"):
         check_page(planted, {}, "article/_quarto.yml")

@@ -63,6 +63,7 @@ def uploads(path):
 
 # ---- actionlint ------------------------------------------------------------------------
 
+
 def test_the_skeletons_workflow_as_new_writes_it_passes_actionlint(skeleton):
     done = actionlint(skeleton / ".github/workflows/article.yml")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -73,11 +74,17 @@ def test_this_repositorys_workflow_passes_actionlint():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("broken, said", [
-    (("runs-on: ubuntu-latest", "run-on: ubuntu-latest"), "run-on"),  # a misspelt key
-    (("if: always()", "if: ${{ github.nope }}"), "nope"),  # an expression on nothing
-    (("uses: actions/checkout@v5", "uses: actions/checkout@v5\n        with: {depth: 1}"), "depth"),  # no such input
-])
+@pytest.mark.parametrize(
+    "broken, said",
+    [
+        (("runs-on: ubuntu-latest", "run-on: ubuntu-latest"), "run-on"),  # a misspelt key
+        (("if: always()", "if: ${{ github.nope }}"), "nope"),  # an expression on nothing
+        (
+            ("uses: actions/checkout@v5", "uses: actions/checkout@v5\n        with: {depth: 1}"),
+            "depth",
+        ),  # no such input
+    ],
+)
 def test_actionlint_refuses_a_broken_workflow(skeleton, tmp_path, broken, said):
     """The check can fail: each mistake, made in the skeleton's workflow."""
     text = (skeleton / ".github/workflows/article.yml").read_text(encoding="utf-8")
@@ -90,6 +97,7 @@ def test_actionlint_refuses_a_broken_workflow(skeleton, tmp_path, broken, said):
 
 
 # ---- what each workflow does -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("which", ["skeleton", "repository"])
 def test_it_installs_builds_keeps_the_pages_and_writes_the_diff_to_the_summary(skeleton, which):
@@ -129,6 +137,7 @@ def test_this_repositorys_workflow_installs_and_builds_as_the_readmes_quick_star
 
 # ---- the template ships ----------------------------------------------------------------------
 
+
 def test_new_writes_the_hidden_github_folder_from_the_template(skeleton):
     assert (skeleton / ".github/workflows/article.yml").is_file()
     assert not (skeleton / "github").exists()
@@ -144,20 +153,50 @@ def test_a_wheel_built_from_pyproject_carries_the_workflow_and_its_new_writes_it
     source = tmp_path / "source"
     shutil.copytree(ROOT / "articlekit", source / "articlekit", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", source / "pyproject.toml")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("articlekit-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        assert {TEMPLATE, "articlekit/skeleton/article/requirements.txt",
-                "articlekit/skeleton/article/gitignore"} <= names
+        assert {
+            TEMPLATE,
+            "articlekit/skeleton/article/requirements.txt",
+            "articlekit/skeleton/article/gitignore",
+        } <= names
         archive.extractall(tmp_path / "installed")
     made, env = tmp_path / "made", {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path / "installed")}
-    where = subprocess.run([sys.executable, "-c", "import articlekit; print(articlekit.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=120, env=env)
+    where = subprocess.run(
+        [sys.executable, "-c", "import articlekit; print(articlekit.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert where.stdout.strip() == str(tmp_path / "installed/articlekit/__init__.py"), where
-    done = subprocess.run([sys.executable, "-m", "articlekit", "new", str(made)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "articlekit", "new", str(made)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert (made / ".github/workflows/article.yml").is_file() and (made / ".gitignore").is_file()

@@ -62,8 +62,12 @@ RED, AMBER = b"0.6039216 0.10980392 0.10980392 scn", b"0.5411765 0.3254902 0 scn
 def values_doc(undecided=(0.9, 1.1, 1.3)):
     """Timing ratios as (low, estimate, high): one interval straddles 1, one is below it, one above."""
     ratios = {"undecided": undecided, "slower": (0.4, 0.5, 0.6), "faster": (4.0, 5.0, 6.0)}
-    envelope = {"experiment": "timing", "script": "experiments/timing.py", "params": {},
-                "values": {name: {"estimate": e, "low": lo, "high": hi} for name, (lo, e, hi) in ratios.items()}}
+    envelope = {
+        "experiment": "timing",
+        "script": "experiments/timing.py",
+        "params": {},
+        "values": {name: {"estimate": e, "low": lo, "high": hi} for name, (lo, e, hi) in ratios.items()},
+    }
     return merge([("results/timing.json", envelope)])
 
 
@@ -89,6 +93,7 @@ def claim_of(doc, key):
 
 # ---- bind: what the page is to show -----------------------------------------------------
 
+
 def test_each_binding_carries_its_status_and_the_mark_the_page_shows(project):
     _, _, doc, _ = project
     assert claim_of(doc, UNDECIDED)["status"] == INCONCLUSIVE
@@ -96,13 +101,20 @@ def test_each_binding_carries_its_status_and_the_mark_the_page_shows(project):
     assert claim_of(doc, SLOWER)["mark"] == {"text": "⚠ claim failed", "class": "claim-failed"}
     assert "mark" not in claim_of(doc, FASTER)  # a claim that holds: nothing beside its number
     assert [binding_mark(s) for s in (HOLDS, FAILS, INCONCLUSIVE)] == [
-        None, claim_of(doc, SLOWER)["mark"], claim_of(doc, UNDECIDED)["mark"]]
+        None,
+        claim_of(doc, SLOWER)["mark"],
+        claim_of(doc, UNDECIDED)["mark"],
+    ]
 
 
 def test_the_provenance_table_shows_each_status_in_its_row(project):
     _, _, doc, _ = project
-    rows = {key: line for line in doc["provenance_md"].splitlines() for key in (UNDECIDED, SLOWER, FASTER)
-            if f"`{key}`" in line}
+    rows = {
+        key: line
+        for line in doc["provenance_md"].splitlines()
+        for key in (UNDECIDED, SLOWER, FASTER)
+        if f"`{key}`" in line
+    }
     assert "\\> 1 \\? inconclusive" in rows[UNDECIDED] and "✗" not in rows[UNDECIDED]
     assert "\\> 1 ✗ fails" in rows[SLOWER]
     assert "\\> 1 ✓ |" in rows[FASTER]
@@ -112,14 +124,27 @@ def test_binds_summary_counts_the_inconclusive_claims_apart(project, tmp_path):
     article, _, _, bindings = project
     err = io.StringIO()
     with redirect_stderr(err):
-        assert bindmod.main([str(article), "--values", str(bindings.parent / "values.json"), "--strict", "false",
-                             "--out", str(tmp_path / "bindings.json")]) == 0
+        assert (
+            bindmod.main(
+                [
+                    str(article),
+                    "--values",
+                    str(bindings.parent / "values.json"),
+                    "--strict",
+                    "false",
+                    "--out",
+                    str(tmp_path / "bindings.json"),
+                ]
+            )
+            == 0
+        )
     summary = err.getvalue().splitlines()[-1]
     assert ", 2 failed (shown as warnings: strict=false), 3 inconclusive (shown as warnings" in summary
     assert f"claim '{UNDECIDED} > 1' is inconclusive (it neither holds nor fails)" in err.getvalue()
 
 
 # ---- the article: HTML, markdown, the render's warning -------------------------------------
+
 
 @pytest.fixture(scope="module")
 def rendered(project):
@@ -132,10 +157,16 @@ def rendered(project):
 @pytest.mark.workflow
 def test_the_article_marks_an_inconclusive_claim_as_inconclusive_and_a_failed_one_as_failed(rendered):
     page, md = rendered
-    assert re.search(r'>1\.1</a> <span class="claim-inconclusive" title="[^"]*inconclusive[^"]*">'
-                     r"⚠ claim inconclusive: &gt; 1</span>", page)
-    assert re.search(r'>0\.5</a> <span class="claim-failed" title="[^"]*does not hold[^"]*">'
-                     r"⚠ claim failed: &gt; 1</span>", page)
+    assert re.search(
+        r'>1\.1</a> <span class="claim-inconclusive" title="[^"]*inconclusive[^"]*">'
+        r"⚠ claim inconclusive: &gt; 1</span>",
+        page,
+    )
+    assert re.search(
+        r'>0\.5</a> <span class="claim-failed" title="[^"]*does not hold[^"]*">'
+        r"⚠ claim failed: &gt; 1</span>",
+        page,
+    )
     assert '<span class="claim-inconclusive"' in page.split("Checked, not printed:")[1].split("</p>")[0]
     assert ".claim-inconclusive {" in page  # its own colour (page.css)
     assert "1.1 **⚠ claim inconclusive: \\> 1**" in md and "0.5 **⚠ claim failed: \\> 1**" in md
@@ -169,6 +200,7 @@ def test_a_stale_bindings_file_with_an_unmarked_failed_claim_stops_the_render(pr
 
 # ---- the preview's banner ------------------------------------------------------------------
 
+
 @pytest.mark.workflow
 def test_the_previews_banner_says_inconclusive_or_failed(project, tmp_path):
     article, _, _, bindings = project
@@ -185,6 +217,7 @@ def test_the_previews_banner_says_inconclusive_or_failed(project, tmp_path):
 
 
 # ---- the PDF ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def pdf(project):
@@ -220,14 +253,30 @@ def test_the_pdf_marks_an_inconclusive_claim_only_in_amber(project, tmp_path):
 
 # ---- the audit ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def audited(project, tmp_path_factory):
     _, values, doc, _ = project
     path = tmp_path_factory.mktemp("baseline") / "published.yaml"
-    path.write_text(yaml.safe_dump({
-        "edition": {"title": "t", "source": "s", "date": "2026-01-01", "versions": {"python": "3.11"}},
-        "entries": [{"id": "timing.undecided", "class": "exact", "published": "1.1", "value": 1.1,
-                     "key": UNDECIDED, "fmt": ".1f", "where": {"section": "s", "quote": "q"}}]}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "edition": {"title": "t", "source": "s", "date": "2026-01-01", "versions": {"python": "3.11"}},
+                "entries": [
+                    {
+                        "id": "timing.undecided",
+                        "class": "exact",
+                        "published": "1.1",
+                        "value": 1.1,
+                        "key": UNDECIDED,
+                        "fmt": ".1f",
+                        "where": {"section": "s", "quote": "q"},
+                    }
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     return audit(load_baseline(path), values, doc)
 
 
@@ -263,14 +312,19 @@ def test_the_audit_page_says_inconclusive_or_failed(audited):
 
 # ---- the diff -------------------------------------------------------------------------------------
 
+
 def test_the_diff_reports_a_claim_gone_from_failed_to_inconclusive(project, tmp_path):
     _, values, doc, _ = project
     old = values_doc(undecided=(0.2, 0.3, 0.4))
     path = release("r1", old, bind(str(project[0]), ARTICLE, old, strict=False), {}, tmp_path / "releases")
     snapshot = load_snapshot(path)
-    changed = {c["expect"] + " " + c["key"]: (c["release"], c["build"]) for c in compare(snapshot, values, doc)["claims"]}
-    assert changed == {f"> 1 {UNDECIDED}": ("fails", "inconclusive"),
-                       f"between 1 and 2 {UNDECIDED}": ("fails", "inconclusive")}
+    changed = {
+        c["expect"] + " " + c["key"]: (c["release"], c["build"]) for c in compare(snapshot, values, doc)["claims"]
+    }
+    assert changed == {
+        f"> 1 {UNDECIDED}": ("fails", "inconclusive"),
+        f"between 1 and 2 {UNDECIDED}": ("fails", "inconclusive"),
+    }
 
 
 def test_a_releases_readme_counts_the_inconclusive_claims_apart(project, tmp_path):
@@ -281,10 +335,18 @@ def test_a_releases_readme_counts_the_inconclusive_claims_apart(project, tmp_pat
 
 # ---- the matrix ------------------------------------------------------------------------------------
 
+
 def column(label, undecided):
-    return {"label": label, "pins": [f"numpy=={label}"], "installed": True, "log": "x.log", "versions": {},
-            "failed": [], "shared": [],
-            "bindings": bind("index.qmd", ARTICLE, values_doc(undecided=undecided), strict=False)}
+    return {
+        "label": label,
+        "pins": [f"numpy=={label}"],
+        "installed": True,
+        "log": "x.log",
+        "versions": {},
+        "failed": [],
+        "shared": [],
+        "bindings": bind("index.qmd", ARTICLE, values_doc(undecided=undecided), strict=False),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +363,8 @@ def test_the_matrix_counts_an_inconclusive_claim_apart_from_the_failed_ones(matr
     (row,) = [r for r in matrix["rows"] if r["key"] == UNDECIDED and r["expect"] == "> 1"]
     assert [r for r in row["reasons"] if "claim" in r] == [
         "b: claim '> 1' is inconclusive (value 1.1 (interval 0.9 to 1.3): claim '> 1' is inconclusive: "
-        "the interval straddles its bound)"]
+        "the interval straddles its bound)"
+    ]
 
 
 def test_the_matrix_markdown_says_inconclusive_or_failed(matrix):
@@ -344,8 +407,14 @@ def python_strings(path):
             if token.type == tokenize.STRING:
                 raw = re.sub(r"""^[a-zA-Z]*("{3}|'{3}|"|')|("{3}|'{3}|"|')$""", "", token.string)
                 fields = re.findall(r"\{[^{}]*\}", raw) if re.match(r"^[rRbB]*[fF]", token.string) else []
-                yield token.start[0], raw, [re.sub(r"\{[^{}]*\}", "", raw) if fields else raw,
-                                            *(m[0] or m[1] for field in fields for m in QUOTED.findall(field))]
+                yield (
+                    token.start[0],
+                    raw,
+                    [
+                        re.sub(r"\{[^{}]*\}", "", raw) if fields else raw,
+                        *(m[0] or m[1] for field in fields for m in QUOTED.findall(field)),
+                    ],
+                )
 
 
 def lua_strings(text):
@@ -358,7 +427,7 @@ def spellings(path):
     """(line, what) for each status word or mark the file spells."""
     text = path.read_text(encoding="utf-8")
     found = [(text.count("\n", 0, m.start()) + 1, m.group(0)) for m in MARKS.finditer(text)]
-    for line, raw, texts in (python_strings(path) if path.suffix == ".py" else lua_strings(text)):
+    for line, raw, texts in python_strings(path) if path.suffix == ".py" else lua_strings(text):
         if IN_A_SENTENCE.search(raw) or any(CAPITALS.search(t) or A_STATUS_WORD.match(t) for t in texts):
             found.append((line, raw))
     if path.suffix == ".lua":
@@ -374,15 +443,18 @@ def test_no_module_but_core_status_spells_a_status_word_or_mark():
     assert found == [], "status words and marks belong to articlekit/core/status.py:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("spelled", [  # the spellings core/status.py replaced
-    'mark = "✓" if holds else ("? inconclusive" if undecided else "✗ FAILED")',
-    '''f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']}"''',
-    '''f"{b['claim']['expect']}: {'holds' if b['claim']['holds'] else 'FAILS'}"''',
-    """problems.append(f"{where}: claim '{key} {expect}' failed: value")""",
-    'local text = "⚠ claim " .. verdict(b) .. ": " .. b.expect',
-    'return b.claim.status == "inconclusive" and "inconclusive" or "failed"',
-    'pandoc.Attr("", { "claim-failed" })',
-])
+@pytest.mark.parametrize(
+    "spelled",
+    [  # the spellings core/status.py replaced
+        'mark = "✓" if holds else ("? inconclusive" if undecided else "✗ FAILED")',
+        '''f"{'is inconclusive' if c.get('status') == 'inconclusive' else 'failed'}: {c['message']}"''',
+        '''f"{b['claim']['expect']}: {'holds' if b['claim']['holds'] else 'FAILS'}"''',
+        """problems.append(f"{where}: claim '{key} {expect}' failed: value")""",
+        'local text = "⚠ claim " .. verdict(b) .. ": " .. b.expect',
+        'return b.claim.status == "inconclusive" and "inconclusive" or "failed"',
+        'pandoc.Attr("", { "claim-failed" })',
+    ],
+)
 def test_the_check_finds_a_status_spelled_elsewhere(tmp_path, spelled):
     path = tmp_path / ("x.py" if spelled.startswith(("mark", "f", "'", "problems")) else "x.lua")
     path.write_text(spelled + "\n", encoding="utf-8")

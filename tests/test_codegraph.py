@@ -15,19 +15,29 @@ def files_of(*modules):
 
 def test_a_command_runs_its_module_what_it_imports_and_the_data_files_it_names():
     pdf = files_of("articlekit.render.pdf")
-    assert {"articlekit/render/pdf.py", "articlekit/render/page.py", "articlekit/core/jsonio.py",
-            "articlekit/render/__init__.py"} <= set(pdf)
+    assert {
+        "articlekit/render/pdf.py",
+        "articlekit/render/page.py",
+        "articlekit/core/jsonio.py",
+        "articlekit/render/__init__.py",
+    } <= set(pdf)
     # named in pdf.py as strings, from its own folder: kit / "pdf_style.typ", "pdf_finish.lua"
-    assert {"articlekit/render/pdf_style.typ", "articlekit/render/filters/pdf_prepare.lua",
-            "articlekit/render/filters/pdf_finish.lua"} <= set(pdf)
+    assert {
+        "articlekit/render/pdf_style.typ",
+        "articlekit/render/filters/pdf_prepare.lua",
+        "articlekit/render/filters/pdf_finish.lua",
+    } <= set(pdf)
     assert "articlekit/render/preview.py" not in pdf and "articlekit/article/lint.py" not in pdf
 
 
 def test_a_module_names_only_the_data_files_of_its_own_folder():
     # the page's filters and the extension, never the PDF's Typst style
     page = set(files_of("articlekit.render.page"))
-    assert {"articlekit/render/filters/quarto_layout.lua", "articlekit/render/page.css",
-            "articlekit/render/quarto/_extensions/value/value.lua"} <= page
+    assert {
+        "articlekit/render/filters/quarto_layout.lua",
+        "articlekit/render/page.css",
+        "articlekit/render/quarto/_extensions/value/value.lua",
+    } <= page
     assert "articlekit/render/pdf_style.typ" not in page
     assert not any(path.startswith("articlekit/review/") for path in page)
 
@@ -46,25 +56,36 @@ def test_the_package_itself_runs_before_any_of_its_modules():
 
 def test_an_experiment_runs_its_file_the_articles_modules_and_the_artifact_api():
     scaling = codegraph.experiment_files("scaling", article_root=PROJECT_ROOT)
-    assert scaling == sorted([
-        "articlekit/__init__.py", "articlekit/core/__init__.py", "articlekit/core/errors.py",
-        "articlekit/core/fmt.py",  # a figure's alt text prints its headline numbers (experiment/figure_text.py)
-        "articlekit/core/jsonio.py",
-        "articlekit/core/ledger.py",  # a combine step checks its runs against it (experiment/runs.py)
-        "articlekit/core/workfiles.py", "articlekit/experiment/__init__.py", "articlekit/experiment/artifacts.py",
-        "articlekit/experiment/declared.py", "articlekit/experiment/figure_text.py",
-        "articlekit/experiment/footprint.py", "articlekit/experiment/progress.py", "articlekit/experiment/runs.py",
-        "articlekit/experiment/scratch.py",  # run() runs in a folder outside the project
-        "experiments/__init__.py",
-        "experiments/attention.py",
-        "experiments/scaling.py",
-    ])
+    assert scaling == sorted(
+        [
+            "articlekit/__init__.py",
+            "articlekit/core/__init__.py",
+            "articlekit/core/errors.py",
+            "articlekit/core/fmt.py",  # a figure's alt text prints its headline numbers (experiment/figure_text.py)
+            "articlekit/core/jsonio.py",
+            "articlekit/core/ledger.py",  # a combine step checks its runs against it (experiment/runs.py)
+            "articlekit/core/workfiles.py",
+            "articlekit/experiment/__init__.py",
+            "articlekit/experiment/artifacts.py",
+            "articlekit/experiment/declared.py",
+            "articlekit/experiment/figure_text.py",
+            "articlekit/experiment/footprint.py",
+            "articlekit/experiment/progress.py",
+            "articlekit/experiment/runs.py",
+            "articlekit/experiment/scratch.py",  # run() runs in a folder outside the project
+            "experiments/__init__.py",
+            "experiments/attention.py",
+            "experiments/scaling.py",
+        ]
+    )
 
 
 def test_installed_libraries_are_not_followed():
     # numpy and torch enter the rules as versions, never as files
-    assert all(path.startswith(("articlekit/", "experiments/"))
-               for path in codegraph.experiment_files("timing", article_root=PROJECT_ROOT))
+    assert all(
+        path.startswith(("articlekit/", "experiments/"))
+        for path in codegraph.experiment_files("timing", article_root=PROJECT_ROOT)
+    )
 
 
 @pytest.fixture
@@ -94,15 +115,23 @@ def article(tmp_path):
 def test_local_modules_are_followed_through_relative_imports(article):
     found = codegraph.experiment_files("fit", article_root=article)
     local = [path for path in found if path.startswith("experiments/")]
-    assert local == ["experiments/__init__.py", "experiments/fit.py", "experiments/tools/__init__.py",
-                     "experiments/tools/noise.py", "experiments/tools/shapes.py"]
+    assert local == [
+        "experiments/__init__.py",
+        "experiments/fit.py",
+        "experiments/tools/__init__.py",
+        "experiments/tools/noise.py",
+        "experiments/tools/shapes.py",
+    ]
     # the package is outside this article's folder: named by absolute path
     assert any(path.endswith("/articlekit/experiment/artifacts.py") and path.startswith("/") for path in found)
 
 
 def test_an_experiment_without_its_file_names_the_fix(article):
-    with pytest.raises(ValueError, match=r"experiment 'fig': no experiments/fig.py under .*; write it, or "
-                                         r"remove 'fig' from experiments: in config.yaml"):
+    with pytest.raises(
+        ValueError,
+        match=r"experiment 'fig': no experiments/fig.py under .*; write it, or "
+        r"remove 'fig' from experiments: in config.yaml",
+    ):
         codegraph.experiment_files("fig", article_root=article)
 
 

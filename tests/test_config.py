@@ -71,28 +71,46 @@ def test_heads_must_divide_d_model_and_both_keys_are_named(config_file):
     with pytest.raises(ConfigError) as caught:
         check_config(yaml.safe_load(spoiled), SCHEMA, [path])
     line = line_of(path, "heads: 3")
-    assert (f"{path}:{line}: multihead.heads: 3 does not divide multihead.d_model = 16" in str(caught.value))
+    assert f"{path}:{line}: multihead.heads: 3 does not divide multihead.d_model = 16" in str(caught.value)
     assert "choose one of 1, 2, 4, 8, 16, or change multihead.d_model" in str(caught.value)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("", r": the file is empty"),
-    ("- a\n- b\n", r":1: the top level must be keys"),
-    # the slips an author makes, each said in their words, with the fix
-    ("strict: true\nrenderer: [auto\n", r":3:1: not valid YAML: the \[ opened at line 2, column 11 is not closed "
-                                        r"before this line; fix it there: close it with \]"),
-    ("e:\n  h: {figures: x.svg\n  n: 3\n", r":3:4: not valid YAML: the \{ opened at line 2, column 6 is not "
-                                         r"closed .*close it with \}"),
-    ("a: 1\nb:\n\tc: 2\n", r":3:1: not valid YAML: a tab indents this line, and YAML indents with spaces only; "
-                          r"fix it there: replace the tab with spaces"),
-    ("a:\tb\n", r":1:3: not valid YAML: a tab after the key, and YAML separates with spaces only"),
-    ("h:\n  n: 1\n   every: 10\n", r":3:\d+: not valid YAML: this line is indented by 3 spaces and line 2 above it "
-                                 r"by 2, but line 2 already has its value; fix it there: .* indent it by 2 spaces"),
-    ("h:\n  n: 1\n every: 10\n", r":3:2: not valid YAML: this line is indented by 1 space and line 2 above it by "
-                               r"2, and no key above it is indented so; fix it there: .* indent it by 2 spaces"),
-    ("title: Sums: the naive loop\n", r":1:\d+: not valid YAML: a second ': ' on this line; fix it there: quote"),
-    ('title: "Sums\nn: 3\n', r":3:1: not valid YAML: the quote opened at line 1, column 8 is never closed"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", r": the file is empty"),
+        ("- a\n- b\n", r":1: the top level must be keys"),
+        # the slips an author makes, each said in their words, with the fix
+        (
+            "strict: true\nrenderer: [auto\n",
+            r":3:1: not valid YAML: the \[ opened at line 2, column 11 is not closed "
+            r"before this line; fix it there: close it with \]",
+        ),
+        (
+            "e:\n  h: {figures: x.svg\n  n: 3\n",
+            r":3:4: not valid YAML: the \{ opened at line 2, column 6 is not "
+            r"closed .*close it with \}",
+        ),
+        (
+            "a: 1\nb:\n\tc: 2\n",
+            r":3:1: not valid YAML: a tab indents this line, and YAML indents with spaces only; "
+            r"fix it there: replace the tab with spaces",
+        ),
+        ("a:\tb\n", r":1:3: not valid YAML: a tab after the key, and YAML separates with spaces only"),
+        (
+            "h:\n  n: 1\n   every: 10\n",
+            r":3:\d+: not valid YAML: this line is indented by 3 spaces and line 2 above it "
+            r"by 2, but line 2 already has its value; fix it there: .* indent it by 2 spaces",
+        ),
+        (
+            "h:\n  n: 1\n every: 10\n",
+            r":3:2: not valid YAML: this line is indented by 1 space and line 2 above it by "
+            r"2, and no key above it is indented so; fix it there: .* indent it by 2 spaces",
+        ),
+        ("title: Sums: the naive loop\n", r":1:\d+: not valid YAML: a second ': ' on this line; fix it there: quote"),
+        ('title: "Sums\nn: 3\n', r":3:1: not valid YAML: the quote opened at line 1, column 8 is never closed"),
+    ],
+)
 def test_yaml_mistakes_are_named_with_the_file_and_line(tmp_path, text, expected):
     path = tmp_path / "c.yaml"
     path.write_text(text)
@@ -105,8 +123,10 @@ def test_a_key_given_twice_is_refused_with_both_lines(config_file):
     path, _ = config_file
     path.write_text(path.read_text().replace("  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n"))
     line = line_of(path, "n_keys: 1000")
-    with pytest.raises(ConfigError, match=re.escape(f"{path}:{line}: scaling.n_keys: the key is given twice, "
-                                                    f"at lines {line - 1} and {line}")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(f"{path}:{line}: scaling.n_keys: the key is given twice, at lines {line - 1} and {line}"),
+    ):
         check_syntax(path)
 
 
@@ -117,7 +137,8 @@ def test_a_number_snakemake_reads_as_text_is_refused_with_a_spelling_it_reads(tm
         check_syntax(path)
     assert str(caught.value) == (
         f"{path}:3: parity.tolerance: 1e-7 is a number, but Snakemake reads config files as YAML 1.1, which takes "
-        "it for the text '1e-7'; write 1.0e-7 (a dot and a signed exponent), or quote it if you mean the text")
+        "it for the text '1e-7'; write 1.0e-7 (a dot and a signed exponent), or quote it if you mean the text"
+    )
 
 
 def test_a_byte_order_mark_is_nothing_and_a_bad_byte_is_named(config_file):
@@ -139,8 +160,11 @@ def test_a_misspelt_top_level_key_is_named_with_its_line_and_the_closest_key(tmp
     config = yaml.safe_load(config_file.read_text())
     with pytest.raises(ConfigError, match=r"config.yaml:4: publishin: is not a known key; did you mean publishing\?"):
         check_known_keys(config, ["strict", "experiments", "publishing", "harmonic"], [config_file])
-    check_known_keys({k: v for k, v in config.items() if k != "publishin"},
-                     ["strict", "experiments", "publishing", "harmonic"], [config_file])
+    check_known_keys(
+        {k: v for k, v in config.items() if k != "publishin"},
+        ["strict", "experiments", "publishing", "harmonic"],
+        [config_file],
+    )
 
 
 # ---- numbers as the schema means them ------------------------------------------------
@@ -165,15 +189,17 @@ def problems(config, schema, path, **given):
     return str(caught.value)
 
 
-@pytest.mark.parametrize("old, new, schema, key, spelled", [
-    # the issue's: the sweep then flagged 0 claims instead of 3 (no share is above NaN)
-    ("flag_share: 0.05", "flag_share: .nan", MODULE_SCHEMA, "robustness.flag_share", ".nan"),
-    ("    runtime: 15\n", "    runtime: .inf\n", MODULE_SCHEMA, "experiments.timing.runtime", ".inf"),
-    ("sample_ms: 5 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
-    ("underflow_scale: 10.0", "underflow_scale: -.inf", SCHEMA, "errors.underflow_scale", "-.inf"),
-])
-def test_nan_and_infinity_are_refused_at_the_line_where_a_number_is_meant(config_file, old, new, schema, key,
-                                                                           spelled):
+@pytest.mark.parametrize(
+    "old, new, schema, key, spelled",
+    [
+        # the issue's: the sweep then flagged 0 claims instead of 3 (no share is above NaN)
+        ("flag_share: 0.05", "flag_share: .nan", MODULE_SCHEMA, "robustness.flag_share", ".nan"),
+        ("    runtime: 15\n", "    runtime: .inf\n", MODULE_SCHEMA, "experiments.timing.runtime", ".inf"),
+        ("sample_ms: 5 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
+        ("underflow_scale: 10.0", "underflow_scale: -.inf", SCHEMA, "errors.underflow_scale", "-.inf"),
+    ],
+)
+def test_nan_and_infinity_are_refused_at_the_line_where_a_number_is_meant(config_file, old, new, schema, key, spelled):
     path, config = spoiled(config_file, (old, new))
     line = line_of(path, new.strip())
     message = problems(config, schema, path)
@@ -183,25 +209,32 @@ def test_nan_and_infinity_are_refused_at_the_line_where_a_number_is_meant(config
 
 def test_a_schema_may_allow_the_infinities_by_saying_so(tmp_path):
     schema = tmp_path / "schema.yaml"
-    schema.write_text("type: object\nproperties:\n  limit: {type: number, x-non-finite: true}\n  share: {type: number}\n")
+    schema.write_text(
+        "type: object\nproperties:\n  limit: {type: number, x-non-finite: true}\n  share: {type: number}\n"
+    )
     check_config({"limit": float("inf"), "share": 0.5}, schema)
     with pytest.raises(ConfigError, match="share: .nan is not a finite number"):
         check_config({"limit": float("nan"), "share": float("nan")}, schema)
 
 
-@pytest.mark.parametrize("old, new, key, value, spelling", [
-    # the issue's: it passed schema and footprint, then died in the job with a TypeError
-    ("  n_keys: 2000\n", "  n_keys: 2000.0\n", "scaling.n_keys", "2000.0", "2000"),
-    ("  rounds: 21 ", "  rounds: 2.1e+1 ", "timing.rounds", "21.0", "21"),
-    ("  seed: 7 ", "  seed: 7. ", "scaling.seed", "7.0", "7"),
-])
-def test_an_integer_yaml_reads_as_a_float_is_refused_with_the_spelling_to_use(config_file, old, new, key, value,
-                                                                               spelling):
+@pytest.mark.parametrize(
+    "old, new, key, value, spelling",
+    [
+        # the issue's: it passed schema and footprint, then died in the job with a TypeError
+        ("  n_keys: 2000\n", "  n_keys: 2000.0\n", "scaling.n_keys", "2000.0", "2000"),
+        ("  rounds: 21 ", "  rounds: 2.1e+1 ", "timing.rounds", "21.0", "21"),
+        ("  seed: 7 ", "  seed: 7. ", "scaling.seed", "7.0", "7"),
+    ],
+)
+def test_an_integer_yaml_reads_as_a_float_is_refused_with_the_spelling_to_use(
+    config_file, old, new, key, value, spelling
+):
     path, config = spoiled(config_file, (old, new))
     message = problems(config, SCHEMA, path)
     line = line_of(path, new.strip())
-    assert (f"{path}:{line}: {key}: {value} is a float, and an integer is meant here: write {spelling} "
-            "(no decimal point)") in message
+    assert (
+        f"{path}:{line}: {key}: {value} is a float, and an integer is meant here: write {spelling} (no decimal point)"
+    ) in message
 
 
 def test_a_float_in_a_list_of_sizes_is_named_by_its_item(config_file):
@@ -240,11 +273,17 @@ def test_an_experiment_named_like_a_rule_is_refused_with_the_fix(config_file, na
     """It passed the schema and died in Snakemake's CreateRuleException."""
     path, config = spoiled(config_file, ("  errors: {libraries", f"  {name}: {{}}\n  errors: {{libraries"))
     message = problems(config, MODULE_SCHEMA, path, rule_names=rule_names())
-    assert (f"{path}:{line_of(path, f'  {name}: {{}}')}: experiments.{name}: {name!r} is the name of one of the "
-            "workflow's rules (all, audit, bind, ") in message
+    assert (
+        f"{path}:{line_of(path, f'  {name}: {{}}')}: experiments.{name}: {name!r} is the name of one of the "
+        "workflow's rules (all, audit, bind, "
+    ) in message
     assert f"rename the experiment (experiments/{name}.py, its entry here and its section {name}:)" in message
-    check_config(check_syntax(PROJECT_ROOT / "config.yaml"), MODULE_SCHEMA, [PROJECT_ROOT / "config.yaml"],
-                 rule_names=rule_names())
+    check_config(
+        check_syntax(PROJECT_ROOT / "config.yaml"),
+        MODULE_SCHEMA,
+        [PROJECT_ROOT / "config.yaml"],
+        rule_names=rule_names(),
+    )
 
 
 # ---- the seed sweep's size ----------------------------------------------------------------
@@ -253,8 +292,9 @@ def test_an_experiment_named_like_a_rule_is_refused_with_the_fix(config_file, na
 def test_a_sweep_over_more_seeds_than_the_documented_maximum_is_refused_at_its_line(config_file):
     """100 million seeds planned for minutes without a word."""
     path, config = spoiled(config_file, ("  seeds: 100\n", "  seeds: 100000000\n"))
-    assert (f"{path}:{line_of(path, 'seeds: 100000000')}: robustness.seeds: 100000000 is greater than the maximum "
-            "of 100000") in problems(config, MODULE_SCHEMA, path)
+    assert (
+        f"{path}:{line_of(path, 'seeds: 100000000')}: robustness.seeds: 100000000 is greater than the maximum of 100000"
+    ) in problems(config, MODULE_SCHEMA, path)
 
 
 def test_a_sweep_that_would_plan_too_many_jobs_says_how_many_and_the_chunk_that_fits(config_file):
@@ -269,11 +309,14 @@ def test_a_sweep_that_would_plan_too_many_jobs_says_how_many_and_the_chunk_that_
     jobs = swept * 2000
     assert str(caught.value).startswith(
         f"{path}:{line_of(path, 'seeds: 100000')}: robustness.seeds = 100000 in chunks of 50 makes {jobs:,} jobs "
-        f"({swept} experiments x 2,000 chunks), more than the {settings.MAX_SWEEP_JOBS:,} a sweep may plan")
+        f"({swept} experiments x 2,000 chunks), more than the {settings.MAX_SWEEP_JOBS:,} a sweep may plan"
+    )
     enough = int(re.search(r"raise robustness.chunk to at least ([\d,]+)", str(caught.value)).group(1).replace(",", ""))
     config["robustness"]["chunk"] = enough
     assert swept * -(-100000 // enough) <= settings.MAX_SWEEP_JOBS
     settings.robustness(config)  # the chunk it names is enough
+
+
 def test_the_timing_needs_three_runs_to_say_whether_one_disagrees(config_file):
     """The article prints the timing's interval between runs and whether a
     run lies outside what the others predict: config/schema.yaml refuses
@@ -284,4 +327,5 @@ def test_the_timing_needs_three_runs_to_say_whether_one_disagrees(config_file):
     with pytest.raises(ConfigError) as caught:
         check_config(yaml.safe_load(spoiled), SCHEMA, [path])
     assert f"{path}:{line_of(path, 'runs: 2')}: experiments.timing.runs: 2 is less than the minimum of 3" in str(
-        caught.value)
+        caught.value
+    )

@@ -12,10 +12,16 @@ from articlekit.data.config import ConfigError, check_article_config, inferred_s
 
 def test_the_types_of_a_section_are_those_its_values_have():
     assert inferred_schema({"n": 3, "x": 0.5, "name": "a", "on": True, "sizes": [1, 2], "mixed": [1, 2.5]}) == {
-        "type": "object", "properties": {
-            "n": {"type": "integer"}, "x": {"type": "number"}, "name": {"type": "string"},
-            "on": {"type": "boolean"}, "sizes": {"type": "array", "items": {"type": "integer"}},
-            "mixed": {"type": "array", "items": {"type": "number"}}}}
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "x": {"type": "number"},
+            "name": {"type": "string"},
+            "on": {"type": "boolean"},
+            "sizes": {"type": "array", "items": {"type": "integer"}},
+            "mixed": {"type": "array", "items": {"type": "number"}},
+        },
+    }
 
 
 @pytest.fixture
@@ -50,7 +56,8 @@ def test_an_override_of_another_type_is_refused_at_its_line_with_the_type_meant(
         "the configuration does not match the types config.yaml gives, a seed a whole number (darts: no "
         "config/schema.yaml describes it):\n"
         "  config/test0.yaml:2: darts.rounds: 'nine' is not of type 'integer'; config.yaml:7 gives it as an "
-        "integer, so write an integer")
+        "integer, so write an integer"
+    )
 
 
 def test_a_seed_typed_as_text_in_config_yaml_itself_is_refused_at_its_line(article):
@@ -60,7 +67,8 @@ def test_a_seed_typed_as_text_in_config_yaml_itself_is_refused_at_its_line(artic
         checked(article, CONFIG.replace("seed: 2026", 'seed: "2026x"'))
     assert str(caught.value).endswith(
         "  config.yaml:6: darts.seed: '2026x' is not of type 'integer' (a seed is a whole number, 0 or more: "
-        "NumPy's generators take nothing else, and the seed sweep varies only an integer seed)")
+        "NumPy's generators take nothing else, and the seed sweep varies only an integer seed)"
+    )
     with pytest.raises(ConfigError, match=r"config\.yaml:6: darts\.seed: -1 is less than the minimum of 0 \(a seed"):
         checked(article, CONFIG.replace("seed: 2026", "seed: -1"))
 
@@ -70,8 +78,7 @@ def test_values_of_their_own_types_pass(article):
 
 
 def test_a_section_the_schema_describes_is_held_to_the_schema_alone(article):
-    schema = ("type: object\nproperties:\n  darts:\n    type: object\n    properties:\n"
-              "      seed: {type: string}\n")
+    schema = "type: object\nproperties:\n  darts:\n    type: object\n    properties:\n      seed: {type: string}\n"
     checked(article, CONFIG.replace("seed: 2026", 'seed: "2026x"'), schema=schema)  # the author's word stands
     with pytest.raises(ConfigError, match=r"config\.yaml:6: darts\.seed: 2026 is not of type 'string'"):
         checked(article, CONFIG, schema=schema)

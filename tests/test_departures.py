@@ -78,17 +78,19 @@ def test_each_departure_is_a_binding_with_its_tooltip_and_provenance_row(baselin
     first = next(line for line in md.splitlines() if line.startswith("- **Correction**"))
     assert first.startswith("- **Correction** (FAQ): the edition printed “a tiny non\\-zero value in float32”")
     assert f'[0\\.0](#{erratum["anchor"]} "{erratum["title"]}"){{.bound-value}}' in first
-    assert first.endswith('[audit row](audit.html#erratum.corrected-fact-holds "erratum.corrected-fact-holds in the audit")')
+    assert first.endswith(
+        '[audit row](audit.html#erratum.corrected-fact-holds "erratum.corrected-fact-holds in the audit")'
+    )
     assert len(md.splitlines()) == len(departures(baseline, values))
 
 
 def test_a_correction_that_no_longer_holds_fails_a_strict_bind(baseline, values):
-    tampered = {**values, "values": {**values["values"],
-                                     "example.fill_minus_1e9.max_masked_weight_float32": 1e-9}}
+    tampered = {**values, "values": {**values["values"], "example.fill_minus_1e9.max_masked_weight_float32": 1e-9}}
     with pytest.raises(BindError) as caught:
         bound(baseline, tampered, strict=True)
     assert "article/index.qmd:7: claim 'example.fill_minus_1e9.max_masked_weight_float32 == 0.0' failed" in str(
-        caught.value)
+        caught.value
+    )
 
 
 def test_without_the_baseline_the_shortcode_is_an_error_naming_its_line(values):
@@ -106,16 +108,48 @@ def test_the_section_renders_with_links_to_the_audit(baseline, tmp_path):
     (article / "index.qmd").write_text(ARTICLE)
     bindings = tmp_path / "bindings.json"
     run = [sys.executable, "-m", "articlekit"]
-    proc = subprocess.run([*run, "bind", article / "index.qmd", "--values", FIXTURES / "values.json",
-                           "--strict", "false", "--baseline", FIXTURES / "baseline.yaml", "--out", bindings],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            *run,
+            "bind",
+            article / "index.qmd",
+            "--values",
+            FIXTURES / "values.json",
+            "--strict",
+            "false",
+            "--baseline",
+            FIXTURES / "baseline.yaml",
+            "--out",
+            bindings,
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     html, md = tmp_path / "out/article.html", tmp_path / "out/article.md"
-    proc = subprocess.run([*run, "render", article / "index.qmd", "--bindings", bindings, "--renderer", "pandoc",
-                           "--html", html, "--md", md], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            *run,
+            "render",
+            article / "index.qmd",
+            "--bindings",
+            bindings,
+            "--renderer",
+            "pandoc",
+            "--html",
+            html,
+            "--md",
+            md,
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     page = html.read_text()
-    assert '<a href="audit.html#erratum.corrected-fact-holds" title="erratum.corrected-fact-holds in the audit">audit row</a>' in page
+    assert (
+        '<a href="audit.html#erratum.corrected-fact-holds" title="erratum.corrected-fact-holds in the audit">audit row</a>'
+        in page
+    )
     assert 'class="bound-value" title="example.fill_minus_1e9.max_masked_weight_float32 = 0.0' in page
     # the Markdown copy prints the values plainly, as value() does there
     assert "bound-value" not in md.read_text()
@@ -130,8 +164,9 @@ def test_the_live_preview_renders_the_departures_with_the_baseline(tmp_path):
     article = tmp_path / "article" / "index.qmd"
     article.parent.mkdir()
     article.write_text(ARTICLE, encoding="utf-8")
-    preview = Preview(article, FIXTURES / "values.json", tmp_path / "preview", strict=False,
-                      baseline=FIXTURES / "baseline.yaml")
+    preview = Preview(
+        article, FIXTURES / "values.json", tmp_path / "preview", strict=False, baseline=FIXTURES / "baseline.yaml"
+    )
     assert preview.rebuild(), preview.state()["problems"]
     assert "audit.html#erratum.corrected-fact-holds" in preview.served_page().decode("utf-8")
 
@@ -175,12 +210,22 @@ def test_an_exact_value_that_moved_is_listed_and_marked_on_the_page(tmp_path, va
     baseline, _ = small_baseline(tmp_path, WRONG_EXACT)
     doc = bound(baseline, values)
     (item,) = doc["departures_md"].splitlines()
-    assert item.startswith("- **Moved unexpectedly** [⚠ not explained by the baseline]{.claim-failed} (scaling): "
-                           "the edition printed “7\\.32”; this build: [7\\.40](#v-scaling-dk64-dot-std ")
+    assert item.startswith(
+        "- **Moved unexpectedly** [⚠ not explained by the baseline]{.claim-failed} (scaling): "
+        "the edition printed “7\\.32”; this build: [7\\.40](#v-scaling-dk64-dot-std "
+    )
     assert item.endswith('[audit row](audit.html#scaling.dot-std "scaling.dot-std in the audit")')
     assert "departs from the published edition nowhere" not in doc["departures_md"]
-    assert doc["departures"] == [{"id": "scaling.dot-std", "key": "scaling.dk64.dot_std", "line": 8,
-                                  "kind": "unexpected", "status": "moved unexpectedly", "explained": None}]
+    assert doc["departures"] == [
+        {
+            "id": "scaling.dot-std",
+            "key": "scaling.dk64.dot_std",
+            "line": 8,
+            "kind": "unexpected",
+            "status": "moved unexpectedly",
+            "explained": None,
+        }
+    ]
 
 
 def test_a_strict_bind_stops_on_it_naming_the_baseline_line_both_values_and_the_fix(tmp_path, values):
@@ -188,8 +233,10 @@ def test_a_strict_bind_stops_on_it_naming_the_baseline_line_both_values_and_the_
     with pytest.raises(BindError) as caught:
         bound(baseline, values, strict=True)
     (problem,) = caught.value.problems
-    assert problem.startswith(f"{baseline.path}:{lines['scaling.dot-std']}: entry 'scaling.dot-std' "
-                              "(scaling.dk64.dot_std) moved unexpectedly: the edition printed 7.32, this build 7.40")
+    assert problem.startswith(
+        f"{baseline.path}:{lines['scaling.dot-std']}: entry 'scaling.dot-std' "
+        "(scaling.dk64.dot_std) moved unexpectedly: the edition printed 7.32, this build 7.40"
+    )
     assert "add a `reason:`" in problem and "change its class" in problem
 
 
@@ -198,16 +245,34 @@ def test_without_strict_the_terminal_says_so_too(tmp_path):
     baseline, lines = small_baseline(tmp_path, WRONG_EXACT)
     article = tmp_path / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "articlekit", "bind", article, "--values", FIXTURES / "values.json",
-                           "--strict", "false", "--baseline", baseline.path, "--out", tmp_path / "bindings.json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "bind",
+            article,
+            "--values",
+            FIXTURES / "values.json",
+            "--strict",
+            "false",
+            "--baseline",
+            baseline.path,
+            "--out",
+            tmp_path / "bindings.json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"bind: warning: {baseline.path}:{lines['scaling.dot-std']}: entry 'scaling.dot-std'" in proc.stderr
     assert "1 unexplained departures (shown on the page: strict=false)" in proc.stderr
 
 
 def test_a_reason_explains_the_move_it_is_listed_and_the_strict_build_goes_on(tmp_path, values):
-    baseline, _ = small_baseline(tmp_path, WRONG_EXACT + "    reason: The edition rounded a value it printed by hand.\n")
+    baseline, _ = small_baseline(
+        tmp_path, WRONG_EXACT + "    reason: The edition rounded a value it printed by hand.\n"
+    )
     (item,) = bound(baseline, values, strict=True)["departures_md"].splitlines()
     assert item.startswith("- **Moved unexpectedly, explained** (scaling): the edition printed “7\\.32”")
     assert "Explained: The edition rounded a value it printed by hand\\." in item
@@ -217,7 +282,9 @@ def test_a_reason_explains_the_move_it_is_listed_and_the_strict_build_goes_on(tm
 def test_a_reason_does_not_excuse_a_failed_check(tmp_path, values):
     """A reason says why digits moved; a check is a claim, and 0.001 is not
     floating-point noise whatever the baseline says."""
-    baseline, lines = small_baseline(tmp_path, """\
+    baseline, lines = small_baseline(
+        tmp_path,
+        """\
   - id: parity.multi-head
     class: noise
     published: "4.44e-16"
@@ -227,7 +294,8 @@ def test_a_reason_does_not_excuse_a_failed_check(tmp_path, values):
     check: "< 1e-12"
     reason: Another machine rounds differently.
     where: {section: parity, quote: "multi-head difference 4.44e-16"}
-""")
+""",
+    )
     with pytest.raises(BindError) as caught:
         bound(baseline, values, strict=True)
     (problem,) = caught.value.problems
@@ -239,7 +307,9 @@ def test_a_timing_outside_its_band_is_listed_but_a_busy_machine_cannot_stop_a_st
     """A band is around another machine's time: load alone can leave it. What
     the prose claims about timings is checked with intervals (inconclusive
     when they cannot tell), so the band only informs."""
-    baseline, _ = small_baseline(tmp_path, """\
+    baseline, _ = small_baseline(
+        tmp_path,
+        """\
   - id: timing.matrix
     class: timing
     published: "1.050"
@@ -248,18 +318,23 @@ def test_a_timing_outside_its_band_is_listed_but_a_busy_machine_cannot_stop_a_st
     fmt: ".3f"
     band: [0.1, 10.0]
     where: {section: parity, quote: "the matrix version 1.050 ms"}
-""")
+""",
+    )
     doc = bound(baseline, values, strict=True)
     (item,) = doc["departures_md"].splitlines()
-    assert item.startswith("- **Moved unexpectedly, explained** (parity): the edition printed “1\\.050”; this build: "
-                           "[50\\.000]")
+    assert item.startswith(
+        "- **Moved unexpectedly, explained** (parity): the edition printed “1\\.050”; this build: [50\\.000]"
+    )
     assert "outside the band" in item and "Explained: A timing" in item
 
 
 def test_another_configuration_explains_what_its_experiment_computes(tmp_path, values):
     """The edition printed a parameter; this build ran with another one (a
     test config, an author's edit): that experiment's values move with it."""
-    baseline, _ = small_baseline(tmp_path, WRONG_EXACT, """\
+    baseline, _ = small_baseline(
+        tmp_path,
+        WRONG_EXACT,
+        """\
   - id: scaling.n-keys
     class: exact
     published: "2,000"
@@ -267,13 +342,20 @@ def test_another_configuration_explains_what_its_experiment_computes(tmp_path, v
     key: scaling.params.n_keys
     fmt: ","
     where: {section: scaling, quote: "2,000 keys"}
-""")
-    configured = {"values": {**values["values"], "scaling.params.n_keys": 1000},
-                  "sources": {**values["sources"], "scaling.params.n_keys": values["sources"]["scaling.dk64.dot_std"]},
-                  "versions": values["versions"]}
+""",
+    )
+    configured = {
+        "values": {**values["values"], "scaling.params.n_keys": 1000},
+        "sources": {**values["sources"], "scaling.params.n_keys": values["sources"]["scaling.dk64.dot_std"]},
+        "versions": values["versions"],
+    }
     doc = bound(baseline, configured, strict=True)
-    assert [d["explained"].startswith("this build runs scaling with other parameters than the edition "
-                                      "(n_keys 2,000 → 1,000)") for d in doc["departures"]] == [True, True]
+    assert [
+        d["explained"].startswith(
+            "this build runs scaling with other parameters than the edition (n_keys 2,000 → 1,000)"
+        )
+        for d in doc["departures"]
+    ] == [True, True]
     # the same move with the edition's parameters is not explained
     with pytest.raises(BindError):
         bound(baseline, {**configured, "values": {**configured["values"], "scaling.params.n_keys": 2000}}, strict=True)
@@ -284,8 +366,10 @@ def test_the_article_lists_exactly_what_the_audit_finds_with_the_same_verdicts(b
     claims of the article: here one that puts a second threshold on a key."""
     from articlekit.review.audit import audit
 
-    article = ARTICLE.replace("## Departures", 'The max weight is {{< value scaling.dk64.unscaled.max_weight fmt=".6f" '
-                                               'expect="> 0.9" >}}.\n\n## Departures')
+    article = ARTICLE.replace(
+        "## Departures",
+        'The max weight is {{< value scaling.dk64.unscaled.max_weight fmt=".6f" expect="> 0.9" >}}.\n\n## Departures',
+    )
     doc = bound(baseline, values, article=article)
     report = audit(baseline, values, doc)
     rows = {r["id"]: r for r in report["entries"]}
@@ -294,8 +378,9 @@ def test_the_article_lists_exactly_what_the_audit_finds_with_the_same_verdicts(b
     assert {d["id"] for d in doc["departures"] if d["kind"] == "unexpected"} == unexpected
     for d in doc["departures"]:
         assert (d["status"], d["explained"]) == (rows[d["id"]]["status"], rows[d["id"]]["explained"]), d["id"]
-    assert report["summary"]["unexplained"] == sum(1 for d in doc["departures"]
-                                                   if d["kind"] == "unexpected" and not d["explained"])
+    assert report["summary"]["unexplained"] == sum(
+        1 for d in doc["departures"] if d["kind"] == "unexpected" and not d["explained"]
+    )
 
 
 @pytest.mark.slow
@@ -311,8 +396,12 @@ def test_a_new_authors_wrong_exact_entry_fails_the_strict_build_and_is_on_the_pa
     published = folder / "baseline" / "published.yaml"
     text = published.read_text(encoding="utf-8")
     assert 'published: "7.485471"' in text
-    published.write_text(text.replace('published: "7.485471"', 'published: "7.485472"')
-                         .replace("value: 7.485470860550345", "value: 7.485472"), encoding="utf-8")
+    published.write_text(
+        text.replace('published: "7.485471"', 'published: "7.485472"').replace(
+            "value: 7.485470860550345", "value: 7.485472"
+        ),
+        encoding="utf-8",
+    )
     line = next(n for n, row in enumerate(published.read_text().splitlines(), 1) if "- id: harmonic.value" in row)
     env = {**copy_environment(ROOT), "PYTHONPATH": str(ROOT)}
     run = ["snakemake", "--cores", "2", "--config", "renderer=pandoc"]
@@ -320,8 +409,10 @@ def test_a_new_authors_wrong_exact_entry_fails_the_strict_build_and_is_on_the_pa
     strict = subprocess.run(run, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert strict.returncode != 0
     log = (folder / "logs" / "bind.log").read_text(encoding="utf-8")
-    assert (f"baseline/published.yaml:{line}: entry 'harmonic.value' (harmonic.value) moved unexpectedly: "
-            "the edition printed 7.485472, this build 7.485471") in log
+    assert (
+        f"baseline/published.yaml:{line}: entry 'harmonic.value' (harmonic.value) moved unexpectedly: "
+        "the edition printed 7.485472, this build 7.485471"
+    ) in log
     assert not (folder / "build" / "article.html").exists()
 
     loose = subprocess.run([*run, "strict=false"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
@@ -342,9 +433,23 @@ def test_the_audit_refuses_bindings_whose_departures_say_otherwise(tmp_path, val
     doc["departures"][0]["status"] = "reproduced"
     write_json(tmp_path / "bindings.json", doc)
     out = tmp_path / "audit"
-    code = audit_main(["--baseline", baseline.path, "--values", str(FIXTURES / "values.json"),
-                       "--bindings", str(tmp_path / "bindings.json"), "--json", str(out / "a.json"),
-                       "--md", str(out / "a.md"), "--html", str(out / "a.html")])
+    code = audit_main(
+        [
+            "--baseline",
+            baseline.path,
+            "--values",
+            str(FIXTURES / "values.json"),
+            "--bindings",
+            str(tmp_path / "bindings.json"),
+            "--json",
+            str(out / "a.json"),
+            "--md",
+            str(out / "a.md"),
+            "--html",
+            str(out / "a.html"),
+        ]
+    )
     assert code == 1
     assert read_json(out / "a.json")["disagreements"] == [
-        "scaling.dot-std: the article printed 'reproduced', the audit finds 'moved unexpectedly'"]
+        "scaling.dot-std: the article printed 'reproduced', the audit finds 'moved unexpectedly'"
+    ]

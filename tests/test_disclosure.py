@@ -23,19 +23,30 @@ from tests.workspace import copy_environment, copy_project
 # toy.x is 5 at the article's seed and the seed itself elsewhere: "> 3" holds
 # at the article's seed and fails for seeds 1 to 3 of 10, more than flag_share
 CLAIM = 'x is {{< value toy.x fmt=".1f" expect="> 3" >}}.'
-DISCLOSURE = ('It holds for {{< value robustness.toy.x.holds_fraction fmt=".0%" >}} of the seeds '
-              '({{< value robustness.toy.x.holds_fraction_low fmt=".0%" >}} to '
-              '{{< value robustness.toy.x.holds_fraction_high fmt=".0%" >}}).')
+DISCLOSURE = (
+    'It holds for {{< value robustness.toy.x.holds_fraction fmt=".0%" >}} of the seeds '
+    '({{< value robustness.toy.x.holds_fraction_low fmt=".0%" >}} to '
+    '{{< value robustness.toy.x.holds_fraction_high fmt=".0%" >}}).'
+)
 TAIL = "\n\n## Sources\n\n{{< provenance >}}\n"
 
 
 def toy_values(flag_share=0.2):
-    chunk = {"experiment": "toy", "script": "experiments/toy.py", "params": {}, "versions": {},
-             "seeds": [{"seed": s, "values": {"x": float(s)}} for s in range(1, 11)]}
+    chunk = {
+        "experiment": "toy",
+        "script": "experiments/toy.py",
+        "params": {},
+        "versions": {},
+        "seeds": [{"seed": s, "values": {"x": float(s)}} for s in range(1, 11)],
+    }
     artifact = {"experiment": "toy", "script": "experiments/toy.py", "params": {"seed": 0}, "values": {"x": 5.0}}
     values = merge([("results/toy.json", artifact)])["values"]
-    report = robustness.build(robustness.collect([("c.json", chunk)]), values,
-                              robustness.article_shortcodes("a.qmd", CLAIM), {"flag_share": flag_share})
+    report = robustness.build(
+        robustness.collect([("c.json", chunk)]),
+        values,
+        robustness.article_shortcodes("a.qmd", CLAIM),
+        {"flag_share": flag_share},
+    )
     return merge([("results/toy.json", artifact), ("build/robustness.json", report)])
 
 
@@ -48,8 +59,9 @@ def test_a_flagged_claim_its_section_does_not_disclose_stops_a_strict_build_nami
     with pytest.raises(BindError) as err:
         bind_text(text)
     [problem] = err.value.problems
-    assert problem.startswith("article/index.qmd:5: claim 'toy.x > 3' holds at the article's seed but fails "
-                              "for 30% of the sweep's seeds")
+    assert problem.startswith(
+        "article/index.qmd:5: claim 'toy.x > 3' holds at the article's seed but fails for 30% of the sweep's seeds"
+    )
     assert "the section '## Results' (line 3) does not say so" in problem
     assert "{{< value robustness.toy.x.holds_fraction fmt=\".0%\" >}}" in problem
     assert "(missing: .holds_fraction, .holds_fraction_low, .holds_fraction_high)" in problem
@@ -85,7 +97,7 @@ def test_sections_run_to_the_next_heading_of_their_level_and_headings_in_code_ar
     text = "intro\n\n## A\n\na\n\n```python\n# not a heading\n```\n\n### A.1\n\nb\n\n## B\n\nc\n"
     found = disclosure.sections(text)
     assert [(s.title, s.line) for s in found] == [("", 1), ("## A", 3), ("### A.1", 11), ("## B", 15)]
-    a = text[found[1].start:found[1].end]
+    a = text[found[1].start : found[1].end]
     assert a.startswith("## A") and "### A.1" in a and "## B" not in a
     assert disclosure.section_of(found, text.index("# not a heading")).title == "## A"
     assert disclosure.section_of(found, text.index("b\n")).title == "### A.1"
@@ -103,8 +115,9 @@ def project(tmp_path_factory):
 
 
 def build(work, *args):
-    return subprocess.run(["snakemake", *args, *BUILD], cwd=work, env=copy_environment(work), capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(
+        ["snakemake", *args, *BUILD], cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900
+    )
 
 
 @pytest.mark.slow
@@ -120,26 +133,38 @@ def test_the_article_discloses_every_claim_its_sweep_flags_and_a_strict_build_fa
 
     article = project / "article/index.qmd"
     original = article.read_text()
-    shares = re.findall(r" *it does for \{\{< value robustness\.scaling\.dk64\.unscaled\.max_weight\.holds_fraction "
-                        r".*?holds_fraction_high [^>]*>\}\}\),\n", original, re.S)
+    shares = re.findall(
+        r" *it does for \{\{< value robustness\.scaling\.dk64\.unscaled\.max_weight\.holds_fraction "
+        r".*?holds_fraction_high [^>]*>\}\}\),\n",
+        original,
+        re.S,
+    )
     assert len(shares) == 1, "the In short box no longer says how often the collapse holds"
     article.write_text(original.replace(shares[0], "  and\n"))
     try:
         proc = build(project, "build/bindings.json")
         assert proc.returncode != 0
-        line = next(i for i, text in enumerate(article.read_text().splitlines(), 1)
-                    if 'scaling.dk64.unscaled.max_weight fmt=".2%" expect="> 0.5"' in text)
+        line = next(
+            i
+            for i, text in enumerate(article.read_text().splitlines(), 1)
+            if 'scaling.dk64.unscaled.max_weight fmt=".2%" expect="> 0.5"' in text
+        )
         said = proc.stderr + proc.stdout
-        assert re.search(rf"article/index.qmd:{line}: claim 'scaling.dk64.unscaled.max_weight > 0.5' holds at the "
-                         r"article's seed but fails for \d+% of the sweep's seeds", said), said[-3000:]
+        assert re.search(
+            rf"article/index.qmd:{line}: claim 'scaling.dk64.unscaled.max_weight > 0.5' holds at the "
+            r"article's seed but fails for \d+% of the sweep's seeds",
+            said,
+        ), said[-3000:]
         assert "the article's opening (before its first heading) does not say so" in said
 
         proc = build(project, "build/article.html", "--config", "strict=false")
         assert proc.returncode == 0, proc.stderr[-4000:]
         page = (project / "build/article.html").read_text()
         assert 'class="claim-failed"' in page and disclosure.MARK["text"] in page
-        assert ("bind: warning: claim 'scaling.dk64.unscaled.max_weight > 0.5' holds at the article's seed"
-                in (project / "logs/bind.log").read_text())
+        assert (
+            "bind: warning: claim 'scaling.dk64.unscaled.max_weight > 0.5' holds at the article's seed"
+            in (project / "logs/bind.log").read_text()
+        )
     finally:
         article.write_text(original)
     assert build(project, "build/bindings.json").returncode == 0

@@ -31,7 +31,9 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 # Paths of the repository that a document names; a generated folder
 # (build/, results/) or a placeholder (<name>, {label}) is not checked.
-PATH = re.compile(r"(?<![\w./-])((?:articlekit|tests|benchmarks|config|profiles|examples|experiments|docs|\.ci)/[\w.*/-]*)")
+PATH = re.compile(
+    r"(?<![\w./-])((?:articlekit|tests|benchmarks|config|profiles|examples|experiments|docs|\.ci)/[\w.*/-]*)"
+)
 MODULE = re.compile(r"(?<![\w./-])(articlekit(?:\.[A-Za-z_]\w*)+)")
 COMMAND = re.compile(r"(?:python -m |`)articlekit ([a-z][a-z_]*)\b")
 
@@ -94,11 +96,13 @@ def named_paths(path):
     for number, line in enumerate(lines_of(path), 1):
         for match in PATH.finditer(line):
             name = match.group(1).rstrip(".,:;")
-            following = line[match.end():match.end() + 1]
+            following = line[match.end() : match.end() + 1]
             if following in ("<", "{") or "<" in name:
                 continue  # a placeholder: experiments/<name>.py
-            if any(re.fullmatch(r"[A-Z][A-Z_]*", Path(part).stem) for part in name.split("/")[1:]) \
-                    and not (ROOT / name).exists():
+            if (
+                any(re.fullmatch(r"[A-Z][A-Z_]*", Path(part).stem) for part in name.split("/")[1:])
+                and not (ROOT / name).exists()
+            ):
                 continue  # a placeholder: experiments/NAME.py
             if name in written:
                 continue
@@ -109,7 +113,8 @@ def test_the_readme_is_short():
     count = len(lines_of(README))
     assert count < README_MAX_LINES, (
         f"README.md has {count} lines (at most {README_MAX_LINES - 1}): move the detail into docs/ "
-        "and link to it from 'Where to read next'")
+        "and link to it from 'Where to read next'"
+    )
 
 
 def quick_start_commands():
@@ -118,7 +123,7 @@ def quick_start_commands():
     start = next(i for i, line in enumerate(lines) if line.strip() == "## Quick start")
     fence = next(i for i in range(start, len(lines)) if FENCE.match(lines[i].strip()))
     end = next(i for i in range(fence + 1, len(lines)) if FENCE.match(lines[i].strip()))
-    return [line.strip() for line in lines[fence + 1:end] if line.strip()]
+    return [line.strip() for line in lines[fence + 1 : end] if line.strip()]
 
 
 def test_the_quick_start_is_the_two_commands_it_always_was():
@@ -130,10 +135,12 @@ def test_the_readme_test_command_is_the_one_ci_runs():
     commands = [line.strip() for line in ci if line.strip() and not line.strip().startswith("#")]
     readme_test = quick_start_commands()[-1]
     assert readme_test in commands, (
-        f".ci/run does not run the README's test command {readme_test!r}: keep the two in step")
+        f".ci/run does not run the README's test command {readme_test!r}: keep the two in step"
+    )
     installs = [line for line in commands if "pip install" in line]
     assert any("-r requirements-dev.txt" in line for line in installs), (
-        ".ci/run does not install requirements-dev.txt, as the README's quick start does")
+        ".ci/run does not install requirements-dev.txt, as the README's quick start does"
+    )
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=shown)
@@ -234,8 +241,9 @@ def layout_entries():
 
 
 def test_the_layout_names_what_is_there():
-    missing = [f"README.md:{line}: {name}" for line, name in layout_entries()
-               if "<" not in name and not (ROOT / name).exists()]
+    missing = [
+        f"README.md:{line}: {name}" for line, name in layout_entries() if "<" not in name and not (ROOT / name).exists()
+    ]
     assert not missing, "the README's layout names what the tree lacks:\n" + "\n".join(missing)
 
 
@@ -265,7 +273,9 @@ def test_every_document_is_reachable_from_the_readme():
 
 # `python -m articlekit X` or `articlekit X` where code starts (a fenced line, an
 # inline code span, after && or a prompt), and `python -m articlekit.MODULE`.
-SHOWN_COMMAND = re.compile(r"(?:(?:^|&&\s*|\$\s*)articlekit|python -m articlekit)(?: (-{0,2}[a-z][a-z_-]*))?(?=[\s`]|$)")
+SHOWN_COMMAND = re.compile(
+    r"(?:(?:^|&&\s*|\$\s*)articlekit|python -m articlekit)(?: (-{0,2}[a-z][a-z_-]*))?(?=[\s`]|$)"
+)
 SHOWN_MODULE = re.compile(r"python -m (articlekit(?:\.[a-z_]+)+)")
 SHOWN_SNAKEMAKE = re.compile(r"(?:^|&&\s*|\$\s*|`)snakemake((?: [^\s`&|;#)]+)*)")
 # Snakemake's options the docs show that take a value (the value is no target)
@@ -301,8 +311,14 @@ def shown_commands():
                 tokens = match.group(1).split()
                 for i, token in enumerate(tokens):
                     after = tokens[i - 1] if i else None
-                    if token.startswith("-") or "=" in token or token.isdigit() or "<" in token \
-                            or (after in VALUED and after not in RULE_VALUED) or not re.fullmatch(r"[a-z_]+", token):
+                    if (
+                        token.startswith("-")
+                        or "=" in token
+                        or token.isdigit()
+                        or "<" in token
+                        or (after in VALUED and after not in RULE_VALUED)
+                        or not re.fullmatch(r"[a-z_]+", token)
+                    ):
                         continue  # an option, its value, a config setting, a file or a placeholder
                     found.setdefault(("target", token), where)
     return found
@@ -311,8 +327,12 @@ def shown_commands():
 def test_the_docs_show_the_commands_this_test_checks():
     kinds = {kind for kind, _ in shown_commands()}
     assert kinds == {"command", "module", "target"}
-    assert {("command", "lint"), ("command", "--help"), ("target", "release"),
-            ("module", "articlekit.experiment.sweep")} <= set(shown_commands())
+    assert {
+        ("command", "lint"),
+        ("command", "--help"),
+        ("target", "release"),
+        ("module", "articlekit.experiment.sweep"),
+    } <= set(shown_commands())
 
 
 @pytest.mark.workflow
@@ -323,8 +343,14 @@ def test_python_m_articlekit_help_exits_0_and_lists_every_command_and_module():
     from articlekit.__main__ import COMMANDS, MODULES
 
     for flag in ("--help", "-h"):
-        done = subprocess.run([sys.executable, "-m", "articlekit", flag], cwd=ROOT, capture_output=True, text=True,
-                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "articlekit", flag],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         listed = re.findall(r"^  (\S+)  ", done.stdout, re.M)
         assert set(COMMANDS) <= set(listed), done.stdout
@@ -355,8 +381,9 @@ def exit_code(call):
     return code or 0
 
 
-@pytest.mark.parametrize("kind, name", sorted((k, n or "") for k, n in shown_commands() if k != "target"),
-                         ids=lambda v: v or "articlekit")
+@pytest.mark.parametrize(
+    "kind, name", sorted((k, n or "") for k, n in shown_commands() if k != "target"), ids=lambda v: v or "articlekit"
+)
 def test_every_articlekit_command_the_docs_show_answers_help(kind, name, capsys):
     """Each `python -m articlekit X`, `articlekit X` and `python -m
     articlekit.MODULE` a document shows runs its --help with exit 0 (the
@@ -381,25 +408,34 @@ def test_every_articlekit_command_the_docs_show_answers_help(kind, name, capsys)
 def test_every_snakemake_target_the_docs_show_is_a_rule_of_the_workflow():
     import subprocess
 
-    done = subprocess.run(["snakemake", "--list-rules"], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        ["snakemake", "--list-rules"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rules = set(done.stdout.split())
     targets = {name: where for (kind, name), where in shown_commands().items() if kind == "target"}
     assert {"release", "matrix", "robustness"} <= set(targets)
-    missing = [f"{where}: snakemake {name}: no such rule" for name, where in sorted(targets.items())
-               if name not in rules]
+    missing = [
+        f"{where}: snakemake {name}: no such rule" for name, where in sorted(targets.items()) if name not in rules
+    ]
     assert not missing, "\n".join(missing)
 
 
 # ---- what the docs say the tool prints is what it prints ----------------------------------
 
+
 def test_the_failed_claim_message_the_docs_show_is_binds_with_its_fix():
     from articlekit.article.bind import failed_message
 
-    said = failed_message({"location": "file:line", "key": "KEY", "expect": "EXPECT", "value": "V",
-                           "status": "fails", "holds": False},
-                          {"KEY": {"script": "experiments/NAME.py", "experiment": "NAME"}})
+    said = failed_message(
+        {"location": "file:line", "key": "KEY", "expect": "EXPECT", "value": "V", "status": "fails", "holds": False},
+        {"KEY": {"script": "experiments/NAME.py", "experiment": "NAME"}},
+    )
     assert "If the prose is wrong, change the claim" in said
     for document in ("docs/authoring.md", "docs/reference.md"):
         shown_lines = [text for _, text in code_segments(ROOT / document)]
@@ -415,14 +451,20 @@ def test_the_timing_keys_the_docs_bind_are_the_keys_measure_produces():
     from tests.test_measure import FakeClock
 
     clock = FakeClock()
-    timed = measure.compare({"loop": clock.timer(lambda: 6e-3), "vector": clock.timer(lambda: 2e-3)},
-                            baseline="loop", rounds=7, warmup=2, sample_ms=10, clock=clock)
+    timed = measure.compare(
+        {"loop": clock.timer(lambda: 6e-3), "vector": clock.timer(lambda: 2e-3)},
+        baseline="loop",
+        rounds=7,
+        warmup=2,
+        sample_ms=10,
+        clock=clock,
+    )
     doc = measure.__doc__
     returned = re.search(r"return (\{.*\})", doc).group(1)
     values = flatten(eval(returned, {"timed": timed}), "NAME")  # the docstring's own line, as run() returns it
     named = set(re.findall(r"`(NAME\.[\w.]+)`", doc))
     whole = flatten(timed, "NAME")  # "returning all of `timed` instead"
-    assert named and all(key in values or key in whole for key in named), (named - set(values) - set(whole))
+    assert named and all(key in values or key in whole for key in named), named - set(values) - set(whole)
     assert {"NAME.speedup.estimate", "NAME.speedup.low", "NAME.speedup.high"} <= named & set(values)
     guide = (ROOT / "docs/authoring.md").read_text(encoding="utf-8")
     assert '"speedup": timed["ratios"]["numpy"]' in guide and "darts.speedup.estimate" in guide

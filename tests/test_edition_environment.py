@@ -17,7 +17,6 @@ import re
 import subprocess
 
 import pytest
-import yaml
 
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import read_json, write_json
@@ -30,8 +29,10 @@ from articlekit.review import matrix_input
 from articlekit.review import matrix as matrixlib
 from tests.workspace import copy_environment, copy_project
 
-PUBLISHING_SECTION = {"libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
-                      "per_build": ["environment.build_date"]}
+PUBLISHING_SECTION = {
+    "libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
+    "per_build": ["environment.build_date"],
+}
 PUBLISHING = parse_publishing(PUBLISHING_SECTION)
 EDITION = {"python": "3.13", "numpy": "2.5.4", "torch": "2.14.1"}
 
@@ -106,16 +107,30 @@ entries:
     where: {section: Sources, quote: "built October 12, 2026"}
 """
 
-FINDINGS = {"diff.versions": ee.NOT, "weight.machine": ee.ALSO, "loop.not-run": ee.NOT_RUN,
-            "os.machine": ee.ALSO, "torch.versions": ee.NOT, "torch.build": ee.ALSO, "date.per-build": ee.ALSO}
+FINDINGS = {
+    "diff.versions": ee.NOT,
+    "weight.machine": ee.ALSO,
+    "loop.not-run": ee.NOT_RUN,
+    "os.machine": ee.ALSO,
+    "torch.versions": ee.NOT,
+    "torch.build": ee.ALSO,
+    "date.per-build": ee.ALSO,
+}
 
 
 def _artifacts(folder, versions, diff, w):
     """An environment's results, as experiments/*.py write them."""
     folder.mkdir(parents=True, exist_ok=True)
     made = {
-        "environment": {"values": {"os": "Linux", "torch": versions["torch"], "python": versions["python"],
-                                   "numpy": versions["numpy"], "build_date": "2026-12-02"}},
+        "environment": {
+            "values": {
+                "os": "Linux",
+                "torch": versions["torch"],
+                "python": versions["python"],
+                "numpy": versions["numpy"],
+                "build_date": "2026-12-02",
+            }
+        },
         "parity": {"values": {"diff": diff}},
         "example": {"values": {"w": w, "seed": 7}},
     }
@@ -144,16 +159,26 @@ def project(tmp_path):
     write_json(tmp_path / "bindings.json", bind("index.qmd", ARTICLE, values, strict=False))
 
     columns = []
-    for label, versions, diff in [("numpy-2.4.6", here, 4.440892098500626e-16),
-                                  ("edition", {"python": "3.13.0", "numpy": "2.5.4", "torch": "2.14.1+cu130"},
-                                   2.220446049250313e-16)]:
+    for label, versions, diff in [
+        ("numpy-2.4.6", here, 4.440892098500626e-16),
+        ("edition", {"python": "3.13.0", "numpy": "2.5.4", "torch": "2.14.1+cu130"}, 2.220446049250313e-16),
+    ]:
         freeze = tmp_path / f"matrix/{label}/freeze.json"
         freeze.parent.mkdir(parents=True)
-        write_json(freeze, {"label": label, "installed": True, "log": "install.log",
-                            "python_version": versions["python"]})
-        columns.append(matrixlib.column(label, ["numpy==" + versions["numpy"]], freeze,
-                                        _artifacts(tmp_path / f"matrix/{label}", versions, diff, 0.25), [timing],
-                                        tmp_path / "index.qmd", publishing=PUBLISHING))
+        write_json(
+            freeze, {"label": label, "installed": True, "log": "install.log", "python_version": versions["python"]}
+        )
+        columns.append(
+            matrixlib.column(
+                label,
+                ["numpy==" + versions["numpy"]],
+                freeze,
+                _artifacts(tmp_path / f"matrix/{label}", versions, diff, 0.25),
+                [timing],
+                tmp_path / "index.qmd",
+                publishing=PUBLISHING,
+            )
+        )
     baseline = load_baseline(tmp_path / "published.yaml")
     write_json(tmp_path / "matrix.json", matrixlib.build(columns, baseline, PUBLISHING))
     return tmp_path
@@ -162,11 +187,25 @@ def project(tmp_path):
 def run_audit(project, *matrix_args):
     """The audit as its rule runs it; -> (exit code, build/audit.json, .md, .html)."""
     out = {kind: project / f"audit.{kind}" for kind in ("json", "md", "html")}
-    code = audit.main(["--baseline", str(project / "published.yaml"), "--values", str(project / "values.json"),
-                       "--bindings", str(project / "bindings.json"), "--json", str(out["json"]),
-                       "--md", str(out["md"]), "--html", str(out["html"]),
-                       "--publishing", json.dumps(PUBLISHING_SECTION),
-                       *matrix_args])
+    code = audit.main(
+        [
+            "--baseline",
+            str(project / "published.yaml"),
+            "--values",
+            str(project / "values.json"),
+            "--bindings",
+            str(project / "bindings.json"),
+            "--json",
+            str(out["json"]),
+            "--md",
+            str(out["md"]),
+            "--html",
+            str(out["html"]),
+            "--publishing",
+            json.dumps(PUBLISHING_SECTION),
+            *matrix_args,
+        ]
+    )
     if code != 0:
         return code, None, None, None
     page = html.unescape(re.sub(r"<[^>]+>", "", out["html"].read_text()))  # the words a reader sees
@@ -187,8 +226,9 @@ def test_each_departure_is_the_versions_or_this_machines_as_the_editions_environ
     assert (by_id["diff.versions"]["this_build"], by_id["diff.versions"]["there"]) == ("4.44e-16", "2.22e-16")
     assert by_id["weight.machine"]["why"] == "this machine's or the code's"
     assert by_id["loop.not-run"]["there"] is None and "takes timing from the main build" in by_id["loop.not-run"]["why"]
-    assert by_id["torch.build"]["why"].startswith("the same release in another build (2.14.1+cu130 there, "
-                                                   "2.14.1+cpu in the edition)")
+    assert by_id["torch.build"]["why"].startswith(
+        "the same release in another build (2.14.1+cu130 there, 2.14.1+cpu in the edition)"
+    )
     assert by_id["date.per-build"]["why"] == "it differs on every build by design (publishing.per_build)"
     assert found["counts"] == {ee.NOT: 2, ee.ALSO: 4, ee.NOT_RUN: 1}
     for page in (md, html):
@@ -196,8 +236,11 @@ def test_each_departure_is_the_versions_or_this_machines_as_the_editions_environ
         assert "Of the 7 departures from the edition, 2 are not in the edition's environment" in page
         assert "4 are also in the edition's environment (this machine's or the code's)" in page
         assert "Python 3.13.0, NumPy 2.5.4, PyTorch 2.14.1+cu130" in page
-    assert re.search(r"\| diff\.versions \| `parity\.diff` \| moved as expected \| `2\.22e-16` \| `4\.44e-16` \| "
-                     r"`2\.22e-16` \| not in the edition's environment: the versions' \|", md)
+    assert re.search(
+        r"\| diff\.versions \| `parity\.diff` \| moved as expected \| `2\.22e-16` \| `4\.44e-16` \| "
+        r"`2\.22e-16` \| not in the edition's environment: the versions' \|",
+        md,
+    )
 
 
 def test_without_a_matrix_run_the_question_is_open_and_the_audit_names_the_command(project):
@@ -243,10 +286,16 @@ def test_the_rule_passes_the_matrix_with_its_digest_only_once_it_ran(tmp_path):
 
 # ---- the default build's plan ----------------------------------------------------------
 
+
 def _plan(work):
-    proc = subprocess.run(["snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--dry-run",
-                           "--printshellcmds"], cwd=work, env=copy_environment(work), capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--dry-run", "--printshellcmds"],
+        cwd=work,
+        env=copy_environment(work),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.stdout
 

@@ -64,8 +64,9 @@ def exception_classes():
 def test_every_error_articlekit_raises_about_its_input_is_an_articlekit_error():
     classes = exception_classes()
     assert len(classes) > 20, sorted(classes)  # the scan finds them: ConfigError, BindError, ...
-    outside = sorted(name for name, cls in classes.items()
-                     if not issubclass(cls, ArticlekitError) and name not in NOT_A_USER_ERROR)
+    outside = sorted(
+        name for name, cls in classes.items() if not issubclass(cls, ArticlekitError) and name not in NOT_A_USER_ERROR
+    )
     assert not outside, f"subclass articlekit.core.errors.ArticlekitError (or say why not): {outside}"
 
 
@@ -101,9 +102,14 @@ def corrupt_artifact(tmp_path):
 @pytest.mark.workflow  # runs python -m articlekit values
 def test_a_corrupt_artifact_is_one_line_naming_its_line(tmp_path):
     path = corrupt_artifact(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "articlekit", "values", str(path), "--out", str(tmp_path / "v.json")],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "articlekit", "values", str(path), "--out", str(tmp_path / "v.json")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"values: {path}:2:"), done.stderr
     assert "not valid JSON" in done.stderr and "Traceback" not in done.stderr, done.stderr
@@ -126,18 +132,36 @@ def test_a_bug_keeps_its_traceback(tmp_path, monkeypatch):
 
     monkeypatch.setattr(values, "merge", merge_with_a_bug)
     artifact = tmp_path / "environment.json"
-    artifact.write_text(json.dumps({"experiment": "environment", "script": "experiments/environment.py",
-                                    "values": {}, "params": {}, "versions": {}}), encoding="utf-8")
+    artifact.write_text(
+        json.dumps(
+            {
+                "experiment": "environment",
+                "script": "experiments/environment.py",
+                "values": {},
+                "params": {},
+                "versions": {},
+            }
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match="invalid literal"):
         main(["values", str(artifact), "--out", str(tmp_path / "v.json")])
 
 
 def test_a_bug_in_a_module_the_workflow_runs_prints_its_traceback(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from articlekit.core.errors import run_command\n"
-         "def main(argv): raise ValueError('a slip in the code')\n"
-         "sys.exit(run_command('step', main, []))"],
-        capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        [
+            sys.executable,
+            "-c",
+            "import sys; from articlekit.core.errors import run_command\n"
+            "def main(argv): raise ValueError('a slip in the code')\n"
+            "sys.exit(run_command('step', main, []))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 1 and "Traceback" in done.stderr and "a slip in the code" in done.stderr, done.stderr
 
 
@@ -162,8 +186,12 @@ def test_every_command_answers_help_with_exit_0(command, capsys):
 def test_a_warning_is_said_once_where_log_and_terminal_are_one(joined):
     done = subprocess.run(
         [sys.executable, "-c", "from articlekit.render.page import say_in_log_and_terminal as say; say('a warning')"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT if joined else subprocess.PIPE, text=True, timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if joined else subprocess.PIPE,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.stdout.count("a warning") == 1  # twice, before, where stderr was stdout
     if not joined:
         assert done.stderr.count("a warning") == 1

@@ -28,8 +28,13 @@ EXAMPLE = ROOT / "examples" / "summation"
 
 def tracked_files(folder):
     """Paths under folder a fresh clone would hold (tracked, or new and not ignored)."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
-                            cwd=folder, check=True, capture_output=True, text=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return sorted(p for p in set(listed.split("\0")) if p and (folder / p).is_file())
 
 
@@ -42,13 +47,19 @@ def copy_article(folder, dest):
 
 
 def snakemake(folder, *args, env=None):
-    env = {**os.environ, **(env or {}),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(["snakemake", "--cores", "2", *args], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=900)
+    env = {
+        **os.environ,
+        **(env or {}),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(
+        ["snakemake", "--cores", "2", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900
+    )
     if done.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
-                    f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+        pytest.fail(
+            f"snakemake {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+        )
     return done
 
 
@@ -65,8 +76,15 @@ def bound_texts(folder):
 
 
 def test_the_example_builds_its_article_audit_and_diff_from_its_own_folder(example):
-    for path in ("build/article.html", "build/article.md", "build/audit.json", "build/diff.md",
-                 "results/summation.json", "results/tenths.json", "figures/summation-error.svg"):
+    for path in (
+        "build/article.html",
+        "build/article.md",
+        "build/audit.json",
+        "build/diff.md",
+        "results/summation.json",
+        "results/tenths.json",
+        "figures/summation-error.svg",
+    ):
         assert (example / path).stat().st_size > 0, path
 
 
@@ -107,8 +125,14 @@ def test_a_reviewer_recomputes_one_of_its_numbers_in_its_own_folder(example):
     """`python -m articlekit reproduce` knows no article: in the example's
     folder it reruns the example's experiment alone and judges its number."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(["python", "-m", "articlekit", "reproduce", "tenths.fsum"], cwd=example, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["python", "-m", "articlekit", "reproduce", "tenths.fsum"],
+        cwd=example,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "tenths.fsum\n  build:    1.0\n  rerun:    1.0\n" in done.stdout
     assert "verdict:  agrees" in done.stdout
@@ -144,8 +168,14 @@ def test_a_misspelt_section_stops_the_skeleton_before_any_job(tmp_path):
     new_article(folder)
     config = folder / "config.yaml"
     config.write_text(config.read_text(encoding="utf-8").replace("\npublishing:", "\npublishin:"), encoding="utf-8")
-    done = subprocess.run(["snakemake", "-n"], cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        ["snakemake", "-n"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     said = done.stdout + done.stderr  # Snakemake prints a WorkflowError on stdout
     assert done.returncode != 0
     assert "config.yaml:" in said and "publishin: is neither a setting of articlekit's module" in said
@@ -161,8 +191,13 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
     assert "Rendered by Quarto " in page and 'class="bound-value"' in page
     assert "{{<" not in page and "{{&lt;" not in page
     # nothing left beside the article but Quarto's scratch folder, which its .gitignore names
-    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", ".quarto", "_quarto-author.yml",
-                                                                   "_quarto.yml", "index.qmd"]
+    assert sorted(p.name for p in (work / "article").iterdir()) == [
+        ".gitignore",
+        ".quarto",
+        "_quarto-author.yml",
+        "_quarto.yml",
+        "index.qmd",
+    ]
     # Quarto's own `quarto render` in the article's folder: the same article
     git_commit(work)
     quarto(work / "article", "render", env=quarto_env)
@@ -173,8 +208,11 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
 
 
 def git_commit(folder):
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start"],
+    ):
         subprocess.run(cmd, cwd=folder, check=True, capture_output=True)
 
 
@@ -183,8 +221,10 @@ def quarto(folder, *args, env):
     env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(["quarto", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
-        pytest.fail(f"quarto {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
-                    f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+        pytest.fail(
+            f"quarto {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+        )
     return done
 
 
@@ -198,8 +238,9 @@ def test_the_skeleton_renders_with_quarto_offline_and_leaves_its_tree_clean(tmp_
     folder = tmp_path / "my-article"
     new_article(folder)
     article = folder / "article/index.qmd"
-    article.write_text(article.read_text(encoding="utf-8") + "\nEuler's identity: $e^{i\\pi} + 1 = 0$.\n",
-                       encoding="utf-8")
+    article.write_text(
+        article.read_text(encoding="utf-8") + "\nEuler's identity: $e^{i\\pi} + 1 = 0$.\n", encoding="utf-8"
+    )
     git_commit(folder)
     quarto(folder / "article", "render", env=quarto_env)
     page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")

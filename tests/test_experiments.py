@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 # The timing's combining step imports SciPy, which loads a BLAS of its own:
 # loaded first, every run in this process sees the same thread pools.
 import scipy.special  # noqa: F401
@@ -35,12 +36,27 @@ FIGURES = {"scaling": ["sweep"], "example": ["heatmaps"], "multihead": ["heads"]
 # The published edition's table (d_k, n_keys=2000, seed 7), exactly as printed:
 # dot std and effective terms with 2 decimals, max weights with 6.
 PUBLISHED_TABLE = {
-    16: {"dot_std": "2.47", "unscaled.max_weight": "0.227685", "scaled.max_weight": "0.004241",
-         "unscaled.effective_terms": "14.85", "scaled.effective_terms": "1341.59"},
-    64: {"dot_std": "7.32", "unscaled.max_weight": "0.921946", "scaled.max_weight": "0.009399",
-         "unscaled.effective_terms": "1.17", "scaled.effective_terms": "829.74"},
-    512: {"dot_std": "20.99", "unscaled.max_weight": "0.933175", "scaled.max_weight": "0.005796",
-          "unscaled.effective_terms": "1.15", "scaled.effective_terms": "917.82"},
+    16: {
+        "dot_std": "2.47",
+        "unscaled.max_weight": "0.227685",
+        "scaled.max_weight": "0.004241",
+        "unscaled.effective_terms": "14.85",
+        "scaled.effective_terms": "1341.59",
+    },
+    64: {
+        "dot_std": "7.32",
+        "unscaled.max_weight": "0.921946",
+        "scaled.max_weight": "0.009399",
+        "unscaled.effective_terms": "1.17",
+        "scaled.effective_terms": "829.74",
+    },
+    512: {
+        "dot_std": "20.99",
+        "unscaled.max_weight": "0.933175",
+        "scaled.max_weight": "0.005796",
+        "unscaled.effective_terms": "1.15",
+        "scaled.effective_terms": "917.82",
+    },
 }
 
 
@@ -66,7 +82,7 @@ def artifact_values(name, p, test_config):
     """What results/<name>.json holds: run(p), or with `runs: N` in its
     entry the experiment's combine() of N runs (articlekit.experiment.runs)."""
     module = experiment(name)
-    runs = ((test_config["experiments"].get(name) or {}).get("runs", 1))
+    runs = (test_config["experiments"].get(name) or {}).get("runs", 1)
     if runs == 1:
         return module.run(p)
     return module.combine([module.run(p) for _ in range(runs)], p)
@@ -121,8 +137,10 @@ MEASURED = {"calls_per_sample", "load", "runs"}
 def without_timings(tree):
     """The tree with every measured time (and ratio of times) blanked."""
     if isinstance(tree, dict):
-        return {k: None if k.endswith("_ms") or "speedup" in k or k in MEASURED else without_timings(v)
-                for k, v in tree.items()}
+        return {
+            k: None if k.endswith("_ms") or "speedup" in k or k in MEASURED else without_timings(v)
+            for k, v in tree.items()
+        }
     return tree
 
 
@@ -184,8 +202,15 @@ def test_environment_names_the_cpu_as_exactly_as_the_machine_says(monkeypatch):
     Processor'): family, model and stepping name the CPU, lscpu the
     hypervisor, and the clock comes with where it was read."""
     env = experiment("environment")
-    cpuinfo = {"vendor_id": "GenuineIntel", "cpu family": "6", "model": "167", "stepping": "1",
-               "model name": "Intel(R) Xeon(R) Processor", "cpu MHz": "2599.998", "flags": "fpu hypervisor avx2"}
+    cpuinfo = {
+        "vendor_id": "GenuineIntel",
+        "cpu family": "6",
+        "model": "167",
+        "stepping": "1",
+        "model name": "Intel(R) Xeon(R) Processor",
+        "cpu MHz": "2599.998",
+        "flags": "fpu hypervisor avx2",
+    }
     monkeypatch.setattr(env, "cpuinfo", lambda: cpuinfo)
     monkeypatch.setattr(env, "lscpu", lambda: {"Hypervisor vendor": "KVM"})
     monkeypatch.setattr(env, "open", lambda *a, **k: (_ for _ in ()).throw(OSError("no cpufreq")), raising=False)
@@ -223,11 +248,27 @@ def test_environment_names_the_blas_kernel_that_runs(monkeypatch):
 
     wheel = str(Path(np.__file__).resolve().parent.parent / "numpy.libs" / "libscipy_openblas64_.so")
     torch_blas = {"user_api": "blas", "internal_api": "mkl", "filepath": "/opt/torch/lib/libmkl_rt.so.2"}
-    monkeypatch.setattr(env, "threadpool_info", lambda: [
-        torch_blas, {"user_api": "blas", "internal_api": "openblas", "filepath": wheel, "architecture": "SkylakeX"}])
+    monkeypatch.setattr(
+        env,
+        "threadpool_info",
+        lambda: [
+            torch_blas,
+            {"user_api": "blas", "internal_api": "openblas", "filepath": wheel, "architecture": "SkylakeX"},
+        ],
+    )
     assert env.blas_kernel() == "SkylakeX"  # NumPy's, not PyTorch's
-    monkeypatch.setattr(env, "threadpool_info", lambda: [
-        {"user_api": "blas", "internal_api": "openblas", "filepath": "/usr/lib/libopenblas.so.0", "architecture": "Zen"}])
+    monkeypatch.setattr(
+        env,
+        "threadpool_info",
+        lambda: [
+            {
+                "user_api": "blas",
+                "internal_api": "openblas",
+                "filepath": "/usr/lib/libopenblas.so.0",
+                "architecture": "Zen",
+            }
+        ],
+    )
     assert env.blas_kernel() == "Zen"  # the only BLAS loaded (NumPy linked to the system's)
     monkeypatch.setattr(env, "threadpool_info", lambda: [torch_blas, {**torch_blas, "filepath": "/usr/lib/libblas.so"}])
     assert env.blas_kernel() is None  # two others, neither NumPy's: say nothing rather than guess
@@ -270,7 +311,7 @@ def test_minus_1e9_added_or_filled_is_like_minus_inf_until_a_row_has_no_visible_
 
 
 def test_minus_1e9_is_measured_the_way_the_article_names_it():
-    """"Added" adds to the masked scores and leaves the rest; "filled"
+    """ "Added" adds to the masked scores and leaves the rest; "filled"
     replaces them: the two are told apart on scores where they differ."""
     import numpy as np
 
@@ -299,10 +340,15 @@ def test_multihead_heads_are_column_blocks(params, results):
 @pytest.mark.workflow
 def test_parity_is_floating_point_noise(results):
     par = results["parity"]
-    toy = [v for k, v in leaves(par, "parity") if k.endswith("max_abs_diff")
-           and not k.startswith(("parity.float32", "parity.scale"))]
+    toy = [
+        v
+        for k, v in leaves(par, "parity")
+        if k.endswith("max_abs_diff") and not k.startswith(("parity.float32", "parity.scale"))
+    ]
     assert len(toy) == 9 and all(0 <= v < 1e-12 for v in toy), toy
-    at_scale = [v for path in ("sdpa", "mha_weights", "mha_fused") for v in par["scale"]["float64"][path]["max_abs_diff"]]
+    at_scale = [
+        v for path in ("sdpa", "mha_weights", "mha_fused") for v in par["scale"]["float64"][path]["max_abs_diff"]
+    ]
     assert all(0 <= v < 1e-12 for v in at_scale), at_scale
     # the headline: every float64 comparison, at both sizes; and its size in ULPs of 1.0
     assert par["max_abs_diff_overall"] == max(toy + at_scale)
@@ -347,8 +393,9 @@ def test_the_bound_leaves_no_room_for_a_real_bug():
     parity = experiment("parity")
     X, _, W = parity.draw_inputs(64, 0, 32, 3)
     (Q, K, V), heads, _ = parity.ours_at(X, W, 4, np.float32)
-    unscaled = F.scaled_dot_product_attention(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)),
-                                              scale=1.0)
+    unscaled = F.scaled_dot_product_attention(
+        *(torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)), scale=1.0
+    )
     bound = parity.relative_bound(64, 32, 8, [(2**-24, 2**-24)] * 2)
     assert parity.relative_error(unscaled, heads) > 100 * bound
 
@@ -517,8 +564,13 @@ def test_two_runs_give_identical_figures(name, params, results, tmp_path):
 
 
 def cli(repo_root, name, *args):
-    return subprocess.run([sys.executable, "-m", f"experiments.{name}", "--config", "config/test.yaml", *args],
-                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", f"experiments.{name}", "--config", "config/test.yaml", *args],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.workflow
@@ -550,16 +602,29 @@ def test_command_line_runs_an_experiment_without_parameters(repo_root, tmp_path)
 
 
 def run_module(repo_root, name, *args):
-    return subprocess.run([sys.executable, "-m", f"experiments.{name}", *args],
-                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", f"experiments.{name}", *args], cwd=repo_root, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.workflow
 def test_the_workflow_passes_params_as_json_and_asks_which_versions_to_record(repo_root, tmp_path, params):
     target, log = tmp_path / "x.json", tmp_path / "logs" / "x.log"
     given = json.dumps(params("scaling"))
-    proc = run_module(repo_root, "scaling", "--params", given, "--json", str(target), "--log", str(log),
-                      "--library", "numpy", "--library", "torch")
+    proc = run_module(
+        repo_root,
+        "scaling",
+        "--params",
+        given,
+        "--json",
+        str(target),
+        "--log",
+        str(log),
+        "--library",
+        "numpy",
+        "--library",
+        "torch",
+    )
     assert proc.returncode == 0, proc.stderr
     artifact = read_json(target)
     assert artifact["params"] == params("scaling")
@@ -573,8 +638,9 @@ def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp
     # the workflow passes the core count as --threads so that the --params
     # JSON stays a plain value that Snakemake's params trigger compares
     target = tmp_path / "x.json"
-    proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--threads", "3",
-                      "--json", str(target))
+    proc = run_module(
+        repo_root, "scaling", "--params", json.dumps(params("scaling")), "--threads", "3", "--json", str(target)
+    )
     assert proc.returncode == 0, proc.stderr
     assert read_json(target)["params"] == {**params("scaling"), "threads": 3}
 
@@ -582,8 +648,18 @@ def test_threads_the_job_got_enter_the_params_apart_from_the_json(repo_root, tmp
 @pytest.mark.workflow
 def test_a_figure_records_the_library_that_drew_it(repo_root, tmp_path, params):
     target = tmp_path / "x.json"
-    proc = run_module(repo_root, "scaling", "--params", json.dumps(params("scaling")), "--json", str(target),
-                      "--figure", f"sweep={tmp_path / 'sweep.svg'}", "--library", "numpy")
+    proc = run_module(
+        repo_root,
+        "scaling",
+        "--params",
+        json.dumps(params("scaling")),
+        "--json",
+        str(target),
+        "--figure",
+        f"sweep={tmp_path / 'sweep.svg'}",
+        "--library",
+        "numpy",
+    )
     assert proc.returncode == 0, proc.stderr
     assert list(read_json(target)["versions"]) == ["python", "numpy", "matplotlib"]
 
@@ -596,14 +672,17 @@ def test_by_hand_the_versions_recorded_are_the_config_files(repo_root, tmp_path)
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("args, complaint", [
-    (["--params", "[1, 2]"], "--params must be a JSON object"),
-    (["--params", "{seed: 1}"], "--params is not JSON"),
-    (["--params", "{}", "--set", "seed=1"], "--set changes a --config file's parameters"),
-    (["--params", "{}", "--config", "config.yaml"], "not allowed with argument"),
-    (["--figure", "sweep"], "--figure 'sweep': write NAME=PATH"),
-    (["--params", "{}", "--threads", "0"], "--threads 0: give the number of cores"),
-])
+@pytest.mark.parametrize(
+    "args, complaint",
+    [
+        (["--params", "[1, 2]"], "--params must be a JSON object"),
+        (["--params", "{seed: 1}"], "--params is not JSON"),
+        (["--params", "{}", "--set", "seed=1"], "--set changes a --config file's parameters"),
+        (["--params", "{}", "--config", "config.yaml"], "not allowed with argument"),
+        (["--figure", "sweep"], "--figure 'sweep': write NAME=PATH"),
+        (["--params", "{}", "--threads", "0"], "--threads 0: give the number of cores"),
+    ],
+)
 def test_a_bad_command_line_says_what_to_write(repo_root, args, complaint):
     proc = run_module(repo_root, "example", *args, "--json", "/nonexistent/x.json")
     assert proc.returncode == 2 and complaint in proc.stderr, proc.stderr
@@ -644,8 +723,13 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
         "from articlekit.experiment.artifacts import run_experiment\n"
         "run_experiment('scaling', scaling.run, argv=sys.argv[1:])\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],
-                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert target.read_text() == OLD
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "scaling.json"]
@@ -658,25 +742,34 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
 
 def run_by_hand(tmp_path, run, plot=None, figures=()):
     """run_experiment as the workflow calls it, in tmp_path; -> (exit code, its log)."""
-    argv = ["--params", json.dumps({"n": 3}), "--json", str(tmp_path / "r.json"), "--log", str(tmp_path / "x.log"),
-            *[arg for figure in figures for arg in ("--figure", figure)]]
+    argv = [
+        "--params",
+        json.dumps({"n": 3}),
+        "--json",
+        str(tmp_path / "r.json"),
+        "--log",
+        str(tmp_path / "x.log"),
+        *[arg for figure in figures for arg in ("--figure", figure)],
+    ]
     with pytest.raises(SystemExit) as stopped:
         run_experiment("demo", run, plot, argv=argv)
     return stopped.value.code, (tmp_path / "x.log").read_text()
 
 
 @pytest.mark.workflow
-def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(tmp_path, restore_logging,
-                                                                              monkeypatch):
+def test_a_parameter_the_section_lacks_names_the_section_its_keys_and_the_line(tmp_path, restore_logging, monkeypatch):
     monkeypatch.chdir(Path(__file__).parent.parent)  # the line is named relative to the article root
+
     def run(params):
         return {"x": params["scale"]}
 
     code, log = run_by_hand(tmp_path, run)
     line = inspect.getsourcelines(run)[1] + 1
     assert code == 1 and not (tmp_path / "r.json").exists()
-    assert (f"tests/test_experiments.py:{line}: the experiment asks for params['scale'], but the section demo: of config.yaml "
-            "has no key 'scale' (it sets n); add `scale: ...` under demo:") in log
+    assert (
+        f"tests/test_experiments.py:{line}: the experiment asks for params['scale'], but the section demo: of config.yaml "
+        "has no key 'scale' (it sets n); add `scale: ...` under demo:"
+    ) in log
 
 
 @pytest.mark.workflow
@@ -686,8 +779,10 @@ def test_a_figure_plot_asks_for_that_config_does_not_declare_names_those_it_does
 
     code, log = run_by_hand(tmp_path, lambda params: {}, plot, ["error=figures/demo-error.svg"])
     assert code == 1 and not (tmp_path / "r.json").exists()
-    assert ("plot() asks for figures['histogram'], but experiments.demo.figures in config.yaml declares "
-            "error (figures/demo-error.svg)") in log
+    assert (
+        "plot() asks for figures['histogram'], but experiments.demo.figures in config.yaml declares "
+        "error (figures/demo-error.svg)"
+    ) in log
 
 
 @pytest.mark.workflow

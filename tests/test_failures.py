@@ -31,19 +31,25 @@ def in_article(tmp_path, monkeypatch):
 
 def test_a_banners_inputs_list_the_articles_files_and_count_articlekits():
     assert failures.short_inputs(["experiments/harmonic.py", *CODE]) == [
-        "experiments/harmonic.py", "and 2 files of articlekit"]
+        "experiments/harmonic.py",
+        "and 2 files of articlekit",
+    ]
     assert failures.short_inputs(["config.yaml"]) == ["config.yaml"]
-    reason = (f"Updated input files: experiments/harmonic.py, {CODE[0]}, {CODE[1]}; "
-              "Code has changed since last execution")
-    assert failures.short_reason(reason) == ("Updated input files: experiments/harmonic.py, and 2 files of "
-                                             "articlekit; Code has changed since last execution")
+    reason = (
+        f"Updated input files: experiments/harmonic.py, {CODE[0]}, {CODE[1]}; Code has changed since last execution"
+    )
+    assert failures.short_reason(reason) == (
+        "Updated input files: experiments/harmonic.py, and 2 files of articlekit; Code has changed since last execution"
+    )
 
 
 def test_an_error_articlekit_raised_while_planning_is_its_message_without_articlekits_frames():
-    printed = (f'WorkflowError in file "{MODULE}", line 120:\n'
-               "config.yaml:21: harmonic.rounds: 3 is less than the minimum of 6\n"
-               f'  File "/work/a/Snakefile", line 16, in <module>\n'
-               f'  File "{MODULE}", line 120, in <module>')
+    printed = (
+        f'WorkflowError in file "{MODULE}", line 120:\n'
+        "config.yaml:21: harmonic.rounds: 3 is less than the minimum of 6\n"
+        f'  File "/work/a/Snakefile", line 16, in <module>\n'
+        f'  File "{MODULE}", line 120, in <module>'
+    )
     assert failures.articlekit_message(printed) == "config.yaml:21: harmonic.rounds: 3 is less than the minimum of 6"
     # raised by a Snakefile of the author's own: left as Snakemake prints it
     theirs = 'WorkflowError in file "/work/a/Snakefile", line 3:\nno\n  File "/work/a/Snakefile", line 3, in <module>'
@@ -56,16 +62,19 @@ def test_an_experiments_log_gives_its_last_record_and_a_traceback_its_line_in_th
     script.write_text("")
     log = in_article / "logs/harmonic.log"
     log.parent.mkdir()
-    log.write_text("2026-12-02 01:32:45,123 experiment: harmonic: params {'n': 3}\n"
-                   "2026-12-02 01:32:46,000 experiment: harmonic: failed\n"
-                   "Traceback (most recent call last):\n"
-                   f'  File "{CODE[1]}", line 350, in run_experiment\n'
-                   "    values = produce()\n"
-                   f'  File "{script}", line 25, in run\n'
-                   "    raise ValueError(n)\n"
-                   "ValueError: 3\n")
+    log.write_text(
+        "2026-12-02 01:32:45,123 experiment: harmonic: params {'n': 3}\n"
+        "2026-12-02 01:32:46,000 experiment: harmonic: failed\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{CODE[1]}", line 350, in run_experiment\n'
+        "    values = produce()\n"
+        f'  File "{script}", line 25, in run\n'
+        "    raise ValueError(n)\n"
+        "ValueError: 3\n"
+    )
     assert failures.message_of(["logs/harmonic.log"]) == (
-        "harmonic: failed: experiments/harmonic.py:25, in run: ValueError: 3 (the traceback: logs/harmonic.log)")
+        "harmonic: failed: experiments/harmonic.py:25, in run: ValueError: 3 (the traceback: logs/harmonic.log)"
+    )
 
 
 def test_a_compiled_librarys_frame_is_not_taken_for_the_authors_line(in_article):
@@ -80,10 +89,12 @@ def test_a_compiled_librarys_frame_is_not_taken_for_the_authors_line(in_article)
         "    numpy.random.default_rng(params['seed'])\n"
         '  File "numpy/random/_generator.pyx", line 5082, in numpy.random._generator.default_rng\n'
         '  File "numpy/random/bit_generator.pyx", line 308, in numpy.random.bit_generator.SeedSequence.__init__\n'
-        "TypeError: SeedSequence expects int or sequence of ints for entropy not 2026x\n")
+        "TypeError: SeedSequence expects int or sequence of ints for entropy not 2026x\n"
+    )
     assert failures.message_of(["harmonic.log"]) == (
         "harmonic: failed: experiments/harmonic.py:9, in run: TypeError: SeedSequence expects int or sequence of "
-        "ints for entropy not 2026x (the traceback: harmonic.log)")
+        "ints for entropy not 2026x (the traceback: harmonic.log)"
+    )
 
 
 def test_an_empty_log_says_the_command_stopped_before_articlekit_could_say_why(in_article):
@@ -99,8 +110,10 @@ def test_a_long_message_is_cut_and_names_its_log(in_article):
 
 
 def test_a_failed_command_of_articlekits_rules_is_said_by_the_summary_not_twice():
-    failed = (f'RuleException:\nCalledProcessError in file "{MODULE}", line 40:\n'
-              "Command 'set -euo pipefail;  python -m experiments.harmonic' returned non-zero exit status 1.")
+    failed = (
+        f'RuleException:\nCalledProcessError in file "{MODULE}", line 40:\n'
+        "Command 'set -euo pipefail;  python -m experiments.harmonic' returned non-zero exit status 1."
+    )
     assert failures.is_failed_command(failed)
     assert not failures.is_failed_command(failed.replace(MODULE, "/work/a/Snakefile"))
 
@@ -131,14 +144,16 @@ def test_the_summary_names_each_failed_job_its_log_its_kept_copy_and_its_message
     handler.emit(record(LogEvent.JOB_INFO, jobid=1, rule_name="harmonic", output=["results/harmonic.json"]))
     handler.emit(record(LogEvent.JOB_INFO, jobid=2, rule_name="other", output=["results/other.json"]))
     handler.emit(record(LogEvent.JOB_FINISHED, job_id=2))
-    handler.emit(record(LogEvent.JOB_ERROR, rule_name="harmonic", log=["logs/harmonic.log"],
-                        output=["results/harmonic.json"]))
+    handler.emit(
+        record(LogEvent.JOB_ERROR, rule_name="harmonic", log=["logs/harmonic.log"], output=["results/harmonic.json"])
+    )
     assert not Path("results/.previous/other.json").exists()  # its run succeeded: nothing kept
     assert handler.summary() == (
         "articlekit: 1 job failed (harmonic); what its log says:\n"
         "\nrule harmonic (log: logs/harmonic.log; its previous output is kept in results/.previous/harmonic.json, "
         "until a run of it succeeds):\n"
-        "harmonic: the fix")
+        "harmonic: the fix"
+    )
 
 
 def test_a_dry_run_keeps_nothing_aside(in_article):

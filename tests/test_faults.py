@@ -51,8 +51,13 @@ OUTPUT_FOLDERS = ("results", "figures", "build")
 # Artifacts that differ between two clean builds: the timings (they move with
 # the machine's load) and the build's own date and time. Whatever is made from
 # them is compared only when neither reran.
-VOLATILE = {"results/timing.json", "figures/timing-sweep.svg", "figures/timing-runs.svg", "results/environment.json",
-            *(f"results/runs/timing/run-{i}.json" for i in range(1, 5))}  # config/test.yaml: runs: 4
+VOLATILE = {
+    "results/timing.json",
+    "figures/timing-sweep.svg",
+    "figures/timing-runs.svg",
+    "results/environment.json",
+    *(f"results/runs/timing/run-{i}.json" for i in range(1, 5)),
+}  # config/test.yaml: runs: 4
 VOLATILE_KEYS = re.compile(r"^timing\.|^environment\.build_")
 
 
@@ -110,8 +115,14 @@ def wait_for(log, text, run, timeout=300):
 def template(tmp_path_factory):
     """The clean build, by the real `snakemake` command (every case's runs are forked)."""
     work = copy_project(tmp_path_factory.mktemp("faults") / "template")
-    built = subprocess.run(["snakemake", "--cores", "2", *FAST], cwd=work, env=environment(work),
-                           capture_output=True, text=True, timeout=900)
+    built = subprocess.run(
+        ["snakemake", "--cores", "2", *FAST],
+        cwd=work,
+        env=environment(work),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
     return work
 
@@ -126,8 +137,12 @@ def in_background(case):
     def test(background, request, **_params):
         background[request.node.nodeid].result()
 
-    test.__signature__ = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                            for name in ["background", "request", *params]])
+    test.__signature__ = inspect.Signature(
+        [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for name in ["background", "request", *params]
+        ]
+    )
     test.__name__ = test.__qualname__ = case.__name__
     test.__doc__, test.case = case.__doc__, case
     return test
@@ -172,8 +187,12 @@ def run_case(case, template, scratch, params):
 
 
 def outputs(work):
-    return sorted(str(p.relative_to(work)) for folder in OUTPUT_FOLDERS
-                  for p in (work / folder).rglob("*") if p.is_file() or p.name.startswith("."))
+    return sorted(
+        str(p.relative_to(work))
+        for folder in OUTPUT_FOLDERS
+        for p in (work / folder).rglob("*")
+        if p.is_file() or p.name.startswith(".")
+    )
 
 
 def assert_whole(work, leftovers_allowed=False):
@@ -282,10 +301,31 @@ def test_deleted_results_and_figures_are_rebuilt(case):
     plan = snakemake(case, "--dry-run")
     assert plan.returncode == 0 and "Nothing to be done" not in plan.output, plan.output[-2000:]
     assert planned_rules(plan.output) == {
-        "environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "timing_combine",
-        "errors", "listings", "values", "lint_article", "bind", "render", "pdf", "audit", "diff", "manifest", "all",
+        "environment",
+        "scaling",
+        "example",
+        "multihead",
+        "parity",
+        "mask_convention",
+        "timing",
+        "timing_combine",
+        "errors",
+        "listings",
+        "values",
+        "lint_article",
+        "bind",
+        "render",
+        "pdf",
+        "audit",
+        "diff",
+        "manifest",
+        "all",
         # the seed sweep's chunks live under results/ too (the article binds its summary)
-        "robustness_chunk", "robustness_summary", "robustness_report", "robustness_figures"}
+        "robustness_chunk",
+        "robustness_summary",
+        "robustness_report",
+        "robustness_figures",
+    }
 
 
 @pytest.mark.slow
@@ -296,7 +336,11 @@ def test_a_failed_experiment_or_a_corrupt_result_fails_every_build_until_fixed(c
     then fixed as the message says. Both leave the same state to recover
     from, an artifact to redo and everything from build/values.json on, so
     one recovery run stands for both."""
-    edit(case / "experiments/example.py", "def run(params):", "def run(params):\n    raise RuntimeError('injected fault')\n\n\ndef unused(params):")
+    edit(
+        case / "experiments/example.py",
+        "def run(params):",
+        "def run(params):\n    raise RuntimeError('injected fault')\n\n\ndef unused(params):",
+    )
     for attempt in range(2):
         run = snakemake(case)
         assert run.returncode != 0 and "injected fault" in run.output, run.output[-3000:]
@@ -311,8 +355,11 @@ def test_a_failed_experiment_or_a_corrupt_result_fails_every_build_until_fixed(c
     parity.write_text(re.sub(r'("max_abs_diff_overall": )[^,\n]+', r"\1NaN", parity.read_text()))
     for attempt in range(2):
         run = snakemake(case)
-        assert_fails(run, "results/parity.json: not what rule parity wrote",
-                     "snakemake --cores all --configfile config/test.yaml --forcerun parity")
+        assert_fails(
+            run,
+            "results/parity.json: not what rule parity wrote",
+            "snakemake --cores all --configfile config/test.yaml --forcerun parity",
+        )
     fixed = snakemake(case, "--forcerun", "parity")  # what the message says to do
     assert fixed.returncode == 0, fixed.output[-3000:]
     assert_recovered(case, template, then_nothing_to_do=True)
@@ -329,18 +376,24 @@ def test_heads_that_do_not_divide_d_model_are_refused_before_any_job(case, templ
     for attempt in range(2):
         run = snakemake(case)
         line = line_of(case / "config/test.yaml", "heads: 3")
-        assert_fails(run, f"config/test.yaml:{line}: multihead.heads: 3 does not divide multihead.d_model = 16",
-                     "choose one of 1, 2, 4, 8, 16")
+        assert_fails(
+            run,
+            f"config/test.yaml:{line}: multihead.heads: 3 does not divide multihead.d_model = 16",
+            "choose one of 1, 2, 4, 8, 16",
+        )
     assert {rel: (case / rel).stat().st_mtime for rel in outputs(case)} == before
     restore(case, template, "config/test.yaml")
     assert "Nothing to be done" in snakemake(case, "--dry-run").output
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault, expected", [
-    ("syntax", r"config.yaml:\d+:\d+: not valid YAML: .*fix it there"),
-    ("empty", r"config.yaml: the file is empty; a config file holds the keys"),
-])
+@pytest.mark.parametrize(
+    "fault, expected",
+    [
+        ("syntax", r"config.yaml:\d+:\d+: not valid YAML: .*fix it there"),
+        ("empty", r"config.yaml: the file is empty; a config file holds the keys"),
+    ],
+)
 @in_background
 def test_a_broken_config_yaml_is_named_with_its_line(case, template, fault, expected):
     if fault == "syntax":
@@ -362,18 +415,29 @@ def test_a_broken_configfile_is_refused_and_the_config_command_names_its_line(ca
     bad.write_text((case / "config/test.yaml").read_text().replace("  heads: 4", "  heads: [4"))
     run = snakemake(case, "--dry-run", config=["--configfile", str(bad)])
     assert run.returncode != 0 and "not valid JSON or YAML" in run.output
-    check = subprocess.run(["python", "-m", "articlekit", "config", "config.yaml", str(bad)], cwd=case,
-                           env=environment(case), capture_output=True, text=True)
+    check = subprocess.run(
+        ["python", "-m", "articlekit", "config", "config.yaml", str(bad)],
+        cwd=case,
+        env=environment(case),
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 1
     assert re.search(rf"{re.escape(str(bad))}:\d+:\d+: not valid YAML", check.stderr), check.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("override, expected", [
-    ("strict=1", r"--config \(overriding config/test\.yaml:\d+\): strict: 1 is not of type 'boolean'; "
-                 "write true or false"),
-    ("bogus=1", r"--config: bogus: Additional properties are not allowed .*; allowed here: errors, example"),
-])
+@pytest.mark.parametrize(
+    "override, expected",
+    [
+        (
+            "strict=1",
+            r"--config \(overriding config/test\.yaml:\d+\): strict: 1 is not of type 'boolean'; "
+            "write true or false",
+        ),
+        ("bogus=1", r"--config: bogus: Additional properties are not allowed .*; allowed here: errors, example"),
+    ],
+)
 @in_background
 def test_a_bad_command_line_value_is_blamed_on_the_command_line(case, override, expected):
     run = snakemake(case, "--dry-run", config=["--configfile", "config/test.yaml", "--config", override])
@@ -392,9 +456,11 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
     for name in ["config.yaml", "config/test.yaml"]:
         edit(case / name, "  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n")
         line = line_of(case / name, "n_keys: 1000")
-        assert_fails(snakemake(case, "--dry-run"),
-                     f"{name}:{line}: scaling.n_keys: the key is given twice, at lines {line - 1} and {line}",
-                     "delete one of them")
+        assert_fails(
+            snakemake(case, "--dry-run"),
+            f"{name}:{line}: scaling.n_keys: the key is given twice, at lines {line - 1} and {line}",
+            "delete one of them",
+        )
         restore(case, template, name)
     (case / "config/test.yaml").write_bytes(b"\xef\xbb\xbf" + (template / "config/test.yaml").read_bytes())
     plan = snakemake(case, "--dry-run")
@@ -410,25 +476,38 @@ ARTICLE = "article/index.qmd"
 def break_article(article, fault):
     """Apply one fault to the article; -> what the failing build must say."""
     if fault == "typed where the reader sees":
-        edit(article, "::: {.callout-note title=\"In short\"}",
-             "A note.[^w]\n\n[^w]: The unscaled weight was 0.921946, or 92.19%.\n\n"
-             "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n::: {.callout-note title=\"In short\"}")
-        return [f"{ARTICLE}:{line_of(article, '[^w]: The')}: numeral '0.921946' equals the computed value",
-                f"{ARTICLE}:{line_of(article, 'callout-tip')}: numeral '92.19%' equals the computed value",
-                "bind it: {{< value scaling.dk64.unscaled.max_weight"]
+        edit(
+            article,
+            "::: {.callout-note title=\"In short\"}",
+            "A note.[^w]\n\n[^w]: The unscaled weight was 0.921946, or 92.19%.\n\n"
+            "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n::: {.callout-note title=\"In short\"}",
+        )
+        return [
+            f"{ARTICLE}:{line_of(article, '[^w]: The')}: numeral '0.921946' equals the computed value",
+            f"{ARTICLE}:{line_of(article, 'callout-tip')}: numeral '92.19%' equals the computed value",
+            "bind it: {{< value scaling.dk64.unscaled.max_weight",
+        ]
     if fault == "unclosed shortcode":
-        edit(article, "::: {.callout-note title=\"In short\"}",
-             'Unclosed {{< value parity.max_abs_diff_overall fmt="r" here.\n\n::: {.callout-note title="In short"}')
+        edit(
+            article,
+            "::: {.callout-note title=\"In short\"}",
+            'Unclosed {{< value parity.max_abs_diff_overall fmt="r" here.\n\n::: {.callout-note title="In short"}',
+        )
         return [f"{ARTICLE}:{line_of(article, 'Unclosed')}: shortcode '{{{{< value parity", "is never closed"]
     if fault == "block used inline":
         edit(article, "{{< provenance >}}\n", "{{< provenance >}}\nText right after the table.\n")
-        return [f"{ARTICLE}:{line_of(article, '{{< provenance')}: {{{{< provenance >}}}} makes a block",
-                "put a blank line before and after it"]
+        return [
+            f"{ARTICLE}:{line_of(article, '{{< provenance')}: {{{{< provenance >}}}} makes a block",
+            "put a blank line before and after it",
+        ]
     if fault == "claim that says nothing":
         edit(article, 'expect="== true"', 'expect="!= inf"')
         line = line_of(article, '"!= inf"')
-        return [f"{ARTICLE}:{line}:", "claim '!= inf' says nothing: every finite number meets '!= inf'",
-                "a claim must state a bound some value could break"]
+        return [
+            f"{ARTICLE}:{line}:",
+            "claim '!= inf' says nothing: every finite number meets '!= inf'",
+            "a claim must state a bound some value could break",
+        ]
     assert fault == "claim grammar"
     edit(article, 'expect="== true"', 'expect="== tru"')
     line = line_of(article, '"== tru"')
@@ -443,8 +522,13 @@ def test_a_broken_article_fails_with_its_line_and_the_fix(case, template):
     leaves the same state to recover from: an article newer than all it
     feeds, so any rerun redoes lint, bind, render, pdf, audit and diff; one
     recovery run, after the last, stands for the five."""
-    for fault in ["typed where the reader sees", "unclosed shortcode", "block used inline", "claim grammar",
-                  "claim that says nothing"]:
+    for fault in [
+        "typed where the reader sees",
+        "unclosed shortcode",
+        "block used inline",
+        "claim grammar",
+        "claim that says nothing",
+    ]:
         expected = break_article(case / ARTICLE, fault)
         assert_fails(snakemake(case), *expected)
         restore(case, template, ARTICLE)
@@ -474,34 +558,44 @@ def test_bad_input_is_refused_by_the_plan_with_its_line_never_a_traceback(case, 
     edit(test_yaml, "  flag_share: 0.05\n", "  flag_share: .nan\n")
     edit(test_yaml, "  seeds: 20\n", "  seeds: 100000000\n")
     edit(test_yaml, "  errors: {libraries", "  bad-name: {}\n  audit: {}\n  errors: {libraries")
-    assert_fails(snakemake(case, "--dry-run"),
-                 f"config/test.yaml:{line_of(test_yaml, 'flag_share: .nan')}: robustness.flag_share: .nan is not "
-                 "a finite number",
-                 f"config/test.yaml:{line_of(test_yaml, 'seeds: 100000000')}: robustness.seeds: 100000000 is "
-                 "greater than the maximum of 100000",
-                 f"config/test.yaml:{line_of(test_yaml, 'bad-name')}: experiments.bad-name: 'bad-name' does not "
-                 "match",
-                 f"config/test.yaml:{line_of(test_yaml, 'audit: {}')}: experiments.audit: 'audit' is the name of "
-                 "one of the workflow's rules", "rename the experiment (experiments/audit.py")
+    assert_fails(
+        snakemake(case, "--dry-run"),
+        f"config/test.yaml:{line_of(test_yaml, 'flag_share: .nan')}: robustness.flag_share: .nan is not "
+        "a finite number",
+        f"config/test.yaml:{line_of(test_yaml, 'seeds: 100000000')}: robustness.seeds: 100000000 is "
+        "greater than the maximum of 100000",
+        f"config/test.yaml:{line_of(test_yaml, 'bad-name')}: experiments.bad-name: 'bad-name' does not match",
+        f"config/test.yaml:{line_of(test_yaml, 'audit: {}')}: experiments.audit: 'audit' is the name of "
+        "one of the workflow's rules",
+        "rename the experiment (experiments/audit.py",
+    )
     restore(case, template, "config/test.yaml")
     edit(test_yaml, "  n_keys: 2000\n", "  n_keys: 2000.0\n")
-    assert_fails(snakemake(case, "--dry-run"),
-                 f"config/test.yaml:{line_of(test_yaml, 'n_keys: 2000.0')}: scaling.n_keys: 2000.0 is a float, "
-                 "and an integer is meant here: write 2000")
+    assert_fails(
+        snakemake(case, "--dry-run"),
+        f"config/test.yaml:{line_of(test_yaml, 'n_keys: 2000.0')}: scaling.n_keys: 2000.0 is a float, "
+        "and an integer is meant here: write 2000",
+    )
     restore(case, template, "config/test.yaml")
     (case / "config.yaml").write_text((template / "config.yaml").read_text() + "bomb:\n" + laughs())
-    assert_fails(snakemake(case, "--dry-run"),
-                 f"config.yaml:{line_of(case / 'config.yaml', '  f: &f')}:6: the aliases here expand to 597,871 "
-                 "values", "write the values out, or use fewer aliases")
+    assert_fails(
+        snakemake(case, "--dry-run"),
+        f"config.yaml:{line_of(case / 'config.yaml', '  f: &f')}:6: the aliases here expand to 597,871 values",
+        "write the values out, or use fewer aliases",
+    )
     restore(case, template, "config.yaml")
 
     article = case / ARTICLE
     article.write_bytes(b"\xef\xbb\xbf\n")
-    assert_fails(snakemake(case, "--dry-run"), f"{ARTICLE}: the article holds only white space, so the build "
-                 "would publish an empty page; write its front matter")
+    assert_fails(
+        snakemake(case, "--dry-run"),
+        f"{ARTICLE}: the article holds only white space, so the build "
+        "would publish an empty page; write its front matter",
+    )
     article.write_bytes((template / ARTICLE).read_bytes().replace(b"Reading it is easy", b"Reading it\x00 is easy", 1))
-    assert_fails(snakemake(case, "--dry-run"), f"{ARTICLE}:{line_of(article, 'Reading it')}:11: control character "
-                 "U+0000 (NUL)")
+    assert_fails(
+        snakemake(case, "--dry-run"), f"{ARTICLE}:{line_of(article, 'Reading it')}:11: control character U+0000 (NUL)"
+    )
     shutil.copy2(template / ARTICLE, article)  # as it was, mtime too: the plan below must find nothing to do
 
     edit(case / "experiments/scaling.py", "def footprint(p):", "def footprint(p):\n    return {}\n\n\ndef unused(p):")
@@ -532,22 +626,28 @@ def test_encodings_and_strict_yaml_in_the_article_and_the_baseline(case, templat
     article, baseline = case / ARTICLE, case / "baseline/published.yaml"
     line = line_of(article, "Reading it is easy")
     article.write_bytes(article.read_bytes().replace(b"Reading it is easy", b"Reading it is \xe9asy", 1))
-    assert_fails(snakemake(case, "--dry-run"),
-                 f"{ARTICLE}:{line}:15: not UTF-8 (byte 0xe9, after 'Reading it is '): re-save the file as UTF-8")
+    assert_fails(
+        snakemake(case, "--dry-run"),
+        f"{ARTICLE}:{line}:15: not UTF-8 (byte 0xe9, after 'Reading it is '): re-save the file as UTF-8",
+    )
     article.write_bytes(b"\xef\xbb\xbf" + (template / ARTICLE).read_bytes())  # as an editor saves "UTF-8 with BOM"
 
     entry = '    value: 1.0e-7\n    key: parity.float32.sdpa.max_abs_diff\n    check: "< 1e-5"\n'
     edit(baseline, entry, entry + '    check: "< 1e-3"\n')
     line = line_of(baseline, 'check: "< 1e-3"')
-    assert_fails(snakemake(case), f"baseline/published.yaml:{line}: entries[", "(id 'faq.float32-sdpa-diff').check: "
-                 f"the key is given twice, at lines {line - 1} and {line}")
+    assert_fails(
+        snakemake(case),
+        f"baseline/published.yaml:{line}: entries[",
+        f"(id 'faq.float32-sdpa-diff').check: the key is given twice, at lines {line - 1} and {line}",
+    )
     restore(case, template, "baseline/published.yaml")
     edit(baseline, entry, entry.replace("1.0e-7", "1e-7"))
 
     assert_recovered(case, template)
     assert (case / "build/article.md").read_text().startswith("# Attention from scratch: NumPy vs PyTorch\n")
-    judged = next(e for e in loads((case / "build/audit.json").read_text())["entries"]
-                  if e["id"] == "faq.float32-sdpa-diff")
+    judged = next(
+        e for e in loads((case / "build/audit.json").read_text())["entries"] if e["id"] == "faq.float32-sdpa-diff"
+    )
     assert judged["status"] == "moved as expected" and judged["why"] == "floating-point noise: both meet '< 1e-5'"
 
 
@@ -580,10 +680,14 @@ def test_a_tampered_release_snapshot_fails_the_diff_naming_the_file_and_the_entr
     text = snapshot.read_text(encoding="utf-8")
     snapshot.write_text(text.replace("0.9219455027665324", "0.9319455027665324"), encoding="utf-8")
     for attempt in range(2):
-        assert_fails(snakemake(case), "Error in rule diff", f"{RELEASE}: does not match its digest",
-                     "first difference: values['scaling.dk64.unscaled.max_weight'] changed (now 0.9319455027665324)",
-                     "the release printed '0.921946' for scaling.dk64.unscaled.max_weight",
-                     f"git checkout -- {RELEASE}")
+        assert_fails(
+            snakemake(case),
+            "Error in rule diff",
+            f"{RELEASE}: does not match its digest",
+            "first difference: values['scaling.dk64.unscaled.max_weight'] changed (now 0.9319455027665324)",
+            "the release printed '0.921946' for scaling.dk64.unscaled.max_weight",
+            f"git checkout -- {RELEASE}",
+        )
         assert not (case / "build/diff.md").exists()
     restore(case, template, RELEASE)
 
@@ -592,8 +696,12 @@ def test_a_tampered_release_snapshot_fails_the_diff_naming_the_file_and_the_entr
     for key in keys[::2]:
         del document["values"][key]
     write_json(snapshot, document)  # still valid JSON
-    assert_fails(snakemake(case), f"{RELEASE}: does not match its digest",
-                 f"first difference: values['{keys[0]}'] removed", f"values: {len(keys[::2])} removed")
+    assert_fails(
+        snakemake(case),
+        f"{RELEASE}: does not match its digest",
+        f"first difference: values['{keys[0]}'] removed",
+        f"values: {len(keys[::2])} removed",
+    )
     restore(case, template, RELEASE)
     assert_recovered(case, template, then_nothing_to_do=True)
 
@@ -690,8 +798,11 @@ def test_a_full_disk_names_the_file_and_the_space_it_needs(case, template):
         for path in kept:
             shutil.copy2(template / path, case / path)
         run = snakemake(case)
-        assert_fails(run, "no space left on the device to write build/bindings.json: it needs",
-                     "is free there; free some space and run the build again")
+        assert_fails(
+            run,
+            "no space left on the device to write build/bindings.json: it needs",
+            "is free there; free some space and run the build again",
+        )
         assert not [p for p in (case / "build").iterdir() if p.name.startswith(".")]
     assert_recovered(case, template)
 
@@ -702,10 +813,27 @@ def test_a_full_disk_under_pandoc_is_reported_once_and_cleaned_up(case, tmp_path
     out = tmp_path / "out"
     out.mkdir()
     with mounted("-t", "tmpfs", "-o", "size=128k", "tmpfs", str(out)):
-        run = subprocess.run(["python", "-m", "articlekit", "render", ARTICLE, "--bindings", "build/bindings.json",
-                              "--renderer", "pandoc", "--html", str(out / "article.html"), "--md",
-                              str(out / "article.md")], cwd=case, env=environment(case),
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                "python",
+                "-m",
+                "articlekit",
+                "render",
+                ARTICLE,
+                "--bindings",
+                "build/bindings.json",
+                "--renderer",
+                "pandoc",
+                "--html",
+                str(out / "article.html"),
+                "--md",
+                str(out / "article.md"),
+            ],
+            cwd=case,
+            env=environment(case),
+            capture_output=True,
+            text=True,
+        )
         assert run.returncode == 1
         assert f"render: no space left on the device to write {out / 'article.html'}" in run.stderr, run.stderr
         assert "CallStack" not in run.stderr and "Traceback" not in run.stderr, run.stderr
@@ -769,11 +897,14 @@ def test_a_read_only_checkout_says_the_folder_must_be_writable(case, tmp_path):
 # --- the pieces, checked directly (fast) -------------------------------------------
 
 
-@pytest.mark.parametrize("text, line, column, tag", [
-    ('{"a": 1,\n "b": NaN}', 2, 7, "nan"),
-    ('{"s": "NaN is text", "b": [1, -Infinity]}', 1, 31, "-inf"),
-    ("[Infinity]", 1, 2, "inf"),
-])
+@pytest.mark.parametrize(
+    "text, line, column, tag",
+    [
+        ('{"a": 1,\n "b": NaN}', 2, 7, "nan"),
+        ('{"s": "NaN is text", "b": [1, -Infinity]}', 1, 31, "-inf"),
+        ("[Infinity]", 1, 2, "inf"),
+    ],
+)
 def test_bare_non_finite_numbers_are_not_json(text, line, column, tag):
     with pytest.raises(ValueError) as caught:
         loads(text)
@@ -782,22 +913,27 @@ def test_bare_non_finite_numbers_are_not_json(text, line, column, tag):
 
 
 def test_a_shortcode_never_spans_paragraphs_nor_swallows_the_next_one():
-    for text in ('Intro.\n\nUnclosed {{< value a fmt="r" here.\n\nLater {{< value b d_k=1 >}}.\n',
-                 'x {{< value a fmt="r" and {{< value b >}}\n'):
+    for text in (
+        'Intro.\n\nUnclosed {{< value a fmt="r" here.\n\nLater {{< value b d_k=1 >}}.\n',
+        'x {{< value a fmt="r" and {{< value b >}}\n',
+    ):
         with pytest.raises(ShortcodeSyntaxError, match="is never closed") as caught:
             scan(text)
         assert caught.value.line == text[: text.index("{{<")].count("\n") + 1
     assert [sc.name for sc in scan('a {{< value x\n  fmt="r" >}} b\n')] == ["value"]  # one paragraph, two lines
 
 
-@pytest.mark.parametrize("text, alone", [
-    ("## Where\n\n{{< provenance >}}\n\nAfter.\n", True),
-    ("## Where\n{{< provenance >}}\n", True),
-    ("::: {.wide}\n{{< provenance >}}\n:::\n", True),
-    ("{{< provenance >}}\nText right after.\n", False),
-    ("Text right before\n{{< provenance >}}\n", False),
-    ("See {{< provenance >}} here.\n", False),
-])
+@pytest.mark.parametrize(
+    "text, alone",
+    [
+        ("## Where\n\n{{< provenance >}}\n\nAfter.\n", True),
+        ("## Where\n{{< provenance >}}\n", True),
+        ("::: {.wide}\n{{< provenance >}}\n:::\n", True),
+        ("{{< provenance >}}\nText right after.\n", False),
+        ("Text right before\n{{< provenance >}}\n", False),
+        ("See {{< provenance >}} here.\n", False),
+    ],
+)
 def test_a_block_shortcode_must_stand_alone_in_its_paragraph(text, alone):
     if alone:
         assert [sc.name for sc in scan(text)] == ["provenance"]
@@ -834,6 +970,9 @@ def test_an_unreadable_artifact_says_how_to_rebuild_it(tmp_path):
 
     artifact = tmp_path / "parity.json"
     artifact.write_text('{\n  "values": {\n    "a": 1,\n')
-    with pytest.raises(ValueError, match=rf"{re.escape(str(artifact))}:4:1: not valid JSON .*\n.*"
-                                         "delete it and run snakemake again to rebuild it"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{re.escape(str(artifact))}:4:1: not valid JSON .*\n.*"
+        "delete it and run snakemake again to rebuild it",
+    ):
         read_artifact(artifact)

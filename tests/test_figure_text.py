@@ -27,8 +27,9 @@ def line_figure():
 
 def test_a_line_plot_is_said_with_its_title_axes_ranges_and_series():
     said = describe(line_figure())
-    assert said.startswith("Largest softmax weight: x: d_k, log scale, data from 8 to 512; "
-                           "y: largest weight, data from 0.1 to 0.97;")
+    assert said.startswith(
+        "Largest softmax weight: x: d_k, log scale, data from 8 to 512; y: largest weight, data from 0.1 to 0.97;"
+    )
     assert "“unscaled”" in said and "“scaled”" in said
 
 
@@ -48,8 +49,12 @@ def test_the_svg_carries_the_headline_and_the_page_reads_it_back(tmp_path):
     assert title.startswith("At d_k = 512, unscaled attention gives its top key 0.97 & more. Largest softmax weight:")
     assert alt_text(b"\x89PNG...", "image/png") is None
     # the render's figure data hands it to embed_figures.lua beside the data URI
-    out = figure_data([FigureLink(1, "../figures/sweep.svg", "figures/sweep.svg")], tmp_path / "article" / "index.qmd",
-                      tmp_path, root=tmp_path)
+    out = figure_data(
+        [FigureLink(1, "../figures/sweep.svg", "figures/sweep.svg")],
+        tmp_path / "article" / "index.qmd",
+        tmp_path,
+        root=tmp_path,
+    )
     entry = json.loads(out.read_text(encoding="utf-8"))["../figures/sweep.svg"]
     assert entry["alt"] == title and entry["src"].startswith("data:image/svg+xml;base64,")
 

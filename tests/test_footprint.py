@@ -65,8 +65,11 @@ def inflated(params, key):
 
 
 TEST_CONFIG = load("config/test.yaml")
-CASES = [(name, key, measures == {"seconds"}) for name in experiments_with_sizes(TEST_CONFIG)
-         for key, measures in sorted(guarded_keys(name, TEST_CONFIG[name]).items())]
+CASES = [
+    (name, key, measures == {"seconds"})
+    for name in experiments_with_sizes(TEST_CONFIG)
+    for key, measures in sorted(guarded_keys(name, TEST_CONFIG[name]).items())
+]
 
 
 @pytest.fixture
@@ -89,7 +92,8 @@ def test_every_experiment_with_sizes_has_a_footprint():
 
 @pytest.mark.parametrize("name, key, time_only", CASES)
 def test_a_huge_size_is_refused_before_run_with_the_key_the_estimate_and_the_limit(
-        name, key, time_only, tmp_path, capfd, restore_logging):
+    name, key, time_only, tmp_path, capfd, restore_logging
+):
     module = importlib.import_module(f"experiments.{name}")
     called = []
 
@@ -101,18 +105,36 @@ def test_a_huge_size_is_refused_before_run_with_the_key_the_estimate_and_the_lim
     entry = TEST_CONFIG["experiments"][name]
     params = inflated(TEST_CONFIG[name], key)
     with pytest.raises(SystemExit) as exited:
-        run_experiment(name, run, argv=["--params", json.dumps(params), "--mem-mb", str(entry["mem_mb"]),
-                                        "--runtime", str(entry["runtime"]), "--json", str(tmp_path / "x.json")])
+        run_experiment(
+            name,
+            run,
+            argv=[
+                "--params",
+                json.dumps(params),
+                "--mem-mb",
+                str(entry["mem_mb"]),
+                "--runtime",
+                str(entry["runtime"]),
+                "--json",
+                str(tmp_path / "x.json"),
+            ],
+        )
     message = capfd.readouterr().err
     assert exited.value.code == 1 and not called and not (tmp_path / "x.json").exists()
     named = [line for line in message.splitlines() if f"{name}.{key} = " in line]
     assert named, message
     if time_only:  # a key that only drives the time
-        assert any("would take at least" in line and f"more than the {entry['runtime']} min its rule declares "
-                   f"(experiments.{name}.runtime)" in line for line in named), message
+        assert any(
+            "would take at least" in line
+            and f"more than the {entry['runtime']} min its rule declares (experiments.{name}.runtime)" in line
+            for line in named
+        ), message
     else:
-        assert any("would hold an estimated" in line and f"more than the {entry['mem_mb']} MB its rule declares "
-                   f"(experiments.{name}.mem_mb)" in line for line in named), message
+        assert any(
+            "would hold an estimated" in line
+            and f"more than the {entry['mem_mb']} MB its rule declares (experiments.{name}.mem_mb)" in line
+            for line in named
+        ), message
     assert all(f"Lower {name}." in line for line in named)
 
 
@@ -120,9 +142,12 @@ def test_without_a_declared_limit_the_machine_s_free_memory_still_bounds_the_run
     monkeypatch.setattr(footprint, "available_memory", lambda: 10**9)
     timing = importlib.import_module("experiments.timing")
     params = TEST_CONFIG["timing"] | {"T": 8000, "loop_max_T": 8000}  # 4 x 8000^2 float64: 2 GB
-    with pytest.raises(SizeError, match=r"timing.T = 8000: the timing experiment would hold an estimated 2.05 GB "
-                                        r"\(experiments/timing.py, footprint\(\)\), more than the 1 GB this machine "
-                                        r"has available now\. Lower timing.T, or run it where more memory is free"):
+    with pytest.raises(
+        SizeError,
+        match=r"timing.T = 8000: the timing experiment would hold an estimated 2.05 GB "
+        r"\(experiments/timing.py, footprint\(\)\), more than the 1 GB this machine "
+        r"has available now\. Lower timing.T, or run it where more memory is free",
+    ):
         footprint.check_run("timing", timing.run, params)
 
 
@@ -139,10 +164,27 @@ def test_the_memory_the_process_holds_already_counts_against_the_rule_s(monkeypa
 def test_the_command_line_refuses_at_once_and_writes_nothing(tmp_path):
     params = TEST_CONFIG["timing"] | {"T": 1_000_000, "loop_max_T": 1_000_000}
     target = tmp_path / "timing.json"
-    proc = subprocess.run([sys.executable, "-m", "experiments.timing", "--params", json.dumps(params),
-                           "--mem-mb", "1000", "--runtime", "15", "--json", str(target),
-                           "--log", str(tmp_path / "log")], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.timing",
+            "--params",
+            json.dumps(params),
+            "--mem-mb",
+            "1000",
+            "--runtime",
+            "15",
+            "--json",
+            str(target),
+            "--log",
+            str(tmp_path / "log"),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and not target.exists()
     log = (tmp_path / "log").read_text()  # where Snakemake points, and prints under the job's error
     assert "timing.T = 1000000: the timing experiment would hold an estimated 32 TB" in log
@@ -157,8 +199,13 @@ def test_by_hand_the_limits_are_the_config_file_s(tmp_path):
     config["timing"] |= {"T": 20_000, "loop_max_T": 20_000}  # 12.8 GB of scores, over mem_mb 1000
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc = subprocess.run([sys.executable, "-m", "experiments.timing", "--config", str(path), "--json",
-                           str(tmp_path / "t.json")], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.timing", "--config", str(path), "--json", str(tmp_path / "t.json")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "more than the 1000 MB its rule declares" in proc.stderr, proc.stderr
 
 
@@ -175,10 +222,18 @@ def test_the_plan_refuses_the_same_sizes_without_importing_the_experiment(name, 
         return "config/test.yaml:7"
 
     with pytest.raises(SizeError) as caught:
-        footprint.check_plan(name, codegraph.experiment_path(name), inflated(TEST_CONFIG[name], key),
-                             entry["mem_mb"], entry["runtime"], where=where)
-    assert any(line.startswith("config/test.yaml:7: ") and f"{name}.{key} = " in line
-               for line in str(caught.value).splitlines()), str(caught.value)
+        footprint.check_plan(
+            name,
+            codegraph.experiment_path(name),
+            inflated(TEST_CONFIG[name], key),
+            entry["mem_mb"],
+            entry["runtime"],
+            where=where,
+        )
+    assert any(
+        line.startswith("config/test.yaml:7: ") and f"{name}.{key} = " in line
+        for line in str(caught.value).splitlines()
+    ), str(caught.value)
     assert all(dotted.startswith(f"{name}.") for dotted in placed)
 
 
@@ -189,9 +244,13 @@ def test_the_shipped_configurations_fit_their_rules_and_this_machine(config_file
         entry, params = config["experiments"][name], config[name] | {"threads": 1}
         footprint.check_plan(name, codegraph.experiment_path(name), params, entry["mem_mb"], entry["runtime"])
         module = importlib.import_module(f"experiments.{name}")
-        footprint.check(name, params, module.footprint,
-                        Limits(mem_mb=entry["mem_mb"], runtime_min=entry["runtime"],
-                               available_bytes=footprint.available_memory()), name)
+        footprint.check(
+            name,
+            params,
+            module.footprint,
+            Limits(mem_mb=entry["mem_mb"], runtime_min=entry["runtime"], available_bytes=footprint.available_memory()),
+            name,
+        )
 
 
 @pytest.mark.parametrize("config_file", CONFIGS)
@@ -246,38 +305,50 @@ def write(tmp_path, source):
 
 
 def test_the_plan_runs_a_footprint_with_its_literal_constants_and_articlekit_s_rates(tmp_path):
-    path = write(tmp_path, "import numpy as np\nfrom articlekit.experiment.footprint import FLOPS\nCELL, RATE = 8, 2.0\n"
-                           "SCALE = np.float64(3)\n\n"
-                           "def footprint(p):\n    return {'bytes': {'n': CELL * p['n'] ** 2}, "
-                           "'seconds': {'n': p['n'] * RATE * FLOPS / FLOPS}}\n")
+    path = write(
+        tmp_path,
+        "import numpy as np\nfrom articlekit.experiment.footprint import FLOPS\nCELL, RATE = 8, 2.0\n"
+        "SCALE = np.float64(3)\n\n"
+        "def footprint(p):\n    return {'bytes': {'n': CELL * p['n'] ** 2}, "
+        "'seconds': {'n': p['n'] * RATE * FLOPS / FLOPS}}\n",
+    )
     assert footprint.from_source(path)({"n": 10}) == {"bytes": {"n": 800}, "seconds": {"n": 20.0}}
     assert footprint.from_source(write(tmp_path, "def run(p):\n    return {}\n")) is None
 
 
 def test_a_footprint_that_needs_the_module_s_imports_is_named_with_the_fix(tmp_path):
     path = write(tmp_path, "import numpy as np\n\ndef footprint(p):\n    return {'bytes': {'n': np.prod([p['n']])}}\n")
-    with pytest.raises(SizeError, match=r"exp.py: footprint\(\) cannot run on its own \(name 'np' is not defined\): "
-                                        r"it must be plain arithmetic on its params"):
+    with pytest.raises(
+        SizeError,
+        match=r"exp.py: footprint\(\) cannot run on its own \(name 'np' is not defined\): "
+        r"it must be plain arithmetic on its params",
+    ):
         footprint.check_plan("exp", path, {"n": 3}, 100, 1)
 
 
-@pytest.mark.parametrize("returned, complaint", [
-    ("{'bytes': {'m': 1}}", "files a term under 'm', which is not a parameter"),
-    ("{'bytes': {'n': -1}}", "must be a number >= 0"),
-    ("{'memory': {'n': 1}}", "must return a dict with bytes and/or seconds"),
-    ("{'bytes': 5}", "must map parameter names to amounts"),
-])
+@pytest.mark.parametrize(
+    "returned, complaint",
+    [
+        ("{'bytes': {'m': 1}}", "files a term under 'm', which is not a parameter"),
+        ("{'bytes': {'n': -1}}", "must be a number >= 0"),
+        ("{'memory': {'n': 1}}", "must return a dict with bytes and/or seconds"),
+        ("{'bytes': 5}", "must map parameter names to amounts"),
+    ],
+)
 def test_a_malformed_footprint_is_named(tmp_path, returned, complaint):
     path = write(tmp_path, f"def footprint(p):\n    return {returned}\n")
     with pytest.raises(SizeError, match=complaint):
         footprint.check_plan("exp", path, {"n": 3}, 100, 1)
 
 
-@pytest.mark.parametrize("body", [
-    "    return {}\n",  # the issue's: an 11 GiB allocation then started
-    "    return {'bytes': {}}\n",
-    "    return {'bytes': {'d': 8 * p['d']}}\n",  # n forgotten
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return {}\n",  # the issue's: an 11 GiB allocation then started
+        "    return {'bytes': {}}\n",
+        "    return {'bytes': {'d': 8 * p['d']}}\n",  # n forgotten
+    ],
+)
 def test_a_footprint_that_returns_nothing_for_a_size_is_refused_naming_the_file_and_the_key(tmp_path, body):
     path = write(tmp_path, "def footprint(p):\n" + body)
     with pytest.raises(SizeError) as caught:
@@ -300,18 +371,23 @@ def test_the_run_refuses_a_footprint_that_returns_nothing_before_run(tmp_path, m
     plan did (a build given --set, a footprint edited after the plan)."""
     scaling = importlib.import_module("experiments.scaling")
     monkeypatch.setattr(scaling, "footprint", lambda p: {})
-    with pytest.raises(SizeError, match=r"experiments/scaling.py: footprint\(\) returns nothing for "
-                                        r"scaling.d_k = \[16, 64, 512\], scaling.n_keys = 2000"):
+    with pytest.raises(
+        SizeError,
+        match=r"experiments/scaling.py: footprint\(\) returns nothing for "
+        r"scaling.d_k = \[16, 64, 512\], scaling.n_keys = 2000",
+    ):
         footprint.check_run("scaling", scaling.run, TEST_CONFIG["scaling"], mem_mb=500, runtime_min=5)
 
 
 def test_the_key_named_is_the_largest_term_s(tmp_path):
-    path = write(tmp_path, "def footprint(p):\n"
-                           "    return {'bytes': {'small': p['small'], ('a', 'b'): p['a'] * p['b']}}\n")
+    path = write(
+        tmp_path, "def footprint(p):\n    return {'bytes': {'small': p['small'], ('a', 'b'): p['a'] * p['b']}}\n"
+    )
     with pytest.raises(SizeError) as caught:
         footprint.check_plan("exp", path, {"small": 10, "a": 10**6, "b": 9 * 10**6}, 100, 1)
-    assert str(caught.value).startswith("exp.a = 1000000 and exp.b = 9000000: the exp experiment would hold an "
-                                        "estimated 9 TB")
+    assert str(caught.value).startswith(
+        "exp.a = 1000000 and exp.b = 9000000: the exp experiment would hold an estimated 9 TB"
+    )
     assert "Lower exp.a or exp.b, or raise experiments.exp.mem_mb." in str(caught.value)
 
 
@@ -350,8 +426,10 @@ def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
     with pytest.raises(ConfigError) as caught:
         check_config(config, PROJECT_ROOT / "config/schema.yaml", [path])
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text == "  T: 2048")
-    assert (f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the article prints the per-row "
-            "loop's time at T") in str(caught.value)
+    assert (
+        f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the article prints the per-row "
+        "loop's time at T"
+    ) in str(caught.value)
     assert "lower it to at most 512, or raise timing.loop_max_T" in str(caught.value)
 
 
@@ -365,19 +443,26 @@ def project(tmp_path_factory):
 
 
 def snakemake(work, *args):
-    proc = subprocess.run(["snakemake", *args], cwd=work, env=copy_environment(work), capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        ["snakemake", *args], cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=300
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("edit, expected", ids=["above loop_max_T", "above mem_mb"], argvalues=[
-    # the issue's size: above the loop's limit too, which this article's schema names first
-    ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 512"),
-    ({"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 512 ": "  loop_max_T: 1000000 "},
-     "timing.T = 1000000: the timing experiment would hold an estimated 32 TB (experiments/timing.py, "
-     "footprint()), more than the 1000 MB its rule declares (experiments.timing.mem_mb). Lower timing.T"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    ids=["above loop_max_T", "above mem_mb"],
+    argvalues=[
+        # the issue's size: above the loop's limit too, which this article's schema names first
+        ({"  T: 128\n": "  T: 1000000\n"}, "timing.T: 1000000 is more than timing.loop_max_T = 512"),
+        (
+            {"  T: 128\n": "  T: 1000000\n", "  loop_max_T: 512 ": "  loop_max_T: 1000000 "},
+            "timing.T = 1000000: the timing experiment would hold an estimated 32 TB (experiments/timing.py, "
+            "footprint()), more than the 1000 MB its rule declares (experiments.timing.mem_mb). Lower timing.T",
+        ),
+    ],
+)
 @pytest.mark.parametrize("mode", [["--dry-run"], ["--cores", "2"]], ids=["dry run", "build"])
 def test_snakemake_refuses_a_huge_size_before_any_job_naming_its_line(project, edit, expected, mode):
     config = project / "config.yaml"
@@ -399,8 +484,16 @@ def test_snakemake_refuses_a_huge_size_before_any_job_naming_its_line(project, e
 @pytest.mark.workflow
 def test_a_job_given_less_memory_than_its_sizes_need_is_refused_by_the_script(project):
     # the plan checks the config's mem_mb; the script the job's own resources
-    returncode, output = snakemake(project, "results/scaling.json", "--cores", "1", "--set-resources",
-                                   "scaling:mem_mb=1", "--configfile", "config/test.yaml")
+    returncode, output = snakemake(
+        project,
+        "results/scaling.json",
+        "--cores",
+        "1",
+        "--set-resources",
+        "scaling:mem_mb=1",
+        "--configfile",
+        "config/test.yaml",
+    )
     assert returncode != 0 and "scaling.n_keys = 2000" in output, output[-3000:]
     assert not (project / "results/scaling.json").exists()
     log = (project / "logs/scaling.log").read_text()

@@ -18,8 +18,10 @@ pytestmark = pytest.mark.workflow
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="0 0 40 20">'
-       '<rect id="r" width="40" height="20" fill="#36c"/></svg>\n')
+SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="0 0 40 20">'
+    '<rect id="r" width="40" height="20" fill="#36c"/></svg>\n'
+)
 
 # What rendering apart could get wrong, each once: figures numbered across
 # sections, code blocks numbered across sections (cbN), a key printed in
@@ -160,24 +162,41 @@ def test_raw_html_in_a_piece_is_refused_with_the_articles_line(tmp_path):
     piece is rendered from it."""
     project = Project(tmp_path)
     project.edit("The end, with", '<img src="/etc/passwd">\n\nThe end, with')
-    line = next(n for n, text in enumerate(project.article.read_text(encoding="utf-8").splitlines(), 1)
-                if text.startswith("<img"))
+    line = next(
+        n
+        for n, text in enumerate(project.article.read_text(encoding="utf-8").splitlines(), 1)
+        if text.startswith("<img")
+    )
     with pytest.raises(rendermod.RenderError, match=rf"index\.qmd:{line}: raw HTML <img src=\"/etc/passwd\">"):
         project.page.render(project.document())
 
 
 def test_the_body_splits_only_where_the_parse_cannot_change(project):
-    body = ("Intro.\n\n```python\n\n## not a heading: code\n```\n\n::: {.note}\n\n## inside a div\n\n:::\n\n"
-            "## A heading\n\nText\n## not after a blank line\n\n{{< provenance >}}\n\nAfter.\n")
+    body = (
+        "Intro.\n\n```python\n\n## not a heading: code\n```\n\n::: {.note}\n\n## inside a div\n\n:::\n\n"
+        "## A heading\n\nText\n## not after a blank line\n\n{{< provenance >}}\n\nAfter.\n"
+    )
     layout = split_body(body)
     assert "".join(layout.chunks) == body
-    assert [c.splitlines()[0] for c in layout.chunks] == ["Intro.", "```python", "", "## A heading",
-                                                          "{{< provenance >}}", ""]
+    assert [c.splitlines()[0] for c in layout.chunks] == [
+        "Intro.",
+        "```python",
+        "",
+        "## A heading",
+        "{{< provenance >}}",
+        "",
+    ]
     assert layout.headings == ["## A heading"]
 
 
-@pytest.mark.parametrize("body", ["Text[^1].\n\n[^1]: A note.\n", "A [link][ref].\n\n[ref]: https://example.org\n",
-                                  "A setext heading\n----------------\n"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Text[^1].\n\n[^1]: A note.\n",
+        "A [link][ref].\n\n[ref]: https://example.org\n",
+        "A setext heading\n----------------\n",
+    ],
+)
 def test_document_wide_constructs_keep_the_body_whole(body):
     assert split_body(body) is None
 
@@ -195,9 +214,13 @@ def test_the_real_article_renders_the_same_in_pieces(tmp_path, built_project):
     article = built_project / "article" / "index.qmd"
     from articlekit.data.baseline import load_baseline
 
-    document = bind(str(article), article.read_text(encoding="utf-8"),
-                    read_json(built_project / "build" / "values.json"),
-                    False, load_baseline(built_project / "baseline" / "published.yaml"))
+    document = bind(
+        str(article),
+        article.read_text(encoding="utf-8"),
+        read_json(built_project / "build" / "values.json"),
+        False,
+        load_baseline(built_project / "baseline" / "published.yaml"),
+    )
     page = IncrementalPage(article, tmp_path / "pieces")
     assert page.render(document) == full_render(article, document, tmp_path)
     assert not page.fallback

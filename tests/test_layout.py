@@ -81,9 +81,11 @@ def backward_imports(package=PACKAGE):
     for module, path in known.items():
         for imported, _, line in imports(path, module, known):
             if stage(module) < len(STAGES) and stage(imported) > stage(module):
-                found.append(f"{shown(path, package)}:{line} ({STAGES[stage(module)]}) imports "
-                             f"{shown(known[imported], package)} ({(STAGES + ON_TOP)[stage(imported)]}), "
-                             "a later stage")
+                found.append(
+                    f"{shown(path, package)}:{line} ({STAGES[stage(module)]}) imports "
+                    f"{shown(known[imported], package)} ({(STAGES + ON_TOP)[stage(imported)]}), "
+                    "a later stage"
+                )
     return found
 
 
@@ -96,7 +98,7 @@ def import_cycles(package=PACKAGE):
         state[module] = "open"
         for imported in sorted(graph[module]):
             if state.get(imported) == "open":
-                cycles.append(trail[trail.index(imported):] + [imported])
+                cycles.append(trail[trail.index(imported) :] + [imported])
             elif imported not in state:
                 visit(imported, trail + [imported])
         state[module] = "done"
@@ -114,8 +116,9 @@ def private_reaches(package=PACKAGE):
         for imported, names, line in imports(path, module, known):
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private and imported != module:
-                found.append(f"{shown(path, package)}:{line} takes {', '.join(private)} "
-                             f"from {shown(known[imported], package)}")
+                found.append(
+                    f"{shown(path, package)}:{line} takes {', '.join(private)} from {shown(known[imported], package)}"
+                )
     return found
 
 
@@ -150,7 +153,9 @@ def test_the_checks_find_what_they_are_for(tmp_path):
     planted in a small package of the same shape, are each named."""
     files = {
         "__init__.py": "",
-        "core/__init__.py": "", "data/__init__.py": "", "review/__init__.py": "",
+        "core/__init__.py": "",
+        "data/__init__.py": "",
+        "review/__init__.py": "",
         "core/fmt.py": "def _style():\n    pass\n\n\ndef f():\n    from pkg.review import audit\n",
         "data/values.py": "from pkg.data import baseline\n",
         "data/baseline.py": "from pkg.data.values import merge\nfrom pkg.core.fmt import _style\n",
@@ -160,23 +165,29 @@ def test_the_checks_find_what_they_are_for(tmp_path):
         (tmp_path / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "pkg" / name).write_text(text)
     package = tmp_path / "pkg"
-    assert backward_imports(package) == [
-        "pkg/core/fmt.py:6 (core) imports pkg/review/audit.py (review), a later stage"]
-    assert import_cycles(package) == [
-        "pkg/data/baseline.py -> pkg/data/values.py -> pkg/data/baseline.py"]
+    assert backward_imports(package) == ["pkg/core/fmt.py:6 (core) imports pkg/review/audit.py (review), a later stage"]
+    assert import_cycles(package) == ["pkg/data/baseline.py -> pkg/data/values.py -> pkg/data/baseline.py"]
     assert private_reaches(package) == ["pkg/data/baseline.py:2 takes _style from pkg/core/fmt.py"]
 
 
 def shipped_data_files(root=PACKAGE.parent):
     """The package data files pyproject.toml ships, by its package-data patterns."""
-    patterns = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
-    return {path for package, globs in patterns.items() for glob in globs
-            for path in (root / package.replace(".", "/")).glob(glob) if path.is_file()}
+    patterns = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"
+    ]
+    return {
+        path
+        for package, globs in patterns.items()
+        for glob in globs
+        for path in (root / package.replace(".", "/")).glob(glob)
+        if path.is_file()
+    }
 
 
 def test_every_data_file_ships_with_its_package():
     """A Lua filter, the extension, a template: what is not Python must be
     named by pyproject.toml's package-data, or an installed articlekit lacks it."""
+
     def is_data(path):
         if not path.is_file() or "__pycache__" in path.parts:
             return False
@@ -193,6 +204,7 @@ def third_party_imports(package=PACKAGE):
     the package of a module that is neither the standard library nor the
     package itself (imports inside functions included)."""
     import sys
+
     found = {}
     for module, path in modules(package).items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -212,6 +224,7 @@ def third_party_imports(package=PACKAGE):
 def declared_distributions(root=PACKAGE.parent):
     """The distribution names pyproject.toml's dependencies list, normalised."""
     import re
+
     dependencies = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     return {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in dependencies}
 
@@ -222,10 +235,12 @@ def test_every_library_articlekit_imports_is_a_declared_dependency():
     list works on this machine (the dev requirements bring it) and breaks
     `measure` or the review pages on a user's."""
     from importlib.metadata import packages_distributions
+
     distributions = packages_distributions()
     declared = declared_distributions()
     undeclared = sorted(
         f"{where} imports {module} (distribution {', '.join(distributions.get(module, ['?']))})"
         for module, where in third_party_imports().items()
-        if not {name.lower().replace("_", "-") for name in distributions.get(module, [module])} & declared)
+        if not {name.lower().replace("_", "-") for name in distributions.get(module, [module])} & declared
+    )
     assert not undeclared, "add to [project] dependencies in pyproject.toml:\n" + "\n".join(undeclared)

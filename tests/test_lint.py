@@ -27,7 +27,15 @@ def found(text):
 
 def test_every_kind_of_numeral_in_prose_is_found():
     assert found("0.921946, 2,000 keys, 92.19%, 2.22e-16, 5.4x faster, -1802.824, section 3.2.1, 5 ms") == [
-        "0.921946", "2,000", "92.19%", "2.22e-16", "5.4", "-1802.824", "3.2.1", "5"]
+        "0.921946",
+        "2,000",
+        "92.19%",
+        "2.22e-16",
+        "5.4",
+        "-1802.824",
+        "3.2.1",
+        "5",
+    ]
 
 
 def test_digits_inside_words_and_names_are_not_numerals():
@@ -35,19 +43,23 @@ def test_digits_inside_words_and_names_are_not_numerals():
 
 
 def test_code_shortcodes_urls_comments_attributes_and_list_numbers_are_not_prose():
-    text = ("---\ndate: 2026-10-12\n---\n"
-            "1. see `x = 64` and {{< value example.params.n_tokens >}}\n"
-            "2. a [link](https://arxiv.org/abs/1706.03762) <!-- 0.5 --> <span data-x=\"3\">y</span>\n"
-            "![fig](../figures/fig-2.svg){width=\"80%\"} footnote[^12]\n\n"
-            "```python\nprint(0.921946)\n```\n\n::: {.callout-note appearance=\"1\"}\ntext\n:::\n")
+    text = (
+        "---\ndate: 2026-10-12\n---\n"
+        "1. see `x = 64` and {{< value example.params.n_tokens >}}\n"
+        "2. a [link](https://arxiv.org/abs/1706.03762) <!-- 0.5 --> <span data-x=\"3\">y</span>\n"
+        "![fig](../figures/fig-2.svg){width=\"80%\"} footnote[^12]\n\n"
+        "```python\nprint(0.921946)\n```\n\n::: {.callout-note appearance=\"1\"}\ntext\n:::\n"
+    )
     assert found(text) == []
 
 
 def test_an_escaped_shortcode_is_code_like_and_found_by_the_one_parser():
     """{{{< ... >}}} prints a shortcode as text: its numbers are syntax, even
     when a quoted argument holds the closing braces."""
-    assert found('Write {{{< value example.first_row fmt=".3f" >}}} or\n'
-                 '{{{< value k expect="contains \'>}}}\' and 0.5" >}}}, not 7.\n') == ["7"]
+    assert found(
+        'Write {{{< value example.first_row fmt=".3f" >}}} or\n'
+        '{{{< value k expect="contains \'>}}}\' and 0.5" >}}}, not 7.\n'
+    ) == ["7"]
 
 
 def test_rule_a_an_unbound_numeral_is_a_finding_with_its_line():
@@ -63,8 +75,11 @@ def test_cited_facts_and_labels_are_allowed():
 def test_rule_b_a_computed_value_is_never_typed_at_its_printed_precision():
     text = "0.921946 and 92.19% and 2.22e-16 and 5.4x and 0.027843"
     keys = [f.split("computed value ")[1].split()[0] for f in findings(text)]
-    assert keys == ["scaling.dk64.unscaled.max_weight"] * 2 + ["parity.sdpa.max_abs_diff",
-                                                                "timing.main.speedup", "example.first_row[0]"]
+    assert keys == ["scaling.dk64.unscaled.max_weight"] * 2 + [
+        "parity.sdpa.max_abs_diff",
+        "timing.main.speedup",
+        "example.first_row[0]",
+    ]
 
 
 def test_rule_b_also_applies_inside_a_cited_span_and_suggests_the_binding():
@@ -103,7 +118,8 @@ def test_tex_math_holds_the_formula_s_own_numerals_but_no_computed_value():
     text = "Effective keys $1 / \\sum_i w_i^2$; the paper's $$d_\\text{model} = 512$$ and $h = 8$.\n"
     assert findings(text) == []
     assert findings("Unscaled, the weight is $w = 0.921946$.")[0].startswith(
-        "a.qmd:1: numeral '0.921946' equals the computed value scaling.dk64.unscaled.max_weight")
+        "a.qmd:1: numeral '0.921946' equals the computed value scaling.dk64.unscaled.max_weight"
+    )
 
 
 def test_dollar_amounts_are_not_math():
@@ -111,11 +127,13 @@ def test_dollar_amounts_are_not_math():
 
 
 def test_what_the_reader_sees_is_prose_footnotes_callout_titles_and_text_attributes():
-    text = ("A note.[^w]\n\n"
-            "[^w]: The unscaled weight was 0.921946.\n\n"
-            "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n"
-            "![A figure](f.svg){#fig-a fig-alt=\"weights near 0.027843\" width=\"80%\"}\n\n"
-            "A [link](https://example.org/9 \"took 5.4x as long\") and <abbr title=\"2.22e-16 here\">x</abbr>.\n")
+    text = (
+        "A note.[^w]\n\n"
+        "[^w]: The unscaled weight was 0.921946.\n\n"
+        "::: {.callout-tip title=\"92.19% on one key\"}\nTip.\n:::\n\n"
+        "![A figure](f.svg){#fig-a fig-alt=\"weights near 0.027843\" width=\"80%\"}\n\n"
+        "A [link](https://example.org/9 \"took 5.4x as long\") and <abbr title=\"2.22e-16 here\">x</abbr>.\n"
+    )
     lines = {int(f.split(":")[1]) for f in findings(text)}
     assert lines == {3, 5, 9, 11}
     assert len(findings(text)) == 5
@@ -143,8 +161,7 @@ def test_a_quoted_small_integer_is_not_laundering_when_a_noisy_timing_rounds_to_
     assert "equals the computed value timing.loop.median_ms but is cited" in finding
 
 
-def test_run_by_hand_in_an_articles_folder_it_needs_no_option_and_prints_its_report(tmp_path, capsys,
-                                                                                    monkeypatch):
+def test_run_by_hand_in_an_articles_folder_it_needs_no_option_and_prints_its_report(tmp_path, capsys, monkeypatch):
     """`python -m articlekit lint`, as docs/reference.md shows it: the
     article and the values at their places, the report on stdout."""
     (tmp_path / "article").mkdir()

@@ -74,7 +74,8 @@ def test_the_real_implementation_has_every_core_function(repo_root, tmp_path, mo
 def test_the_imports_are_listed_as_written_groups_apart():
     source = "import math\nimport os\n\nimport numpy as np\n\nX = 1\n\n\ndef softmax(x):\n    return x\n"
     assert listings.listing_values(source, core=["softmax"])["imports"] == (
-        "import math\nimport os\n\nimport numpy as np\n")
+        "import math\nimport os\n\nimport numpy as np\n"
+    )
 
 
 def test_every_configured_listing_is_cut_under_its_own_name(tmp_path, monkeypatch):
@@ -82,8 +83,12 @@ def test_every_configured_listing_is_cut_under_its_own_name(tmp_path, monkeypatc
     (tmp_path / "one.py").write_text(SOURCE)
     (tmp_path / "two.py").write_text("def helper():\n    return 2\n")
     out = tmp_path / "listings.json"
-    section = {"listings": {"first": {"source": "one.py", "functions": ["softmax"]},
-                            "second": {"source": "two.py", "functions": ["helper"]}}}
+    section = {
+        "listings": {
+            "first": {"source": "one.py", "functions": ["softmax"]},
+            "second": {"source": "two.py", "functions": ["helper"]},
+        }
+    }
     assert listings.main(["--publishing", json.dumps(section), "--out", str(out)]) == 0
     artifact = read_json(out)
     assert artifact["params"] == {"source": {"first": "one.py", "second": "two.py"}}

@@ -54,8 +54,15 @@ READER = textwrap.dedent("""
     print(_json.dumps(_out))
 """)
 
-PARAMS = ["example.params.seed", "example.params.n_tokens", "example.params.d_k",
-          "multihead.params.seed", "multihead.params.n_tokens", "multihead.params.d_model", "multihead.params.heads"]
+PARAMS = [
+    "example.params.seed",
+    "example.params.n_tokens",
+    "example.params.d_k",
+    "multihead.params.seed",
+    "multihead.params.n_tokens",
+    "multihead.params.d_model",
+    "multihead.params.heads",
+]
 
 
 def python_listings(markdown):
@@ -76,8 +83,9 @@ def run_as_a_reader(code, values, tmp_path):
     script = tmp_path / "pasted.py"
     script.write_text(code + "\n" + READER, encoding="utf-8")
     params = json.dumps({key: values[key] for key in PARAMS})
-    done = subprocess.run([sys.executable, "-I", str(script), params], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-I", str(script), params], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, f"the listings do not run as shown:\n{done.stderr}"
     return json.loads(done.stdout)
 
@@ -90,16 +98,27 @@ def test_the_page_shows_python_listings(page):
 def test_the_first_listing_alone_is_the_whole_of_single_head_attention(page, tmp_path):
     listings, _, values = page
     got = run_as_a_reader(listings[0], values, tmp_path)
-    for key in ["example.first_row", "example.row_sum_max_deviation", "example.output_shape",
-                "example.causal.max_masked_weight", "example.causal.visible_per_row"]:
+    for key in [
+        "example.first_row",
+        "example.row_sum_max_deviation",
+        "example.output_shape",
+        "example.causal.max_masked_weight",
+        "example.causal.visible_per_row",
+    ]:
         assert got[key] == values[key], key
 
 
 def test_all_listings_in_order_run_and_give_the_experiments_values(page, tmp_path):
     listings, _, values = page
     got = run_as_a_reader("\n\n".join(listings), values, tmp_path)
-    for key in ["example.first_row", "example.causal.visible_per_row", "multihead.output_shape",
-                "multihead.weights_shape", "multihead.weights", "multihead.causal.weights_shape"]:
+    for key in [
+        "example.first_row",
+        "example.causal.visible_per_row",
+        "multihead.output_shape",
+        "multihead.weights_shape",
+        "multihead.weights",
+        "multihead.causal.weights_shape",
+    ]:
         assert got[key] == values[key], key
     if "row_by_row_vs_matrix" in got:  # the timing baseline, when the page shows it
         assert got["row_by_row_vs_matrix"] < 1e-12

@@ -31,16 +31,26 @@ SCHEMA = "config/schema.yaml"
 
 # ---- package sources: what pip uses, uv uses -------------------------------------
 
+
 def test_uv_gets_pips_indexes_find_links_and_constraints(monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-    settings = {"index-url": "https://mirror/simple", "extra-index-url": "file:///a file:///b",
-                "find-links": "/opt/wheels", "constraint": "/etc/c.txt", "cert": "/ca.pem"}
+    settings = {
+        "index-url": "https://mirror/simple",
+        "extra-index-url": "file:///a file:///b",
+        "find-links": "/opt/wheels",
+        "constraint": "/etc/c.txt",
+        "cert": "/ca.pem",
+    }
     flags = matrixenv.uv_source_flags(settings)
     assert flags[:2] == ["--index-strategy", "unsafe-best-match"]  # pip's choice: best version anywhere
     pairs = list(zip(flags[2::2], flags[3::2]))
-    assert pairs == [("--default-index", "https://mirror/simple"), ("--extra-index-url", "file:///a"),
-                     ("--extra-index-url", "file:///b"), ("--find-links", "/opt/wheels"),
-                     ("--constraint", "/etc/c.txt")]
+    assert pairs == [
+        ("--default-index", "https://mirror/simple"),
+        ("--extra-index-url", "file:///a"),
+        ("--extra-index-url", "file:///b"),
+        ("--find-links", "/opt/wheels"),
+        ("--constraint", "/etc/c.txt"),
+    ]
     assert matrixenv.uv_environ(settings)["SSL_CERT_FILE"] == "/ca.pem"
 
 
@@ -50,6 +60,7 @@ def test_pip_settings_read_this_machines_pip(monkeypatch):
 
 
 # ---- the matrix: section ----------------------------------------------------------
+
 
 def _config_with(tmp_path, repo_root, environments):
     text = (repo_root / "config.yaml").read_text(encoding="utf-8")
@@ -75,21 +86,27 @@ def test_the_default_matrix_runs_the_editions_own_environment(repo_root):
     edition = load_baseline(repo_root / "baseline/published.yaml").edition["versions"]
     for name in ("config.yaml", "config/matrix-docs.yaml"):
         entries = yaml.safe_load((repo_root / name).read_text())["matrix"]["environments"]
-        asked = [{"python": e.get("python"), **{matrixenv.pin_name(p): p.split("==")[1] for p in e["pins"]}}
-                 for e in entries]
+        asked = [
+            {"python": e.get("python"), **{matrixenv.pin_name(p): p.split("==")[1] for p in e["pins"]}} for e in entries
+        ]
         assert edition in asked, name
 
 
 def test_two_entries_with_the_same_label_are_rejected_with_their_lines(tmp_path, repo_root):
-    config, path = _config_with(tmp_path, repo_root, [
-        {"label": "np", "pins": ["numpy==1.26.4", "torch==2.13.0"]},
-        {"label": "np", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
-    ])
+    config, path = _config_with(
+        tmp_path,
+        repo_root,
+        [
+            {"label": "np", "pins": ["numpy==1.26.4", "torch==2.13.0"]},
+            {"label": "np", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+        ],
+    )
     with pytest.raises(matrixenv.MatrixConfigError) as err:
         matrixenv.check_matrix(config, [path])
     message = str(err.value)
-    assert re.search(r"config\.yaml:\d+: matrix\.environments\[1\]\.label: 'np' is already the label of entry 0",
-                     message)
+    assert re.search(
+        r"config\.yaml:\d+: matrix\.environments\[1\]\.label: 'np' is already the label of entry 0", message
+    )
 
 
 def test_an_entry_must_pin_numpy_and_torch(tmp_path, repo_root):
@@ -108,14 +125,17 @@ def test_the_pins_every_entry_needs_are_the_libraries_the_article_records(tmp_pa
         matrixenv.check_matrix(config, [path])
 
 
-@pytest.mark.parametrize("entry", [
-    {"label": "np 1", "pins": ["numpy==1.26.4", "torch==2.13.0"]},   # a label names a folder
-    {"label": "np", "pins": ["numpy", "torch==2.13.0"]},             # a pin needs a version
-    {"label": "np", "pins": []},
-    {"label": "np"},
-    {"label": "np", "python": 3.13, "pins": ["numpy==2.5.4", "torch==2.14.1"]},     # unquoted: a float
-    {"label": "np", "python": "python3", "pins": ["numpy==2.5.4", "torch==2.14.1"]},  # a version, not a name
-])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"label": "np 1", "pins": ["numpy==1.26.4", "torch==2.13.0"]},  # a label names a folder
+        {"label": "np", "pins": ["numpy", "torch==2.13.0"]},  # a pin needs a version
+        {"label": "np", "pins": []},
+        {"label": "np"},
+        {"label": "np", "python": 3.13, "pins": ["numpy==2.5.4", "torch==2.14.1"]},  # unquoted: a float
+        {"label": "np", "python": "python3", "pins": ["numpy==2.5.4", "torch==2.14.1"]},  # a version, not a name
+    ],
+)
 def test_the_schema_rejects_malformed_entries(tmp_path, repo_root, entry):
     config, path = _config_with(tmp_path, repo_root, [entry])
     with pytest.raises(ConfigError, match=r"config\.yaml:\d+: matrix\.environments"):
@@ -146,8 +166,24 @@ def test_a_python_this_machine_lacks_is_an_error_saying_how_to_get_it():
 @pytest.mark.workflow
 def test_a_python_this_machine_lacks_stops_the_lock_before_anything_is_installed(tmp_path, capsys):
     out = tmp_path / "requirements.lock"
-    assert matrixenv.main(["lock", "--label", "future", "--pin", "numpy==2.4.6", "--python", "3.99",
-                           "--where", "x.yaml:3: matrix.environments[0].python", "--out", str(out)]) == 1
+    assert (
+        matrixenv.main(
+            [
+                "lock",
+                "--label",
+                "future",
+                "--pin",
+                "numpy==2.4.6",
+                "--python",
+                "3.99",
+                "--where",
+                "x.yaml:3: matrix.environments[0].python",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
     message = capsys.readouterr().err
     assert "matrix environment 'future': x.yaml:3: matrix.environments[0].python: no Python 3.99" in message
     assert "nothing was installed" in message and not out.exists()
@@ -159,23 +195,28 @@ def test_snakemake_matrix_names_the_config_line_of_a_python_this_machine_lacks(t
     terminal (not only the job's log) names the entry's python: line."""
     work = copy_project(tmp_path / "project")
     entry = {"label": "future", "python": "3.99", "pins": ["numpy==2.4.6", "torch==2.13.0"]}
-    (work / "future.yaml").write_text(yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": [entry]}},
-                                                     sort_keys=False))
+    (work / "future.yaml").write_text(
+        yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": [entry]}}, sort_keys=False)
+    )
     line = next(i for i, text in enumerate((work / "future.yaml").read_text().splitlines(), 1) if "python:" in text)
     proc = _snakemake(work, "results/matrix/future/requirements.lock", also=["future.yaml"], check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert f"future.yaml:{line}: matrix.environments[0].python: no Python 3.99 on this machine" in output, output[-3000:]
+    assert f"future.yaml:{line}: matrix.environments[0].python: no Python 3.99 on this machine" in output, output[
+        -3000:
+    ]
     assert not (work / "results/matrix/future/requirements.lock").exists()
 
 
 def _tiny_project(tmp_path):
     project = tmp_path / "tiny"
     project.mkdir()
-    (project / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=64"]\n'
-                                            'build-backend = "setuptools.build_meta"\n'
-                                            '[project]\nname = "tiny"\nversion = "0"\n'
-                                            '[tool.setuptools]\npy-modules = ["tiny"]\n')
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\n'
+        'build-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tiny"\nversion = "0"\n'
+        '[tool.setuptools]\npy-modules = ["tiny"]\n'
+    )
     (project / "tiny.py").write_text("")
     return project
 
@@ -188,8 +229,18 @@ def test_an_environment_records_the_python_it_runs_and_its_column_shows_it(tmp_p
     assert matrixenv.lock("asked", ["pyyaml>=6"], lock, python=THIS_PYTHON) == 0
     assert lock.read_text().startswith(f"# asked: pyyaml>=6 (Python {platform.python_version()})\n")
     out = tmp_path / "freeze.json"
-    assert matrixenv.install("asked", lock, tmp_path / "venv", out, tmp_path / "install.log",
-                             project=_tiny_project(tmp_path), python_request=THIS_PYTHON) == 0
+    assert (
+        matrixenv.install(
+            "asked",
+            lock,
+            tmp_path / "venv",
+            out,
+            tmp_path / "install.log",
+            project=_tiny_project(tmp_path),
+            python_request=THIS_PYTHON,
+        )
+        == 0
+    )
     record = read_json(out)
     assert record["installed"], (tmp_path / "install.log").read_text()
     assert (record["python_requested"], record["python_version"]) == (THIS_PYTHON, platform.python_version())
@@ -198,8 +249,15 @@ def test_an_environment_records_the_python_it_runs_and_its_column_shows_it(tmp_p
     article = tmp_path / "index.qmd"
     article.write_text("Built with NumPy {{< value environment.numpy >}}.\n")
     result = tmp_path / "environment.json"
-    write_json(result, {"experiment": "environment", "script": "experiments/environment.py",
-                        "versions": {"numpy": "2.4.6"}, "values": {"numpy": "2.4.6"}})
+    write_json(
+        result,
+        {
+            "experiment": "environment",
+            "script": "experiments/environment.py",
+            "versions": {"numpy": "2.4.6"},
+            "values": {"numpy": "2.4.6"},
+        },
+    )
     doc = matrixlib.column("asked", ["pyyaml>=6"], out, [result], [], article, python=THIS_PYTHON)
     assert doc["python"] == {"requested": THIS_PYTHON, "version": platform.python_version()}
     matrix = matrixlib.build([doc])
@@ -212,10 +270,13 @@ def test_an_entry_without_a_python_plans_the_jobs_it_planned_before(tmp_path):
     """Only an entry that names its Python gets --python (and its line, for
     the error): the others' params, hence their environments, stay as built."""
     work = copy_project(tmp_path / "project")
-    environments = [{"label": "plain", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
-                    {"label": "asked", "python": THIS_PYTHON, "pins": ["numpy==2.4.6", "torch==2.13.0"]}]
-    (work / "two.yaml").write_text(yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": environments}},
-                                                  sort_keys=False))
+    environments = [
+        {"label": "plain", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+        {"label": "asked", "python": THIS_PYTHON, "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+    ]
+    (work / "two.yaml").write_text(
+        yaml.safe_dump({"matrix": {"exclude": ["timing"], "environments": environments}}, sort_keys=False)
+    )
     out = _snakemake(work, "matrix", "--dry-run", "--printshellcmds", also=["two.yaml"]).stdout
     locks = {m.group(1): m.group(0) for m in re.finditer(r"matrixenv lock --label (\w+) [^\n]*", out)}
     assert locks["plain"].startswith("matrixenv lock --label plain --pin numpy==2.4.6 --pin torch==2.13.0  --out")
@@ -225,6 +286,7 @@ def test_an_entry_without_a_python_plans_the_jobs_it_planned_before(tmp_path):
 
 
 # ---- lock and install: bad input, clear errors --------------------------------------
+
 
 @pytest.mark.workflow
 def test_a_pin_the_index_does_not_have_fails_before_anything_is_installed(tmp_path, capsys):
@@ -249,8 +311,12 @@ def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path,
     # ... and every experiment of it is recorded as not run, naming that log
     result = tmp_path / "scaling.json"
     assert matrixenv.run_experiment(out, "scaling", {}, result) == 0
-    assert read_json(result) == {"experiment": "scaling", "not_run": True, "log": str(log),
-                                 "reason": "environment broken did not install"}
+    assert read_json(result) == {
+        "experiment": "scaling",
+        "not_run": True,
+        "log": str(log),
+        "reason": "environment broken did not install",
+    }
 
 
 @pytest.mark.workflow
@@ -261,10 +327,12 @@ def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkey
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     project = tmp_path / "tiny"
     project.mkdir()
-    (project / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=64"]\n'
-                                            'build-backend = "setuptools.build_meta"\n'
-                                            '[project]\nname = "tiny"\nversion = "0"\n'
-                                            '[tool.setuptools]\npy-modules = ["tiny"]\n')
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\n'
+        'build-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tiny"\nversion = "0"\n'
+        '[tool.setuptools]\npy-modules = ["tiny"]\n'
+    )
     (project / "tiny.py").write_text("")
     lock = tmp_path / "requirements.lock"
     assert matrixenv.lock("tiny", ["pyyaml>=6"], lock) == 0
@@ -284,9 +352,28 @@ def test_an_experiment_in_an_environment_checks_its_sizes_against_its_jobs_limit
     write_json(environment, {"label": "here", "installed": True, "log": "install.log", "python": sys.executable})
     out, log = tmp_path / "example.json", tmp_path / "example.log"
     params = {"n_tokens": 5, "d_k": 4, "seed": 1}
-    assert matrixenv.main(["run", "--environment", str(environment), "--experiment", "example",
-                           "--params", json.dumps(params), "--mem-mb", "1", "--runtime", "5",
-                           "--out", str(out), "--log", str(log)]) == 0
+    assert (
+        matrixenv.main(
+            [
+                "run",
+                "--environment",
+                str(environment),
+                "--experiment",
+                "example",
+                "--params",
+                json.dumps(params),
+                "--mem-mb",
+                "1",
+                "--runtime",
+                "5",
+                "--out",
+                str(out),
+                "--log",
+                str(log),
+            ]
+        )
+        == 0
+    )
     assert read_json(out)["not_run"] is True
     assert "more than the 1 MB its rule declares (experiments.example.mem_mb)" in log.read_text()
 
@@ -298,9 +385,14 @@ def test_each_cell_of_the_matrix_asks_for_its_experiments_own_resources(tmp_path
     work = copy_project(tmp_path / "project")
     config = yaml.safe_load((work / "config/test.yaml").read_text())
     config["experiments"]["parity"].update(mem_mb=1234, runtime=7)
-    (work / "bigger.yaml").write_text(yaml.safe_dump({
-        "experiments": config["experiments"],
-        "matrix": {"exclude": ["timing"], "environments": [config["matrix"]["environments"][0]]}}))
+    (work / "bigger.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "experiments": config["experiments"],
+                "matrix": {"exclude": ["timing"], "environments": [config["matrix"]["environments"][0]]},
+            }
+        )
+    )
     out = _snakemake(work, "matrix", "--dry-run", "--printshellcmds", also=["bigger.yaml"]).stdout
     blocks = re.split(r"^(?:local)?rule ", out, flags=re.M)  # one per planned job
     jobs = {m.group(1): block for block in blocks if (m := re.search(r"experiment=(\w+)", block))}
@@ -323,15 +415,29 @@ Built with NumPy {{< value environment.numpy >}}.
 
 def _column(label, numpy, msg, diff, w):
     artifacts = [
-        ("environment.json", {"experiment": "environment", "script": "experiments/environment.py",
-                              "versions": {"numpy": numpy}, "values": {"numpy": numpy}}),
+        (
+            "environment.json",
+            {
+                "experiment": "environment",
+                "script": "experiments/environment.py",
+                "versions": {"numpy": numpy},
+                "values": {"numpy": numpy},
+            },
+        ),
         ("errors.json", {"experiment": "errors", "script": "experiments/errors.py", "values": {"msg": msg}}),
         ("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": diff}}),
         ("example.json", {"experiment": "example", "script": "experiments/example.py", "values": {"w": w}}),
     ]
-    return {"label": label, "pins": [f"numpy=={numpy}"], "installed": True, "log": "x.log",
-            "versions": {"numpy": numpy}, "failed": [], "shared": [],
-            "bindings": bind("index.qmd", ARTICLE, merge(artifacts), strict=False)}
+    return {
+        "label": label,
+        "pins": [f"numpy=={numpy}"],
+        "installed": True,
+        "log": "x.log",
+        "versions": {"numpy": numpy},
+        "failed": [],
+        "shared": [],
+        "bindings": bind("index.qmd", ARTICLE, merge(artifacts), strict=False),
+    }
 
 
 def _rows(matrix):
@@ -367,16 +473,25 @@ def test_identical_columns_differ_nowhere_and_render_without_highlights(tmp_path
 
 def test_a_failed_environment_is_a_column_with_its_log_and_fails_the_check(tmp_path, capsys):
     built = _column("a", "2.4.6", "m", 1e-16, 0.25)
-    broken = {"label": "b", "pins": ["numpy==2.4.6"], "installed": False, "log": "logs/matrix/b/install.log",
-              "versions": {}, "failed": [{"experiment": "(install)", "reason": "no such wheel",
-                                          "log": "logs/matrix/b/install.log"}], "shared": [], "bindings": None}
+    broken = {
+        "label": "b",
+        "pins": ["numpy==2.4.6"],
+        "installed": False,
+        "log": "logs/matrix/b/install.log",
+        "versions": {},
+        "failed": [{"experiment": "(install)", "reason": "no such wheel", "log": "logs/matrix/b/install.log"}],
+        "shared": [],
+        "bindings": None,
+    }
     matrix = matrixlib.build([built, broken])
     assert "logs/matrix/b/install.log" in matrixlib.to_html(matrix)
     assert all(r["cells"].get("b") is None for r in matrix["rows"])
     path = tmp_path / "matrix.json"
     write_json(path, matrix)
     assert matrixlib.main(["check", str(path)]) == 1
-    assert "matrix environment 'b': (install): no such wheel (log: logs/matrix/b/install.log)" in capsys.readouterr().err
+    assert (
+        "matrix environment 'b': (install): no such wheel (log: logs/matrix/b/install.log)" in capsys.readouterr().err
+    )
 
 
 TIMED_ARTICLE = """\
@@ -413,8 +528,16 @@ def _timed_matrix(tmp_path, loop_ms):
         (path, published_envelope(path)),
     ]
     bindings = bind("index.qmd", TIMED_ARTICLE, merge(artifacts), strict=False, baseline=baseline)
-    column = {"label": "a", "pins": ["numpy==2.4.6"], "installed": True, "log": "x.log", "versions": {},
-              "failed": [], "shared": ["timing"], "bindings": bindings}
+    column = {
+        "label": "a",
+        "pins": ["numpy==2.4.6"],
+        "installed": True,
+        "log": "x.log",
+        "versions": {},
+        "failed": [],
+        "shared": ["timing"],
+        "bindings": bindings,
+    }
     return matrixlib.build([column], baseline)
 
 
@@ -429,10 +552,17 @@ def test_rows_do_not_depend_on_how_fast_the_main_build_ran(tmp_path):
 
 # ---- end to end -----------------------------------------------------------------------
 
+
 def _snakemake(work, *args, also=(), check=True):
     """snakemake on config/test.yaml, plus the config files in `also`."""
-    proc = subprocess.run(["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also],
-                          cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also],
+        cwd=work,
+        env=copy_environment(work),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -442,8 +572,9 @@ def _planned(work, *also):
     """{rule: jobs} a dry run of `snakemake matrix` would execute."""
     out = _snakemake(work, "matrix", "--dry-run", also=also).stdout
     table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
-            if m.group(1) != "total"}
+    return {
+        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
+    }
 
 
 EXPERIMENTS = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
@@ -495,13 +626,19 @@ def test_a_column_whose_results_lack_a_key_the_article_binds_records_why(tmp_pat
     environment = tmp_path / "freeze.json"
     write_json(environment, {"label": "old", "installed": True, "log": "install.log"})
     result = tmp_path / "errors.json"
-    write_json(result, {"experiment": "errors", "script": "experiments/errors.py",
-                        "versions": {"numpy": "1.26.4"}, "values": {"msg": "m"}})
+    write_json(
+        result,
+        {
+            "experiment": "errors",
+            "script": "experiments/errors.py",
+            "versions": {"numpy": "1.26.4"},
+            "values": {"msg": "m"},
+        },
+    )
     article = tmp_path / "index.qmd"
     article.write_text(ARTICLE)
     article_libraries = parse_publishing({"libraries": {"python": "Python", "numpy": "NumPy"}})
-    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article,
-                           publishing=article_libraries)
+    doc = matrixlib.column("old", ["numpy==1.26.4"], environment, [result], [], article, publishing=article_libraries)
     assert doc["bindings"] is None and doc["versions"] == {"numpy": "1.26.4"}
     [failure] = doc["failed"]
     assert failure["experiment"] == "(bind)" and "unknown key 'parity.diff'" in failure["reason"]

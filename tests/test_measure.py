@@ -25,8 +25,10 @@ class FakeClock:
 
     def timer(self, seconds):
         """A zero-argument call that takes seconds() of this clock."""
+
         def call():
             self.now += seconds()
+
         return call
 
 
@@ -127,8 +129,14 @@ def test_a_sample_holds_enough_calls_to_fill_sample_ms():
 
 def test_a_constant_ratio_comes_back_exactly_and_the_times_are_the_timers():
     clock = FakeClock()
-    result = compare({"slow": clock.timer(lambda: 6e-3), "fast": clock.timer(lambda: 2e-3)},
-                     baseline="slow", rounds=7, warmup=2, sample_ms=10, clock=clock)
+    result = compare(
+        {"slow": clock.timer(lambda: 6e-3), "fast": clock.timer(lambda: 2e-3)},
+        baseline="slow",
+        rounds=7,
+        warmup=2,
+        sample_ms=10,
+        clock=clock,
+    )
     speedup = result["ratios"]["fast"]
     assert (speedup["estimate"], speedup["low"], speedup["high"]) == pytest.approx((3.0, 3.0, 3.0))
     assert len(speedup["ratios"]) == 7 and set(result["ratios"]) == {"fast"}  # no ratio of the baseline to itself
@@ -151,9 +159,14 @@ def test_the_interval_covers_a_known_ratio_under_noise_and_drift(true_ratio):
             load[0] = rng.uniform(1.0, 3.0)  # each sample of the baseline starts a new load level
             return 1e-3 * true_ratio * load[0] * rng.lognormal(0.0, 0.2)
 
-        result = compare({"base": clock.timer(slower),
-                          "other": clock.timer(lambda: 1e-3 * load[0] * rng.lognormal(0.0, 0.2))},
-                         baseline="base", rounds=9, warmup=1, sample_ms=0.5, clock=clock)
+        result = compare(
+            {"base": clock.timer(slower), "other": clock.timer(lambda: 1e-3 * load[0] * rng.lognormal(0.0, 0.2))},
+            baseline="base",
+            rounds=9,
+            warmup=1,
+            sample_ms=0.5,
+            clock=clock,
+        )
         r = result["ratios"]["other"]
         covered += r["low"] <= true_ratio <= r["high"]
         assert r["low"] <= r["estimate"] <= r["high"]
@@ -163,13 +176,17 @@ def test_the_interval_covers_a_known_ratio_under_noise_and_drift(true_ratio):
 def test_the_same_timers_on_the_same_clock_give_the_same_result():
     def run():
         clock, rng = FakeClock(), random.Random(5)
-        return compare({"a": clock.timer(lambda: rng.uniform(1e-3, 2e-3)),
-                        "b": clock.timer(lambda: rng.uniform(3e-3, 5e-3))},
-                       baseline="b", rounds=11, clock=clock)
+        return compare(
+            {"a": clock.timer(lambda: rng.uniform(1e-3, 2e-3)), "b": clock.timer(lambda: rng.uniform(3e-3, 5e-3))},
+            baseline="b",
+            rounds=11,
+            clock=clock,
+        )
 
     def by_the_clock(result):  # the wall clock's samples, beside them, are the real machine's
-        return result["ratios"], {name: {k: v for k, v in t.items() if k != "wall_samples_ms"}
-                                  for name, t in result["times"].items()}
+        return result["ratios"], {
+            name: {k: v for k, v in t.items() if k != "wall_samples_ms"} for name, t in result["times"].items()
+        }
 
     first, second = run(), run()
     assert by_the_clock(first) == by_the_clock(second)
@@ -185,16 +202,23 @@ def test_the_protocol_is_recorded_with_the_result():
     clock = FakeClock()
     protocol = compare({"a": clock.timer(lambda: 1e-3)}, rounds=6, clock=clock, sample_ms=2)["protocol"]
     assert {key: protocol[key] for key in ("rounds", "sample_ms", "threads", "confidence")} == {
-        "rounds": 6, "sample_ms": 2, "threads": 1, "confidence": 0.95}
+        "rounds": 6,
+        "sample_ms": 2,
+        "threads": 1,
+        "confidence": 0.95,
+    }
     assert protocol["clock"].endswith("FakeClock") or "FakeClock" in protocol["clock"]
     assert all(pool["threads"] == 1 for pool in protocol["pools"])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"rounds": 5}, r"rounds=5 cannot give a 95% interval; take at least 6"),
-    ({"baseline": "nope"}, r"baseline 'nope' is not a contender; contenders: a"),
-    ({"threads": 0}, r"threads=0; give at least 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"rounds": 5}, r"rounds=5 cannot give a 95% interval; take at least 6"),
+        ({"baseline": "nope"}, r"baseline 'nope' is not a contender; contenders: a"),
+        ({"threads": 0}, r"threads=0; give at least 1"),
+    ],
+)
 def test_settings_that_cannot_work_are_refused_before_any_timing(kwargs, message):
     calls = []
     with pytest.raises(MeasureError, match=message):
@@ -257,8 +281,9 @@ def test_the_interval_is_students_t_on_the_logarithms_of_the_runs():
     t_4 = 2.7764451051977934  # the 97.5 % point of Student's t with 4 degrees of freedom (tables: 2.776)
     half = t_4 * logs.std(ddof=1) * math.sqrt(1 + 1 / len(runs))
     between = measure.between_runs(runs)
-    assert (between["low"], between["high"]) == pytest.approx((math.exp(logs.mean() - half),
-                                                                math.exp(logs.mean() + half)))
+    assert (between["low"], between["high"]) == pytest.approx(
+        (math.exp(logs.mean() - half), math.exp(logs.mean() + half))
+    )
 
 
 @pytest.mark.parametrize("n", [3, 5])
@@ -270,7 +295,8 @@ def test_one_more_run_lands_inside_about_95_percent_of_the_time(n):
     trials = 2000
     held = sum(
         (b := measure.between_runs(rng.lognormal(2.0, 0.1, size=n).tolist()))["low"]
-        <= rng.lognormal(2.0, 0.1) <= b["high"]
+        <= rng.lognormal(2.0, 0.1)
+        <= b["high"]
         for _ in range(trials)
     )
     assert 0.935 <= held / trials <= 0.965
@@ -283,7 +309,8 @@ def test_the_median_of_a_rerun_of_all_the_runs_lands_inside_more_often_still():
     trials = 1000
     held = sum(
         (b := measure.between_runs(rng.lognormal(2.0, 0.1, size=5).tolist()))["low"]
-        <= float(np.median(rng.lognormal(2.0, 0.1, size=5))) <= b["high"]
+        <= float(np.median(rng.lognormal(2.0, 0.1, size=5)))
+        <= b["high"]
         for _ in range(trials)
     )
     assert held / trials >= 0.98
@@ -296,8 +323,9 @@ def test_a_run_far_from_the_others_is_named_and_runs_that_agree_rarely_are():
     assert loaded["outliers"] == [3]
     rng = np.random.default_rng(11)
     trials = 1000
-    flagged = sum(bool(measure.between_runs(rng.lognormal(0.0, 0.05, size=5).tolist())["outliers"])
-                  for _ in range(trials))
+    flagged = sum(
+        bool(measure.between_runs(rng.lognormal(0.0, 0.05, size=5).tolist())["outliers"]) for _ in range(trials)
+    )
     assert flagged / trials <= 0.06  # about one build in twenty at most, by design
 
 
@@ -306,11 +334,14 @@ def test_two_runs_have_a_spread_but_no_run_can_be_held_against_the_others():
     assert between["outliers"] == [] and between["low"] < 10.0 < 12.0 < between["high"]
 
 
-@pytest.mark.parametrize("runs, message", [
-    ([10.0], r"1 run gives no spread between runs; take at least 2"),
-    ([10.0, -1.0], r"must be a positive number"),
-    ([10.0, math.nan], r"must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "runs, message",
+    [
+        ([10.0], r"1 run gives no spread between runs; take at least 2"),
+        ([10.0, -1.0], r"must be a positive number"),
+        ([10.0, math.nan], r"must be a positive number"),
+    ],
+)
 def test_runs_that_cannot_give_an_interval_are_refused(runs, message):
     with pytest.raises(MeasureError, match=message):
         measure.between_runs(runs)

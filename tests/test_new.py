@@ -13,16 +13,27 @@ from articlekit.__main__ import main as articlekit_main
 from articlekit.article.shortcodes import scan
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPE = {"Snakefile", "config.yaml", "environment.yml", "requirements.txt", ".gitignore", "experiments/__init__.py",
-         # Quarto's own `quarto render` and `quarto preview` in the new article's folder
-         "_quarto.yml", "article/index.qmd", "article/_quarto.yml", "article/_quarto-author.yml", "article/.gitignore",
-         "baseline/published.yaml",
-         # the types and ranges of the experiment's parameters, checked before any job
-         "config/schema.yaml",
-         # Snakemake's workflow profile: a failed job's message, and its fix, once, at the end of the terminal
-         "profiles/default/config.yaml",
-         # GitHub Actions builds it on every push (tests/test_ci_workflow.py lints it)
-         ".github/workflows/article.yml"}
+SHAPE = {
+    "Snakefile",
+    "config.yaml",
+    "environment.yml",
+    "requirements.txt",
+    ".gitignore",
+    "experiments/__init__.py",
+    # Quarto's own `quarto render` and `quarto preview` in the new article's folder
+    "_quarto.yml",
+    "article/index.qmd",
+    "article/_quarto.yml",
+    "article/_quarto-author.yml",
+    "article/.gitignore",
+    "baseline/published.yaml",
+    # the types and ranges of the experiment's parameters, checked before any job
+    "config/schema.yaml",
+    # Snakemake's workflow profile: a failed job's message, and its fix, once, at the end of the terminal
+    "profiles/default/config.yaml",
+    # GitHub Actions builds it on every push (tests/test_ci_workflow.py lints it)
+    ".github/workflows/article.yml",
+}
 
 
 def test_it_writes_an_article_folder_of_the_agreed_shape(tmp_path):
@@ -34,12 +45,21 @@ def test_it_writes_an_article_folder_of_the_agreed_shape(tmp_path):
 
 
 def test_the_snakefile_is_the_module_and_nothing_else():
-    code = [line for line in (new.TEMPLATE / "Snakefile").read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
-    assert code == ["import articlekit.workflow", 'configfile: articlekit.workflow.checked_config("config.yaml")',
-                    "module articlekit:",
-                    "    snakefile:", "        articlekit.workflow.snakefile()", "    config:", "        config",
-                    "use rule * from articlekit"]
+    code = [
+        line
+        for line in (new.TEMPLATE / "Snakefile").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert code == [
+        "import articlekit.workflow",
+        'configfile: articlekit.workflow.checked_config("config.yaml")',
+        "module articlekit:",
+        "    snakefile:",
+        "        articlekit.workflow.snakefile()",
+        "    config:",
+        "        config",
+        "use rule * from articlekit",
+    ]
 
 
 def test_the_article_binds_a_value_checks_a_claim_and_shows_a_listing_and_a_figure(tmp_path):
@@ -111,4 +131,6 @@ def test_the_skeleton_claims_a_timing_measured_with_articlekits_measure(tmp_path
     config = yaml.safe_load((tmp_path / "a/config.yaml").read_text())
     assert prefix in config["publishing"]["volatile"]
     experiment = prefix.split(".")[0]
-    assert "from articlekit.experiment.measure import compare" in (tmp_path / f"a/experiments/{experiment}.py").read_text()
+    assert (
+        "from articlekit.experiment.measure import compare" in (tmp_path / f"a/experiments/{experiment}.py").read_text()
+    )

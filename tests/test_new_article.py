@@ -34,17 +34,23 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "authoring.md"
 # <!-- new-article: ACTION PATH [before "LINE"] --> and the fenced block after it
-STEP = re.compile(r'<!-- new-article: (write|merge|insert) (\S+)(?: before "([^"]+)")? -->\n'
-                  r"(```|~~~)[^\n]*\n(.*?)\n\4\n", re.S)
+STEP = re.compile(
+    r'<!-- new-article: (write|merge|insert) (\S+)(?: before "([^"]+)")? -->\n'
+    r"(```|~~~)[^\n]*\n(.*?)\n\4\n",
+    re.S,
+)
 
 
 def guide_steps():
     """(action, path, anchor, text) of each block the guide tells the author to write."""
     steps = [(m.group(1), m.group(2), m.group(3), m.group(5) + "\n") for m in STEP.finditer(GUIDE.read_text("utf-8"))]
     assert [(a, p) for a, p, _, _ in steps] == [
-        ("write", "experiments/darts.py"), ("merge", "config.yaml"), ("merge", "config/schema.yaml"),
-        ("insert", "article/index.qmd"), ("merge", "baseline/published.yaml")], \
-        "docs/authoring.md's walk-through lost a step"
+        ("write", "experiments/darts.py"),
+        ("merge", "config.yaml"),
+        ("merge", "config/schema.yaml"),
+        ("insert", "article/index.qmd"),
+        ("merge", "baseline/published.yaml"),
+    ], "docs/authoring.md's walk-through lost a step"
     return steps
 
 
@@ -78,8 +84,9 @@ def follow(folder, action, path, anchor, text):
 def article(tmp_path_factory):
     """The walk-through followed in a fresh skeleton, built with Pandoc."""
     folder = tmp_path_factory.mktemp("first") / "pi"
-    subprocess.run([sys.executable, "-m", "articlekit", "new", str(folder)], check=True, cwd=ROOT,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "articlekit", "new", str(folder)], check=True, cwd=ROOT, capture_output=True, text=True
+    )
     for step in guide_steps():
         follow(folder, *step)
     snakemake(folder, "--config", "renderer=pandoc")
@@ -129,8 +136,11 @@ def darts_table(html):
 def expected_cells(folder):
     values = read_json(folder / "results/darts.json")["values"]
     sizes = read_json(folder / "results/darts.json")["params"]["sizes"]
-    return [cell for n, estimate, error in zip(sizes, values["estimates"], values["errors"])
-            for cell in (f"{n:,}", f"{estimate:.4f}", f"{error:.1e}")]
+    return [
+        cell
+        for n, estimate, error in zip(sizes, values["estimates"], values["errors"])
+        for cell in (f"{n:,}", f"{estimate:.4f}", f"{error:.1e}")
+    ]
 
 
 def test_the_guides_article_builds_with_every_value_bound_and_every_claim_held(article):
@@ -180,11 +190,16 @@ def test_the_audit_and_the_departures_say_what_the_baseline_classes_promise(arti
     assert "darts.speedup" not in departures and "3.1587" not in departures  # no reason: nothing to list
 
 
-@pytest.mark.parametrize("typed, message", [
-    ('seed: "2026x"', "darts.seed: '2026x' is not of type 'integer'"),
-    ("rounds: 3", "darts.rounds: 3 is less than the minimum of 6 (measure.compare needs 6 rounds for a 95 % "
-                  "interval)"),
-])
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ('seed: "2026x"', "darts.seed: '2026x' is not of type 'integer'"),
+        (
+            "rounds: 3",
+            "darts.rounds: 3 is less than the minimum of 6 (measure.compare needs 6 rounds for a 95 % interval)",
+        ),
+    ],
+)
 def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(article, tmp_path, typed, message):
     """seed: "2026x" failed in the job (TypeError: SeedSequence expects int)
     and rounds: 3 in measure.compare (MeasureError), neither at its line."""
@@ -199,8 +214,14 @@ def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(a
     config.write_text(f"{before}\ndarts:\n{section}", encoding="utf-8")
     line = config.read_text(encoding="utf-8").splitlines().index(f"  {typed}") + 1
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(["snakemake", "--cores", "2", "--config", "renderer=pandoc"], cwd=copy, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["snakemake", "--cores", "2", "--config", "renderer=pandoc"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode != 0
     assert done.stderr.rstrip().endswith(f"config.yaml:{line}: {message}"), done.stderr[-3000:]
 

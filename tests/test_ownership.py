@@ -108,11 +108,15 @@ def test_an_experiments_code_runs_with_nothing_of_the_project_in_reach(tmp_path,
         save_figure(fig, figures["f"])
         plt.close(fig)
 
-    run_experiment("probe", run, plot, argv=["--params", "{}", "--json", "results/probe.json",
-                                             "--figure", "f=figures/probe-f.svg"])
+    run_experiment(
+        "probe", run, plot, argv=["--params", "{}", "--json", "results/probe.json", "--figure", "f=figures/probe-f.svg"]
+    )
     assert Path.cwd() == tmp_path
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
-        "baseline/published.yaml", "figures/probe-f.svg", "results/probe.json"]
+        "baseline/published.yaml",
+        "figures/probe-f.svg",
+        "results/probe.json",
+    ]
     assert (tmp_path / "baseline/published.yaml").read_text() == "entries: []\n"
     assert json.loads((tmp_path / "results/probe.json").read_text())["values"] == {"x": 1}
 
@@ -195,8 +199,14 @@ def snakemake(server, work, *args):
 
 
 def verify(work):
-    return subprocess.run([sys.executable, "-m", "articlekit", "verify"], cwd=work, env=copy_environment(work),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "articlekit", "verify"],
+        cwd=work,
+        env=copy_environment(work),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # What the hostile experiment runs before its own work: parity's artifact
@@ -284,8 +294,7 @@ def test_a_forgery_by_absolute_path_fails_the_build_naming_the_file_and_its_rule
 def test_a_page_edited_after_the_build_is_named_by_verify(server, case):
     assert verify(case).returncode == 0
     page = case / "build/article.html"
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", "<p>Added later.</p></body>"),
-                    encoding="utf-8")
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", "<p>Added later.</p></body>"), encoding="utf-8")
     checked = verify(case)
     assert checked.returncode == 1
     assert "build/article.html: changed since rule render made it" in checked.stderr, checked.stderr
@@ -324,16 +333,17 @@ def test_a_timing_run_forged_after_the_build_is_refused_before_its_runs_are_comb
     code, output = snakemake(server, case, "--forcerun", "timing_combine")
     assert code != 0, output[-4000:]
     assert "results/runs/timing/run-1.json: not what rule timing wrote" in output, output[-4000:]
-    assert not (case / "results/timing.json").exists() or \
-        (case / "results/timing.json").read_bytes() == (template / "results/timing.json").read_bytes()
+    assert (
+        not (case / "results/timing.json").exists()
+        or (case / "results/timing.json").read_bytes() == (template / "results/timing.json").read_bytes()
+    )
     assert (case / "build/bindings.json").read_bytes() == (template / "build/bindings.json").read_bytes()
 
 
 @pytest.mark.slow
 def test_an_input_changed_since_the_build_is_named_by_verify(case):
     article = case / "article/index.qmd"
-    article.write_text(article.read_text(encoding="utf-8") + "\nA sentence added after the build.\n",
-                       encoding="utf-8")
+    article.write_text(article.read_text(encoding="utf-8") + "\nA sentence added after the build.\n", encoding="utf-8")
     checked = verify(case)
     assert checked.returncode == 1
     assert "article/index.qmd: changed since the build" in checked.stderr, checked.stderr
@@ -379,7 +389,8 @@ def test_a_build_without_its_ledger_is_refused_once_in_one_sentence_and_forceall
 @pytest.mark.workflow
 def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     run = [sys.executable, "-m", "articlekit", "verify"]
-    missing = subprocess.run(run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent),
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent), capture_output=True, text=True
+    )
     assert missing.returncode == 1 and "build/manifest.json: no such file" in missing.stderr
     assert subprocess.run([*run, "--help"], capture_output=True).returncode == 0

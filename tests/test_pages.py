@@ -30,8 +30,14 @@ REVIEW = Path(pages.__file__).parent
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 
 # Each would end a cell, start a script, or add an attribute if it reached the page as markup.
-HOSTILE = ["</td><td>x</td>", "<script>alert(1)</script>", '" onmouseover="alert(1)', "' onfocus='alert(2)",
-           "</table></details><b>bold</b>", "&amp; &lt;"]
+HOSTILE = [
+    "</td><td>x</td>",
+    "<script>alert(1)</script>",
+    '" onmouseover="alert(1)',
+    "' onfocus='alert(2)",
+    "</table></details><b>bold</b>",
+    "&amp; &lt;",
+]
 
 
 def poisoned(data, keep=("status",)):
@@ -47,6 +53,7 @@ def poisoned(data, keep=("status",)):
         if isinstance(value, dict):
             return {k: walk(v, k) for k, v in value.items()}
         return value
+
     return walk(copy.deepcopy(data))
 
 
@@ -91,8 +98,11 @@ def assert_shown_as_text(html):
 
 @pytest.fixture
 def report():
-    return auditlib.audit(load_baseline(FIXTURES / "baseline.yaml"), read_json(FIXTURES / "values.json"),
-                          read_json(FIXTURES / "bindings.json"))
+    return auditlib.audit(
+        load_baseline(FIXTURES / "baseline.yaml"),
+        read_json(FIXTURES / "values.json"),
+        read_json(FIXTURES / "bindings.json"),
+    )
 
 
 def test_the_audit_page_shows_markup_in_any_value_as_text(report):
@@ -112,26 +122,51 @@ Built with NumPy {{< value environment.numpy >}}.
 
 def column(label, numpy, msg, diff):
     artifacts = [
-        ("environment.json", {"experiment": "environment", "script": "experiments/environment.py",
-                              "versions": {"numpy": numpy}, "values": {"numpy": numpy}}),
+        (
+            "environment.json",
+            {
+                "experiment": "environment",
+                "script": "experiments/environment.py",
+                "versions": {"numpy": numpy},
+                "values": {"numpy": numpy},
+            },
+        ),
         ("errors.json", {"experiment": "errors", "script": "experiments/errors.py", "values": {"msg": msg}}),
         ("parity.json", {"experiment": "parity", "script": "experiments/parity.py", "values": {"diff": diff}}),
     ]
-    return {"label": label, "pins": [f"numpy=={numpy}"], "installed": True, "log": "x.log",
-            "versions": {"numpy": numpy}, "failed": [], "shared": [],
-            "bindings": bind("index.qmd", ARTICLE, merge(artifacts), strict=False)}
+    return {
+        "label": label,
+        "pins": [f"numpy=={numpy}"],
+        "installed": True,
+        "log": "x.log",
+        "versions": {"numpy": numpy},
+        "failed": [],
+        "shared": [],
+        "bindings": bind("index.qmd", ARTICLE, merge(artifacts), strict=False),
+    }
 
 
 def test_the_matrix_page_shows_markup_in_any_value_as_text():
-    columns = [column("a</td>", "2.4.6", "shapes </td><td>differ <script>", 1e-16),
-               column("b<script>", "1.26.4", "mismatch", 1e-3),
-               {"label": "c", "pins": ["numpy==1.0"], "installed": False, "log": "c.log", "versions": {},
-                "failed": [{"experiment": "(install)", "reason": "no wheel", "log": "c.log"}],
-                "shared": [], "bindings": None}]
+    columns = [
+        column("a</td>", "2.4.6", "shapes </td><td>differ <script>", 1e-16),
+        column("b<script>", "1.26.4", "mismatch", 1e-3),
+        {
+            "label": "c",
+            "pins": ["numpy==1.0"],
+            "installed": False,
+            "log": "c.log",
+            "versions": {},
+            "failed": [{"experiment": "(install)", "reason": "no wheel", "log": "c.log"}],
+            "shared": [],
+            "bindings": None,
+        },
+    ]
     matrix = matrixlib.build(columns)
     assert matrix["differing"] == 2  # a text changed, a claim fails: both tables are drawn
     # every text the matrix holds (reasons quote the values) made hostile too
-    page = assert_shown_as_text(matrixlib.to_html(poisoned(matrix, keep=("label", "status"))))  # labels key the cells, a status the marks
+    page = assert_shown_as_text(
+        matrixlib.to_html(poisoned(matrix, keep=("label", "status")))
+    )  # labels key the cells, a status the marks
     assert "shapes </td><td>differ <script>" in "".join(page.text)
 
 
@@ -144,10 +179,12 @@ def test_a_field_the_page_names_and_its_data_lacks_is_an_error(report):
 
 # ---- no HTML outside the page writer -------------------------------------------------
 
-ELEMENTS = ("a abbr article aside b blockquote body br button caption code col colgroup dd details div dl dt "
-            "em figure footer form h1 h2 h3 h4 h5 h6 head header hr html i iframe img input label li link main "
-            "meta nav ol option p pre script section select small span strong style sub summary sup table "
-            "tbody td textarea tfoot th thead title tr u ul wbr").split()
+ELEMENTS = (
+    "a abbr article aside b blockquote body br button caption code col colgroup dd details div dl dt "
+    "em figure footer form h1 h2 h3 h4 h5 h6 head header hr html i iframe img input label li link main "
+    "meta nav ol option p pre script section select small span strong style sub summary sup table "
+    "tbody td textarea tfoot th thead title tr u ul wbr"
+).split()
 # An HTML element's opening or closing tag; a placeholder in a path (releases/<label>/) is not one.
 TAG = re.compile(r"(?<![\w/])</?(?:%s)(?=[\s>/]|$)" % "|".join(ELEMENTS), re.I)
 
@@ -156,13 +193,22 @@ def html_in_strings(path):
     """(line, text) of each string constant in the file, docstrings aside,
     that holds an HTML tag (in an f-string, its literal parts)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr)
-                  and isinstance(node.body[0].value, ast.Constant)}
-    return sorted((node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docstrings and TAG.search(node.value))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and TAG.search(node.value)
+    )
 
 
 def test_the_tag_finder_finds_tags_in_strings_and_f_strings(tmp_path):
@@ -174,19 +220,23 @@ def test_the_tag_finder_finds_tags_in_strings_and_f_strings(tmp_path):
 @pytest.mark.parametrize("module", sorted(p.name for p in REVIEW.glob("*.py") if p.name != "pages.py"))
 def test_no_module_of_review_but_the_page_writer_writes_html(module):
     found = html_in_strings(REVIEW / module)
-    assert not found, (f"articlekit/review/{module} writes HTML in Python ({found[:3]}): give the values to "
-                       "a template under articlekit/review/templates/ and render it with pages.html_page")
+    assert not found, (
+        f"articlekit/review/{module} writes HTML in Python ({found[:3]}): give the values to "
+        "a template under articlekit/review/templates/ and render it with pages.html_page"
+    )
 
 
 # ---- the templates are code of the steps that write pages ------------------------------
+
 
 @pytest.mark.parametrize("step", ["audit", "matrix", "diff"])
 def test_the_templates_and_stylesheets_are_code_of_each_report_step(step):
     """A rule's code inputs are its import graph and the data files its
     modules name: an edited template or stylesheet rebuilds the pages."""
     code = package_files(f"articlekit.review.{step}", article_root=REVIEW.parents[1])
-    page_files = sorted(path.relative_to(REVIEW.parents[1]).as_posix() for path in
-                        [*REVIEW.glob("templates/*"), *REVIEW.glob("*.css")])
+    page_files = sorted(
+        path.relative_to(REVIEW.parents[1]).as_posix() for path in [*REVIEW.glob("templates/*"), *REVIEW.glob("*.css")]
+    )
     assert page_files and set(page_files) <= set(code), sorted(set(page_files) - set(code))
 
 

@@ -56,8 +56,7 @@ def built(tmp_path_factory):
     article, values = make_article(folder)
     (folder.parent / "figures").mkdir()  # beside the article's folder, where a rule writes it
     (folder.parent / "figures" / "demo.svg").write_text(SVG, encoding="utf-8")
-    article.write_text(article.read_text(encoding="utf-8").replace("## Code", EXTRA + "\n## Code", 1),
-                       encoding="utf-8")
+    article.write_text(article.read_text(encoding="utf-8").replace("## Code", EXTRA + "\n## Code", 1), encoding="utf-8")
     bindings = folder / "build" / "bindings.json"
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, strict=False))
     out = folder / "build" / "article.pdf"
@@ -148,11 +147,15 @@ def layout_problems(pdf):
     problems = []
     for number, (width, body) in enumerate(pages, 1):
         right = float(width) - 36  # half an inch: the margin is 2.4 cm
-        words = [(*map(float, box), word) for *box, word in re.findall(
-            r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<', body)]
+        words = [
+            (*map(float, box), word)
+            for *box, word in re.findall(
+                r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<', body
+            )
+        ]
         problems += [f"page {number}: {w[4]!r} past the margin" for w in words if w[2] > right]
         for i, a in enumerate(words):
-            for b in words[i + 1:]:
+            for b in words[i + 1 :]:
                 dx = min(a[2], b[2]) - max(a[0], b[0])
                 dy = min(a[3], b[3]) - max(a[1], b[1])
                 if dx > 1 and dy > 0.5 * min(a[3] - a[1], b[3] - b[1]):
@@ -179,8 +182,10 @@ def test_a_missing_figure_fails_and_leaves_no_pdf(tmp_path):
     assert not out.exists()
 
 
-CALLOUTS = ('::: {.aside .callout-warning title="Second class"}\nInside.\n:::\n\n'
-            '::: {.callout-notes title="No such kind"}\nOutside.\n:::\n')
+CALLOUTS = (
+    '::: {.aside .callout-warning title="Second class"}\nInside.\n:::\n\n'
+    '::: {.callout-notes title="No such kind"}\nOutside.\n:::\n'
+)
 
 
 def test_the_pdf_boxes_the_callouts_the_page_draws_and_no_other_div(tmp_path):

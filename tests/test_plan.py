@@ -47,12 +47,13 @@ def config(**more):
         "strict": True,
         "experiments": {
             "scaling": {"figures": {"sweep": "figures/scaling-sweep.svg"}, "libraries": ["numpy"]},
-            "timing": {"libraries": ["numpy", "torch"], "threads": "all", "runs": 3, "mem_mb": 1000,
-                       "runtime": 15},
+            "timing": {"libraries": ["numpy", "torch"], "threads": "all", "runs": 3, "mem_mb": 1000, "runtime": 15},
             "environment": None,
         },
-        "publishing": {"libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
-                       "release_label": ["numpy", "torch"]},
+        "publishing": {
+            "libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
+            "release_label": ["numpy", "torch"],
+        },
         "scaling": {"d_k": [16], "seed": 7},
         "timing": {"T": 32},
     }
@@ -89,8 +90,14 @@ def test_a_plan_is_built_without_snakemake_a_subprocess_a_write_or_an_exit_hook(
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "snakemake", None)  # an import of it fails
 
-    plan = build(config(robustness={"seeds": 10}, matrix={"environments": [
-        {"label": "old", "pins": ["numpy==1.26.4", "torch==2.2.2"]}], "exclude": []}), [], Machine())
+    plan = build(
+        config(
+            robustness={"seeds": 10},
+            matrix={"environments": [{"label": "old", "pins": ["numpy==1.26.4", "torch==2.2.2"]}], "exclude": []},
+        ),
+        [],
+        Machine(),
+    )
 
     assert plan.experiment_names == ("scaling", "timing", "environment")
     assert sorted(str(p) for p in article.rglob("*")) == before
@@ -114,15 +121,24 @@ def test_each_experiment_keeps_its_entry_its_params_and_the_configs_order(articl
     plan = build(config(), [], Machine())
     scaling, timing, environment = plan.experiments
     assert (scaling.name, scaling.json, scaling.figures) == (
-        "scaling", "results/scaling.json", {"sweep": "figures/scaling-sweep.svg"})
+        "scaling",
+        "results/scaling.json",
+        {"sweep": "figures/scaling-sweep.svg"},
+    )
     assert plan.params_json(scaling) == '{"d_k": [16], "seed": 7}'
     assert plan.params_json(environment) == "{}"
     assert timing.takes_every_core and timing.repeated
     assert list(timing.run_jsons) == [f"results/runs/timing/run-{i}.json" for i in (1, 2, 3)]
     assert plan.figure_arguments(scaling) == "--figure sweep=figures/scaling-sweep.svg"
     assert plan.library_arguments(timing) == "--library numpy --library torch"
-    assert plan.experiment_rule_names == ("scaling", "timing", "environment", "scaling_combine",
-                                          "timing_combine", "environment_combine")
+    assert plan.experiment_rule_names == (
+        "scaling",
+        "timing",
+        "environment",
+        "scaling_combine",
+        "timing_combine",
+        "environment_combine",
+    )
 
 
 def test_the_installed_versions_enter_the_rules_and_name_the_release(article):
@@ -161,10 +177,16 @@ def test_the_paths_every_rule_agrees_on_and_the_articles_own_files(article):
     (article / "article/_extensions/mine/mine.lua").write_text("-- a filter\n", encoding="utf-8")
     (article / "environment.yml").write_text("name: x\n", encoding="utf-8")
     plan = build(config(), [], Machine())
-    assert (plan.article, plan.article_dir, plan.baseline) == ("article/index.qmd", "article",
-                                                               "baseline/published.yaml")
-    assert (plan.values, plan.bindings, plan.ledger) == ("build/values.json", "build/bindings.json",
-                                                         ".snakemake/articlekit/ledger.json")
+    assert (plan.article, plan.article_dir, plan.baseline) == (
+        "article/index.qmd",
+        "article",
+        "baseline/published.yaml",
+    )
+    assert (plan.values, plan.bindings, plan.ledger) == (
+        "build/values.json",
+        "build/bindings.json",
+        ".snakemake/articlekit/ledger.json",
+    )
     assert plan.article_style == ("article/style.css",)
     assert plan.extension == ("article/_extensions/mine/mine.lua",)
     assert plan.conda_env == str(article / "environment.yml")
@@ -173,8 +195,10 @@ def test_the_paths_every_rule_agrees_on_and_the_articles_own_files(article):
 
 
 def test_listings_add_their_artifact_and_hand_over_only_their_own_section(article):
-    publishing = {**config()["publishing"], "listings": {"attention": {"source": "experiments/attention.py",
-                                                                        "functions": ["attention"]}}}
+    publishing = {
+        **config()["publishing"],
+        "listings": {"attention": {"source": "experiments/attention.py", "functions": ["attention"]}},
+    }
     plan = build(config(publishing=publishing), [], Machine())
     assert plan.listing_sources == ("experiments/attention.py",)
     assert plan.results[-1] == "results/listings.json"
@@ -206,21 +230,28 @@ def test_the_sweep_runs_the_seeded_experiments_in_chunks_of_its_seeds(article):
 
 def test_an_article_that_binds_the_sweep_gets_its_outputs_its_figures_and_its_claims(article):
     (article / "article/index.qmd").write_text(
-        "Across seeds {{< value robustness.scaling.x.median >}}.\n\n"
-        "![spread](../figures/robustness-scaling.x.svg)\n", encoding="utf-8")
+        "Across seeds {{< value robustness.scaling.x.median >}}.\n\n![spread](../figures/robustness-scaling.x.svg)\n",
+        encoding="utf-8",
+    )
     plan = build(config(robustness={"seeds": 10}), [], Machine())
     assert plan.cites_robustness and plan.robustness_values == ["build/robustness.json"]
     assert dict(plan.sweep.figures) == {"figures/robustness-scaling.x.svg": "scaling.x"}
     assert plan.sweep.figure_arguments == "--figure scaling.x=figures/robustness-scaling.x.svg"
     assert json.loads(plan.sweep.shortcodes_json)["printed"] == ["robustness.scaling.x.median"]
-    assert plan.sweep.outputs[-4:] == ["build/robustness.json", "build/robustness.md", "build/robustness.html",
-                                       "figures/robustness-scaling.x.svg"]
+    assert plan.sweep.outputs[-4:] == [
+        "build/robustness.json",
+        "build/robustness.md",
+        "build/robustness.html",
+        "figures/robustness-scaling.x.svg",
+    ]
     with pytest.raises(PlanError, match="binds robustness.* keys, but the config has no robustness: section"):
         build(config(), [], Machine())
 
 
 def test_a_sweep_that_names_no_experiment_is_refused_at_its_line(article):
-    path = write_config(article, """\
+    path = write_config(
+        article,
+        """\
         experiments:
           scaling: {}
         robustness:
@@ -228,7 +259,8 @@ def test_a_sweep_that_names_no_experiment_is_refused_at_its_line(article):
           exclude:
             nothing: "no such experiment"
         scaling: {seed: 7}
-        """)
+        """,
+    )
     given = yaml.safe_load(path.read_text(encoding="utf-8"))
     with pytest.raises(PlanError, match=r"config.yaml:6: robustness.exclude names 'nothing'"):
         build(given, [path], Machine())
@@ -238,16 +270,23 @@ def test_a_sweep_that_names_no_experiment_is_refused_at_its_line(article):
 
 
 def test_the_matrix_is_each_experiment_not_excluded_in_each_environment(article):
-    path = write_config(article, """\
+    path = write_config(
+        article,
+        """\
         matrix:
           environments:
             - {label: old, pins: ["numpy==1.26.4", "torch==2.2.2"], python: "3.11"}
             - {label: new, pins: ["numpy==2.4.6", "torch==2.13.0"]}
           exclude: [environment]
-        """)
-    matrix = {"environments": [{"label": "old", "pins": ["numpy==1.26.4", "torch==2.2.2"], "python": "3.11"},
-                               {"label": "new", "pins": ["numpy==2.4.6", "torch==2.13.0"]}],
-              "exclude": ["environment"]}
+        """,
+    )
+    matrix = {
+        "environments": [
+            {"label": "old", "pins": ["numpy==1.26.4", "torch==2.2.2"], "python": "3.11"},
+            {"label": "new", "pins": ["numpy==2.4.6", "torch==2.13.0"]},
+        ],
+        "exclude": ["environment"],
+    }
     grid = build(config(matrix=matrix), [path], Machine()).matrix
     assert grid.labels == ("old", "new")
     assert grid.cells == (("old", "scaling"), ("old", "timing"), ("new", "scaling"), ("new", "timing"))
@@ -270,10 +309,13 @@ def test_a_matrix_the_schema_cannot_judge_is_refused_with_the_fix(article):
 
 def test_a_footprint_larger_than_the_entry_declares_is_refused_before_any_job(article):
     (article / "experiments").mkdir()
-    (article / "experiments/big.py").write_text(textwrap.dedent("""\
+    (article / "experiments/big.py").write_text(
+        textwrap.dedent("""\
         def footprint(p):
             return {"bytes": {"n": 8 * p["n"]}, "seconds": {"n": 0}}
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     plan = build({"experiments": {"big": {"mem_mb": 100}}, "big": {"n": 10**12}}, [], Machine())
     with pytest.raises(PlanError, match=r"big.n = 1000000000000: the big experiment would hold an estimated 8 TB"):
         plantime.check_footprints(plan)
@@ -287,19 +329,23 @@ def test_a_checkout_that_cannot_be_written_is_said_in_a_sentence(article, monkey
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(plantime.tempfile, "TemporaryFile", read_only)
-    with pytest.raises(PlanError, match=f"{article} is not writable \\(Permission denied\\).*"
-                                        "cp -r . /some/writable/folder"):
+    with pytest.raises(
+        PlanError, match=f"{article} is not writable \\(Permission denied\\).*cp -r . /some/writable/folder"
+    ):
         plantime.check_writable(".")
 
 
 def test_the_config_check_names_every_violation_and_is_remembered_when_it_passed(article):
     from articlekit.workflow.plancache import PlanMemory
 
-    path = write_config(article, """\
+    path = write_config(
+        article,
+        """\
         experiments:
           scaling: {}
         bogus: 1
-        """)
+        """,
+    )
     memory = PlanMemory(article / "memory.json")
     given = {"experiments": {"scaling": {}}, "bogus": 1}
     with pytest.raises(PlanError, match=r"config.yaml:3: bogus"):
@@ -330,8 +376,10 @@ def test_the_machine_is_asked_only_through_this_machine(monkeypatch):
 
 def test_the_plan_is_built_once_per_invocation_by_the_modules_common_rules():
     """One build() call, in rules/common.smk, before any rule: every rule reads that PLAN."""
-    sources = {path.name: path.read_text(encoding="utf-8")
-               for path in [plans.FOLDER / "Snakefile", *sorted(plans.RULES_DIR.glob("*.smk"))]}
+    sources = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in [plans.FOLDER / "Snakefile", *sorted(plans.RULES_DIR.glob("*.smk"))]
+    }
     calls = {name: text.count("plans.build(") for name, text in sources.items()}
     assert calls == {name: (1 if name == "common.smk" else 0) for name in sources}
     assert sources["Snakefile"].index('include: "rules/common.smk"') < sources["Snakefile"].index("rule all")

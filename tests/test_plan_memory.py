@@ -35,8 +35,13 @@ def test_a_fingerprint_changes_with_every_byte_value_module_and_library_it_cover
     def fingerprint(**changes):
         codegraph.file_digest.cache_clear()  # a new plan: files are read afresh
         plancache._version.cache_clear()
-        kind = {"files": [read], "values": {"a": 1}, "code": ["articlekit.core.fmt"], "libraries": ["pyyaml"],
-                **changes}
+        kind = {
+            "files": [read],
+            "values": {"a": 1},
+            "code": ["articlekit.core.fmt"],
+            "libraries": ["pyyaml"],
+            **changes,
+        }
         return memory.fingerprint("config", **kind)
 
     first = fingerprint()
@@ -50,8 +55,9 @@ def test_a_fingerprint_changes_with_every_byte_value_module_and_library_it_cover
     assert fingerprint(files=[read, tmp_path / "not-there.yaml"]) != first
     assert fingerprint(code=["articlekit.core.fmt", "articlekit.core.keys"]) != first
     real_version = plancache.importlib.metadata.version
-    monkeypatch.setattr(plancache.importlib.metadata, "version",
-                        lambda name: "99.0" if name == "pyyaml" else real_version(name))
+    monkeypatch.setattr(
+        plancache.importlib.metadata, "version", lambda name: "99.0" if name == "pyyaml" else real_version(name)
+    )
     assert fingerprint() != first
 
 
@@ -108,8 +114,15 @@ def test_a_folder_that_cannot_be_written_keeps_nothing_and_fails_nothing(tmp_pat
 
 def new_process():
     """What a fresh plan starts from: nothing read yet in this process."""
-    for cached in (codegraph.file_digest, codegraph._scan, codegraph._node, codegraph._locate,
-                   codegraph._module_path, codegraph._package_data, codegraph._resolved):
+    for cached in (
+        codegraph.file_digest,
+        codegraph._scan,
+        codegraph._node,
+        codegraph._locate,
+        codegraph._module_path,
+        codegraph._package_data,
+        codegraph._resolved,
+    ):
         cached.cache_clear()
 
 
@@ -166,7 +179,7 @@ ARTICLE = {
     "config.yaml": "experiments:\n  hello: {}\nhello:\n  n: 3\n",
     "experiments/__init__.py": "",
     "experiments/hello.py": "from articlekit.experiment.artifacts import run_experiment\n\n\ndef run(params):\n"
-                            "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
+    "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
     "article/index.qmd": "The total is {{< value hello.total >}}.\n",
     "article/_quarto.yml": "format:\n  html: {}\n",
     "baseline/published.yaml": "edition: {title: Hello}\nentries: []\n",
@@ -184,14 +197,17 @@ def small_article(tmp_path):
 def plan(folder, *args, check=True):
     """A dry run, as the shell command of each job (its params), and whether
     the config check ran (jsonschema loaded)."""
-    probe = ("import sys, atexit\n"
-             "atexit.register(lambda: print('jsonschema loaded:', 'jsonschema' in sys.modules))\n"
-             "from snakemake.cli import main\n"
-             f"sys.argv = ['snakemake', '--cores', '1', '--dry-run', '--printshellcmds', *{list(args)!r}]\n"
-             "main()\n")
+    probe = (
+        "import sys, atexit\n"
+        "atexit.register(lambda: print('jsonschema loaded:', 'jsonschema' in sys.modules))\n"
+        "from snakemake.cli import main\n"
+        f"sys.argv = ['snakemake', '--cores', '1', '--dry-run', '--printshellcmds', *{list(args)!r}]\n"
+        "main()\n"
+    )
     env = {**copy_environment(PROJECT_ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
     if check:
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
@@ -225,7 +241,8 @@ def test_a_schemas_defaults_reach_the_rules_on_every_plan(small_article):
     (small_article / "config").mkdir()
     (small_article / "config/schema.yaml").write_text(
         "$schema: https://json-schema.org/draft/2020-12/schema\ntype: object\nproperties:\n  hello:\n    type: object\n    properties:\n"
-        "      n: {type: integer}\n      m: {type: integer, default: 5}\n")
+        "      n: {type: integer}\n      m: {type: integer, default: 5}\n"
+    )
     for _ in range(2):
         shown = plan(small_article).stdout
         assert "--params '{\"n\": 3, \"m\": 5}'" in shown, shown[-2000:]

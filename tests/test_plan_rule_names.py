@@ -32,8 +32,9 @@ def skeleton(tmp_path_factory):
 def dry_run(folder):
     """`snakemake -n` in folder, with this checkout's articlekit."""
     env = copy_environment(PROJECT_ROOT)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n"], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n"], cwd=folder, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def with_experiment(skeleton, tmp_path, name, runs=1):
@@ -43,7 +44,9 @@ def with_experiment(skeleton, tmp_path, name, runs=1):
     shutil.copytree(skeleton, folder)
     config = folder / "config.yaml"
     text = config.read_text(encoding="utf-8")
-    text = text.replace("experiments:\n  harmonic:\n", f"experiments:\n  {name}: {{}}\n  harmonic:\n    runs: {runs}\n", 1)
+    text = text.replace(
+        "experiments:\n  harmonic:\n", f"experiments:\n  {name}: {{}}\n  harmonic:\n    runs: {runs}\n", 1
+    )
     config.write_text(text, encoding="utf-8")
     shutil.copyfile(folder / "experiments/harmonic.py", folder / f"experiments/{name}.py")
     assert name in yaml.safe_load(text)["experiments"]

@@ -50,10 +50,26 @@ class Served:
         # a session of its own, so that a test can kill -9 it with the Pandoc it runs; the stop
         # signals' default disposition, whatever pytest inherited (then `ignored` ignored)
         self.proc = popen(
-            [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0",
-             "--interval", "0.05", *args],
-            cwd=project, env={**python_env(), **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, start_new_session=True, ignored=ignored)
+            [
+                sys.executable,
+                "-m",
+                "articlekit",
+                "preview",
+                "article/index.qmd",
+                "--port",
+                "0",
+                "--interval",
+                "0.05",
+                *args,
+            ],
+            cwd=project,
+            env={**python_env(), **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            ignored=ignored,
+        )
         first = self.proc.stdout.readline()
         assert first.startswith("preview: http://127.0.0.1:"), first
         self.url = first.split()[1]
@@ -157,9 +173,23 @@ def test_a_typed_number_shows_the_builds_lint_message_as_a_banner(served):
     line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if "answer is 42" in text)
     page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
     banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
-    built = subprocess.run([sys.executable, "-m", "articlekit", "lint", "article/index.qmd", "--values",
-                            "build/values.json", "--out", "build/lint.txt"], cwd=served.project, env=python_env(),
-                           capture_output=True, text=True)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "lint",
+            "article/index.qmd",
+            "--values",
+            "build/values.json",
+            "--out",
+            "build/lint.txt",
+        ],
+        cwd=served.project,
+        env=python_env(),
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 1
     finding = built.stderr.strip().splitlines()[-1]  # the build's words, after its count line
     assert finding.startswith(f"article/index.qmd:{line}: numeral '42' is typed, not bound")
@@ -190,7 +220,12 @@ def test_a_second_preview_of_the_project_refuses_naming_the_first(served):
     address hold it and how to stop it, and exits non-zero."""
     second = subprocess.run(
         [sys.executable, "-m", "articlekit", "preview", "article/index.qmd", "--port", "0"],
-        cwd=served.project, env=python_env(), capture_output=True, text=True, timeout=90)  # it serves forever if let
+        cwd=served.project,
+        env=python_env(),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )  # it serves forever if let
     assert second.returncode != 0, second.stdout
     assert "preview: http://" not in second.stdout  # it never served
     message = second.stderr
@@ -228,8 +263,12 @@ def test_a_request_naming_another_host_is_refused_in_one_line(served):
     rebinding) sends its own name in Host:; the preview answers its own
     names only."""
     port = served.address[1]
-    for host, version in (("evil.example", "HTTP/1.1"), (f"evil.example:{port}", "HTTP/1.1"),
-                          (f"127.0.0.1:{port + 1}", "HTTP/1.1"), (None, "HTTP/1.0")):
+    for host, version in (
+        ("evil.example", "HTTP/1.1"),
+        (f"evil.example:{port}", "HTTP/1.1"),
+        (f"127.0.0.1:{port + 1}", "HTTP/1.1"),
+        (None, "HTTP/1.0"),
+    ):
         status, body = served.request(host, version)
         assert status.split()[1] == "403", (host, status)
         assert body.count("\n") == 1 and body.startswith("refused: "), body
@@ -330,11 +369,33 @@ def test_a_build_removes_a_killed_previews_work_but_not_a_live_ones(tmp_path):
     folders as it clears its own kind; a running preview's stay."""
     _, values = make_article(tmp_path / "article")
     write_json(tmp_path / "build" / "values.json", values)
-    run = lambda *args: subprocess.run([sys.executable, "-m", "articlekit", *args], cwd=tmp_path,
-                                       env=python_env(), check=True, capture_output=True, text=True)
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "articlekit", *args],
+            cwd=tmp_path,
+            env=python_env(),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
     run("bind", "article/index.qmd", "--values", "build/values.json", "--out", "build/bindings.json")
-    build = lambda: run("render", "article/index.qmd", "--bindings", "build/bindings.json", "--renderer", "pandoc",
-                        "--html", "build/article.html", "--md", "build/article.md")
+
+    def build():
+        return run(
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            "build/bindings.json",
+            "--renderer",
+            "pandoc",
+            "--html",
+            "build/article.html",
+            "--md",
+            "build/article.md",
+        )
+
     left = preview_killed_mid_render(tmp_path)
     build()
     assert [p for p in left if (tmp_path / p).exists()] == []
@@ -444,8 +505,9 @@ def test_a_sighup_that_nohup_ignored_stays_ignored(tmp_path):
 
 def test_a_claim_failing_from_the_start_shows_the_marked_page_beneath_the_banner(tmp_path):
     article, values = make_article(tmp_path / "article")
-    article.write_text(article.read_text(encoding="utf-8").replace('expect="< 1e-12"', 'expect="> 1"', 1),
-                       encoding="utf-8")
+    article.write_text(
+        article.read_text(encoding="utf-8").replace('expect="< 1e-12"', 'expect="> 1"', 1), encoding="utf-8"
+    )
     write_json(tmp_path / "build" / "values.json", values)
     preview = Served(tmp_path)
     try:
@@ -467,11 +529,25 @@ def test_the_built_html_is_the_same_with_or_without_the_preview_code(tmp_path):
     pages = []
     for parent, name in ((ROOT, "with"), (without, "without")):
         env = python_env(parent)
-        run = lambda *args: subprocess.run([sys.executable, "-m", "articlekit", *args], cwd=tmp_path, env=env,
-                                           check=True, capture_output=True)
+
+        def run(*args, env=env):
+            return subprocess.run(
+                [sys.executable, "-m", "articlekit", *args], cwd=tmp_path, env=env, check=True, capture_output=True
+            )
+
         run("bind", "article/index.qmd", "--values", "build/values.json", "--out", f"build/{name}.json")
-        run("render", "article/index.qmd", "--bindings", f"build/{name}.json", "--renderer", "pandoc",
-            "--html", f"build/{name}.html", "--md", f"build/{name}.md")
+        run(
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            f"build/{name}.json",
+            "--renderer",
+            "pandoc",
+            "--html",
+            f"build/{name}.html",
+            "--md",
+            f"build/{name}.md",
+        )
         pages.append((tmp_path / "build" / f"{name}.html").read_bytes())
     assert pages[0] == pages[1]
     assert SCRIPT_MARK.encode() not in pages[0]

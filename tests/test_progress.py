@@ -53,9 +53,11 @@ def test_counted_work_says_nothing_before_its_first_interval_then_one_line_an_in
         said.append(progress.step(done))
     assert [done for done, line in enumerate(said, 1) if line] == [30, 60, 90]
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["toy: seeds 1 to 100: 30 of 100 seeds (30 %), 30 s",
-                     "toy: seeds 1 to 100: 60 of 100 seeds (60 %), 60 s",
-                     "toy: seeds 1 to 100: 90 of 100 seeds (90 %), 90 s"]
+    assert lines == [
+        "toy: seeds 1 to 100: 30 of 100 seeds (30 %), 30 s",
+        "toy: seeds 1 to 100: 60 of 100 seeds (60 %), 60 s",
+        "toy: seeds 1 to 100: 90 of 100 seeds (90 %), 90 s",
+    ]
 
 
 def test_a_short_job_says_nothing(capsys):
@@ -88,32 +90,75 @@ def run(tmp_path, every, *command):
 
     from tests.workspace import PROJECT_ROOT
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(PROJECT_ROOT)]),
-           "ARTICLEKIT_PROGRESS_SECONDS": str(every)}
-    return subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(PROJECT_ROOT)]),
+        "ARTICLEKIT_PROGRESS_SECONDS": str(every),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_sweep_chunk_says_how_many_seeds_it_has_run_in_its_log_and_on_the_terminal(tmp_path):
     folder = article(tmp_path)
     params = json.dumps({"seed": 7, "pause": 0.1})
-    done = run(folder, 0.25, "articlekit.experiment.sweep", "--experiment", "slow", "--params", params,
-               "--first", "0", "--count", "8", "--out", "chunk.json", "--log", "chunk.log")
+    done = run(
+        folder,
+        0.25,
+        "articlekit.experiment.sweep",
+        "--experiment",
+        "slow",
+        "--params",
+        params,
+        "--first",
+        "0",
+        "--count",
+        "8",
+        "--out",
+        "chunk.json",
+        "--log",
+        "chunk.log",
+    )
     assert done.returncode == 0, done.stderr
     terminal = [line for line in done.stderr.splitlines() if line.startswith("slow: seeds 8 to 15: ")]
     assert terminal and all(" of 8 seeds (" in line for line in terminal), done.stderr
     log = (folder / "chunk.log").read_text()
     assert all(line in log for line in terminal)
 
-    quiet = run(folder, 30, "articlekit.experiment.sweep", "--experiment", "slow", "--params", params,
-                "--first", "0", "--count", "8", "--out", "chunk.json", "--log", "chunk.log")
+    quiet = run(
+        folder,
+        30,
+        "articlekit.experiment.sweep",
+        "--experiment",
+        "slow",
+        "--params",
+        params,
+        "--first",
+        "0",
+        "--count",
+        "8",
+        "--out",
+        "chunk.json",
+        "--log",
+        "chunk.log",
+    )
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr  # under the interval: nothing
 
 
 def test_a_long_experiment_says_it_still_runs_in_its_log_and_on_the_terminal(tmp_path):
     folder = article(tmp_path)
-    done = run(folder, 0.2, "experiments.slow", "--params", json.dumps({"seed": 1, "pause": 0.7}),
-               "--json", "results/slow.json", "--log", "logs/slow.log")
+    done = run(
+        folder,
+        0.2,
+        "experiments.slow",
+        "--params",
+        json.dumps({"seed": 1, "pause": 0.7}),
+        "--json",
+        "results/slow.json",
+        "--log",
+        "logs/slow.log",
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert lines and all(line.startswith("slow: for results/slow.json still running, ") for line in lines), lines

@@ -41,9 +41,15 @@ def test_the_project_is_the_first_folder_up_with_a_snakefile_and_a_config(tmp_pa
 
 
 def preview_in(folder, *args):
-    proc = popen([sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.05", *args],
-                 cwd=folder, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                 start_new_session=True)
+    proc = popen(
+        [sys.executable, "-m", "articlekit", "preview", "--port", "0", "--interval", "0.05", *args],
+        cwd=folder,
+        env=python_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     first = proc.stdout.readline()
     return proc, first
 

@@ -102,7 +102,8 @@ def depending_rules(before, after, changed_files=()):
     every job downstream of them."""
     changed = set(changed_files)
     affected = {
-        key for key, job in after.jobs.items()
+        key
+        for key, job in after.jobs.items()
         if key not in before.jobs
         or job["params"] != before.jobs[key]["params"]
         or job["input"] != before.jobs[key]["input"]
@@ -119,9 +120,18 @@ def depending_rules(before, after, changed_files=()):
 # ---- changes ------------------------------------------------------------------------
 
 # An edit each kind of file takes without changing what it means.
-COMMENT = {".py": "\n# an edit\n", ".smk": "\n# an edit\n", ".yaml": "\n# an edit\n", ".yml": "\n# an edit\n",
-           ".lua": "\n-- an edit\n", ".css": "\n/* an edit */\n", ".typ": "\n// an edit\n",
-           ".qmd": "\nA closing sentence without numbers.\n", ".rst": "\n.. an edit\n", "": "\n# an edit\n"}
+COMMENT = {
+    ".py": "\n# an edit\n",
+    ".smk": "\n# an edit\n",
+    ".yaml": "\n# an edit\n",
+    ".yml": "\n# an edit\n",
+    ".lua": "\n-- an edit\n",
+    ".css": "\n/* an edit */\n",
+    ".typ": "\n// an edit\n",
+    ".qmd": "\nA closing sentence without numbers.\n",
+    ".rst": "\n.. an edit\n",
+    "": "\n# an edit\n",
+}
 
 
 @contextlib.contextmanager
@@ -144,8 +154,7 @@ def edited(work, rel, new_text=None):
 
 
 def first_integer_parameter(section):
-    return next((key for key, value in section.items() if isinstance(value, int) and not isinstance(value, bool)),
-                None)
+    return next((key for key, value in section.items() if isinstance(value, int) and not isinstance(value, bool)), None)
 
 
 def parameter_to_change(section):
@@ -169,7 +178,8 @@ def check(snakemake, base, changed_files=(), config=(), what=None, env=None):
     assert after.scheduled == expected, (
         f"changing {what}: Snakemake schedules "
         f"{sorted(after.scheduled)}, the rules depend on it in {sorted(expected)}; "
-        f"missed {sorted(expected - after.scheduled)}, extra {sorted(after.scheduled - expected)}")
+        f"missed {sorted(expected - after.scheduled)}, extra {sorted(after.scheduled - expected)}"
+    )
     return after
 
 
@@ -267,7 +277,9 @@ def test_a_publishing_rule_reaches_the_diff(snakemake, project, base):
     section too), never the article's pages."""
     text = (project / CONFIG).read_text(encoding="utf-8")
     declared = yaml.safe_load(text)["publishing"]["error_measures"]
-    edit = text.replace(f"error_measures: {json.dumps(declared)}", f"error_measures: {json.dumps([*declared, '*.gap'])}")
+    edit = text.replace(
+        f"error_measures: {json.dumps(declared)}", f"error_measures: {json.dumps([*declared, '*.gap'])}"
+    )
     assert edit != text, "config/test.yaml's publishing.error_measures is not written on one line"
     with edited(project, CONFIG, edit):
         after = check(snakemake, base, [CONFIG], what="publishing.error_measures")
@@ -317,8 +329,11 @@ def test_an_edited_parameter_changes_the_article(snakemake, project):
         output = snakemake.run(*BUILT_WITH)
         assert "Params have changed since last execution" in output
         after = bindings(project)
-        moved = {name: b["text"] for name, b in after.items()
-                 if b["key"].startswith("scaling.") and b["text"] != before.get(name, {}).get("text")}
+        moved = {
+            name: b["text"]
+            for name, b in after.items()
+            if b["key"].startswith("scaling.") and b["text"] != before.get(name, {}).get("text")
+        }
         assert moved, "no printed scaling value changed"
         page = (project / "build/article.html").read_text(encoding="utf-8")
         for text in moved.values():

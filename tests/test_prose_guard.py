@@ -36,40 +36,69 @@ HOSTILE = {
     "an inline script": ('<script>fetch("http://127.0.0.1:9/")</script>', "<script>fetch(", "runs no script"),
     "an onerror handler": ('<img src=x onerror="fetch(1)">', "<img src=x onerror=", "![caption](../figures/"),
     "an iframe srcdoc": ('<iframe srcdoc="<b>x</b>"></iframe>', "<iframe srcdoc=", "runs no script"),
-    "a background attribute": ('<table background="http://127.0.0.1:9/b.png"><tr><td>x</td></tr></table>',
-                               "<table background=", "pipe table"),
+    "a background attribute": (
+        '<table background="http://127.0.0.1:9/b.png"><tr><td>x</td></tr></table>',
+        "<table background=",
+        "pipe table",
+    ),
     "a base": ('<base href="http://127.0.0.1:9/">', "<base href=", "runs no script"),
-    "a meta refresh": ('<meta http-equiv="refresh" content="0; url=http://127.0.0.1:9/">', "<meta http-equiv=",
-                       "runs no script"),
-    "an alternate style sheet": ('<link rel="alternate stylesheet" href="http://127.0.0.1:9/a.css">', "<link rel=",
-                                 "runs no script"),
+    "a meta refresh": (
+        '<meta http-equiv="refresh" content="0; url=http://127.0.0.1:9/">',
+        "<meta http-equiv=",
+        "runs no script",
+    ),
+    "an alternate style sheet": (
+        '<link rel="alternate stylesheet" href="http://127.0.0.1:9/a.css">',
+        "<link rel=",
+        "runs no script",
+    ),
     "a CDN script": ('<script src="https://cdn.example.org/x.js"></script>', "<script src=", "runs no script"),
-    "a CSS image-set() in a style element": ("<style>p { background: image-set('http://127.0.0.1:9/i.png' 1x) }</style>",
-                                             "<style>", "runs no script"),
-    "a raw HTML block": ('```{=html}\n<object data="/etc/passwd"></object>\n```', '<object data="/etc/passwd">',
-                         "runs no script"),
+    "a CSS image-set() in a style element": (
+        "<style>p { background: image-set('http://127.0.0.1:9/i.png' 1x) }</style>",
+        "<style>",
+        "runs no script",
+    ),
+    "a raw HTML block": (
+        '```{=html}\n<object data="/etc/passwd"></object>\n```',
+        '<object data="/etc/passwd">',
+        "runs no script",
+    ),
     "a raw inline": ('`<img src="/etc/passwd">`{=html}', '<img src="/etc/passwd">', "![caption](../figures/"),
     "raw Typst, which would reach the PDF": ('`#image("/etc/passwd")`{=typst}', "raw typst markup", "PDF"),
-    "a comment that a browser ends early": ("<!-- a --!> <img src=/etc/passwd> -->", "<img src=/etc/passwd>",
-                                            "![caption](../figures/"),
-    "an empty comment, which hides nothing from a browser": ("<!--> <img src=/etc/passwd> -->",
-                                                             "<img src=/etc/passwd>", "![caption](../figures/"),
+    "a comment that a browser ends early": (
+        "<!-- a --!> <img src=/etc/passwd> -->",
+        "<img src=/etc/passwd>",
+        "![caption](../figures/",
+    ),
+    "an empty comment, which hides nothing from a browser": (
+        "<!--> <img src=/etc/passwd> -->",
+        "<img src=/etc/passwd>",
+        "![caption](../figures/",
+    ),
     "a safe tag with an attribute": ('<sub onclick="fetch(1)">2</sub>', '<sub onclick="fetch(1)">', "H~2~O"),
     # Markdown that names a file or runs code without raw HTML
-    "an image of a local file in Markdown": ("![x](/etc/passwd)", "the image /etc/passwd is not a figure",
-                                             "figures/"),
+    "an image of a local file in Markdown": ("![x](/etc/passwd)", "the image /etc/passwd is not a figure", "figures/"),
     "an image from the network": ("![x](http://127.0.0.1:9/x.png)", "the image http://127.0.0.1:9/x.png", "figures/"),
     "an image outside figures/": ("![x](../secret.svg)", "the image ../secret.svg", "figures/"),
-    "an image that climbs out of figures/": ("![x](../figures/../../etc/x.svg)", "the image ../figures/../../etc/x.svg",
-                                             "figures/"),
+    "an image that climbs out of figures/": (
+        "![x](../figures/../../etc/x.svg)",
+        "the image ../figures/../../etc/x.svg",
+        "figures/",
+    ),
     "an attribute handler": ("[x]{onmouseover=\"fetch(1)\"}", "onmouseover=\"fetch(1)\" runs code", "remove it"),
-    "a div Pandoc reads as its own": ('<div onclick="fetch(1)">\nx\n</div>', 'onclick="fetch(1)" runs code',
-                                      "remove it"),
+    "a div Pandoc reads as its own": (
+        '<div onclick="fetch(1)">\nx\n</div>',
+        'onclick="fetch(1)" runs code',
+        "remove it",
+    ),
     "an image's srcset attribute": ("![x](../figures/a.svg){srcset=\"/etc/passwd 2x\"}", "srcset=", "remove it"),
     "a style that loads": ("[x]{style=\"background: url(/etc/passwd)\"}", "loads url(/etc/passwd)", "style.css"),
     "a javascript: link": ("[x](javascript:fetch(1))", "runs code when clicked", "https://"),
-    "a metadata block in the body": ('---\nheader-includes: <script src="/etc/hostname"></script>\n---',
-                                     "a YAML metadata block in the body sets 'header-includes'", "front matter"),
+    "a metadata block in the body": (
+        '---\nheader-includes: <script src="/etc/hostname"></script>\n---',
+        "a YAML metadata block in the body sets 'header-includes'",
+        "front matter",
+    ),
 }
 
 
@@ -92,33 +121,49 @@ def test_hostile_prose_is_refused_when_the_article_is_read(tmp_path, case):
     assert not tree.exists() and not list(tree.parent.glob(".parse-*"))
 
 
-@pytest.mark.parametrize("raw, safe", [
-    ("<!-- a note -->", True), ("<br />", True), ("</sub>", True), ("<KBD>", True),
-    ("<!-->", False), ("<!--->", False), ("<!-- a --!> <img src=x> -->", False), ("<br onclick=x>", False),
-    ("<sub class=x>", False), ("</br>", False), ("<script>", False),
-])
+@pytest.mark.parametrize(
+    "raw, safe",
+    [
+        ("<!-- a note -->", True),
+        ("<br />", True),
+        ("</sub>", True),
+        ("<KBD>", True),
+        ("<!-->", False),
+        ("<!--->", False),
+        ("<!-- a --!> <img src=x> -->", False),
+        ("<br onclick=x>", False),
+        ("<sub class=x>", False),
+        ("</br>", False),
+        ("<script>", False),
+    ],
+)
 def test_what_the_safe_list_holds(raw, safe):
     """Comments a browser ends where Pandoc does, and the bare safe tags;
     not a comment that ends early (what follows it is live in a browser)."""
     from articlekit.article.prose_guard import is_safe_raw
+
     assert is_safe_raw("html", raw) is safe
     assert not is_safe_raw("typst", "<br>")
 
 
 def test_the_parse_command_names_the_line_and_exits_1(tmp_path, capsys):
     from articlekit.render import parse
+
     article = article_with(tmp_path, '<img src="/etc/passwd">')
     assert parse.main([str(article), "--out", str(tmp_path / "tree.json")]) == 1
     assert f"parse: {article}:5: raw HTML <img src=\"/etc/passwd\"> is not allowed" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("safe", [
-    "H<sub>2</sub>O and x<sup>2</sup>, <kbd>Ctrl</kbd>, <mark>this</mark>, <small>that</small>, a<br>b<wbr>c<br/>",
-    "<!-- a note to the authors -->",
-    "A [link](https://example.org){.external title=\"a paper\"}, a [span]{.cited lang=en}, `code`.",
-    "::: {.callout-note title=\"A note\" collapse=\"true\"}\nText.\n:::",
-    "[x]{style=\"color: #333; background: url(data:image/png;base64,AAAA)\"}",
-])
+@pytest.mark.parametrize(
+    "safe",
+    [
+        "H<sub>2</sub>O and x<sup>2</sup>, <kbd>Ctrl</kbd>, <mark>this</mark>, <small>that</small>, a<br>b<wbr>c<br/>",
+        "<!-- a note to the authors -->",
+        "A [link](https://example.org){.external title=\"a paper\"}, a [span]{.cited lang=en}, `code`.",
+        "::: {.callout-note title=\"A note\" collapse=\"true\"}\nText.\n:::",
+        "[x]{style=\"color: #333; background: url(data:image/png;base64,AAAA)\"}",
+    ],
+)
 def test_the_safe_list_and_plain_markdown_pass(tmp_path, safe):
     article = article_with(tmp_path, safe)
     rendermod.write_ast(article, tmp_path / "tree.json")
@@ -133,8 +178,7 @@ def test_every_problem_is_named_at_once(tmp_path):
 
 
 def test_the_front_matter_is_checked_as_the_body_is(tmp_path):
-    article, _ = make_article(tmp_path / "article",
-                              '---\ntitle: "A title <img src=/etc/passwd>"\n---\n\nText.\n')
+    article, _ = make_article(tmp_path / "article", '---\ntitle: "A title <img src=/etc/passwd>"\n---\n\nText.\n')
     with pytest.raises(ProseError, match=re.escape(f"{article}:2: raw HTML <img src=/etc/passwd>")):
         rendermod.write_ast(article, tmp_path / "tree.json")
 
@@ -148,6 +192,7 @@ def figure_article(tmp_path):
     text = BEFORE + "![A figure.](../figures/plot.svg){#fig-plot}\n\n{{< provenance >}}\n"
     article, values = make_article(tmp_path / "article", text)
     from articlekit.article.bind import bind
+
     bindings = tmp_path / "article" / "build" / "bindings.json"
     write_json(bindings, bind(str(article), text, values, True))
     (tmp_path / "figures").mkdir()
@@ -177,12 +222,15 @@ def test_a_figure_that_is_a_symbolic_link_is_refused_with_its_line(tmp_path, how
         os.symlink(tmp_path / "elsewhere", figure.parent)
     html = tmp_path / "article" / "build" / "article.html"
     html.write_text("<html>the last good page</html>\n", encoding="utf-8")
-    for attempt in (lambda: rendermod.render(article, bindings, "pandoc", html, html.with_suffix(".md")),
-                    lambda: render_pdf(article, bindings, html.with_suffix(".pdf"))):
+    for attempt in (
+        lambda: rendermod.render(article, bindings, "pandoc", html, html.with_suffix(".md")),
+        lambda: render_pdf(article, bindings, html.with_suffix(".pdf")),
+    ):
         with pytest.raises(RenderError) as refused:
             attempt()
-        assert str(refused.value).startswith(f"{article}:5: the figure figures/plot.svg is, or lies under, a "
-                                             "symbolic link"), str(refused.value)
+        assert str(refused.value).startswith(
+            f"{article}:5: the figure figures/plot.svg is, or lies under, a symbolic link"
+        ), str(refused.value)
     assert html.read_text(encoding="utf-8") == "<html>the last good page</html>\n"
     assert not html.with_suffix(".pdf").exists()
 
@@ -211,8 +259,12 @@ def test_the_last_good_page_is_kept_and_named_when_a_render_fails(tmp_path, caps
     html.unlink()  # what Snakemake does to a job's outputs when it starts it
     assert rendermod.main(argv) == 1
     said = capsys.readouterr().err
-    assert f"{html} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed " \
-           f"its check, rendered " in said and f"is {kept}" in said
+    assert (
+        f"{html} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed "
+        f"its check, rendered "
+        in said
+        and f"is {kept}" in said
+    )
     assert kept.read_bytes() == good and not html.exists()
 
 
@@ -232,8 +284,9 @@ def test_a_symlinked_figure_fails_the_build_and_no_page_carries_its_target(built
     figure = next(iter(sorted((work / "figures").glob("*.svg"))))
     figure.unlink()
     os.symlink(secret, figure)
-    done = subprocess.run(list(TEST_BUILD), cwd=work, env=copy_environment(work), capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        list(TEST_BUILD), cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900
+    )
     said = done.stdout + done.stderr
     assert done.returncode != 0, said[-3000:]
     assert f"the figure figures/{figure.name} is, or lies under, a symbolic link" in said, said[-4000:]
@@ -254,8 +307,9 @@ def test_a_style_sheet_that_loads_a_file_is_refused_before_the_renderer_runs(tmp
     figure.write_text(SVG, encoding="utf-8")
     sheet = article.parent / "style.css"
     if how == "a url() in it":
-        sheet.write_text("body { color: #222; }\n\n/* a comment */ p { background: \\75 rl(/etc/passwd) }\n",
-                         encoding="utf-8")
+        sheet.write_text(
+            "body { color: #222; }\n\n/* a comment */ p { background: \\75 rl(/etc/passwd) }\n", encoding="utf-8"
+        )
         expected = f"{sheet}:3: url(/etc/passwd) makes the page load a file"
     else:
         (tmp_path / "elsewhere.css").write_text("body { color: #222; }\n", encoding="utf-8")

@@ -75,8 +75,7 @@ def run(cmd, cwd, env, check=True, timeout=900):
 
 
 def git_status(work):
-    return subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +83,11 @@ def project(tmp_path_factory, quarto_env):
     """(folder, env, quarto version, build seconds): the project built with Quarto."""
     work = copy_project(tmp_path_factory.mktemp("quarto") / "project")
     env = {**copy_environment(work), **quarto_env}
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"],
+    ):
         run(cmd, work, env)
     version = run(["quarto", "--version"], work, env).stdout.strip()
     start = time.perf_counter()
@@ -134,8 +136,11 @@ def test_every_bound_text_is_on_the_page_with_its_tooltip_and_link(project):
     work = project[0]
     source = (work / "article/index.qmd").read_text(encoding="utf-8")
     bindings = read_json(work / "build/bindings.json")["bindings"]
-    links = {(href, title, " ".join(text.split())) for href, cls, title, text in
-             page_anchors(work / "build/article.html").links if "bound-value" in cls}
+    links = {
+        (href, title, " ".join(text.split()))
+        for href, cls, title, text in page_anchors(work / "build/article.html").links
+        if "bound-value" in cls
+    }
     md = (work / "build/article.md").read_text(encoding="utf-8")
     checked = 0
     for sc in scan(source):
@@ -176,14 +181,33 @@ def test_both_renderers_write_the_same_markdown(project, tmp_path):
     """build/article.md exists to be diffed between builds: the renderer's
     name is its only difference."""
     work, env, version, _ = project
-    run(["python", "-m", "articlekit", "render", "article/index.qmd", "--bindings", "build/bindings.json",
-         "--renderer", "pandoc", "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")], work, env)
+    run(
+        [
+            "python",
+            "-m",
+            "articlekit",
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            "build/bindings.json",
+            "--renderer",
+            "pandoc",
+            "--html",
+            str(tmp_path / "a.html"),
+            "--md",
+            str(tmp_path / "a.md"),
+        ],
+        work,
+        env,
+    )
     by_quarto = (work / "build/article.md").read_text(encoding="utf-8")
     by_pandoc = (tmp_path / "a.md").read_text(encoding="utf-8")
     assert re.sub(r"Pandoc \d[\d.]*", f"Quarto {version}", by_pandoc) == by_quarto
+
     # the same numbers, tooltips and links on both pages
     def bound(path):
         return [a for a in page_anchors(path).links if "bound-value" in a[1]]
+
     assert bound(tmp_path / "a.html") == bound(work / "build/article.html")
 
 
@@ -198,8 +222,10 @@ def test_the_extension_example_renders_as_its_header_says(project):
     assert run(["git", "ls-files", "article/_extensions"], work, env).stdout == ""
     header = (work / "article/example.qmd").read_text(encoding="utf-8")
     commands = re.search(r"```sh\n(.*?)```", header, re.S).group(1).strip().splitlines()
-    assert [c.split()[:4] for c in commands] == [["python", "-m", "articlekit", "bind"],
-                                                 ["python", "-m", "articlekit", "render"]]
+    assert [c.split()[:4] for c in commands] == [
+        ["python", "-m", "articlekit", "bind"],
+        ["python", "-m", "articlekit", "render"],
+    ]
     for command in commands:  # render picks Quarto, which is on PATH
         run(command.split(), work, env)
     page = (work / "build/example.html").read_text(encoding="utf-8")
@@ -219,8 +245,9 @@ class Loads(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        self.loads += [f"<{tag} {name}={attrs[name]}>"[:120] for name in ("src", "href")
-                       if attrs.get(name) and tag != "a"]
+        self.loads += [
+            f"<{tag} {name}={attrs[name]}>"[:120] for name in ("src", "href") if attrs.get(name) and tag != "a"
+        ]
         self.toc = self.toc or attrs.get("id") == "TOC"
         self.mathml += tag == "math"
         self.tex += "math" in (attrs.get("class") or "").split()
@@ -232,15 +259,19 @@ def test_in_a_folder_under_a_hidden_one_quarto_still_makes_the_article_s_page(pr
     CDN and page.css by absolute path): the render hands it the options."""
     work, env, _, _ = project
     hidden = shutil.copytree(work, tmp_path / ".hidden" / "project", symlinks=True)
-    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "--forcerun", "render"],
-        hidden, {**copy_environment(hidden), "PATH": env["PATH"]})
+    run(
+        ["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "--forcerun", "render"],
+        hidden,
+        {**copy_environment(hidden), "PATH": env["PATH"]},
+    )
     page = Loads()
     page.feed((hidden / "build/article.html").read_text(encoding="utf-8"))
     assert [load for load in page.loads if not load.split("=", 1)[1].startswith(("data:", "#"))] == []
     assert page.toc and page.mathml and not page.tex
     # the gfm options (wrap: preserve) too: the same markdown as outside the hidden folder
-    assert (hidden / "build/article.md").read_text(encoding="utf-8") == \
-        (work / "build/article.md").read_text(encoding="utf-8")
+    assert (hidden / "build/article.md").read_text(encoding="utf-8") == (work / "build/article.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_under_quarto_value_lua_builds_pythons_lookup_id_for_every_shortcode(project, tmp_path):
@@ -253,9 +284,27 @@ def test_under_quarto_value_lua_builds_pythons_lookup_id_for_every_shortcode(pro
     shortcodes = [sc for sc in scan(text) if not sc.escaped]
     write_json(tmp_path / "probe.json", probe_bindings(sc.lookup_id for sc in shortcodes))
     (tmp_path / "index.qmd").write_text(text, encoding="utf-8")
-    run(["quarto", "render", "index.qmd", "--to", "plain", "--output", "probe.txt", "--wrap", "none",
-         "-M", f"shortcodes:{json.dumps([str(VALUE_LUA)])}", "-M", f"value-bindings:{tmp_path / 'probe.json'}",
-         "-M", "renderer:probe"], tmp_path, env)
+    run(
+        [
+            "quarto",
+            "render",
+            "index.qmd",
+            "--to",
+            "plain",
+            "--output",
+            "probe.txt",
+            "--wrap",
+            "none",
+            "-M",
+            f"shortcodes:{json.dumps([str(VALUE_LUA)])}",
+            "-M",
+            f"value-bindings:{tmp_path / 'probe.json'}",
+            "-M",
+            "renderer:probe",
+        ],
+        tmp_path,
+        env,
+    )
     printed = re.findall(r"⟦([TKE] .*?)⟧", (tmp_path / "probe.txt").read_text(encoding="utf-8"), re.S)
     assert printed == [shown for sc in shortcodes for shown in printed_ids(sc)] and len(printed) > 100
 
@@ -280,11 +329,15 @@ def edited(project):
 
 
 BROKEN = {
-    "missing key": ("{{< value scaling.dk64.unscaled.no_such_key >}}",
-                    "unknown key 'scaling.dk64.unscaled.no_such_key'"),
+    "missing key": (
+        "{{< value scaling.dk64.unscaled.no_such_key >}}",
+        "unknown key 'scaling.dk64.unscaled.no_such_key'",
+    ),
     "unknown format spec": ('{{< value scaling.dk64.unscaled.max_weight fmt=".3q" >}}', "'.3q'"),
-    "failed claim": ('{{< value scaling.dk64.unscaled.max_weight fmt=".2f" expect="> 2" >}}',
-                     "claim 'scaling.dk64.unscaled.max_weight > 2' failed"),
+    "failed claim": (
+        '{{< value scaling.dk64.unscaled.max_weight fmt=".2f" expect="> 2" >}}',
+        "claim 'scaling.dk64.unscaled.max_weight > 2' failed",
+    ),
 }
 
 
@@ -309,28 +362,63 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
     # whose new claims the seed sweep's summary (robustness.*) was made for
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     bindings = tmp_path / "bindings.json"  # of the article as committed
-    run(["python", "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
-         "--baseline", "baseline/published.yaml",
-         "--out", str(bindings)], work, env)
+    run(
+        [
+            "python",
+            "-m",
+            "articlekit",
+            "bind",
+            "article/index.qmd",
+            "--values",
+            "build/values.json",
+            "--baseline",
+            "baseline/published.yaml",
+            "--out",
+            str(bindings),
+        ],
+        work,
+        env,
+    )
     edited(BROKEN[case][0])
-    done = run(["python", "-m", "articlekit", "render", "article/index.qmd", "--bindings", str(bindings),
-                "--renderer", "quarto", "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")],
-               work, env, check=False)
+    done = run(
+        [
+            "python",
+            "-m",
+            "articlekit",
+            "render",
+            "article/index.qmd",
+            "--bindings",
+            str(bindings),
+            "--renderer",
+            "quarto",
+            "--html",
+            str(tmp_path / "a.html"),
+            "--md",
+            str(tmp_path / "a.md"),
+        ],
+        work,
+        env,
+        check=False,
+    )
     assert done.returncode == 1 and not (tmp_path / "a.html").exists()
     sc = scan(BROKEN[case][0])[0]
     ident = lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))
     assert done.stderr.strip().splitlines() == [
         f"render: article/index.qmd: quarto failed (exit 1): value shortcode: no binding for key '{sc.args[0]}' "
         f"(lookup id '{ident}'); the bindings file is older than the article or the key is misspelled: "
-        "rerun python -m articlekit bind"]
+        "rerun python -m articlekit bind"
+    ]
 
 
 def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(project, edited):
     work, env, _, _ = project
     line = edited(BROKEN["failed claim"][0])
     done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "strict=false"], work, env)
-    assert re.search(rf"WARNING: article/index\.qmd:{line}: claim 'scaling\.dk64\.unscaled\.max_weight > 2' "
-                     r"failed: .*\(strict=false", done.stdout + done.stderr)
+    assert re.search(
+        rf"WARNING: article/index\.qmd:{line}: claim 'scaling\.dk64\.unscaled\.max_weight > 2' "
+        r"failed: .*\(strict=false",
+        done.stdout + done.stderr,
+    )
     assert "⚠ claim failed: &gt; 2" in (work / "build/article.html").read_text(encoding="utf-8")
 
 
@@ -382,8 +470,9 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
     native = work / "build/quarto/article/index.html"
-    assert page_text(native.read_text(encoding="utf-8")) == \
-        page_text((work / "build/article.html").read_text(encoding="utf-8"))
+    assert page_text(native.read_text(encoding="utf-8")) == page_text(
+        (work / "build/article.html").read_text(encoding="utf-8")
+    )
     assert bound_links(native) == bound_links(work / "build/article.html") != []
     assert f"by Quarto {version}, from experiments" in page_text(native.read_text(encoding="utf-8"))
     assert (work / "article/_extensions/articlekit/value/value.lua").read_bytes() == VALUE_LUA.read_bytes()
@@ -401,8 +490,9 @@ def test_quarto_render_in_the_project_folder_gives_the_builds_article(project):
     done = run(["quarto", "render"], work, native_env(env))
     native = work / "build/quarto/article/index.html"
     assert "build/quarto/article/index.html" in done.stdout + done.stderr
-    assert page_text(native.read_text(encoding="utf-8")) == \
-        page_text((work / "build/article.html").read_text(encoding="utf-8"))
+    assert page_text(native.read_text(encoding="utf-8")) == page_text(
+        (work / "build/article.html").read_text(encoding="utf-8")
+    )
     assert bound_links(native) == bound_links(work / "build/article.html") != []
     assert git_status(work) == ""
 
@@ -422,8 +512,14 @@ class QuartoPreview:
             self.port = s.getsockname()[1]
         self.log = Path(log)
         with open(self.log, "w", encoding="utf-8") as out:
-            self.proc = popen(["quarto", "preview", *args, "--port", str(self.port), "--no-browser"], cwd=folder,
-                              env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = popen(
+                ["quarto", "preview", *args, "--port", str(self.port), "--no-browser"],
+                cwd=folder,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def said(self):
         """Its terminal so far, colours taken out."""
@@ -498,14 +594,14 @@ def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message
         hooks = "\n".join(line for line in preview.said().splitlines() if "quarto pre-render:" in line)
         assert "without Snakemake" in hooks, hooks
         line = original.count("\n") + 2
-        article.write_text(original + "\nA slip: {{< value scaling.dk64.unscaled.no_such_key >}}.\n",
-                           encoding="utf-8")
+        article.write_text(original + "\nA slip: {{< value scaling.dk64.unscaled.no_such_key >}}.\n", encoding="utf-8")
         page, _ = preview.wait_for(lambda page: "preview-banner" in page, "the failure's message")
         # (a new printed key: this article's seed sweep reads them, so Snakemake runs, and its bind fails)
         assert "Quarto Render Error" not in page
-        banner = html.unescape(page[page.find('id="preview-banner"'):].split("</div>", 1)[0])
-        assert re.search(rf"article/index\.qmd:{line}: unknown key 'scaling\.dk64\.unscaled\.no_such_key'", banner), \
+        banner = html.unescape(page[page.find('id="preview-banner"') :].split("</div>", 1)[0])
+        assert re.search(rf"article/index\.qmd:{line}: unknown key 'scaling\.dk64\.unscaled\.no_such_key'", banner), (
             banner
+        )
         assert "`quarto render` would stop here" in page and 'class="bound-value"' in page
         article.write_text(original, encoding="utf-8")
         preview.wait_for(lambda page: "preview-banner" not in page and "A slip" not in page, "the fix")
@@ -525,8 +621,11 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     folder = tmp_path / "my-article"
     env = {**copy_environment(ROOT), **quarto_env, "ARTICLEKIT_SNAKEMAKE_ARGS": "--config strict=false"}
     run(["python", "-m", "articlekit", "new", str(folder)], tmp_path, env)
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new"],
+    ):
         run(cmd, folder, env)
     (folder / "env").mkdir()  # what Quarto takes for a virtual environment, and ignores unless .gitignore does
     (folder / "env/pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
@@ -569,11 +668,16 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     hidden = shutil.copytree(work, tmp_path / "copy", symlinks=True)
     shutil.rmtree(hidden / "article/_extensions", ignore_errors=True)
     profile = hidden / "article/_quarto-author.yml"
-    profile.write_text(re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M),
-                       encoding="utf-8")
+    profile.write_text(
+        re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8"
+    )
     (hidden / "build/quarto/article/index.html").unlink(missing_ok=True)
-    done = run(["quarto", "render", "index.qmd"], hidden / "article",
-               {**native_env(env), **copy_environment(hidden), "PATH": env["PATH"]}, check=False)
+    done = run(
+        ["quarto", "render", "index.qmd"],
+        hidden / "article",
+        {**native_env(env), **copy_environment(hidden), "PATH": env["PATH"]},
+        check=False,
+    )
     out = done.stdout + done.stderr
     assert done.returncode != 0, out[-3000:]
     assert "quarto post-render:" in out and "shortcode(s) were not resolved" in out

@@ -40,8 +40,14 @@ def hook(name, project, env, where="article", launcher=None):
     command = [sys.executable, "-m", "articlekit", "quarto", name]
     if launcher:
         command = [sys.executable, str(ROOT / "tests/standin/quarto.js"), launcher, *command]
-    return subprocess.run(command, cwd=project / where, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        command,
+        cwd=project / where,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def article_project(tmp_path):
@@ -125,14 +131,21 @@ def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
     from the article's text (beyond the rules' inputs) is as it was: each
     such read in articlekit/workflow must be one that quarto_bind.plan_facts
     covers, or that fast path could bind against values made for another plan."""
-    covered = {"": "validation only", "settings.cited_experiments": "the word robustness",
-               "figure_links": "figures", "article_shortcodes": "robustness", "seed_figures": "figures"}
+    covered = {
+        "": "validation only",
+        "settings.cited_experiments": "the word robustness",
+        "figure_links": "figures",
+        "article_shortcodes": "robustness",
+        "seed_figures": "figures",
+    }
     reads = []
     for path in sorted((ROOT / "articlekit/workflow").glob("*.smk")):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"open\(\s*ARTICLE|Path\(\s*ARTICLE\s*\)\.read", text), path
-        reads += [(path.name, m.group(1) or "") for m in
-                  re.finditer(r"(?:([\w.]+)\((?:ARTICLE,\s*)?)?read_text\(ARTICLE\)", text)]
+        reads += [
+            (path.name, m.group(1) or "")
+            for m in re.finditer(r"(?:([\w.]+)\((?:ARTICLE,\s*)?)?read_text\(ARTICLE\)", text)
+        ]
     assert reads and {name for _, name in reads} <= set(covered), reads
 
 
@@ -140,9 +153,17 @@ def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
 
 
 def pre_render(project, where=FROM_ARTICLE, launcher=None, **env):
-    return hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": where[1],
-                                        quarto_bind.SNAKEMAKE_ARGS: "--config strict=false renderer=pandoc",
-                                        **env}, where=where[0], launcher=launcher)
+    return hook(
+        "pre-render",
+        project,
+        {
+            "QUARTO_PROJECT_INPUT_FILES": where[1],
+            quarto_bind.SNAKEMAKE_ARGS: "--config strict=false renderer=pandoc",
+            **env,
+        },
+        where=where[0],
+        launcher=launcher,
+    )
 
 
 def bound(project, key):
@@ -175,16 +196,36 @@ def article(skeleton):
 @pytest.mark.slow
 def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(skeleton, article):
     text = article.read_text(encoding="utf-8")
-    article.write_text(text.replace("Every number in this article", "Each number in this article")
-                       + "\nAnd again: {{< value harmonic.params.n >}} terms.\n", encoding="utf-8")
+    article.write_text(
+        text.replace("Every number in this article", "Each number in this article")
+        + "\nAnd again: {{< value harmonic.params.n >}} terms.\n",
+        encoding="utf-8",
+    )
     done = pre_render(skeleton, FROM_PROJECT)  # the project's own _quarto.yml, as `quarto render` there runs it
     assert done.returncode == 0, done.stderr[-3000:]
     assert "without Snakemake (only article/index.qmd's text changed" in done.stderr
     assert "Building DAG" not in done.stderr + done.stdout
     reference = skeleton / "build/reference.json"
-    subprocess.run([sys.executable, "-m", "articlekit", "bind", "article/index.qmd", "--values", "build/values.json",
-                    "--strict", "false", "--baseline", "baseline/published.yaml", "--out", str(reference)],
-                   cwd=skeleton, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "bind",
+            "article/index.qmd",
+            "--values",
+            "build/values.json",
+            "--strict",
+            "false",
+            "--baseline",
+            "baseline/published.yaml",
+            "--out",
+            str(reference),
+        ],
+        cwd=skeleton,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     assert (skeleton / quarto_bind.PAGE_BINDINGS).read_bytes() == reference.read_bytes()
     assert bound(skeleton, "harmonic.params.n") == {",": "1,000", "": "1000"}
     metadata = yaml.safe_load((skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
@@ -202,9 +243,10 @@ def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, a
     clean text after it reads only the piece it changed again."""
     text = article.read_text(encoding="utf-8")
     slip = '<img src="/etc/hostname">'
-    article.write_text(text.replace("\n## Where this build", f"\nA picture: {slip}\n\n## Where this build", 1),
-                       encoding="utf-8")
-    line = text[:text.index("\n## Where this build")].count("\n") + 2
+    article.write_text(
+        text.replace("\n## Where this build", f"\nA picture: {slip}\n\n## Where this build", 1), encoding="utf-8"
+    )
+    line = text[: text.index("\n## Where this build")].count("\n") + 2
     rendering = pre_render(skeleton, launcher="render")
     assert rendering.returncode == 1, rendering.stderr[-3000:]
     assert "Building DAG" not in rendering.stderr + rendering.stdout  # refused without Snakemake
@@ -222,9 +264,10 @@ def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, a
 @pytest.mark.slow
 def test_under_quarto_preview_a_typed_number_is_shown_on_the_page_not_a_blank_error(skeleton, article):
     text = article.read_text(encoding="utf-8")
-    article.write_text(text.replace("\n## Where this build", "\nThe answer is 42.\n\n## Where this build", 1),
-                       encoding="utf-8")
-    line = text[:text.index("\n## Where this build")].count("\n") + 2
+    article.write_text(
+        text.replace("\n## Where this build", "\nThe answer is 42.\n\n## Where this build", 1), encoding="utf-8"
+    )
+    line = text[: text.index("\n## Where this build")].count("\n") + 2
     rendering = pre_render(skeleton, launcher="render")
     assert rendering.returncode == 1
     assert f"article/index.qmd:{line}: numeral '42'" in rendering.stderr
@@ -261,8 +304,10 @@ def test_an_edited_config_or_experiment_runs_snakemake_and_no_value_is_stale(ske
     path = skeleton / ("config.yaml" if edit == "config" else "experiments/harmonic.py")
     original = path.read_text(encoding="utf-8")
     try:
-        path.write_text(original.replace("  n: 1000 ", "  n: 2000 ") if edit == "config"
-                        else original + "# an edit\n", encoding="utf-8")
+        path.write_text(
+            original.replace("  n: 1000 ", "  n: 2000 ") if edit == "config" else original + "# an edit\n",
+            encoding="utf-8",
+        )
         done = pre_render(skeleton)
         assert done.returncode == 0, done.stderr[-3000:]
         assert f"{path.relative_to(skeleton)} changed: running `snakemake build/article.html" in done.stderr

@@ -33,8 +33,15 @@ ARTICLE = parse_publishing(yaml.safe_load((ROOT / "config.yaml").read_text(encod
 compare = functools.partial(diff_module.compare, publishing=ARTICLE)
 to_markdown = functools.partial(diff_module.to_markdown, publishing=ARTICLE)
 release = functools.partial(release_module.release, publishing=ARTICLE)
-CHANGE_COUNTS = ("numbers_changed", "texts_changed", "printed_changed", "claims_changed",
-                 "environment_changed", "keys_added", "keys_removed")
+CHANGE_COUNTS = (
+    "numbers_changed",
+    "texts_changed",
+    "printed_changed",
+    "claims_changed",
+    "environment_changed",
+    "keys_added",
+    "keys_removed",
+)
 
 
 @pytest.fixture
@@ -61,6 +68,7 @@ def changes(diff):
 
 
 # ---- release -------------------------------------------------------------------
+
 
 def test_a_release_freezes_values_bound_texts_claims_and_versions(build, tmp_path):
     snapshot = released(build, tmp_path)
@@ -93,10 +101,22 @@ def test_a_label_that_cannot_be_a_folder_name_is_refused(build, tmp_path):
 
 
 def test_the_latest_snapshot_is_chosen_by_released_at_not_by_name(build, tmp_path):
-    release("z-old", build["values"], build["bindings"], build["audit"], tmp_path,
-            now=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    release("a-new", build["values"], build["bindings"], build["audit"], tmp_path,
-            now=datetime(2026, 6, 1, tzinfo=timezone.utc))
+    release(
+        "z-old",
+        build["values"],
+        build["bindings"],
+        build["audit"],
+        tmp_path,
+        now=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    )
+    release(
+        "a-new",
+        build["values"],
+        build["bindings"],
+        build["audit"],
+        tmp_path,
+        now=datetime(2026, 6, 1, tzinfo=timezone.utc),
+    )
     assert latest_snapshot(tmp_path) == tmp_path / "a-new/snapshot.json"
     assert latest_snapshot(tmp_path / "none-yet") is None
 
@@ -111,12 +131,19 @@ def test_two_snapshots_released_at_the_same_time_are_an_error_naming_both(build,
     assert "first/snapshot.json" in str(caught.value) and "second/snapshot.json" in str(caught.value)
     assert "2026-06-01T00:00:00+00:00" in str(caught.value)
     # an older tie does not matter: the newest release is unambiguous
-    release("newest", build["values"], build["bindings"], build["audit"], tmp_path,
-            now=datetime(2026, 7, 1, tzinfo=timezone.utc))
+    release(
+        "newest",
+        build["values"],
+        build["bindings"],
+        build["audit"],
+        tmp_path,
+        now=datetime(2026, 7, 1, tzinfo=timezone.utc),
+    )
     assert latest_snapshot(tmp_path) == tmp_path / "newest/snapshot.json"
 
 
 # ---- diff --------------------------------------------------------------------------
+
 
 def test_the_same_build_against_its_own_release_changes_nothing(build, baseline, tmp_path):
     diff = compare(released(build, tmp_path), build["values"], build["bindings"], baseline)
@@ -132,8 +159,10 @@ def test_a_changed_exact_value_shows_old_beside_new(build, baseline, tmp_path):
     assert changes(diff) == {"numbers_changed": 1}
     (row,) = diff["numbers"]
     assert (row["key"], row["release"], row["build"]) == ("scaling.dk64.dot_std", 7.4, 7.5)
-    assert ("| `scaling.dk64.dot_std` | exact at the printed precision (.2f) | `7.4` | `7.5` | "
-            "printed 7.40 then, 7.50 now |") in to_markdown(diff)
+    assert (
+        "| `scaling.dk64.dot_std` | exact at the printed precision (.2f) | `7.4` | `7.5` | "
+        "printed 7.40 then, 7.50 now |"
+    ) in to_markdown(diff)
 
 
 def test_an_exact_value_is_judged_at_the_precision_the_edition_printed(build, baseline, tmp_path):
@@ -192,6 +221,7 @@ def test_on_the_same_machine_the_diff_says_so(build, baseline, tmp_path):
 
 # ---- an article that configures nothing --------------------------------------------
 
+
 def test_without_a_publishing_section_nothing_is_volatile_and_no_machine_is_named(build, tmp_path):
     """articlekit knows no article: with the neutral defaults a timing is an
     ordinary float, no key says what machine ran the build, and only Python
@@ -216,7 +246,7 @@ def test_without_a_publishing_section_nothing_is_volatile_and_no_machine_is_name
 # article's key names.
 
 F32_TENTH = 0.10000000149011612  # 0.1 as float32 holds it
-F32_TENTH_3_ULPS_UP = F32_TENTH + 3 * 2.0 ** -27  # three float32 ULPs of 0.1 up
+F32_TENTH_3_ULPS_UP = F32_TENTH + 3 * 2.0**-27  # three float32 ULPs of 0.1 up
 
 
 def where_it_went(diff, key):
@@ -226,31 +256,47 @@ def where_it_went(diff, key):
             return part
     if key in diff["not_compared"]:
         return "not_compared"
-    if key in [e["what"] for e in diff["environment"]] or key.split(".", 1)[-1] in [e["what"] for e in diff["environment"]]:
+    if key in [e["what"] for e in diff["environment"]] or key.split(".", 1)[-1] in [
+        e["what"] for e in diff["environment"]
+    ]:
         return "environment"
     return "not listed"
 
 
-@pytest.mark.parametrize("setting, patterns, key, old, new, declared, plain", [
-    # a max |diff| near one: a few ULPs of 1.0, millions of ULPs of itself
-    ("error_measures", ["*.gap"], "fit.gap", 3.3306690738754696e-16, 4.440892098500626e-16, "within_rule", "numbers"),
-    # computed in float32: three float32 ULPs, millions of float64 ones
-    ("single_precision", ["fit.f32.*"], "fit.f32.tenth", F32_TENTH, F32_TENTH_3_ULPS_UP, "within_rule", "numbers"),
-    # how a measurement scattered: reported, never compared
-    ("spread", ["bench.*.q1"], "bench.run.q1", 1.0, 50.0, "not_compared", "numbers"),
-    # differs on every build: not even listed
-    ("per_build", ["environment.job"], "environment.job", "17", "18", "not listed", "environment"),
-    # where an experiment ran: listed with the environment, not as a text
-    ("where_run", ["*.host"], "bench.host", "laptop", "node-7", "environment", "texts"),
-])
-def test_a_publishing_setting_changes_how_the_diff_judges_a_key(build, tmp_path, setting, patterns, key, old, new,
-                                                                declared, plain):
+@pytest.mark.parametrize(
+    "setting, patterns, key, old, new, declared, plain",
+    [
+        # a max |diff| near one: a few ULPs of 1.0, millions of ULPs of itself
+        (
+            "error_measures",
+            ["*.gap"],
+            "fit.gap",
+            3.3306690738754696e-16,
+            4.440892098500626e-16,
+            "within_rule",
+            "numbers",
+        ),
+        # computed in float32: three float32 ULPs, millions of float64 ones
+        ("single_precision", ["fit.f32.*"], "fit.f32.tenth", F32_TENTH, F32_TENTH_3_ULPS_UP, "within_rule", "numbers"),
+        # how a measurement scattered: reported, never compared
+        ("spread", ["bench.*.q1"], "bench.run.q1", 1.0, 50.0, "not_compared", "numbers"),
+        # differs on every build: not even listed
+        ("per_build", ["environment.job"], "environment.job", "17", "18", "not listed", "environment"),
+        # where an experiment ran: listed with the environment, not as a text
+        ("where_run", ["*.host"], "bench.host", "laptop", "node-7", "environment", "texts"),
+    ],
+)
+def test_a_publishing_setting_changes_how_the_diff_judges_a_key(
+    build, tmp_path, setting, patterns, key, old, new, declared, plain
+):
     values = build["values"]["values"]
     values[key] = old
     snapshot = released(build, tmp_path)
     values[key] = new
-    judged = {name: diff_module.compare(snapshot, build["values"], build["bindings"], publishing=publishing)
-              for name, publishing in (("declared", parse_publishing({setting: patterns})), ("plain", Publishing()))}
+    judged = {
+        name: diff_module.compare(snapshot, build["values"], build["bindings"], publishing=publishing)
+        for name, publishing in (("declared", parse_publishing({setting: patterns})), ("plain", Publishing()))
+    }
     assert (where_it_went(judged["declared"], key), where_it_went(judged["plain"], key)) == (declared, plain)
 
 
@@ -259,8 +305,12 @@ def test_an_error_measure_says_its_ulps_are_of_one(build, tmp_path):
     values["fit.gap"] = 3.3306690738754696e-16
     snapshot = released(build, tmp_path)
     values["fit.gap"] = 4.440892098500626e-16
-    diff = diff_module.compare(snapshot, build["values"], build["bindings"],
-                               publishing=parse_publishing({"error_measures": ["*.gap"], "single_precision": ["*.gap"]}))
+    diff = diff_module.compare(
+        snapshot,
+        build["values"],
+        build["bindings"],
+        publishing=parse_publishing({"error_measures": ["*.gap"], "single_precision": ["*.gap"]}),
+    )
     (row,) = [r for r in diff["within_rule"] if r["key"] == "fit.gap"]
     assert row["why"].startswith("within ") and "ULP of 1.0 (float32; an error measure), tolerance 16" in row["why"]
 
@@ -269,8 +319,9 @@ def test_the_build_time_in_the_header_is_the_key_built_at_names(build, tmp_path)
     values = build["values"]["values"]
     values["environment.when"] = "2026-12-01T09:00:00+00:00"
     snapshot = released(build, tmp_path)
-    named = diff_module.compare(snapshot, build["values"], build["bindings"],
-                                publishing=parse_publishing({"built_at": "environment.when"}))
+    named = diff_module.compare(
+        snapshot, build["values"], build["bindings"], publishing=parse_publishing({"built_at": "environment.when"})
+    )
     assert named["build"]["built_at"] == "2026-12-01T09:00:00+00:00"
     assert "This build of 2026-12-01T09:00:00+00:00:" in diff_module.to_markdown(named, Publishing())
     unnamed = diff_module.compare(snapshot, build["values"], build["bindings"], publishing=Publishing())
@@ -284,18 +335,51 @@ def test_the_setting_travels_to_the_diff_command_as_its_publishing_argument(tmp_
     values_doc["values"]["fit.gap"] = 3.3306690738754696e-16
     write_json(tmp_path / "then.json", values_doc)
     write_json(tmp_path / "audit.json", {"summary": {}, "entries": []})
-    made = subprocess.run([sys.executable, "-m", "articlekit", "release", "--label", "v1", "--values",
-                           tmp_path / "then.json", "--bindings", FIXTURES / "bindings.json", "--audit",
-                           tmp_path / "audit.json", "--releases", tmp_path / "releases"], capture_output=True, text=True)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "release",
+            "--label",
+            "v1",
+            "--values",
+            tmp_path / "then.json",
+            "--bindings",
+            FIXTURES / "bindings.json",
+            "--audit",
+            tmp_path / "audit.json",
+            "--releases",
+            tmp_path / "releases",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert made.returncode == 0, made.stderr
     values_doc["values"]["fit.gap"] = 4.440892098500626e-16
     write_json(tmp_path / "now.json", values_doc)
 
     def diffed(*publishing):
-        done = subprocess.run([sys.executable, "-m", "articlekit", "diff", "--values", tmp_path / "now.json",
-                               "--bindings", FIXTURES / "bindings.json", *publishing, "--json", tmp_path / "diff.json",
-                               "--md", tmp_path / "diff.md", tmp_path / "releases/v1/snapshot.json"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "articlekit",
+                "diff",
+                "--values",
+                tmp_path / "now.json",
+                "--bindings",
+                FIXTURES / "bindings.json",
+                *publishing,
+                "--json",
+                tmp_path / "diff.json",
+                "--md",
+                tmp_path / "diff.md",
+                tmp_path / "releases/v1/snapshot.json",
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
         return read_json(tmp_path / "diff.json")
 
@@ -319,27 +403,37 @@ def test_another_blas_kernel_is_another_machine(build, tmp_path):
 
 def test_a_releases_readme_names_the_machine_by_the_articles_machine_keys(build, tmp_path):
     values = build["values"]["values"]
-    values.update({"environment.cpu_model": "AMD EPYC", "environment.cpu_id": "AuthenticAMD family 25 model 1",
-                   "environment.torch_cpu_capability": "AVX512",
-                   "environment.blas": "scipy-openblas 0.3.31, running its SkylakeX kernel"})
+    values.update(
+        {
+            "environment.cpu_model": "AMD EPYC",
+            "environment.cpu_id": "AuthenticAMD family 25 model 1",
+            "environment.torch_cpu_capability": "AVX512",
+            "environment.blas": "scipy-openblas 0.3.31, running its SkylakeX kernel",
+        }
+    )
     snapshot = released(build, tmp_path)
     readme = (tmp_path / "releases" / snapshot["label"] / "README.md").read_text(encoding="utf-8")
-    assert ("- Machine: cpu_model AMD EPYC; cpu_id AuthenticAMD family 25 model 1; torch_cpu_capability AVX512; "
-            "blas scipy-openblas 0.3.31, running its SkylakeX kernel\n") in readme
+    assert (
+        "- Machine: cpu_model AMD EPYC; cpu_id AuthenticAMD family 25 model 1; torch_cpu_capability AVX512; "
+        "blas scipy-openblas 0.3.31, running its SkylakeX kernel\n"
+    ) in readme
     plain = release_module.readme_of(snapshot, Publishing())
     assert "Machine" not in plain and "cpu_model" not in plain
     named = release_module.readme_of(snapshot, parse_publishing({"machine": ["environment.gpu"]}))
     assert "- Machine: gpu ?\n" in named  # a key the build did not record
 
 
-@pytest.mark.parametrize("old, new", [
-    (5, 6),  # a count
-    ([5, 16], [5, 17]),  # a shape
-    ([1, 2], [1, 2, 3]),  # a length
-    (True, False),
-    ("ValueError", "TypeError"),
-    (3, 3.0000000000000004),  # an integer is exact, never "within ULPs"
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (5, 6),  # a count
+        ([5, 16], [5, 17]),  # a shape
+        ([1, 2], [1, 2, 3]),  # a length
+        (True, False),
+        ("ValueError", "TypeError"),
+        (3, 3.0000000000000004),  # an integer is exact, never "within ULPs"
+    ],
+)
 def test_what_is_exact_stays_exact(build, tmp_path, old, new):
     build["values"]["values"]["multihead.some_exact_value"] = old
     snapshot = released(build, tmp_path)
@@ -430,7 +524,11 @@ def test_a_claim_whose_result_changed_shows(build, baseline, tmp_path):
     assert changes(diff) == {"claims_changed": 1, "printed_changed": 1}
     (claim,) = diff["claims"]
     assert (claim["key"], claim["expect"], claim["release"], claim["build"]) == (
-        "scaling.dk64.unscaled.max_weight", "> 0.9", "holds", "fails")
+        "scaling.dk64.unscaled.max_weight",
+        "> 0.9",
+        "holds",
+        "fails",
+    )
     assert claim["locations"] == ["article/index.qmd:12"]
 
 
@@ -466,13 +564,29 @@ def test_keys_added_and_removed_are_listed(build, baseline, tmp_path):
 
 # ---- the command -------------------------------------------------------------------
 
+
 def run_diff(tmp_path, *snapshot):
     write_json(tmp_path / "values.json", read_json(FIXTURES / "values.json"))
     return subprocess.run(
-        [sys.executable, "-m", "articlekit", "diff", "--values", tmp_path / "values.json",
-         "--bindings", FIXTURES / "bindings.json", "--baseline", FIXTURES / "baseline.yaml",
-         "--json", tmp_path / "diff.json", "--md", tmp_path / "diff.md", *snapshot],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "diff",
+            "--values",
+            tmp_path / "values.json",
+            "--bindings",
+            FIXTURES / "bindings.json",
+            "--baseline",
+            FIXTURES / "baseline.yaml",
+            "--json",
+            tmp_path / "diff.json",
+            "--md",
+            tmp_path / "diff.md",
+            *snapshot,
+        ],
+        capture_output=True,
+        text=True,
     )
 
 
@@ -488,10 +602,24 @@ def test_before_the_first_release_the_diff_says_so(tmp_path):
 def test_release_then_diff_on_the_command_line(tmp_path):
     write_json(tmp_path / "audit.json", {"summary": {"reproduced": 7}, "entries": []})
     proc = subprocess.run(
-        [sys.executable, "-m", "articlekit", "release", "--label", "v1",
-         "--values", FIXTURES / "values.json", "--bindings", FIXTURES / "bindings.json",
-         "--audit", tmp_path / "audit.json", "--releases", tmp_path / "releases"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "articlekit",
+            "release",
+            "--label",
+            "v1",
+            "--values",
+            FIXTURES / "values.json",
+            "--bindings",
+            FIXTURES / "bindings.json",
+            "--audit",
+            tmp_path / "audit.json",
+            "--releases",
+            tmp_path / "releases",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     proc = run_diff(tmp_path, tmp_path / "releases/v1/snapshot.json")
@@ -509,7 +637,9 @@ def test_a_malformed_snapshot_fails_naming_the_file_and_the_entry(build, tmp_pat
     write_json(path, sealed(snapshot))
     with pytest.raises(SnapshotError) as caught:
         load_snapshot(path)
-    assert f"{path}: bindings['parity.mha.max_abs_diff|.2e|< 1e-12']: 'text' is a required property" in str(caught.value)
+    assert f"{path}: bindings['parity.mha.max_abs_diff|.2e|< 1e-12']: 'text' is a required property" in str(
+        caught.value
+    )
 
     proc = run_diff(tmp_path, path)
     assert proc.returncode == 1
@@ -554,8 +684,13 @@ def test_the_committed_release_against_the_same_results_from_an_avx2_cpu():
         return value
 
     values = dict(snapshot["values"], **{"environment.torch_cpu_capability": "AVX2"})
-    moved = ["example.weights", "multihead.weights", "errors.wrong_axis.axis_last_row_sums",
-             "parity.cross.sdpa_max_abs_diff", "parity.mha.weights_max_abs_diff"]
+    moved = [
+        "example.weights",
+        "multihead.weights",
+        "errors.wrong_axis.axis_last_row_sums",
+        "parity.cross.sdpa_max_abs_diff",
+        "parity.mha.weights_max_abs_diff",
+    ]
     for key in moved:
         values[key] = nudged(values[key])
     build_doc = {"values": values, "sources": snapshot["sources"], "versions": snapshot["versions"]}
@@ -573,6 +708,7 @@ def test_an_erratum_listed_first_does_not_hide_the_keys_noise_bound():
     may differ: the diff, the matrix and reproduce judge the key by its noise
     bound, not by the float rule the erratum used to leave it to."""
     from articlekit.review.agreement import between_builds
+
     published = load_baseline(ROOT / "baseline" / "published.yaml")
     assert [e.cls for e in published.for_key("parity.max_abs_diff_overall")][:2] == ["erratum", "noise"]
     rule, test = between_builds("parity.max_abs_diff_overall", published, Publishing())
@@ -583,13 +719,17 @@ def test_an_erratum_listed_first_does_not_hide_the_keys_noise_bound():
 
 # ---- a new article's diff (issue 27, friction 9) -----------------------------------------
 
+
 def new_article_build(entropies, python="3.11.7", matplotlib="3.11.2"):
     """A build of a new article: one experiment, no environment record (the
     versions are those its artifact recorded), a list value."""
     source = {"artifact": "results/entropy.json", "script": "experiments/entropy.py", "experiment": "entropy"}
     values = {"entropy.entropies": entropies, "entropy.params.temperatures": [0.5, 2.0]}
-    return {"values": values, "sources": {key: source for key in values},
-            "versions": {"entropy": {"python": python, "matplotlib": matplotlib}}}
+    return {
+        "values": values,
+        "sources": {key: source for key in values},
+        "versions": {"entropy": {"python": python, "matplotlib": matplotlib}},
+    }
 
 
 def new_article_release(build):
@@ -598,11 +738,24 @@ def new_article_release(build):
 
 def item_baseline(tmp_path, check="< 1", cls="noise"):
     path = tmp_path / "published.yaml"
-    entry = {"id": "entropy.first", "class": cls, "published": "0.429", "value": 0.429,
-             "key": "entropy.entropies[0]", "fmt": ".3f", "where": {"section": "Entropy", "quote": "0.429"}}
-    path.write_text(yaml.safe_dump({
-        "edition": {"title": "t", "source": "s", "date": "2026-12-01", "versions": {"python": "3.11"}},
-        "entries": [{**entry, **({"check": check} if check else {})}]}), encoding="utf-8")
+    entry = {
+        "id": "entropy.first",
+        "class": cls,
+        "published": "0.429",
+        "value": 0.429,
+        "key": "entropy.entropies[0]",
+        "fmt": ".3f",
+        "where": {"section": "Entropy", "quote": "0.429"},
+    }
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "edition": {"title": "t", "source": "s", "date": "2026-12-01", "versions": {"python": "3.11"}},
+                "entries": [{**entry, **({"check": check} if check else {})}],
+            }
+        ),
+        encoding="utf-8",
+    )
     return load_baseline(path)
 
 
@@ -621,12 +774,15 @@ def test_a_check_on_a_list_item_is_judged_on_that_item_in_both_builds(tmp_path):
     assert "neither side" not in to_markdown(diff)
 
 
-@pytest.mark.parametrize("entropies, why", [
-    ([1.2, 0.182], "[0]: this build breaks '< 1'; other items: equal"),  # the item its check governs
-    ([0.429, 0.19], "[0]: equal; other items: "),  # an item no entry governs: the float rule
-    ([0.429], "[0]: equal; other items: not equal"),  # an item gone
-    ([], "[0] is not in both builds"),
-])
+@pytest.mark.parametrize(
+    "entropies, why",
+    [
+        ([1.2, 0.182], "[0]: this build breaks '< 1'; other items: equal"),  # the item its check governs
+        ([0.429, 0.19], "[0]: equal; other items: "),  # an item no entry governs: the float rule
+        ([0.429], "[0]: equal; other items: not equal"),  # an item gone
+        ([], "[0] is not in both builds"),
+    ],
+)
 def test_the_list_changes_when_its_item_breaks_its_check_or_another_item_moves(tmp_path, entropies, why):
     baseline = item_baseline(tmp_path)
     release = new_article_release(new_article_build([0.429, 0.182]))
@@ -648,9 +804,16 @@ def test_a_new_articles_diff_header_names_both_environments_from_what_each_recor
     """No environment experiment: each side's versions are those its artifacts
     recorded, Python always, the declared libraries after it."""
     release = new_article_release(new_article_build([0.429, 0.182], matplotlib="3.10.0"))
-    diff = diff_module.compare(release, new_article_build([0.429, 0.182]), {"bindings": {}}, None,
-                               parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}}))
-    md = diff_module.to_markdown(diff, parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}}))
+    diff = diff_module.compare(
+        release,
+        new_article_build([0.429, 0.182]),
+        {"bindings": {}},
+        None,
+        parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}}),
+    )
+    md = diff_module.to_markdown(
+        diff, parse_publishing({"libraries": {"python": "Python", "matplotlib": "Matplotlib"}})
+    )
     assert "frozen 2026-12-01T00:00:00+00:00: Python 3.11.7, Matplotlib 3.10.0.  \n" in md
     assert "\nThis build: Python 3.11.7, Matplotlib 3.11.2.\n" in md
     assert ": ." not in md
@@ -669,5 +832,6 @@ def test_a_declared_library_no_experiment_recorded_is_said_to_be_unrecorded():
     publishing = parse_publishing({"libraries": {"numpy": "NumPy", "matplotlib": "Matplotlib"}})
     release = new_article_release(new_article_build([0.429, 0.182]))
     diff = diff_module.compare(release, new_article_build([0.429, 0.182]), {"bindings": {}}, None, publishing)
-    assert "This build: Python 3.11.7, Matplotlib 3.11.2 (NumPy: not recorded)." in \
-        diff_module.to_markdown(diff, publishing)
+    assert "This build: Python 3.11.7, Matplotlib 3.11.2 (NumPy: not recorded)." in diff_module.to_markdown(
+        diff, publishing
+    )

@@ -43,11 +43,21 @@ def key_line(path, key):
 def values_after_the_rename():
     """What values.json holds once the renamed experiment ran: its keys, the
     listings', and the baseline's copy of the edition's number."""
+
     def source(experiment):
-        return {"artifact": f"results/{experiment}.json", "script": f"experiments/{experiment}.py",
-                "experiment": experiment}
-    values = {"harmonics.value": 7.485470860550345, "harmonics.gap": 4.99e-4, "harmonics.approximation": 7.48497,
-              "listings.harmonics.imports": "import math", "published.harmonic.value": 7.485470860550345}
+        return {
+            "artifact": f"results/{experiment}.json",
+            "script": f"experiments/{experiment}.py",
+            "experiment": experiment,
+        }
+
+    values = {
+        "harmonics.value": 7.485470860550345,
+        "harmonics.gap": 4.99e-4,
+        "harmonics.approximation": 7.48497,
+        "listings.harmonics.imports": "import math",
+        "published.harmonic.value": 7.485470860550345,
+    }
     sources = {key: source(key.split(".")[0]) for key in values}
     return {"values": values, "sources": sources, "versions": {}}
 
@@ -66,8 +76,11 @@ def test_a_baseline_key_left_behind_is_one_problem_at_its_key_line_with_the_key_
     # and it is reported under the baseline's name, not the article's
     assert files_of(err.value.problems, "article/index.qmd") == [str(published)]
     # docs/authoring.md shows this message, as it is (up to its "...")
-    shown = next(line for line in (ROOT / "docs/authoring.md").read_text().splitlines()
-                 if line.startswith("baseline/published.yaml:") and "harmonic.value" in line)
+    shown = next(
+        line
+        for line in (ROOT / "docs/authoring.md").read_text().splitlines()
+        if line.startswith("baseline/published.yaml:") and "harmonic.value" in line
+    )
     assert problem.replace(str(published), "baseline/published.yaml").startswith(shown.removesuffix(" ..."))
 
 
@@ -83,23 +96,33 @@ def test_a_key_misspelt_within_an_experiment_is_offered_its_closest_key_not_the_
 
 
 def test_the_headers_file_is_the_file_of_each_problem():
-    problems = ["article/index.qmd:3: unknown key 'x'", "baseline/published.yaml:17: entry 'y': ...",
-                "article/index.qmd:9: claim 'z > 1' failed", "article/index.qmd: no provenance table"]
+    problems = [
+        "article/index.qmd:3: unknown key 'x'",
+        "baseline/published.yaml:17: entry 'y': ...",
+        "article/index.qmd:9: claim 'z > 1' failed",
+        "article/index.qmd: no provenance table",
+    ]
     assert files_of(problems, "article/index.qmd") == ["article/index.qmd", "baseline/published.yaml"]
 
 
 @pytest.mark.slow
-def test_renaming_the_experiment_but_not_the_baseline_stops_on_one_message_naming_its_line_and_fix(server, built,
-                                                                                                  tmp_path):
+def test_renaming_the_experiment_but_not_the_baseline_stops_on_one_message_naming_its_line_and_fix(
+    server,
+    built,  # noqa: F811 (the fixture)
+    tmp_path,
+):
     """Through the real build, as the author meets it."""
     article = tmp_path / "my-article"
     shutil.copytree(built, article, symlinks=True)
     renamed(article)
     published = article / "baseline/published.yaml"
     run = snakemake(server, article)
-    assert_said(run, "bind: 1 problem(s) in baseline/published.yaml:",
-                f"baseline/published.yaml:{key_line(published, 'harmonic.value')}: entry 'harmonic.value': ",
-                "write `key: harmonics.value` there")
+    assert_said(
+        run,
+        "bind: 1 problem(s) in baseline/published.yaml:",
+        f"baseline/published.yaml:{key_line(published, 'harmonic.value')}: entry 'harmonic.value': ",
+        "write `key: harmonics.value` there",
+    )
     assert "problem(s) in article/index.qmd" not in run.output
     assert "published.harmonic.value" not in run.output
 
@@ -110,6 +133,7 @@ def test_renaming_the_experiment_but_not_the_baseline_stops_on_one_message_namin
 
 
 # ---- the environment files are portable -----------------------------------------------
+
 
 def test_the_skeleton_names_no_path_of_the_machine_that_wrote_it(tmp_path):
     folder = tmp_path / "my-article"
@@ -134,7 +158,10 @@ def test_conda_and_pip_install_the_same_list_and_articlekit_from_the_index(tmp_p
     environment = yaml.safe_load((folder / "environment.yml").read_text())
     pip = next(item["pip"] for item in environment["dependencies"] if isinstance(item, dict))
     assert pip == ["-r requirements.txt"]  # one list for both routes, relative to the file
-    requirements = [line for line in (folder / "requirements.txt").read_text().splitlines()
-                    if line.strip() and not line.startswith("#")]
+    requirements = [
+        line
+        for line in (folder / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert requirements == [f"articlekit>={__version__}"]
     assert "pip install -e" in (folder / "requirements.txt").read_text()  # how to use a checkout instead

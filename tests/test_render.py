@@ -87,8 +87,11 @@ def test_every_shortcode_is_resolved(rendered):
 
 def test_each_bound_number_is_format_of_its_json_value(rendered):
     values, page, _, source = rendered
-    expected = [format_value(lookup(values["values"], sc.args[0]), sc.kwargs.get("fmt", ""))
-                for sc in scan(source) if sc.name == "value" and sc.context == "prose" and not sc.escaped]
+    expected = [
+        format_value(lookup(values["values"], sc.args[0]), sc.kwargs.get("fmt", ""))
+        for sc in scan(source)
+        if sc.name == "value" and sc.context == "prose" and not sc.escaped
+    ]
     parser = BoundValues()
     parser.feed(page)
     assert [" ".join(t.split()) for t in parser.texts] == [" ".join(e.split()) for e in expected]
@@ -98,13 +101,16 @@ def test_each_bound_number_is_format_of_its_json_value(rendered):
 def test_bound_numbers_link_to_their_provenance_row_with_a_tooltip(rendered):
     _, page, _, _ = rendered
     # the first place the prose prints a key carries the id the audit links to (at-...)
-    assert ('<a href="#v-demo-dk64-unscaled-max-weight" id="at-v-demo-dk64-unscaled-max-weight" class="bound-value" '
-            'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); '
-            'recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight">0.921946</a>') in page
+    assert (
+        '<a href="#v-demo-dk64-unscaled-max-weight" id="at-v-demo-dk64-unscaled-max-weight" class="bound-value" '
+        'title="demo.dk64.unscaled.max_weight = 0.9219460123456789 (experiments/demo.py); '
+        'recompute: python -m articlekit reproduce demo.dk64.unscaled.max_weight">0.921946</a>'
+    ) in page
     assert page.count('id="at-v-demo-dk64-unscaled-max-weight"') == 1
     # the key may wrap after a dot, never inside a name
-    assert ('<span id="v-demo-dk64-unscaled-max-weight"><code>demo.<wbr>dk64.<wbr>unscaled.<wbr>max_weight</code>'
-            '</span>') in page
+    assert (
+        '<span id="v-demo-dk64-unscaled-max-weight"><code>demo.<wbr>dk64.<wbr>unscaled.<wbr>max_weight</code></span>'
+    ) in page
     assert "<code>experiments/<wbr>demo.py</code>" in page  # a path after a slash only
 
 
@@ -126,8 +132,11 @@ def test_a_value_with_markup_characters_renders_as_text(rendered):
 def test_the_provenance_table_is_present(rendered):
     _, page, md, _ = rendered
     assert "<th" in page and "Claims checked" in page
-    assert re.search(r"\| `demo\.parity\.max_abs_diff` \| 2\.220446049250313e-16 \| [^|]* \| \\< 1e-12 ✓ \| "
-                     r"`[^`]*results/demo\.json` \| `experiments/demo\.py` \|", md)
+    assert re.search(
+        r"\| `demo\.parity\.max_abs_diff` \| 2\.220446049250313e-16 \| [^|]* \| \\< 1e-12 ✓ \| "
+        r"`[^`]*results/demo\.json` \| `experiments/demo\.py` \|",
+        md,
+    )
 
 
 def test_the_colophon_names_the_renderer(rendered):
@@ -164,9 +173,24 @@ def test_bind_fails_on_a_misspelt_key_with_file_line_and_suggestions(tmp_path):
     article, values = make_article(tmp_path / "article", "A\n\nB {{< value demo.arrrow >}}\n")
     write_json(tmp_path / "values.json", values)
     out = tmp_path / "bindings.json"
-    done = subprocess.run(["python", "-m", "articlekit", "bind", str(article), "--values",
-                           str(tmp_path / "values.json"), "--strict", "true", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [
+            "python",
+            "-m",
+            "articlekit",
+            "bind",
+            str(article),
+            "--values",
+            str(tmp_path / "values.json"),
+            "--strict",
+            "true",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 1 and not out.exists()
     assert f"{article}:3: unknown key 'demo.arrrow'; closest: demo.arrow" in done.stderr
 
@@ -214,15 +238,32 @@ def run_filter(tmp_path, text):
     meta = tmp_path / "meta.yaml"
     meta.write_text(json.dumps({"shortcodes": rendermod.shortcode_files(tmp_path), "who": {"name": "ann"}}))
     lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
-    done = subprocess.run([rendermod.pandoc_path(), "-f", "markdown", "-t", "plain", "--wrap", "none",
-                           "--metadata-file", str(meta), "--lua-filter", str(lua)],
-                          input=to_quarto_markdown(text), capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            rendermod.pandoc_path(),
+            "-f",
+            "markdown",
+            "-t",
+            "plain",
+            "--wrap",
+            "none",
+            "--metadata-file",
+            str(meta),
+            "--lua-filter",
+            str(lua),
+        ],
+        input=to_quarto_markdown(text),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
 def test_the_value_extension_comes_from_the_package_and_the_articles_own_load_after_it(tmp_path):
-    committed = subprocess.run(["git", "ls-files", "article/_extensions"], cwd=ROOT, capture_output=True,
-                               text=True, check=True).stdout
+    committed = subprocess.run(
+        ["git", "ls-files", "article/_extensions"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert committed == ""  # no article keeps a copy
     assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
     ext = tmp_path / "_extensions" / "mine"
@@ -260,15 +301,22 @@ def test_the_extension_ships_as_package_data():
 
 
 def test_handlers_get_args_kwargs_meta_raw_args_context_as_in_quarto(tmp_path):
-    out = run_filter(tmp_path, 'Prose {{< record k.a fmt=".6f" expect="< 1e-12" >}} here.\n\n'
-                               '{{< record k.b >}}\n\n'
-                               '```\n{{< record k.c fmt=".2e" expect="< 1e-12" >}}\n```\n')
+    out = run_filter(
+        tmp_path,
+        'Prose {{< record k.a fmt=".6f" expect="< 1e-12" >}} here.\n\n'
+        '{{< record k.b >}}\n\n'
+        '```\n{{< record k.c fmt=".2e" expect="< 1e-12" >}}\n```\n',
+    )
     inline, block, text = [line.strip() for line in out.splitlines() if "n=" in line]
-    assert inline == ('Prose n=5 context=inline args=Inlines:k.a kwargs=expect=Inlines:< 1e-12,fmt=Inlines:.6f '
-                      'missing=Inlines: raw=k.a,.6f,< 1e-12 meta=Inlines:ann here.')
+    assert inline == (
+        'Prose n=5 context=inline args=Inlines:k.a kwargs=expect=Inlines:< 1e-12,fmt=Inlines:.6f '
+        'missing=Inlines: raw=k.a,.6f,< 1e-12 meta=Inlines:ann here.'
+    )
     assert block.startswith("BLOCK n=5 context=block args=Inlines:k.b kwargs= ")
-    assert text == ('n=5 context=text args=string:k.c kwargs=expect=string:"< 1e-12",fmt=string:".2e" '
-                    'missing=Inlines: raw=k.c,".2e","< 1e-12" meta=Inlines:ann')
+    assert text == (
+        'n=5 context=text args=string:k.c kwargs=expect=string:"< 1e-12",fmt=string:".2e" '
+        'missing=Inlines: raw=k.c,".2e","< 1e-12" meta=Inlines:ann'
+    )
 
 
 def test_value_lua_also_accepts_plain_string_arguments(tmp_path, rendered):
@@ -287,26 +335,44 @@ function Pandoc(doc)
   return pandoc.Pandoc({{ pandoc.Para(r), pandoc.Para({{ pandoc.Str(t) }}) }})
 end
 """)
-    done = subprocess.run([rendermod.pandoc_path(), "-f", "markdown", "-t", "html", "--lua-filter", str(driver)],
-                          input="", capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [rendermod.pandoc_path(), "-f", "markdown", "-t", "html", "--lua-filter", str(driver)],
+        input="",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert 'class="bound-value"' in done.stdout and ">0.921946</a>" in done.stdout
     assert "<p>92.19%</p>" in done.stdout
 
 
 # --- the lookup id: Python defines it, value.lua builds the same -----------------
 
-ARTICLES = [ROOT / "article" / "index.qmd", FIXTURE / "index.qmd", ROOT / "examples" / "summation" / "article" / "index.qmd"]
+ARTICLES = [
+    ROOT / "article" / "index.qmd",
+    FIXTURE / "index.qmd",
+    ROOT / "examples" / "summation" / "article" / "index.qmd",
+]
 
 
 def probe_bindings(ids):
     """A bindings document keyed by Python's lookup ids in which each binding
     prints its own id: as its text (T), its key (K) and, with a claim, its
     expect (E). value.lua stops on an id it builds that is not there."""
+
     def binding(ident):
         claimed = bool(ident.split("|", 2)[2])
-        return {"key": f"⟦K {ident}⟧", "text": f"⟦T {ident}⟧", "expect": f"⟦E {ident}⟧", "anchor": "v-probe",
-                "title": "", "claim": {"holds": False, "status": "fails", "message": "",
-                                       "mark": {"text": "", "class": "probe"}} if claimed else None}
+        return {
+            "key": f"⟦K {ident}⟧",
+            "text": f"⟦T {ident}⟧",
+            "expect": f"⟦E {ident}⟧",
+            "anchor": "v-probe",
+            "title": "",
+            "claim": {"holds": False, "status": "fails", "message": "", "mark": {"text": "", "class": "probe"}}
+            if claimed
+            else None,
+        }
+
     return {"bindings": {ident: binding(ident) for ident in ids}, "provenance_md": "", "departures_md": ""}
 
 
@@ -333,23 +399,57 @@ def test_value_lua_builds_pythons_lookup_id_for_every_shortcode(tmp_path, articl
     assert len({sc.lookup_id for sc in shortcodes if sc.name in ("value", "claim", "source")}) > 1
     write_json(tmp_path / "probe.json", probe_bindings(sc.lookup_id for sc in shortcodes))
     meta = tmp_path / "meta.yaml"
-    meta.write_text(json.dumps({"shortcodes": [str(VALUE_LUA)], "value-bindings": str(tmp_path / "probe.json"),
-                                "renderer": "probe"}))
+    meta.write_text(
+        json.dumps(
+            {"shortcodes": [str(VALUE_LUA)], "value-bindings": str(tmp_path / "probe.json"), "renderer": "probe"}
+        )
+    )
     lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
-    done = subprocess.run([rendermod.pandoc_path(), "-f", "markdown", "-t", "plain", "--wrap", "none",
-                           "--metadata-file", str(meta), "--lua-filter", str(lua)],
-                          input=to_quarto_markdown(body), capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            rendermod.pandoc_path(),
+            "-f",
+            "markdown",
+            "-t",
+            "plain",
+            "--wrap",
+            "none",
+            "--metadata-file",
+            str(meta),
+            "--lua-filter",
+            str(lua),
+        ],
+        input=to_quarto_markdown(body),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr  # value.lua names the id it built and did not find
     assert re.findall(r"⟦([TKE] .*?)⟧", done.stdout, re.S) == expected
 
 
 def test_relative_paths_work_as_the_rule_passes_them(tmp_path, monkeypatch):
     article, values = make_article(tmp_path / "article")
-    write_json(tmp_path / "build" / "bindings.json",
-               bind("article/index.qmd", article.read_text(encoding="utf-8"), values, True))
+    write_json(
+        tmp_path / "build" / "bindings.json",
+        bind("article/index.qmd", article.read_text(encoding="utf-8"), values, True),
+    )
     monkeypatch.chdir(tmp_path)
-    assert rendermod.main(["article/index.qmd", "--bindings", "build/bindings.json", "--renderer", "pandoc",
-                           "--html", "build/article.html", "--md", "build/article.md"]) == 0
+    assert (
+        rendermod.main(
+            [
+                "article/index.qmd",
+                "--bindings",
+                "build/bindings.json",
+                "--renderer",
+                "pandoc",
+                "--html",
+                "build/article.html",
+                "--md",
+                "build/article.md",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "build" / "article.html").stat().st_size > 0
 
 
@@ -407,11 +507,18 @@ def test_quarto_is_handed_the_projects_settings_with_articlekits_style_sheet_fir
     either way (tests/test_quarto.py builds both)."""
     (tmp_path / "_quarto.yml").write_text(
         "project:\n  type: default\nlang: en\nformat:\n  html:\n    toc: true\n    css: style.css\n"
-        "    html-math-method: mathml\n  gfm:\n    wrap: preserve\n", encoding="utf-8")
+        "    html-math-method: mathml\n  gfm:\n    wrap: preserve\n",
+        encoding="utf-8",
+    )
     handed = rendermod.quarto_options(tmp_path, tmp_path)
-    assert handed == {"lang": "en", "css": [str(rendermod.PAGE_CSS)],
-                      "format": {"html": {"toc": True, "css": ["style.css"], "html-math-method": "mathml"},
-                                 "gfm": {"wrap": "preserve"}}}
+    assert handed == {
+        "lang": "en",
+        "css": [str(rendermod.PAGE_CSS)],
+        "format": {
+            "html": {"toc": True, "css": ["style.css"], "html-math-method": "mathml"},
+            "gfm": {"wrap": "preserve"},
+        },
+    }
     # an article below its project: the sheet is named from the article's folder
     (tmp_path / "article").mkdir()
     assert rendermod.quarto_options(tmp_path, tmp_path / "article")["format"]["html"]["css"] == ["../style.css"]
@@ -450,8 +557,22 @@ def test_a_failed_claim_in_non_strict_mode_is_also_printed_on_the_terminal(tmp_p
     article, values = make_article(tmp_path / "article", text)
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), text, values, False))
-    assert rendermod.main([str(article), "--bindings", str(bindings), "--renderer", "pandoc",
-                           "--html", str(tmp_path / "a.html"), "--md", str(tmp_path / "a.md")]) == 0
+    assert (
+        rendermod.main(
+            [
+                str(article),
+                "--bindings",
+                str(bindings),
+                "--renderer",
+                "pandoc",
+                "--html",
+                str(tmp_path / "a.html"),
+                "--md",
+                str(tmp_path / "a.md"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith(f"WARNING: {article}:1: claim 'demo.parity.reversed_diff < 1e-12' failed: ")
     assert out.rstrip().endswith("(strict=false: the article shows it beside the number)")
@@ -460,8 +581,10 @@ def test_a_failed_claim_in_non_strict_mode_is_also_printed_on_the_terminal(tmp_p
 def test_pandoc_writes_callouts_and_figures_as_quarto_does(tmp_path):
     """build/article.md is diffed between builds, so both renderers write it
     in one form: Quarto's (GitHub alert callouts, numbered figure captions)."""
-    text = ('::: {.callout-note title="In short"}\nA note.\n:::\n\n'
-            '![A plot.](../figures/plot.svg){#fig-plot}\n\n{{< provenance >}}\n')
+    text = (
+        '::: {.callout-note title="In short"}\nA note.\n:::\n\n'
+        '![A plot.](../figures/plot.svg){#fig-plot}\n\n{{< provenance >}}\n'
+    )
     article, values = make_article(tmp_path / "article", text)
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
@@ -477,15 +600,20 @@ def test_pandoc_writes_callouts_and_figures_as_quarto_does(tmp_path):
 
 def test_a_value_printed_as_code_keeps_its_link_and_tooltip(rendered):
     _, page, _, _ = rendered
-    assert re.search(r'<a href="#v-demo-timing-speedup"(?: id="[^"]*")? class="bound-value" title="demo\.timing\.speedup = '
-                     r'[^"]*"><code>5\.4</code></a>', page)
+    assert re.search(
+        r'<a href="#v-demo-timing-speedup"(?: id="[^"]*")? class="bound-value" title="demo\.timing\.speedup = '
+        r'[^"]*"><code>5\.4</code></a>',
+        page,
+    )
 
 
 def test_values_in_a_code_block_link_back_through_a_source_line(rendered):
     _, page, md, _ = rendered
     # the key, breakable after each dot on a phone, linked to its provenance row
-    assert ('<a href="#v-demo-arrow" class="bound-source" title="demo.arrow = a -&gt; b &lt;c&gt; &amp; *d* '
-            '(experiments/demo.py); recompute: python -m articlekit reproduce demo.arrow">demo.<wbr>arrow</a>') in page
+    assert (
+        '<a href="#v-demo-arrow" class="bound-source" title="demo.arrow = a -&gt; b &lt;c&gt; &amp; *d* '
+        '(experiments/demo.py); recompute: python -m articlekit reproduce demo.arrow">demo.<wbr>arrow</a>'
+    ) in page
     assert "Source: `listings.attention.functions.softmax`." in md
 
 
@@ -536,9 +664,14 @@ def test_quarto_is_never_handed_a_front_matter_key_that_reads_a_file(tmp_path, m
     Refused with its line before Quarto runs."""
     article, bindings = quarto_standin(tmp_path, monkeypatch)
     text = article.read_text(encoding="utf-8")
-    article.write_text(text.replace("---\n", "---\nformat:\n  html:\n    include-in-header: /etc/passwd\n", 1)
-                       .replace("format:\n  html:\n    toc: true\n", "", 1), encoding="utf-8")
-    with pytest.raises(rendermod.RenderError, match=re.escape(f"{article}:4: the front matter sets "
-                                                              "format.html.include-in-header")):
+    article.write_text(
+        text.replace("---\n", "---\nformat:\n  html:\n    include-in-header: /etc/passwd\n", 1).replace(
+            "format:\n  html:\n    toc: true\n", "", 1
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        rendermod.RenderError, match=re.escape(f"{article}:4: the front matter sets format.html.include-in-header")
+    ):
         rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert not (tmp_path / "calls").exists() or "render" not in (tmp_path / "calls").read_text()

@@ -74,16 +74,35 @@ Its size {{< value toy.params.size >}} is a parameter, and the sweep's
 
 
 def toy_chunk(seeds, failing=()):
-    return {"experiment": "toy", "script": "experiments/toy.py", "params": {"size": 3}, "versions": {},
-            "seeds": [{"seed": s, "error": "ValueError: bad seed"} if s in failing else
-                      {"seed": s, "values": {"x": float(s), "y": 4.0, "label": "same"}} for s in seeds]}
+    return {
+        "experiment": "toy",
+        "script": "experiments/toy.py",
+        "params": {"size": 3},
+        "versions": {},
+        "seeds": [
+            {"seed": s, "error": "ValueError: bad seed"}
+            if s in failing
+            else {"seed": s, "values": {"x": float(s), "y": 4.0, "label": "same"}}
+            for s in seeds
+        ],
+    }
 
 
 def toy_report(chunks, flag_share=0.2):
     sweep_data = robustness.collect(chunks)
-    values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
-                                          "params": {"seed": 100, "size": 3},
-                                          "values": {"x": 5.0, "y": 4.0, "label": "same"}})])["values"]
+    values = merge(
+        [
+            (
+                "results/toy.json",
+                {
+                    "experiment": "toy",
+                    "script": "experiments/toy.py",
+                    "params": {"seed": 100, "size": 3},
+                    "values": {"x": 5.0, "y": 4.0, "label": "same"},
+                },
+            )
+        ]
+    )["values"]
     shortcodes = robustness.article_shortcodes("article.qmd", ARTICLE)
     return robustness.build(sweep_data, values, shortcodes, {"flag_share": flag_share})
 
@@ -110,25 +129,41 @@ def test_a_claim_on_a_fixed_draw_is_listed_apart_with_no_share_and_the_declarati
     A value that is merely the same for every seed (an exact zero) is not
     excused: only the declaration lists a claim apart, and a declaration
     that a seed contradicts stops the summary."""
-    article = ARTICLE + 'A fixed draw: {{< value toy.fixed.x expect="> 1" >}}; a zero {{< value toy.zero expect="== 0.0" >}}.\n'
+    article = (
+        ARTICLE
+        + 'A fixed draw: {{< value toy.fixed.x expect="> 1" >}}; a zero {{< value toy.zero expect="== 0.0" >}}.\n'
+    )
 
     def report(fixed_value):
         chunks = [("a.json", toy_chunk([1, 2, 3, 4, 5]))]
         for seed in chunks[0][1]["seeds"]:
             seed["values"].update({"fixed": {"x": fixed_value(seed["seed"])}, "zero": 0.0})
-        values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
-                                              "params": {"seed": 100, "size": 3},
-                                              "values": {"x": 5.0, "y": 4.0, "label": "same", "fixed": {"x": 2.0},
-                                                         "zero": 0.0}})])["values"]
-        return robustness.build(robustness.collect(chunks), values,
-                                robustness.article_shortcodes("article.qmd", article),
-                                {"flag_share": 0.2, "fixed": {"toy.fixed": "drawn from toy.params.other_seed"}})
+        values = merge(
+            [
+                (
+                    "results/toy.json",
+                    {
+                        "experiment": "toy",
+                        "script": "experiments/toy.py",
+                        "params": {"seed": 100, "size": 3},
+                        "values": {"x": 5.0, "y": 4.0, "label": "same", "fixed": {"x": 2.0}, "zero": 0.0},
+                    },
+                )
+            ]
+        )["values"]
+        return robustness.build(
+            robustness.collect(chunks),
+            values,
+            robustness.article_shortcodes("article.qmd", article),
+            {"flag_share": 0.2, "fixed": {"toy.fixed": "drawn from toy.params.other_seed"}},
+        )
 
     fixed = report(lambda seed: 2.0)
     assert ("toy.fixed.x", "> 1") not in {(c["key"], c["expect"]) for c in fixed["claims"]}
     assert ("toy.zero", "== 0.0") in {(c["key"], c["expect"]) for c in fixed["claims"]}
     assert [(c["key"], c["expect"], c["at_seed"], c["why"]) for c in fixed["unvaried"]] == [
-        ("toy.fixed.x", "> 1", HOLDS, "drawn from toy.params.other_seed")]
+        ("toy.fixed.x", "> 1", HOLDS, "drawn from toy.params.other_seed")
+    ]
     assert fixed["values"]["sweep"]["unvaried"] == 1
     for page in (robustness_page.to_markdown(fixed), robustness_page.to_html(fixed)):
         assert "Claims the seeds do not reach" in page and "other_seed" in page
@@ -138,8 +173,14 @@ def test_a_claim_on_a_fixed_draw_is_listed_apart_with_no_share_and_the_declarati
 
 def test_a_failed_seed_is_counted_not_dropped():
     report = toy_report([("a.json", toy_chunk([1, 2, 3], failing=[2]))])
-    assert report["values"]["sweep"] == {"seeds": 3, "runs": 3, "failed_runs": 1, "claims": 2, "flagged": 2,
-                                         "unvaried": 0}
+    assert report["values"]["sweep"] == {
+        "seeds": 3,
+        "runs": 3,
+        "failed_runs": 1,
+        "claims": 2,
+        "flagged": 2,
+        "unvaried": 0,
+    }
     [toy] = report["experiments"]
     assert (toy["ran"], toy["failed"]) == (2, 1)
     assert toy["failures"][0]["seed"] == 2 and toy["failures"][0]["error"] == "ValueError: bad seed"
@@ -192,8 +233,10 @@ def test_a_claims_share_is_bindable_with_its_interval_and_the_flagged_claims_by_
     report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5])), ("b.json", toy_chunk([6, 7, 8, 9, 10]))])
     values = merge([("build/robustness.json", report)])["values"]
     assert keys.lookup(values, "robustness.toy.x.holds_fraction") == 0.7
-    low, high = keys.lookup(values, "robustness.toy.x.holds_fraction_low"), keys.lookup(
-        values, "robustness.toy.x.holds_fraction_high")
+    low, high = (
+        keys.lookup(values, "robustness.toy.x.holds_fraction_low"),
+        keys.lookup(values, "robustness.toy.x.holds_fraction_high"),
+    )
     assert (low, high) == robustness.wilson_interval(7, 10)
     assert keys.lookup(values, "robustness.toy.x.flagged_claims") == ["> 3"]
     assert keys.lookup(values, "robustness.toy.y.flagged_claims") == ["< toy.x"]
@@ -209,14 +252,30 @@ def test_a_claims_share_is_bindable_with_its_interval_and_the_flagged_claims_by_
 def test_a_key_the_article_cites_only_through_the_sweep_or_plots_is_summarised_too():
     """robustness.toy.z.median in the prose, toy.w as a figure: neither
     printed itself, both reported (else bind would find no such key)."""
-    text = ('{{< value robustness.toy.z.median >}} {{< value robustness.toy.rows_1.p95 >}}\n\n'
-            '![w over the seeds](../figures/robustness-toy.w.svg)\n')
-    chunk = {"experiment": "toy", "script": "experiments/toy.py", "params": {}, "versions": {},
-             "seeds": [{"seed": s, "values": {"z": float(s), "w": -float(s), "rows": [0.0, 2.0 * s]}}
-                       for s in (1, 2, 3)]}
-    values = merge([("results/toy.json", {"experiment": "toy", "script": "experiments/toy.py",
-                                          "params": {"seed": 0},
-                                          "values": {"z": 0.0, "w": 0.0, "rows": [0.0, 0.0]}})])["values"]
+    text = (
+        '{{< value robustness.toy.z.median >}} {{< value robustness.toy.rows_1.p95 >}}\n\n'
+        '![w over the seeds](../figures/robustness-toy.w.svg)\n'
+    )
+    chunk = {
+        "experiment": "toy",
+        "script": "experiments/toy.py",
+        "params": {},
+        "versions": {},
+        "seeds": [{"seed": s, "values": {"z": float(s), "w": -float(s), "rows": [0.0, 2.0 * s]}} for s in (1, 2, 3)],
+    }
+    values = merge(
+        [
+            (
+                "results/toy.json",
+                {
+                    "experiment": "toy",
+                    "script": "experiments/toy.py",
+                    "params": {"seed": 0},
+                    "values": {"z": 0.0, "w": 0.0, "rows": [0.0, 0.0]},
+                },
+            )
+        ]
+    )["values"]
     shortcodes = robustness.article_shortcodes("article/index.qmd", text)
     assert shortcodes["plotted"] == ["toy.w"]
     report = robustness.build(robustness.collect([("a.json", chunk)]), values, shortcodes, {"flag_share": 0.05})
@@ -233,7 +292,8 @@ def test_the_article_shows_one_value_over_the_seeds_as_a_figure(tmp_path):
     svg = out.read_text()
     assert svg.count('id="line2d_') >= 3 and "seed 100 (the article" in svg and "the 22nd percentile" in svg
     assert seed_figure.seed_figures("article/index.qmd", "![a](../figures/robustness-toy.x.svg)\n") == {
-        "figures/robustness-toy.x.svg": "toy.x"}
+        "figures/robustness-toy.x.svg": "toy.x"
+    }
     with pytest.raises(ValueError, match=r"robustness-toy.nope.svg: toy.nope is not a value of a seeded"):
         seed_figure.write_figures(report, {"toy.nope": str(tmp_path / "figures/robustness-toy.nope.svg")})
 
@@ -270,7 +330,9 @@ def test_every_key_the_page_offers_to_bind_is_one_the_article_can_bind():
     report = toy_report([("a.json", toy_chunk([1, 2, 3, 4, 5, 6]))])
     values = merge([("build/robustness.json", report)])["values"]
     offered = {r["key"]: robustness_page.bind_as(r) for r in report["printed"]}
-    assert offered["toy.x"][0] == "robustness.toy.x.median" and offered["toy.label"][0] == "robustness.toy.label.differs"
+    assert (
+        offered["toy.x"][0] == "robustness.toy.x.median" and offered["toy.label"][0] == "robustness.toy.label.differs"
+    )
     for key, siblings in offered.values():
         keys.lookup(values, key)
         for field in siblings.split(", "):
@@ -285,11 +347,14 @@ def test_every_key_the_page_offers_to_bind_is_one_the_article_can_bind():
 MODULE_SCHEMA = PROJECT_ROOT / "articlekit/workflow/schemas/schema.yaml"
 
 
-@pytest.mark.parametrize("section, message", [
-    ("robustness: {seeds: 0}", r"robustness.seeds: 0 is less than the minimum of 1"),
-    ("robustness: {seeds: 10, chunks: 2}", r"robustness.chunks: Additional properties are not allowed"),
-    ("robustness: {seeds: 10, flag_share: 2}", r"robustness.flag_share: 2 is greater than the maximum of 1"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ("robustness: {seeds: 0}", r"robustness.seeds: 0 is less than the minimum of 1"),
+        ("robustness: {seeds: 10, chunks: 2}", r"robustness.chunks: Additional properties are not allowed"),
+        ("robustness: {seeds: 10, flag_share: 2}", r"robustness.flag_share: 2 is greater than the maximum of 1"),
+    ],
+)
 def test_a_bad_robustness_section_is_refused_with_its_line(tmp_path, section, message):
     path = tmp_path / "config.yaml"
     path.write_text(f"strict: true\n{section}\n")
@@ -301,9 +366,16 @@ def test_a_bad_robustness_section_is_refused_with_its_line(tmp_path, section, me
 
 FAST = ["--configfile", "config/test.yaml", "config/sweep.yaml"]
 # Two numpy experiments, three chunks of two seeds each: small, and chunked.
-SWEEP = {"robustness": {"seeds": 6, "chunk": 2, "exclude": {
-    name: "left out to keep the test small" for name in ("timing", "parity", "mask_convention", "errors",
-                                                          "multihead")}}}
+SWEEP = {
+    "robustness": {
+        "seeds": 6,
+        "chunk": 2,
+        "exclude": {
+            name: "left out to keep the test small"
+            for name in ("timing", "parity", "mask_convention", "errors", "multihead")
+        },
+    }
+}
 # example's run raises for a seed divisible by 3 (the article's seed, 20261012, is not)
 FLAKY = '''
 
@@ -318,8 +390,14 @@ def run(params):
 
 
 def snakemake(work, *args, check=True):
-    proc = subprocess.run(["snakemake", "--cores", "2", *args, *FAST], cwd=work, env=copy_environment(work),
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["snakemake", "--cores", "2", *args, *FAST],
+        cwd=work,
+        env=copy_environment(work),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -385,8 +463,10 @@ def test_an_exclude_that_names_no_experiment_is_refused_naming_the_file(project)
     finally:
         write_sweep_config(project, SWEEP)
     assert proc.returncode != 0
-    assert re.search(r"config/sweep.yaml:\d+: robustness.exclude names 'timings', which is not an experiment",
-                     proc.stderr + proc.stdout)
+    assert re.search(
+        r"config/sweep.yaml:\d+: robustness.exclude names 'timings', which is not an experiment",
+        proc.stderr + proc.stdout,
+    )
 
 
 @pytest.mark.slow
@@ -401,8 +481,14 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     # killed as SLURM's scancel or a CI timeout kills it, once a chunk's job
     # is done: with one core, when the next chunk's file appears
     env = copy_environment(project)
-    proc = popen(["snakemake", "--cores", "1", "robustness", *FAST], cwd=project, env=env,
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = popen(
+        ["snakemake", "--cores", "1", "robustness", *FAST],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline, written = time.monotonic() + 300, []
     while len(written) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before writing two chunks"

@@ -100,13 +100,17 @@ def test_an_experiment_gets_what_its_entry_declares_profile_or_none(articles, pl
         jobs = plan(folder, *profile)
         for experiment in experiments(folder):
             (job,) = jobs[experiment.name]
-            declared = (experiment.mem_mb, experiment.runtime, CORES if experiment.takes_every_core else
-                        experiment.threads)
-            assert (job["resources"]["mem_mb"], job["resources"]["runtime"], job["threads"]) == declared, \
-                (experiment.name, profile)
+            declared = (
+                experiment.mem_mb,
+                experiment.runtime,
+                CORES if experiment.takes_every_core else experiment.threads,
+            )
+            assert (job["resources"]["mem_mb"], job["resources"]["runtime"], job["threads"]) == declared, (
+                experiment.name,
+                profile,
+            )
             # the limits its script checks its footprint against
-            assert json.loads(job["params"]["limits"]) == \
-                f"--mem-mb {experiment.mem_mb} --runtime {experiment.runtime}"
+            assert json.loads(job["params"]["limits"]) == f"--mem-mb {experiment.mem_mb} --runtime {experiment.runtime}"
 
 
 @pytest.mark.parametrize("profile", CLUSTER_PROFILES)
@@ -143,4 +147,6 @@ def test_a_sites_default_resources_reach_every_job(articles, plan, tmp_path):
     (site / "config.yaml").write_text(yaml.safe_dump(settings_of), encoding="utf-8")
     for job in commands(plan(articles["project"], "--profile", str(site))):
         assert (job["resources"].get("slurm_partition"), job["resources"].get("slurm_account")) == (
-            "compute", "my_project"), job["rule"]
+            "compute",
+            "my_project",
+        ), job["rule"]

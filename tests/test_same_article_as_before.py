@@ -56,8 +56,10 @@ MOVED_SINCE_REFERENCE = {}
 
 EXPERIMENT_OUTPUTS = ("results", "figures")  # what the experiments write
 PAGES = "build"  # what the article's rules make from the results
-ON_PURPOSE = ("\nIf the article changed on purpose, move REFERENCE in tests/test_same_article_as_before.py "
-              "(its comment says to which commit).")
+ON_PURPOSE = (
+    "\nIf the article changed on purpose, move REFERENCE in tests/test_same_article_as_before.py "
+    "(its comment says to which commit)."
+)
 
 Reference = namedtuple("Reference", "project measured volatile replaced")
 Reference.__doc__ = """project: the reference's copy, its pages made from this build's
@@ -72,11 +74,13 @@ def config_of(project):
 
 
 def build(project, *extra):
-    done = subprocess.run([*TEST_BUILD, *extra], cwd=project, env=copy_environment(project),
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [*TEST_BUILD, *extra], cwd=project, env=copy_environment(project), capture_output=True, text=True, timeout=900
+    )
     if done.returncode != 0:
-        pytest.fail(f"building the reference {REFERENCE[:9]} in {project} failed:\n"
-                    f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+        pytest.fail(
+            f"building the reference {REFERENCE[:9]} in {project} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        )
 
 
 def keyed_values(result):
@@ -84,12 +88,14 @@ def keyed_values(result):
     {"float32": {"sdpa": {"max_abs_diff": x}}} of parity ->
     {"parity.float32.sdpa.max_abs_diff": x}. Written here, not imported from
     articlekit, so that this test reads the same while the library moves."""
+
     def walk(tree, prefix):
         for name, value in tree.items():
             if isinstance(value, dict):
                 yield from walk(value, f"{prefix}.{name}")
             else:
                 yield f"{prefix}.{name}", value
+
     return dict(walk(result.get("values") or {}, result.get("experiment")))
 
 
@@ -160,8 +166,10 @@ def reference(built_project, tmp_path_factory):
             declared = (config["experiments"].get(result["experiment"]) or {}).get("figures") or {}
             # an experiment with runs: N combines N run files (results/runs/NAME/): this build's come
             # too, copied first, so that what combines them is newer and Snakemake does not rerun it
-            runs = sorted(p.relative_to(built_project)
-                          for p in (built_project / "results/runs" / result["experiment"]).glob("*.json"))
+            runs = sorted(
+                p.relative_to(built_project)
+                for p in (built_project / "results/runs" / result["experiment"]).glob("*.json")
+            )
             for rel in [*runs, path.relative_to(project), *map(Path, declared.values())]:
                 replaced.append(rel)
                 if (built_project / rel).is_file():  # else the experiment test says what is missing
@@ -173,6 +181,7 @@ def reference(built_project, tmp_path_factory):
 
 # ---- what counts as a difference --------------------------------------------------
 
+
 def bits(value):
     """A value as its JSON text: floats to their last bit, 1 apart from 1.0,
     NaN equal to NaN."""
@@ -182,14 +191,19 @@ def bits(value):
 def result_differences(then, now, volatile):
     """What differs between the reference's result of an experiment (then)
     and this build's (now), but values under a volatile prefix."""
-    moved = [f"{field}: reference {bits(then.get(field))}, this build {bits(now.get(field))}"
-             for field in sorted((set(then) | set(now)) - {"values"}) if bits(then.get(field)) != bits(now.get(field))]
+    moved = [
+        f"{field}: reference {bits(then.get(field))}, this build {bits(now.get(field))}"
+        for field in sorted((set(then) | set(now)) - {"values"})
+        if bits(then.get(field)) != bits(now.get(field))
+    ]
     old, new = keyed_values(then), keyed_values(now)
     moved += [f"{key}: only in the reference" for key in sorted(set(old) - set(new))]
     moved += [f"{key}: only in this build" for key in sorted(set(new) - set(old))]
-    moved += [f"{key}: reference {bits(old[key])}, this build {bits(new[key])}"
-              for key in sorted(set(old) & set(new))
-              if not key.startswith(volatile) and bits(old[key]) != bits(new[key])]
+    moved += [
+        f"{key}: reference {bits(old[key])}, this build {bits(new[key])}"
+        for key in sorted(set(old) & set(new))
+        if not key.startswith(volatile) and bits(old[key]) != bits(new[key])
+    ]
     return moved
 
 
@@ -255,19 +269,28 @@ def manifest_difference(then, now):
     """None when two manifests list the same outputs, by the same rules,
     and the same inputs, each with the same digest, but the PDF's digest
     and the entries of the library's own files."""
+
     def comparable(path):
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        outputs = {name: {**entry, "sha256": None} if name.endswith(".pdf") else entry
-                   for name, entry in manifest.get("outputs", {}).items()}
+        outputs = {
+            name: {**entry, "sha256": None} if name.endswith(".pdf") else entry
+            for name, entry in manifest.get("outputs", {}).items()
+        }
         inputs = {name: entry for name, entry in manifest.get("inputs", {}).items() if not name.startswith(LIBRARY)}
         return {**manifest, "outputs": outputs, "inputs": inputs}
 
     old, new = comparable(then), comparable(now)
-    moved = [f"{part} {name}: reference {bits(old[part].get(name))}, this build {bits(new[part].get(name))}"
-             for part in ("outputs", "inputs") for name in sorted(set(old[part]) | set(new[part]))
-             if bits(old[part].get(name)) != bits(new[part].get(name))]
-    moved += [f"{field}: reference {bits(old.get(field))}, this build {bits(new.get(field))}"
-              for field in sorted((set(old) | set(new)) - {"outputs", "inputs"}) if bits(old.get(field)) != bits(new.get(field))]
+    moved = [
+        f"{part} {name}: reference {bits(old[part].get(name))}, this build {bits(new[part].get(name))}"
+        for part in ("outputs", "inputs")
+        for name in sorted(set(old[part]) | set(new[part]))
+        if bits(old[part].get(name)) != bits(new[part].get(name))
+    ]
+    moved += [
+        f"{field}: reference {bits(old.get(field))}, this build {bits(new.get(field))}"
+        for field in sorted((set(old) | set(new)) - {"outputs", "inputs"})
+        if bits(old.get(field)) != bits(new.get(field))
+    ]
     return "; ".join(moved[:5]) + (f" (and {len(moved) - 5} more)" if len(moved) > 5 else "") if moved else None
 
 
@@ -293,8 +316,11 @@ def file_difference(then, now):
 def files_under(root, folder):
     """The files a build wrote under folder, relative to root (work files,
     whose names start with a dot, left out)."""
-    return sorted(p.relative_to(root) for p in (root / folder).rglob("*")
-                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p.relative_to(root)
+        for p in (root / folder).rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 def differing_files(then_root, now_root, rels):
@@ -303,6 +329,7 @@ def differing_files(then_root, now_root, rels):
 
 
 # ---- this build against the reference -----------------------------------------------
+
 
 @pytest.mark.slow
 def test_the_volatile_prefixes_are_the_references(reference, built_project):
@@ -345,6 +372,7 @@ def test_from_the_same_measurements_every_page_is_the_references(reference, buil
 
 # ---- the comparison finds what it must, and only that ---------------------------------
 
+
 @pytest.mark.slow
 def test_a_last_bit_moved_in_a_computed_value_is_a_difference_and_a_timing_is_not(reference):
     then = json.loads((reference.measured / "results" / "parity.json").read_text(encoding="utf-8"))
@@ -363,10 +391,16 @@ def test_a_manifest_differs_by_a_source_but_not_by_the_pdfs_time_or_the_librarys
     def manifest(folder, pdf, code, prose):
         path = tmp_path / folder / MANIFEST
         path.parent.mkdir(parents=True)
-        path.write_text(json.dumps({"manifest_format": 1,
-                                    "outputs": {"build/article.pdf": {"sha256": pdf, "rule": "pdf"}},
-                                    "inputs": {"articlekit/render/page.py": {"sha256": code},
-                                               "article/index.qmd": {"sha256": prose}}}), encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                {
+                    "manifest_format": 1,
+                    "outputs": {"build/article.pdf": {"sha256": pdf, "rule": "pdf"}},
+                    "inputs": {"articlekit/render/page.py": {"sha256": code}, "article/index.qmd": {"sha256": prose}},
+                }
+            ),
+            encoding="utf-8",
+        )
         return path
 
     then = manifest("then", "a1", "c1", "p1")
@@ -380,8 +414,10 @@ def test_one_word_changed_on_a_page_is_a_difference(reference, tmp_path):
     shutil.copytree(reference.project / PAGES, changed)
     article = changed / "article.md"
     article.write_text(article.read_text(encoding="utf-8").replace(" the ", " a ", 1), encoding="utf-8")
-    assert [line.split(":")[0] for line in
-            differing_files(reference.project, tmp_path, files_under(reference.project, PAGES))] == ["build/article.md"]
+    assert [
+        line.split(":")[0]
+        for line in differing_files(reference.project, tmp_path, files_under(reference.project, PAGES))
+    ] == ["build/article.md"]
 
 
 @pytest.mark.slow
@@ -390,8 +426,12 @@ def test_a_pdf_written_later_is_the_same_and_one_changed_byte_is_not(reference, 
     pdf = written.read_bytes()
     assert re.search(rb"\(D:\d{14}Z\)", pdf) and b"<xmpMM:DocumentID>" in pdf and b"/ID[(" in pdf
     later = pdf
-    for pattern, then in [(rb"\(D:\d{14}Z\)", b"(D:20991231235959Z)"), (rb"Date>[^<]+<", b"Date>2099-12-31T23:59:59Z<"),
-                          (rb"ID>[^<]+<", b"ID>AAAA<"), (rb"/ID\[\([^)]*\)\([^)]*\)\]", b"/ID[(AAAA)(AAAA)]")]:
+    for pattern, then in [
+        (rb"\(D:\d{14}Z\)", b"(D:20991231235959Z)"),
+        (rb"Date>[^<]+<", b"Date>2099-12-31T23:59:59Z<"),
+        (rb"ID>[^<]+<", b"ID>AAAA<"),
+        (rb"/ID\[\([^)]*\)\([^)]*\)\]", b"/ID[(AAAA)(AAAA)]"),
+    ]:
         later = re.sub(pattern, then, later)
     (tmp_path / "later.pdf").write_bytes(later)
     assert later != pdf and pdf_difference(written, tmp_path / "later.pdf") is None
@@ -402,12 +442,14 @@ def test_a_pdf_written_later_is_the_same_and_one_changed_byte_is_not(reference, 
 
 # ---- a clone that lacks the reference says so -------------------------------------------
 
+
 def commit_file(repo, name, text):
     (repo / name).write_text(text, encoding="utf-8")
     for args in (["add", name], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", name]):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_a_commit_is_copied_with_the_files_it_tracked(tmp_path):
@@ -427,8 +469,11 @@ def test_a_shallow_clone_without_the_commit_says_how_to_fetch_it(tmp_path):
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     first = commit_file(repo, "a.txt", "first\n")
     commit_file(repo, "a.txt", "second\n")
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
+        check=True,
+        capture_output=True,
+    )
     with pytest.raises(MissingCommit, match=rf"commit {first} is not in .*shallow clone.*git fetch --unshallow"):
         copy_commit(tmp_path / "copy", first, root=tmp_path / "shallow")
 

@@ -90,8 +90,9 @@ def snakemake(workdir, args, env, timeout, configfiles=FAST):
     # one --configfile for them all: a second would replace the first
     cmd = ["snakemake", *args, "--cores", str(CORES), "--configfile", *configfiles]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -141,8 +142,10 @@ def slurm_build(tmp_path_factory, cluster):
 def artifacts(root):
     """Every file the build wrote under results/, figures/ and build/, relative."""
     return sorted(
-        str(p.relative_to(root)) for folder in ("results", "figures", "build")
-        for p in (root / folder).rglob("*") if p.is_file()
+        str(p.relative_to(root))
+        for folder in ("results", "figures", "build")
+        for p in (root / folder).rglob("*")
+        if p.is_file()
     )
 
 
@@ -194,12 +197,16 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
         pytest.skip("the build has no timing rule")
     # Slurm's comment is rule_<name>, or rule_<name>_wildcards_<values> for a
     # rule with wildcards (each of timing's runs is one job of it, {run}).
-    timing = [job for job in cluster.jobs()
-              if job["comment"] == "rule_timing" or job["comment"].startswith("rule_timing_wildcards_")]
+    timing = [
+        job
+        for job in cluster.jobs()
+        if job["comment"] == "rule_timing" or job["comment"].startswith("rule_timing_wildcards_")
+    ]
     assert timing and all(job["oversubscribe"] == "NO" for job in timing), cluster.jobs()
 
 
 # ---- the version matrix ------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def local_matrix(tmp_path_factory):
@@ -222,8 +229,9 @@ def matrix_config(root):
 def matrix_rows(root):
     """build/matrix.json without the rows of where and when it ran."""
     matrix = json.loads((root / "build/matrix.json").read_text())
-    matrix["rows"] = [row for row in matrix["rows"]
-                      if row["key"] not in {f"environment.{key}" for key in VOLATILE_ENVIRONMENT}]
+    matrix["rows"] = [
+        row for row in matrix["rows"] if row["key"] not in {f"environment.{key}" for key in VOLATILE_ENVIRONMENT}
+    ]
     return matrix
 
 
@@ -262,7 +270,8 @@ def test_each_matrix_cell_ran_as_its_own_slurm_job_in_its_environment(cluster, s
             assert cell["versions"]["numpy"] == numpy, experiment  # in its environment, not the main one
         where = json.loads((slurm_matrix / f"results/matrix/{label}/environment.json").read_text())["values"]
         assert where["executor"] == "slurm" and where["slurm_job_id"] in {
-            log.stem for log in (logs / "rule_matrix_experiment" / f"{label}_environment").glob("*.log")}
+            log.stem for log in (logs / "rule_matrix_experiment" / f"{label}_environment").glob("*.log")
+        }
         assert list((logs / "rule_matrix_column" / label).glob("*.log"))
         # Made where Snakemake runs (the login node reaches the package index),
         # bytecode and all, so that no cell compiles torch again on import.
@@ -285,7 +294,11 @@ def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cl
         assert json.loads((remote / path).read_text()) == json.loads((local / path).read_text()), path
     assert (remote / "build/robustness.md").read_text() == (local / "build/robustness.md").read_text()
     # This build's jobs: the matrix's project sweeps too, for its columns.
-    completed = [job for job in cluster.jobs()
-                 if slurm_rule(job) == "robustness_chunk" and job["state"] == "COMPLETED"
-                 and Path(job["workdir"]).resolve() == remote.resolve()]
+    completed = [
+        job
+        for job in cluster.jobs()
+        if slurm_rule(job) == "robustness_chunk"
+        and job["state"] == "COMPLETED"
+        and Path(job["workdir"]).resolve() == remote.resolve()
+    ]
     assert len(completed) == len(chunks), completed

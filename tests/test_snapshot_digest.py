@@ -37,17 +37,39 @@ def articlekit(*args):
 def snapshot(tmp_path):
     """A release of the audit fixture's build, made by the command."""
     write_json(tmp_path / "audit.json", {"summary": {"reproduced": 1}, "entries": []})
-    made = articlekit("release", "--label", "v1", "--values", FIXTURES / "values.json",
-                      "--bindings", FIXTURES / "bindings.json", "--audit", tmp_path / "audit.json",
-                      "--releases", tmp_path / "releases")
+    made = articlekit(
+        "release",
+        "--label",
+        "v1",
+        "--values",
+        FIXTURES / "values.json",
+        "--bindings",
+        FIXTURES / "bindings.json",
+        "--audit",
+        tmp_path / "audit.json",
+        "--releases",
+        tmp_path / "releases",
+    )
     assert made.returncode == 0, made.stderr
     return tmp_path / "releases/v1/snapshot.json"
 
 
 def diff(snapshot_path, values=FIXTURES / "values.json", bindings=FIXTURES / "bindings.json"):
     out = Path(snapshot_path).parent
-    proc = articlekit("diff", "--values", values, "--bindings", bindings, "--baseline", FIXTURES / "baseline.yaml",
-                      "--json", out / "diff.json", "--md", out / "diff.md", snapshot_path)
+    proc = articlekit(
+        "diff",
+        "--values",
+        values,
+        "--bindings",
+        bindings,
+        "--baseline",
+        FIXTURES / "baseline.yaml",
+        "--json",
+        out / "diff.json",
+        "--md",
+        out / "diff.md",
+        snapshot_path,
+    )
     proc.md = out / "diff.md"
     return proc
 
@@ -68,6 +90,7 @@ def refused(proc, path, *needles):
 
 
 # ---- what the digest covers ---------------------------------------------------------
+
 
 def test_a_release_is_sealed_with_the_sha256_of_everything_but_its_digest_and_diffs_cleanly(snapshot):
     document = json.loads(snapshot.read_text(encoding="utf-8"))
@@ -91,15 +114,20 @@ def test_reindenting_a_snapshot_is_not_an_edit(snapshot):
 
 # ---- what it refuses -----------------------------------------------------------------
 
+
 def test_a_value_edited_by_hand_is_refused_naming_the_file_the_key_and_what_the_release_printed(snapshot):
     """The issue's edit, done as sed does it (the value, its claim and the
     claim's message all change; the printed text 0.921946 does not)."""
     sed(snapshot, "0.9219455027665324", "0.9319455027665324")
     proc = diff(snapshot)
-    refused(proc, snapshot, "does not match its digest",
-            f"first difference: values['{EDITED_VALUE}'] changed (now 0.9319455027665324)",
-            f"the release printed '0.921946' for {EDITED_VALUE}, which the snapshot's value prints as '0.931946'",
-            f"git checkout -- {snapshot}")
+    refused(
+        proc,
+        snapshot,
+        "does not match its digest",
+        f"first difference: values['{EDITED_VALUE}'] changed (now 0.9319455027665324)",
+        f"the release printed '0.921946' for {EDITED_VALUE}, which the snapshot's value prints as '0.931946'",
+        f"git checkout -- {snapshot}",
+    )
     assert not proc.md.exists()  # nothing reported as what the release printed
 
 
@@ -112,8 +140,13 @@ def test_a_snapshot_with_half_its_entries_removed_is_refused_not_read_as_keys_ad
     write_json(snapshot, document)  # still valid JSON, and every value still has its source
     proc = diff(snapshot)
     removed = len(keys[::2])
-    refused(proc, snapshot, f"first difference: values['{keys[0]}'] removed",
-            f"values: {removed} removed", f"sources: {removed} removed")
+    refused(
+        proc,
+        snapshot,
+        f"first difference: values['{keys[0]}'] removed",
+        f"values: {removed} removed",
+        f"sources: {removed} removed",
+    )
     assert not proc.md.exists()
 
 
@@ -158,8 +191,14 @@ def test_an_edited_released_at_cannot_hide_a_snapshot_from_the_diff(tmp_path):
 
     values, bindings = read_json(FIXTURES / "values.json"), read_json(FIXTURES / "bindings.json")
     for label, month in (("older", 1), ("newer", 6)):
-        release(label, values, bindings, {"summary": {}, "entries": []}, tmp_path,
-                now=datetime(2026, month, 1, tzinfo=timezone.utc))
+        release(
+            label,
+            values,
+            bindings,
+            {"summary": {}, "entries": []},
+            tmp_path,
+            now=datetime(2026, month, 1, tzinfo=timezone.utc),
+        )
     newer = tmp_path / "newer/snapshot.json"
     assert latest_snapshot(tmp_path) == newer
     sed(newer, "2026-06-01T00:00:00+00:00", "2025-06-01T00:00:00+00:00")
@@ -172,13 +211,16 @@ def test_a_snapshot_cut_short_is_refused_with_the_command_that_restores_it(snaps
     snapshot.write_text(text[: len(text) // 2], encoding="utf-8")  # a copy or a checkout stopped half way
     proc = diff(snapshot)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert re.match(rf"diff: {re.escape(str(snapshot))}:\d+:\d+: not valid JSON \(.*\): the snapshot is cut short or "
-                    rf"was overwritten\. Restore it as released: git checkout -- {re.escape(str(snapshot))} ",
-                    proc.stderr), proc.stderr
+    assert re.match(
+        rf"diff: {re.escape(str(snapshot))}:\d+:\d+: not valid JSON \(.*\): the snapshot is cut short or "
+        rf"was overwritten\. Restore it as released: git checkout -- {re.escape(str(snapshot))} ",
+        proc.stderr,
+    ), proc.stderr
     assert not proc.md.exists()
 
 
 # ---- strays: what in releases/ is no release ----------------------------------------------
+
 
 def test_what_is_no_release_is_named_a_stray_and_does_not_block_the_diff_against_the_release(snapshot):
     """A contributor's copy of build/values.json left under releases/ (JSON,
@@ -202,7 +244,8 @@ def test_what_is_no_release_is_named_a_stray_and_does_not_block_the_diff_against
         f"{stray}: not a release snapshot: it holds a JSON object with none of a snapshot's keys (snapshot_format, "
         "digest, released_at, label), so `snakemake release` did not write it. The build's diff leaves it out and "
         f"compares against the newest real release; move it out of {releases}/ (each folder there holds one release, as "
-        "snakemake release writes it)"]
+        "snakemake release writes it)",
+    ]
     assert diff(snapshot).returncode == 0
     proc = diff(stray)  # handed to the diff by hand, it is named for what it is
     refused(proc, stray, "not a release snapshot")
@@ -222,6 +265,7 @@ def test_a_snapshot_whose_marks_were_edited_away_is_still_a_release(snapshot):
 
 
 # ---- snapshots released before digests -------------------------------------------------
+
 
 def unsealed_copy(tmp_path):
     """The committed release as it was before it was sealed: its digest was
@@ -250,13 +294,30 @@ def bindings_document_printing(snapshot):
     def claim(c):
         return c and {**c, "status": c.get("status") or ("holds" if c["holds"] else "fails")}
 
-    bindings = {ident: {**b, "raw": lookup(snapshot["values"], b["key"]), "title": b["key"],
-                        "claim": claim(b["claim"]), "source": snapshot["sources"][b["key"].split("[")[0]],
-                        "anchor": anchor(b["key"]), "printed": True, "in_prose": True, "in_text": True}
-                for ident, b in snapshot["bindings"].items()}
-    return {"article": snapshot["article"], "strict": True, "bindings": bindings,
-            "claims": [claim(c) for c in snapshot["claims"]], "provenance_md": "", "departures_md": "",
-            "departures": [], "departure_warnings": []}
+    bindings = {
+        ident: {
+            **b,
+            "raw": lookup(snapshot["values"], b["key"]),
+            "title": b["key"],
+            "claim": claim(b["claim"]),
+            "source": snapshot["sources"][b["key"].split("[")[0]],
+            "anchor": anchor(b["key"]),
+            "printed": True,
+            "in_prose": True,
+            "in_text": True,
+        }
+        for ident, b in snapshot["bindings"].items()
+    }
+    return {
+        "article": snapshot["article"],
+        "strict": True,
+        "bindings": bindings,
+        "claims": [claim(c) for c in snapshot["claims"]],
+        "provenance_md": "",
+        "departures_md": "",
+        "departures": [],
+        "departure_warnings": [],
+    }
 
 
 def test_an_older_snapshot_is_refused_until_sealed_then_diffs_exactly_as_before(tmp_path):
@@ -269,17 +330,33 @@ def test_an_older_snapshot_is_refused_until_sealed_then_diffs_exactly_as_before(
 
     old = unsealed_copy(tmp_path)
     document = read_json(old)
-    build = {"values": dict(document["values"], **{EDITED_VALUE: 0.8}), "sources": document["sources"],
-             "versions": document["versions"]}
+    build = {
+        "values": dict(document["values"], **{EDITED_VALUE: 0.8}),
+        "sources": document["sources"],
+        "versions": document["versions"],
+    }
     write_json(tmp_path / "values.json", build)
     printed = bindings_document_printing(document)
     write_json(tmp_path / "bindings.json", printed)
     publishing = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))["publishing"]
 
     def run_diff():
-        return articlekit("diff", "--values", tmp_path / "values.json", "--bindings", tmp_path / "bindings.json",
-                          "--baseline", ROOT / "baseline/published.yaml", "--publishing", json.dumps(publishing),
-                          "--json", tmp_path / "diff.json", "--md", tmp_path / "diff.md", old)
+        return articlekit(
+            "diff",
+            "--values",
+            tmp_path / "values.json",
+            "--bindings",
+            tmp_path / "bindings.json",
+            "--baseline",
+            ROOT / "baseline/published.yaml",
+            "--publishing",
+            json.dumps(publishing),
+            "--json",
+            tmp_path / "diff.json",
+            "--md",
+            tmp_path / "diff.md",
+            old,
+        )
 
     proc = run_diff()
     assert proc.returncode == 1 and "has no digest" in proc.stderr, proc.stderr
@@ -292,8 +369,9 @@ def test_an_older_snapshot_is_refused_until_sealed_then_diffs_exactly_as_before(
 
     proc = run_diff()
     assert proc.returncode == 0, proc.stderr
-    before = diff_module.compare(document, build, printed,
-                                 load_baseline(ROOT / "baseline/published.yaml"), parse_publishing(publishing))
+    before = diff_module.compare(
+        document, build, printed, load_baseline(ROOT / "baseline/published.yaml"), parse_publishing(publishing)
+    )
     before["against"]["snapshot"] = str(old)
     assert read_json(tmp_path / "diff.json") == json.loads(json.dumps(before))
     assert (tmp_path / "diff.md").read_text() == diff_module.to_markdown(before, parse_publishing(publishing))
@@ -310,8 +388,10 @@ def test_an_older_snapshot_edited_by_hand_is_not_sealed(tmp_path):
     sealing = articlekit("release", "--seal", old)
     assert sealing.returncode == 1, sealing.stderr
     assert f"{old}: not sealed: the snapshot contradicts itself" in sealing.stderr
-    assert (f"bindings['{EDITED_VALUE}|.6f|'].text: the release printed '0.921946' for {EDITED_VALUE}, "
-            "which the snapshot's value prints as '0.931946'") in sealing.stderr
+    assert (
+        f"bindings['{EDITED_VALUE}|.6f|'].text: the release printed '0.921946' for {EDITED_VALUE}, "
+        "which the snapshot's value prints as '0.931946'"
+    ) in sealing.stderr
     assert old.read_bytes() == before
 
 

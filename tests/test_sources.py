@@ -10,8 +10,16 @@ import pytest
 import yaml
 
 from articlekit.render.page import split_front_matter
-from articlekit.core.sources import (ALIAS_EXPANSION_LIMIT, SourceError, load_yaml, numbers_read_as_text, parse_yaml,
-                                    read_article, read_text, yaml11_spelling)
+from articlekit.core.sources import (
+    ALIAS_EXPANSION_LIMIT,
+    SourceError,
+    load_yaml,
+    numbers_read_as_text,
+    parse_yaml,
+    read_article,
+    read_text,
+    yaml11_spelling,
+)
 from tests.workspace import PROJECT_ROOT
 
 
@@ -36,12 +44,15 @@ def test_a_nested_key_given_twice_is_named_by_its_path():
 
 
 def test_a_key_given_twice_in_a_list_of_mappings_names_the_item_and_its_id():
-    text = ("entries:\n"
-            "  - id: a\n    check: '< 1'\n"
-            "  - id: faq.float32\n    check: '< 1e-5'\n    value: 1.0e-7\n    check: '> 1'\n")
+    text = (
+        "entries:\n"
+        "  - id: a\n    check: '< 1'\n"
+        "  - id: faq.float32\n    check: '< 1e-5'\n    value: 1.0e-7\n    check: '> 1'\n"
+    )
     message = duplicate_error(text, "published.yaml")
-    assert message.startswith("published.yaml:7: entries[1] (id 'faq.float32').check: the key is given twice, "
-                              "at lines 5 and 7")
+    assert message.startswith(
+        "published.yaml:7: entries[1] (id 'faq.float32').check: the key is given twice, at lines 5 and 7"
+    )
 
 
 def test_a_key_is_the_same_key_quoted_or_not():
@@ -56,15 +67,36 @@ def test_the_same_key_in_two_mappings_and_a_merged_key_overridden_are_not_duplic
 # --- numbers --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, number", [("1e-7", 1e-7), ("1E5", 1e5), ("-2e-3", -2e-3), ("1.5e7", 1.5e7),
-                                          ("+3e2", 300.0), ("-.5", -0.5), ("1.0e-7", 1e-7), ("0.25", 0.25)])
+@pytest.mark.parametrize(
+    "text, number",
+    [
+        ("1e-7", 1e-7),
+        ("1E5", 1e5),
+        ("-2e-3", -2e-3),
+        ("1.5e7", 1.5e7),
+        ("+3e2", 300.0),
+        ("-.5", -0.5),
+        ("1.0e-7", 1e-7),
+        ("0.25", 0.25),
+    ],
+)
 def test_numbers_are_read_as_yaml_1_2_reads_them(text, number):
     value = parse_yaml(f"value: {text}\n").data["value"]
     assert isinstance(value, float) and value == number
 
 
-@pytest.mark.parametrize("text, value", [('"1e-7"', "1e-7"), ("'1E5'", "1E5"), ("2.14.1", "2.14.1"),
-                                         ("089", "089"), ("12", 12), ("e5", "e5"), ("1e", "1e")])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('"1e-7"', "1e-7"),
+        ("'1E5'", "1E5"),
+        ("2.14.1", "2.14.1"),
+        ("089", "089"),
+        ("12", 12),
+        ("e5", "e5"),
+        ("1e", "1e"),
+    ],
+)
 def test_text_stays_text_and_integers_stay_integers(text, value):
     read = parse_yaml(f"value: {text}\n").data["value"]
     assert read == value and type(read) is type(value)
@@ -99,11 +131,14 @@ def test_newlines_come_back_as_path_read_text_gives_them(tmp_path):
     assert read_text(path) == "one\ntwo\nthree\n"
 
 
-@pytest.mark.parametrize("data, line, column, byte", [
-    (b"---\ntitle: x\n---\n\nThe caf\xe9 is open.\n", 5, 8, "0xe9"),
-    (b"\xef\xbb\xbf\x93quoted\x94\n", 1, 1, "0x93"),  # the byte-order mark is no column
-    (b"x" * 20000 + b"\n\xc3(\n", 2, 1, "0xc3"),  # past the first chunk the text reader decodes
-])
+@pytest.mark.parametrize(
+    "data, line, column, byte",
+    [
+        (b"---\ntitle: x\n---\n\nThe caf\xe9 is open.\n", 5, 8, "0xe9"),
+        (b"\xef\xbb\xbf\x93quoted\x94\n", 1, 1, "0x93"),  # the byte-order mark is no column
+        (b"x" * 20000 + b"\n\xc3(\n", 2, 1, "0xc3"),  # past the first chunk the text reader decodes
+    ],
+)
 def test_a_byte_that_is_not_utf8_is_named_by_line_and_column_with_the_fix(tmp_path, data, line, column, byte):
     path = tmp_path / "index.qmd"
     path.write_bytes(data)
@@ -121,12 +156,15 @@ def test_a_latin1_byte_is_shown_as_the_character_it_was(tmp_path):
         read_text(path)
 
 
-@pytest.mark.parametrize("data, line, column, code", [
-    (b"The difference\x00 was small.\n", 1, 15, "U+0000 (NUL)"),
-    (b"---\ntitle: x\n---\n\nA \x1b[31mred\x1b[0m word.\n", 5, 3, "U+001B (ESC)"),
-    (b"\xef\xbb\xbfone\r\ntwo\x0cthree\n", 2, 4, "U+000C (form feed)"),  # lines as the reader counts them
-    (b"x" * 20000 + b"\n\x7f\n", 2, 1, "U+007F (DEL)"),
-])
+@pytest.mark.parametrize(
+    "data, line, column, code",
+    [
+        (b"The difference\x00 was small.\n", 1, 15, "U+0000 (NUL)"),
+        (b"---\ntitle: x\n---\n\nA \x1b[31mred\x1b[0m word.\n", 5, 3, "U+001B (ESC)"),
+        (b"\xef\xbb\xbfone\r\ntwo\x0cthree\n", 2, 4, "U+000C (form feed)"),  # lines as the reader counts them
+        (b"x" * 20000 + b"\n\x7f\n", 2, 1, "U+007F (DEL)"),
+    ],
+)
 def test_a_control_character_is_named_by_line_and_column_with_the_fix(tmp_path, data, line, column, code):
     """A NUL byte was copied onto the page as it was; an escape sequence
     colours a terminal and shows as nothing in an editor."""
@@ -148,19 +186,23 @@ def test_tabs_and_newlines_are_text_and_every_further_control_character_is_count
         read_text(path)
 
 
-@pytest.mark.parametrize("data, what", [
-    (b"", "is empty"),
-    (b"\xef\xbb\xbf", "is empty"),  # a byte-order mark alone
-    (b" \n\t\n\r\n", "holds only white space"),
-])
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (b"", "is empty"),
+        (b"\xef\xbb\xbf", "is empty"),  # a byte-order mark alone
+        (b" \n\t\n\r\n", "holds only white space"),
+    ],
+)
 def test_an_article_with_nothing_in_it_is_refused_with_what_to_write(tmp_path, data, what):
     path = tmp_path / "index.qmd"
     path.write_bytes(data)
     with pytest.raises(SourceError) as caught:
         read_article(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: the article {what}, so the build would publish an empty page; "
-                              "write its front matter"), message
+    assert message.startswith(
+        f"{path}: the article {what}, so the build would publish an empty page; write its front matter"
+    ), message
     assert read_text(path) == data.decode("utf-8-sig").replace("\r\n", "\n")  # other files may be empty
 
 
@@ -204,7 +246,9 @@ def test_aliases_that_repeat_a_little_are_fine_and_the_limit_counts_what_they_ad
     with pytest.raises(SourceError, match="the aliases here expand to"):
         parse_yaml(laughs(6))
     # a long file without an alias is never refused, whatever its size
-    assert len(parse_yaml("[" + ", ".join(["1"] * (ALIAS_EXPANSION_LIMIT + 10)) + "]").data) == ALIAS_EXPANSION_LIMIT + 10
+    assert (
+        len(parse_yaml("[" + ", ".join(["1"] * (ALIAS_EXPANSION_LIMIT + 10)) + "]").data) == ALIAS_EXPANSION_LIMIT + 10
+    )
 
 
 @pytest.mark.parametrize("text", ["x: &a [1, *a]\n", "x: &a {k: *a}\n"])
@@ -232,8 +276,9 @@ def test_a_front_matter_syntax_error_is_named_with_the_article_line():
 
 def test_every_yaml_file_the_project_ships_reads_strictly():
     """config/schema.yaml once gave `publishing:` twice; the second silently won."""
-    listed = subprocess.run(["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True,
-                            capture_output=True, text=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
     assert len(listed) > 10
     for name in listed:
         document = parse_yaml(read_text(PROJECT_ROOT / name), name)
@@ -248,21 +293,34 @@ def readings(text):
     from articlekit.core.sources import FastStrictLoader, StrictLoader, _parse_with, walk
 
     assert FastStrictLoader is not None, "PyYAML without libyaml: every reading takes the slow path"
-    return [(document.data, [(type(node).__name__, node.tag, node.start_mark.line) for node, _ in walk(document.root)],
-             numbers_read_as_text(document))
-            for document in (_parse_with(loader, text, "f.yaml") for loader in (StrictLoader, FastStrictLoader))]
+    return [
+        (
+            document.data,
+            [(type(node).__name__, node.tag, node.start_mark.line) for node, _ in walk(document.root)],
+            numbers_read_as_text(document),
+        )
+        for document in (_parse_with(loader, text, "f.yaml") for loader in (StrictLoader, FastStrictLoader))
+    ]
 
 
 def test_libyaml_reads_every_yaml_file_of_the_project_as_the_strict_reader_does():
-    listed = subprocess.run(["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True,
-                            capture_output=True, text=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", "*.yaml", "*.yml"], cwd=PROJECT_ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
     for name in listed:
         slow, fast = readings(read_text(PROJECT_ROOT / name))
         assert fast == slow, name
 
 
-@pytest.mark.parametrize("text", ["a: 1e-7\nb: [1, 2E3, '1e-7']\n", "x: &anchor {k: 1}\ny: *anchor\n",
-                                  "- id: a\n  check: '< 1'\n- {id: b, value: -.5}\n", "{1: one, '1': two}\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1e-7\nb: [1, 2E3, '1e-7']\n",
+        "x: &anchor {k: 1}\ny: *anchor\n",
+        "- id: a\n  check: '< 1'\n- {id: b, value: -.5}\n",
+        "{1: one, '1': two}\n",
+    ],
+)
 def test_libyaml_reads_numbers_anchors_and_lines_as_the_strict_reader_does(text):
     slow, fast = readings(text)
     assert fast == slow

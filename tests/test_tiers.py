@@ -77,12 +77,38 @@ def suite(tmp_path_factory):
     (bin_dir / "snakemake").chmod(0o755)
     # COLUMNS: the summary lines, which carry the refusal, are cut at the terminal's width
     # PYTEST_DISABLE_PLUGIN_AUTOLOAD: the small suite needs none of the installed plugins (seconds each)
-    env = {**os.environ, "COLUMNS": "2000", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "COLUMNS": "2000",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
 
     def pytest_run(*args):
-        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-rA", "-q", "--rootdir", str(tmp_path), str(tmp_path), *args],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:xdist",
+                "-rA",
+                "-q",
+                "--rootdir",
+                str(tmp_path),
+                str(tmp_path),
+                *args,
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
     return pytest_run
 
 
@@ -97,16 +123,20 @@ def test_an_unmarked_test_that_runs_snakemake_fails_naming_the_command_and_the_m
     assert done.returncode == 1, out
     assert "PASSED test_suite.py::test_plain_python" in out
     assert "PASSED test_suite.py::test_runs_snakemake_marked" in out
-    refused = next(line for line in out.splitlines()
-                   if line.startswith("FAILED test_suite.py::test_runs_snakemake_unmarked"))
+    refused = next(
+        line for line in out.splitlines() if line.startswith("FAILED test_suite.py::test_runs_snakemake_unmarked")
+    )
     assert "is a unit test (it has no tier mark) but it starts Snakemake: `snakemake --version`" in refused
     assert "@pytest.mark.workflow" in refused
 
 
 def test_a_unit_test_asking_for_a_building_fixture_fails_before_the_build(outcome):
     out = outcome.stdout
-    refused = next(line for line in out.splitlines()
-                   if line.startswith(("FAILED", "ERROR")) and "test_asks_for_the_built_project_unmarked" in line)
+    refused = next(
+        line
+        for line in out.splitlines()
+        if line.startswith(("FAILED", "ERROR")) and "test_asks_for_the_built_project_unmarked" in line
+    )
     assert "asks for the fixture `built_project`, which builds the whole article" in refused
     assert "must refuse this fixture" not in out
 
@@ -121,20 +151,23 @@ def test_an_older_mark_of_a_whole_build_puts_a_test_in_e2e(suite):
     assert "1/5 tests collected (4 deselected)" in out and "test_marked_slow" in out, out
 
 
-@pytest.mark.parametrize("command, started", [
-    (["snakemake", "--cores", "2"], "Snakemake"),
-    (["/usr/bin/python3", "-m", "snakemake", "-n"], "Snakemake"),
-    ([sys.executable, "-c", "from snakemake.cli import main; main()"], "Snakemake"),
-    ([sys.executable, str(ROOT / "tests" / "snakemake_fork.py")], "Snakemake (the fork server)"),
-    ("snakemake --dry-run", "Snakemake"),
-    (["/opt/pandoc/bin/pandoc", "-o", "x.html"], "a renderer (Pandoc)"),
-    (["quarto", "render"], "a renderer (Quarto)"),
-    ([sys.executable, "-m", "experiments.timing", "--json", "x"], "an experiment's run (a build step)"),
-    ([sys.executable, "-m", "articlekit", "render"], "an articlekit command (a build step)"),
-    (["uv", "venv"], "an environment install (uv)"),
-    (["git", "ls-files"], None),
-    ([sys.executable, "-m", "pytest"], None),
-    ([sys.executable, "-c", "print(1)"], None),
-])
+@pytest.mark.parametrize(
+    "command, started",
+    [
+        (["snakemake", "--cores", "2"], "Snakemake"),
+        (["/usr/bin/python3", "-m", "snakemake", "-n"], "Snakemake"),
+        ([sys.executable, "-c", "from snakemake.cli import main; main()"], "Snakemake"),
+        ([sys.executable, str(ROOT / "tests" / "snakemake_fork.py")], "Snakemake (the fork server)"),
+        ("snakemake --dry-run", "Snakemake"),
+        (["/opt/pandoc/bin/pandoc", "-o", "x.html"], "a renderer (Pandoc)"),
+        (["quarto", "render"], "a renderer (Quarto)"),
+        ([sys.executable, "-m", "experiments.timing", "--json", "x"], "an experiment's run (a build step)"),
+        ([sys.executable, "-m", "articlekit", "render"], "an articlekit command (a build step)"),
+        (["uv", "venv"], "an environment install (uv)"),
+        (["git", "ls-files"], None),
+        ([sys.executable, "-m", "pytest"], None),
+        ([sys.executable, "-c", "print(1)"], None),
+    ],
+)
 def test_what_a_unit_test_may_not_start(command, started):
     assert what_it_starts(command) == started

@@ -24,22 +24,25 @@ ROOT = Path(__file__).resolve().parent.parent
 # ---- the three outcomes ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("expect, interval, status", [
-    ("> 1", (5.0, 4.0, 6.0), HOLDS),            # the whole interval clears the bound
-    ("> 1", (1.1, 0.9, 1.3), INCONCLUSIVE),     # it straddles the bound
-    ("> 1", (0.5, 0.4, 0.6), FAILS),            # none of it clears the bound
-    ("> 1", (1.2, 1.0, 1.4), INCONCLUSIVE),     # touching the bound is not clearing it
-    (">= 1", (1.2, 1.0, 1.4), HOLDS),
-    ("< 1e-12", (1e-15, 1e-16, 1e-14), HOLDS),
-    ("between 4 and 7", (5.0, 4.5, 6.0), HOLDS),
-    ("between 4 and 7", (5.0, 3.0, 6.0), INCONCLUSIVE),
-    ("between 4 and 7", (9.0, 8.0, 10.0), FAILS),
-    ("== 5", (5.0, 4.0, 6.0), INCONCLUSIVE),
-    ("== 5", (8.0, 7.0, 9.0), FAILS),
-    ("!= 5", (8.0, 7.0, 9.0), HOLDS),
-    ("> 1 and < 5", (5.0, 4.0, 6.0), INCONCLUSIVE),  # one test undecided: the claim is
-    ("> 1 and < 3", (5.0, 4.0, 6.0), FAILS),         # one test fails: the claim fails
-])
+@pytest.mark.parametrize(
+    "expect, interval, status",
+    [
+        ("> 1", (5.0, 4.0, 6.0), HOLDS),  # the whole interval clears the bound
+        ("> 1", (1.1, 0.9, 1.3), INCONCLUSIVE),  # it straddles the bound
+        ("> 1", (0.5, 0.4, 0.6), FAILS),  # none of it clears the bound
+        ("> 1", (1.2, 1.0, 1.4), INCONCLUSIVE),  # touching the bound is not clearing it
+        (">= 1", (1.2, 1.0, 1.4), HOLDS),
+        ("< 1e-12", (1e-15, 1e-16, 1e-14), HOLDS),
+        ("between 4 and 7", (5.0, 4.5, 6.0), HOLDS),
+        ("between 4 and 7", (5.0, 3.0, 6.0), INCONCLUSIVE),
+        ("between 4 and 7", (9.0, 8.0, 10.0), FAILS),
+        ("== 5", (5.0, 4.0, 6.0), INCONCLUSIVE),
+        ("== 5", (8.0, 7.0, 9.0), FAILS),
+        ("!= 5", (8.0, 7.0, 9.0), HOLDS),
+        ("> 1 and < 5", (5.0, 4.0, 6.0), INCONCLUSIVE),  # one test undecided: the claim is
+        ("> 1 and < 3", (5.0, 4.0, 6.0), FAILS),  # one test fails: the claim fails
+    ],
+)
 def test_a_claim_on_a_measured_value_is_judged_on_its_whole_interval(expect, interval, status):
     result = evaluate(expect, Interval(*interval))
     assert result.status == status
@@ -83,20 +86,28 @@ def test_an_estimate_with_low_and_high_beside_it_is_a_measured_value():
 
 
 def values_with(low, estimate, high):
-    envelope = {"experiment": "timing", "script": "experiments/timing.py", "params": {},
-                "values": {"speedup": {"estimate": estimate, "low": low, "high": high}}}
+    envelope = {
+        "experiment": "timing",
+        "script": "experiments/timing.py",
+        "params": {},
+        "values": {"speedup": {"estimate": estimate, "low": low, "high": high}},
+    }
     return merge([("results/timing.json", envelope)])
 
 
-ARTICLE = ('The matrix form is {{< value timing.speedup.estimate fmt=".1f" expect="> 1" >}} '
-           'times faster.\n\n{{< provenance >}}\n')
+ARTICLE = (
+    'The matrix form is {{< value timing.speedup.estimate fmt=".1f" expect="> 1" >}} '
+    'times faster.\n\n{{< provenance >}}\n'
+)
 
 
 def test_a_strict_build_stops_on_an_inconclusive_claim_saying_so_with_the_interval_the_load_and_what_to_do():
     with pytest.raises(BindError) as caught:
         bind("article/index.qmd", ARTICLE, values_with(0.9, 1.1, 1.3), strict=True)
     (problem,) = caught.value.problems
-    assert problem.startswith("article/index.qmd:1: claim 'timing.speedup.estimate > 1' is inconclusive (it neither holds nor fails)")
+    assert problem.startswith(
+        "article/index.qmd:1: claim 'timing.speedup.estimate > 1' is inconclusive (it neither holds nor fails)"
+    )
     assert "interval 0.9 to 1.3" in problem
     assert re.search(r"Load average now [\d.]+, [\d.]+, [\d.]+ \(1, 5, 15 min\) on \d+ CPUs", problem)
     assert "--forcerun timing" in problem and "strict=false" in problem
@@ -132,8 +143,16 @@ def test_a_non_strict_build_renders_inconclusive_not_failed(tmp_path):
 
 
 def test_the_audit_reports_an_inconclusive_timing_check_as_expected_not_as_failing():
-    entry = Entry(id="timing.speedup", cls="timing", published="5.4", where={}, value=5.4,
-                  key="timing.speedup.estimate", fmt=".1f", check="> 1")
+    entry = Entry(
+        id="timing.speedup",
+        cls="timing",
+        published="5.4",
+        where={},
+        value=5.4,
+        key="timing.speedup.estimate",
+        fmt=".1f",
+        check="> 1",
+    )
     values = values_with(0.9, 1.1, 1.3)["values"]
     status, shown, why = judge(entry, 1.1, {}, {}, checked=measured(values, entry.key))
     assert (status, shown) == (EXPECTED, "1.1") and "inconclusive" in why
@@ -145,8 +164,12 @@ def test_a_cited_integer_never_collides_with_a_noisy_measurement():
     """d_k = 64 cited, while a timing happened to come out at 64.2 ms."""
     from articlekit.article.lint import lint
 
-    values = {"timing.all.median_ms.estimate": 40.0, "timing.all.median_ms.low": 64.2,
-              "timing.all.median_ms.high": 80.0, "scaling.max_ms": 64.2}
+    values = {
+        "timing.all.median_ms.estimate": 40.0,
+        "timing.all.median_ms.low": 64.2,
+        "timing.all.median_ms.high": 80.0,
+        "scaling.max_ms": 64.2,
+    }
     findings, _ = lint("article/index.qmd", "The paper's [d_k = 64]{.cited}.\n", values)
     assert [f for f in findings if "median_ms" in f] == []
     # a cited integer of up to three digits is a quoted parameter, compared with

@@ -20,8 +20,18 @@ from articlekit.core.jsonio import read_json
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure, write_artifact
 from experiments import timing
 
-TINY = {"T": 8, "d": 4, "sweep_T": [8], "loop_max_T": 8, "warmup": 1, "rounds": 6, "sweep_rounds": 6,
-        "sample_ms": 0.5, "seed": 0, "threads": 1}
+TINY = {
+    "T": 8,
+    "d": 4,
+    "sweep_T": [8],
+    "loop_max_T": 8,
+    "warmup": 1,
+    "rounds": 6,
+    "sweep_rounds": 6,
+    "sample_ms": 0.5,
+    "seed": 0,
+    "threads": 1,
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +81,11 @@ def test_the_printed_ratio_is_the_median_of_the_runs_with_the_interval_for_one_m
     assert speedup["runs"] == pytest.approx([9.0, 10.0, 11.0, 10.5, 9.5])
     assert speedup["low"] < 9.0 and speedup["high"] > 11.0
     assert speedup["run_low"][0] < 9.0 < speedup["run_high"][0]  # each run's own interval beside it
-    assert combined["runs"] == {"count": 5, "agree": True, "note": (
-        "No run lies outside the interval the other runs predict: they agree within their spread.")}
+    assert combined["runs"] == {
+        "count": 5,
+        "agree": True,
+        "note": ("No run lies outside the interval the other runs predict: they agree within their spread."),
+    }
     assert combined["protocol"]["interval"].startswith("prediction interval for one more run")
     assert combined["protocol"]["within_run_interval"] == "order statistics of the median"
     # every time and ratio of the article is a value between runs
@@ -142,19 +155,30 @@ def write_runs(tmp_path, params_of_run, values_of_run=lambda i: {"x": i}):
 
 
 def combine_demo(tmp_path, paths, combine, plot=None, figures=()):
-    argv = ["--combine", *paths, "--json", str(tmp_path / "demo.json"), "--log", str(tmp_path / "demo.log"),
-            *[arg for figure in figures for arg in ("--figure", figure)]]
+    argv = [
+        "--combine",
+        *paths,
+        "--json",
+        str(tmp_path / "demo.json"),
+        "--log",
+        str(tmp_path / "demo.log"),
+        *[arg for figure in figures for arg in ("--figure", figure)],
+    ]
     code = 0
     try:
-        run_experiment("demo", lambda params: pytest.fail("--combine must not run the experiment"), plot,
-                       argv=argv, combine=combine)
+        run_experiment(
+            "demo",
+            lambda params: pytest.fail("--combine must not run the experiment"),
+            plot,
+            argv=argv,
+            combine=combine,
+        )
     except SystemExit as stopped:
         code = stopped.code
     return code, (tmp_path / "demo.log").read_text()
 
 
-def test_combine_writes_one_artifact_with_the_runs_params_and_the_figures_from_its_values(tmp_path,
-                                                                                         restore_logging):
+def test_combine_writes_one_artifact_with_the_runs_params_and_the_figures_from_its_values(tmp_path, restore_logging):
     paths = write_runs(tmp_path, lambda i: {"n": 3})
     seen = {}
 

@@ -34,12 +34,20 @@ EARLY_EXIT = textwrap.dedent('''
 
 def job(folder):
     """The experiment's job as the rule runs it: the script, then the check."""
-    command = ("python -m experiments.early --params '{}' --json results/early.json --log logs/early.log "
-               "&& { test -e results/early.json || python -m articlekit.experiment.unwritten experiments.early "
-               "--json results/early.json --log logs/early.log; }")
+    command = (
+        "python -m experiments.early --params '{}' --json results/early.json --log logs/early.log "
+        "&& { test -e results/early.json || python -m articlekit.experiment.unwritten experiments.early "
+        "--json results/early.json --log logs/early.log; }"
+    )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{folder}:{PROJECT_ROOT}"}
-    return subprocess.run(["bash", "-c", f"set -euo pipefail; {command.replace('python', sys.executable)}"],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; {command.replace('python', sys.executable)}"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_script_that_exits_inside_run_is_told_to_return_its_values(tmp_path):
@@ -52,7 +60,8 @@ def test_a_script_that_exits_inside_run_is_told_to_return_its_values(tmp_path):
     assert log.rstrip().endswith(
         "early: experiments/early.py started run_experiment but exited (with status 0) before it wrote "
         "results/early.json: something in run() or plot() ended the process early (a sys.exit() or os._exit()); "
-        "return the values from run() instead")
+        "return the values from run() instead"
+    )
 
 
 def test_the_line_to_add_names_the_functions_the_script_defines():

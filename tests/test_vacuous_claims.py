@@ -27,25 +27,28 @@ KEY = "demo.parity.max_abs_diff"  # a number of the fixture's values
 MUST_STATE = "a claim must state a bound some value could break"
 
 
-@pytest.mark.parametrize("expect, why", [
-    ("> -inf", "every finite number meets '> -inf'"),
-    (">= -inf", "every finite number meets '>= -inf'"),
-    ("< inf", "every finite number meets '< inf'"),
-    ("<= inf", "every finite number meets '<= inf'"),
-    ("!= inf", "every finite number meets '!= inf'"),
-    ("!= -inf", "every finite number meets '!= -inf'"),
-    ("between -inf and inf", "every finite number meets 'between -inf and inf'"),
-    ("between -inf and 1e-12", "the lower bound of 'between -inf and 1e-12' bounds nothing (write '<= 1e-12')"),
-    ("between 0 and inf", "the upper bound of 'between 0 and inf' bounds nothing (write '>= 0')"),
-    ("> -1e309", "every finite number meets '> -inf'"),  # read as -inf
-    (">= -1.7976931348623157e308", "every finite number meets"),  # the most negative float
-    ("> 0 and < inf", "every finite number meets '< inf'"),  # one empty test is enough
-    ("all > -inf", "every finite number meets 'all > -inf'"),
-    ('contains ""', "every text contains the empty text"),
-    (f"> {KEY}", f"'> {KEY}' compares {KEY} with itself"),
-    (f"== {KEY}", f"'== {KEY}' compares {KEY} with itself"),
-    (f"between {KEY} and 1", f"compares {KEY} with itself"),
-])
+@pytest.mark.parametrize(
+    "expect, why",
+    [
+        ("> -inf", "every finite number meets '> -inf'"),
+        (">= -inf", "every finite number meets '>= -inf'"),
+        ("< inf", "every finite number meets '< inf'"),
+        ("<= inf", "every finite number meets '<= inf'"),
+        ("!= inf", "every finite number meets '!= inf'"),
+        ("!= -inf", "every finite number meets '!= -inf'"),
+        ("between -inf and inf", "every finite number meets 'between -inf and inf'"),
+        ("between -inf and 1e-12", "the lower bound of 'between -inf and 1e-12' bounds nothing (write '<= 1e-12')"),
+        ("between 0 and inf", "the upper bound of 'between 0 and inf' bounds nothing (write '>= 0')"),
+        ("> -1e309", "every finite number meets '> -inf'"),  # read as -inf
+        (">= -1.7976931348623157e308", "every finite number meets"),  # the most negative float
+        ("> 0 and < inf", "every finite number meets '< inf'"),  # one empty test is enough
+        ("all > -inf", "every finite number meets 'all > -inf'"),
+        ('contains ""', "every text contains the empty text"),
+        (f"> {KEY}", f"'> {KEY}' compares {KEY} with itself"),
+        (f"== {KEY}", f"'== {KEY}' compares {KEY} with itself"),
+        (f"between {KEY} and 1", f"compares {KEY} with itself"),
+    ],
+)
 def test_a_claim_no_value_could_break_says_nothing(expect, why):
     reason = vacuous(expect, KEY)
     assert reason and reason.startswith(f"claim {expect!r} says nothing: ") and why in reason, reason
@@ -54,12 +57,27 @@ def test_a_claim_no_value_could_break_says_nothing(expect, why):
         refuse_vacuous(expect, KEY)
 
 
-@pytest.mark.parametrize("expect", [
-    "< 1e-12", "== 0.0", "> 1", "between 1e-8 and 2e-6", "> 0.5 and < other.key", "== inf", "== -inf",
-    "<= -inf",  # holds only for -inf: says the value is -inf
-    "> inf", "< -inf",  # no value meets them: they fail, which the build reports
-    "!= 0", "== true", "!= null", 'contains "mismatch"', "> other.key", "all >= 0",
-])
+@pytest.mark.parametrize(
+    "expect",
+    [
+        "< 1e-12",
+        "== 0.0",
+        "> 1",
+        "between 1e-8 and 2e-6",
+        "> 0.5 and < other.key",
+        "== inf",
+        "== -inf",
+        "<= -inf",  # holds only for -inf: says the value is -inf
+        "> inf",
+        "< -inf",  # no value meets them: they fail, which the build reports
+        "!= 0",
+        "== true",
+        "!= null",
+        'contains "mismatch"',
+        "> other.key",
+        "all >= 0",
+    ],
+)
 def test_a_claim_some_value_could_break_is_kept(expect):
     assert vacuous(expect, KEY) is None
 
@@ -70,12 +88,15 @@ def test_a_claim_that_does_not_parse_is_still_a_claim_error():
 
 
 def every_claim(text):
-    return [(sc.args[0], sc.kwargs["expect"]) for sc in scan(text)
-            if not sc.escaped and sc.kwargs.get("expect") and sc.args]
+    return [
+        (sc.args[0], sc.kwargs["expect"]) for sc in scan(text) if not sc.escaped and sc.kwargs.get("expect") and sc.args
+    ]
 
 
-@pytest.mark.parametrize("article", ["article/index.qmd", "examples/summation/article/index.qmd",
-                                     "articlekit/skeleton/article/article/index.qmd"])
+@pytest.mark.parametrize(
+    "article",
+    ["article/index.qmd", "examples/summation/article/index.qmd", "articlekit/skeleton/article/article/index.qmd"],
+)
 def test_every_claim_the_project_ships_says_something(article):
     claims = every_claim((PROJECT_ROOT / article).read_text(encoding="utf-8"))
     assert claims
@@ -83,6 +104,7 @@ def test_every_claim_the_project_ships_says_something(article):
 
 
 # ---- through bind: the article's line -------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def values_doc():
@@ -103,10 +125,14 @@ def test_bind_refuses_a_vacuous_claim_at_its_line_even_when_not_strict(values_do
     first = next(i for i, line in enumerate(lines, 1) if '"> -inf"' in line)
     second = next(i for i, line in enumerate(lines, 1) if '"> demo.parity.reversed_diff"' in line)
     problems = caught.value.problems
-    assert any(p.startswith(f"article/index.qmd:{first}: ") and "claim '> -inf' says nothing" in p
-               and MUST_STATE in p for p in problems), problems
-    assert any(p.startswith(f"article/index.qmd:{second}: ")
-               and "compares demo.parity.reversed_diff with itself" in p for p in problems), problems
+    assert any(
+        p.startswith(f"article/index.qmd:{first}: ") and "claim '> -inf' says nothing" in p and MUST_STATE in p
+        for p in problems
+    ), problems
+    assert any(
+        p.startswith(f"article/index.qmd:{second}: ") and "compares demo.parity.reversed_diff with itself" in p
+        for p in problems
+    ), problems
 
 
 def test_bind_keeps_the_fixture_s_claims(values_doc):
@@ -133,10 +159,13 @@ entries:
 """
 
 
-@pytest.mark.parametrize("check, why", [
-    ("between -inf and inf", "every finite number meets 'between -inf and inf'"),
-    ("< parity.float32.sdpa.max_abs_diff", "compares parity.float32.sdpa.max_abs_diff with itself"),
-])
+@pytest.mark.parametrize(
+    "check, why",
+    [
+        ("between -inf and inf", "every finite number meets 'between -inf and inf'"),
+        ("< parity.float32.sdpa.max_abs_diff", "compares parity.float32.sdpa.max_abs_diff with itself"),
+    ],
+)
 def test_a_baseline_check_that_says_nothing_is_refused_at_its_entry(tmp_path, check, why):
     entry = f"""\
         - id: parity.float32

@@ -13,17 +13,26 @@ from articlekit.data.values import merge
 
 
 def envelope(name, values, params=None):
-    return {"experiment": name, "script": f"experiments/{name}.py", "params": params or {},
-            "versions": {"python": "3.11"}, "values": values}
+    return {
+        "experiment": name,
+        "script": f"experiments/{name}.py",
+        "params": params or {},
+        "versions": {"python": "3.11"},
+        "values": values,
+    }
 
 
 @pytest.fixture
 def doc():
-    return merge([
-        ("results/scaling.json", envelope("scaling", {"dk64": {"unscaled": {"max_weight": 0.92}}}, {"seed": 7})),
-        ("results/example.json", envelope("example", {"weights": [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]],
-                                                      "rows": [{"name": "a"}]})),
-    ])
+    return merge(
+        [
+            ("results/scaling.json", envelope("scaling", {"dk64": {"unscaled": {"max_weight": 0.92}}}, {"seed": 7})),
+            (
+                "results/example.json",
+                envelope("example", {"weights": [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], "rows": [{"name": "a"}]}),
+            ),
+        ]
+    )
 
 
 def test_nested_values_flatten_to_dotted_keys_and_params_go_under_params(doc):
@@ -41,7 +50,10 @@ def test_lists_stay_whole_and_can_be_indexed(doc):
 
 def test_every_key_knows_its_artifact_script_and_experiment(doc):
     assert doc["sources"]["scaling.params.seed"] == {
-        "artifact": "results/scaling.json", "script": "experiments/scaling.py", "experiment": "scaling"}
+        "artifact": "results/scaling.json",
+        "script": "experiments/scaling.py",
+        "experiment": "scaling",
+    }
     assert doc["versions"] == {"scaling": {"python": "3.11"}, "example": {"python": "3.11"}}
 
 
@@ -94,8 +106,14 @@ def test_a_derived_value_is_listed_with_the_keys_it_is_computed_from(tmp_path):
     from articlekit.experiment.artifacts import read_artifact, write_artifact
 
     path = tmp_path / "results/fit.json"
-    write_artifact(path, "fit", "experiments/fit.py", params={}, values={"a": {"err": 1.0}, "b": 3.0, "worst": 3.0},
-                   derived={"worst": ["a.err", "b"]})
+    write_artifact(
+        path,
+        "fit",
+        "experiments/fit.py",
+        params={},
+        values={"a": {"err": 1.0}, "b": 3.0, "worst": 3.0},
+        derived={"worst": ["a.err", "b"]},
+    )
     doc = merge([(path, read_artifact(path))])
     assert doc["derived"] == {"fit.worst": ["fit.a.err", "fit.b"]}
     plain = tmp_path / "results/plain.json"
@@ -104,12 +122,15 @@ def test_a_derived_value_is_listed_with_the_keys_it_is_computed_from(tmp_path):
     assert merge([(plain, read_artifact(plain))])["derived"] == {}
 
 
-@pytest.mark.parametrize("derived, complaint", [
-    ({"worst": ["a.err", "c"]}, r"derived names 'c', which the artifact's values do not hold"),
-    ({"nope": ["b"]}, r"derived names 'nope'"),
-    ({"worst": []}, r"'derived' must map a value's path to the paths it is computed from"),
-    ({"worst": "b"}, r"'derived' must map"),
-])
+@pytest.mark.parametrize(
+    "derived, complaint",
+    [
+        ({"worst": ["a.err", "c"]}, r"derived names 'c', which the artifact's values do not hold"),
+        ({"nope": ["b"]}, r"derived names 'nope'"),
+        ({"worst": []}, r"'derived' must map a value's path to the paths it is computed from"),
+        ({"worst": "b"}, r"'derived' must map"),
+    ],
+)
 def test_a_derived_value_naming_no_value_is_refused_with_the_file(tmp_path, derived, complaint):
     from articlekit.experiment.artifacts import read_artifact
 
@@ -121,10 +142,13 @@ def test_a_derived_value_naming_no_value_is_refused_with_the_file(tmp_path, deri
     assert str(path) in str(raised.value)
 
 
-@pytest.mark.parametrize("text, complaint", [
-    ('{"experiment": "fit", "values": {}}', "no 'script' field"),
-    ("[1, 2]", "a list, not an object"),
-])
+@pytest.mark.parametrize(
+    "text, complaint",
+    [
+        ('{"experiment": "fit", "values": {}}', "no 'script' field"),
+        ("[1, 2]", "a list, not an object"),
+    ],
+)
 def test_a_file_that_is_not_an_envelope_is_named_with_the_fix(tmp_path, text, complaint):
     from articlekit.experiment.artifacts import read_artifact
 

@@ -19,7 +19,14 @@ pytestmark = pytest.mark.slow
 
 FAST = ["--configfile", "config/test.yaml"]
 EXPERIMENT_RULES = {
-    "environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors",
+    "environment",
+    "scaling",
+    "example",
+    "multihead",
+    "parity",
+    "mask_convention",
+    "timing",
+    "errors",
 }
 TORCH_RULES = {"environment", "parity", "mask_convention", "timing", "errors"}
 
@@ -28,7 +35,11 @@ def snakemake(workdir, *args, check=True, env=None):
     """env: variables to set on top of the copy's own environment."""
     proc = subprocess.run(
         ["snakemake", "--cores", "2", *args, *FAST],
-        cwd=workdir, env={**copy_environment(workdir), **(env or {})}, capture_output=True, text=True, timeout=900,
+        cwd=workdir,
+        env={**copy_environment(workdir), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
@@ -50,8 +61,9 @@ def planned_jobs(workdir, *args, env=None):
     if "Nothing to be done" in out:
         return {}
     table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
-            if m.group(1) != "total"}
+    return {
+        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M) if m.group(1) != "total"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +76,17 @@ def built(tmp_path_factory):
 def test_one_command_builds_every_artifact(built):
     for name in EXPERIMENT_RULES | {"listings"}:
         assert (built / f"results/{name}.json").stat().st_size > 0, name
-    for path in ["build/values.json", "build/bindings.json", "build/article.html", "build/article.md",
-                 "build/audit.html", "build/audit.md", "build/audit.json", "build/diff.md", "build/diff.json"]:
+    for path in [
+        "build/values.json",
+        "build/bindings.json",
+        "build/article.html",
+        "build/article.md",
+        "build/audit.html",
+        "build/audit.md",
+        "build/audit.json",
+        "build/diff.md",
+        "build/diff.json",
+    ]:
         assert (built / path).stat().st_size > 0, path
     assert list((built / "figures").glob("*.svg"))
 
@@ -128,7 +149,11 @@ def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
     bad.write_text(config.replace("  rounds: 6", "  rounds: 1"))
     proc = subprocess.run(
         ["snakemake", "--cores", "2", "--dry-run", "--configfile", str(bad)],
-        cwd=built, env=copy_environment(built), capture_output=True, text=True, timeout=120,
+        cwd=built,
+        env=copy_environment(built),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
@@ -199,7 +224,9 @@ def test_a_new_quarto_pandoc_or_typst_renders_again_what_it_renders(built, tmp_p
         # rendered by Pandoc (config/test.yaml): both pages go through it
         snakemake(built, "--touch", "--config", "renderer=pandoc")
         assert planned_rules(built, "--config", "renderer=pandoc", env=newer_pandoc) & {"render", "pdf"} == {
-            "render", "pdf"}
+            "render",
+            "pdf",
+        }
         snakemake(built, "--touch", "--config", "renderer=quarto", env=quarto)
         assert planned_rules(built, "--config", "renderer=quarto", env=quarto) == set()
         assert planned_rules(built, "--config", "renderer=quarto", env=newer_quarto) & {"render", "pdf"} == {"render"}
@@ -207,9 +234,13 @@ def test_a_new_quarto_pandoc_or_typst_renders_again_what_it_renders(built, tmp_p
         # tree, which Pandoc reads and the raw-HTML check refuses or passes before either renders
         # (articlekit/article/prose_guard.py), is an input of both: a new Pandoc checks it again
         assert planned_rules(built, "--config", "renderer=quarto", env={**quarto, **newer_pandoc}) & {
-            "render", "pdf"} == {"render", "pdf"}
+            "render",
+            "pdf",
+        } == {"render", "pdf"}
         assert planned_rules(built, "--config", "renderer=quarto", 'versions={typst: "99.0"}', env=quarto) & {
-            "render", "pdf"} == {"pdf"}
+            "render",
+            "pdf",
+        } == {"pdf"}
     finally:
         snakemake(built, "--touch")
 
@@ -219,7 +250,7 @@ MINIMAL_ARTICLE = {
     "config.yaml": "experiments:\n  hello: {figures: {curve: figures/hello-curve.svg}, threads: all}\nhello: {n: 3}\n",
     "experiments/__init__.py": "",
     "experiments/hello.py": "from articlekit.experiment.artifacts import run_experiment\n\n\ndef run(params):\n"
-                            "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
+    "    return {'total': params['n']}\n\n\nrun_experiment('hello', run)\n",
     "article/index.qmd": "The total is {{< value hello.total >}}.\n",
     "article/_quarto.yml": "format:\n  html: {}\n",
     "baseline/published.yaml": "edition: {title: Hello}\nentries: []\n",  # read when jobs run, not planned
@@ -233,12 +264,20 @@ def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_pat
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     env = copy_environment(PROJECT_ROOT)
-    proc = subprocess.run(["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     # the limits the script checks its sizes against: the module's defaults for the rule's resources
-    assert "python -m experiments.hello --params '{\"n\": 3}' --threads 3 --mem-mb 1000 --runtime 10 " \
-           "--json results/hello.json --figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
+    assert (
+        "python -m experiments.hello --params '{\"n\": 3}' --threads 3 --mem-mb 1000 --runtime 10 "
+        "--json results/hello.json --figure curve=figures/hello-curve.svg  --log logs/hello.log" in proc.stdout
+    )
     # no rule of the version matrix (the report pages' code, matrix.css included, is the audit's input)
     assert "rule listings:" not in proc.stdout and not re.search(r"^rule matrix", proc.stdout, re.M)
 
@@ -251,7 +290,8 @@ def test_the_timing_is_a_job_per_run_and_one_that_combines_them(built):
     jobs = planned_jobs(built, "--forcerun", "timing")
     assert (jobs["timing"], jobs["timing_combine"]) == (runs, 1)
     assert sorted(p.name for p in (built / "results/runs/timing").iterdir()) == [
-        f"run-{i}.json" for i in range(1, runs + 1)]
+        f"run-{i}.json" for i in range(1, runs + 1)
+    ]
 
 
 def test_editing_a_timing_parameter_reruns_every_run_and_nothing_else_measured(built):

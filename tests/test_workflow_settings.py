@@ -20,8 +20,10 @@ CONFIG = {
         "timing": {"libraries": ["numpy", "torch"], "threads": "all", "mem_mb": 1000, "runtime": 15},
         "environment": None,
     },
-    "publishing": {"libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
-                   "release_label": ["numpy", "torch"]},
+    "publishing": {
+        "libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
+        "release_label": ["numpy", "torch"],
+    },
     "scaling": {"d_k": [16], "seed": 7},
     "timing": {"T": 32},
 }
@@ -37,7 +39,8 @@ def by_name(config=CONFIG):
 def test_the_module_is_the_snakefile_above_its_rules_and_schemas():
     assert Path(snakefile()) == FOLDER / "Snakefile"
     assert {"common.smk", "experiments.smk", "article.smk", "audit.smk", "matrix.smk"} <= {
-        p.name for p in (FOLDER / "rules").glob("*.smk")}
+        p.name for p in (FOLDER / "rules").glob("*.smk")
+    }
     assert (FOLDER / "schemas" / "schema.yaml").is_file()
     assert not list(FOLDER.glob("*.smk")) and not list(FOLDER.glob("*.yaml"))
 
@@ -63,8 +66,10 @@ def test_params_are_the_experiments_section_as_plain_data():
 
 
 def test_an_entry_with_runs_is_that_many_artifacts_combined_into_its_own():
-    config = {**CONFIG, "experiments": {**CONFIG["experiments"],
-                                        "timing": {**CONFIG["experiments"]["timing"], "runs": 3}}}
+    config = {
+        **CONFIG,
+        "experiments": {**CONFIG["experiments"], "timing": {**CONFIG["experiments"]["timing"], "runs": 3}},
+    }
     timing, scaling = by_name(config)["timing"], by_name(config)["scaling"]
     assert timing.repeated and not scaling.repeated and scaling.runs == 1
     assert timing.run_jsons == [f"results/runs/timing/run-{i}.json" for i in (1, 2, 3)]
@@ -131,14 +136,17 @@ def test_the_shipped_configurations_match_the_modules_schema():
         check_config(config, FOLDER / "schemas" / "schema.yaml", [PROJECT_ROOT / name])
 
 
-@pytest.mark.parametrize("entry, complaint", [
-    ({"threads": "many"}, "experiments.fit.threads"),
-    ({"figures": {"json": "figures/x.svg"}}, "experiments.fit.figures"),
-    ({"figures": {"plot": "figures/x.png"}}, "does not match"),
-    ({"library": ["numpy"]}, "'library' was unexpected"),
-    ({"runs": 0}, "experiments.fit.runs"),
-    ({"runs": "five"}, "experiments.fit.runs"),
-])
+@pytest.mark.parametrize(
+    "entry, complaint",
+    [
+        ({"threads": "many"}, "experiments.fit.threads"),
+        ({"figures": {"json": "figures/x.svg"}}, "experiments.fit.figures"),
+        ({"figures": {"plot": "figures/x.png"}}, "does not match"),
+        ({"library": ["numpy"]}, "'library' was unexpected"),
+        ({"runs": 0}, "experiments.fit.runs"),
+        ({"runs": "five"}, "experiments.fit.runs"),
+    ],
+)
 def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
     config = {"experiments": {"fit": entry}}
     with pytest.raises(ValueError, match=complaint):
@@ -148,8 +156,10 @@ def test_a_bad_experiment_entry_is_named(entry, complaint, tmp_path):
 def test_a_missing_library_is_named_with_what_to_install_and_what_still_builds(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an article without requirements.txt or environment.yml
     message = settings.missing_library(CONFIG, PUBLISHING, "torch")
-    assert message == ("PyTorch is not installed, and the experiments timing import it (their libraries: in "
-                       "config experiments:). Install it with `pip install torch`. The experiments that do "
-                       "without it still build, e.g. `snakemake --cores 2 results/scaling.json`.")
+    assert message == (
+        "PyTorch is not installed, and the experiments timing import it (their libraries: in "
+        "config experiments:). Install it with `pip install torch`. The experiments that do "
+        "without it still build, e.g. `snakemake --cores 2 results/scaling.json`."
+    )
     (tmp_path / "requirements.txt").write_text("torch\n")
     assert "Install it with `pip install -r requirements.txt`." in settings.missing_library(CONFIG, PUBLISHING, "torch")

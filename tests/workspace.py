@@ -29,7 +29,10 @@ def project_files(root=PROJECT_ROOT):
     """Paths, relative to root, of tracked and untracked-but-not-ignored files."""
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return sorted(p for p in set(listed.split("\0")) if p and (Path(root) / p).is_file())
 
@@ -56,18 +59,23 @@ def copy_commit(dest, commit, root=PROJECT_ROOT):
     """Copy the files `commit` tracked into dest (created), from root's
     history, and return dest as a Path. MissingCommit says why it cannot
     and what would fix it."""
+
     def git(*args):
         return subprocess.run(["git", *args], cwd=root, capture_output=True)
 
     found = git("cat-file", "-e", f"{commit}^{{commit}}")
     if found.returncode != 0:
         if git("rev-parse", "--git-dir").returncode != 0:
-            raise MissingCommit(f"{root} is not a git checkout, so commit {commit} cannot be read from its "
-                                "history: run this in a clone of the project")
+            raise MissingCommit(
+                f"{root} is not a git checkout, so commit {commit} cannot be read from its "
+                "history: run this in a clone of the project"
+            )
         shallow = git("rev-parse", "--is-shallow-repository").stdout.decode().strip() == "true"
         why = "this is a shallow clone" if shallow else "no branch fetched here contains it"
-        raise MissingCommit(f"commit {commit} is not in the repository at {root} ({why}): fetch the full "
-                            "history (`git fetch --unshallow`, or clone without --depth) and run again")
+        raise MissingCommit(
+            f"commit {commit} is not in the repository at {root} ({why}): fetch the full "
+            "history (`git fetch --unshallow`, or clone without --depth) and run again"
+        )
     archive = git("archive", "--format=tar", commit)
     if archive.returncode != 0:
         raise MissingCommit(f"git archive {commit} failed in {root}: {archive.stderr.decode().strip()}")

@@ -71,9 +71,14 @@ from articlekit.core.keys import UnknownKey, lookup, measured
 
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
 # built-in; it is resolved by the renderer, not here.
-SHORTCODES = {"value": {"fmt", "expect", "code"}, "claim": {"expect"}, "source": set(), "provenance": set(),
-              "departures": set(),
-              "meta": set()}
+SHORTCODES = {
+    "value": {"fmt", "expect", "code"},
+    "claim": {"expect"},
+    "source": set(),
+    "provenance": set(),
+    "departures": set(),
+    "meta": set(),
+}
 
 
 class BindError(ArticlekitError):
@@ -96,8 +101,9 @@ def bind(article, text, values_doc, strict, baseline=None):
         occurrences = scan(text)
     except ShortcodeSyntaxError as exc:
         raise BindError([f"{article}:{exc}"]) from None
-    departure_list, departure_codes, departure_warnings = departures_of(article, occurrences, values_doc, baseline,
-                                                                        problems, strict)
+    departure_list, departure_codes, departure_warnings = departures_of(
+        article, occurrences, values_doc, baseline, problems, strict
+    )
     occurrences += departure_codes
 
     for sc in occurrences:
@@ -105,8 +111,10 @@ def bind(article, text, values_doc, strict, baseline=None):
         if sc.escaped:
             continue
         if sc.name not in SHORTCODES:
-            problems.append(f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
-                            f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}")
+            problems.append(
+                f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
+                f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}"
+            )
             continue
         extra = set(sc.kwargs) - SHORTCODES[sc.name]
         if extra:
@@ -122,8 +130,10 @@ def bind(article, text, values_doc, strict, baseline=None):
             problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
             continue
         if sc.name == "source" and sc.context != "prose":
-            problems.append(f"{where}: source links to a value's provenance row and belongs in prose, "
-                            f"after the code block that binds the value: {sc.raw}")
+            problems.append(
+                f"{where}: source links to a value's provenance row and belongs in prose, "
+                f"after the code block that binds the value: {sc.raw}"
+            )
             continue
         if sc.name == "claim" and not sc.kwargs.get("expect"):
             problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
@@ -184,8 +194,10 @@ def bind(article, text, values_doc, strict, baseline=None):
             elif not c["holds"]:
                 problems.append(failed_message(c, sources))
     if bindings and not provenance_count:
-        problems.append(f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
-                        "for them to link to; add one (usually at the end)")
+        problems.append(
+            f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
+            "for them to link to; add one (usually at the end)"
+        )
     if problems:
         raise BindError(problems)
     return {
@@ -219,9 +231,11 @@ def undeclared_experiment(unknown, sources):
         return None
     else:
         todo = f"to bind its values, write {script} and declare it"
-    return (f"unknown key {unknown.key!r}: no experiment {group!r} is declared in experiments: of config.yaml "
-            f"(the values come from {', '.join(sorted(made)) or 'none'}); {todo}, `{group}: {{}}` under "
-            f"experiments:, with its parameters in a top-level section {group}:, and build again")
+    return (
+        f"unknown key {unknown.key!r}: no experiment {group!r} is declared in experiments: of config.yaml "
+        f"(the values come from {', '.join(sorted(made)) or 'none'}); {todo}, `{group}: {{}}` under "
+        f"experiments:, with its parameters in a top-level section {group}:, and build again"
+    )
 
 
 def unsourced_code_values(article, text, occurrences):
@@ -237,22 +251,29 @@ def unsourced_code_values(article, text, occurrences):
             continue
         key = normalize_space(sc.args[0])
         if kind_at(spans, sc.start) == "inline_code":
-            problems.append(f"{sc.where(article)}: {sc.raw} inside inline code has no tooltip or link to its "
-                            f"source; write it in prose as {{{{< value {key} code=true >}}}} (printed as code, "
-                            "linked)")
+            problems.append(
+                f"{sc.where(article)}: {sc.raw} inside inline code has no tooltip or link to its "
+                f"source; write it in prose as {{{{< value {key} code=true >}}}} (printed as code, "
+                "linked)"
+            )
             continue
         block = next(s for s in spans if s[0] <= sc.start < s[1])
         blocks.setdefault(block, []).append(key)
     for (_, end, _), keys in blocks.items():
         after = _paragraph_after(text, spans, end)
-        sourced = {normalize_space(sc.args[0]) for sc in occurrences
-                   if sc.name == "source" and sc.args and after[0] <= sc.start < after[1]}
+        sourced = {
+            normalize_space(sc.args[0])
+            for sc in occurrences
+            if sc.name == "source" and sc.args and after[0] <= sc.start < after[1]
+        }
         missing = [k for k in dict.fromkeys(keys) if k not in sourced]
         if missing:
             line = text.count("\n", 0, end) + 1
-            problems.append(f"{article}:{line}: the code block ending here prints {', '.join(missing)} with no way "
-                            "back to the source; add after it a line such as: Source: "
-                            + ", ".join(f"{{{{< source {k} >}}}}" for k in missing))
+            problems.append(
+                f"{article}:{line}: the code block ending here prints {', '.join(missing)} with no way "
+                "back to the source; add after it a line such as: Source: "
+                + ", ".join(f"{{{{< source {k} >}}}}" for k in missing)
+            )
     return problems
 
 
@@ -286,20 +307,33 @@ def _check_claim(expect, key, values):
 
 def _log_claim(log, binding, where):
     if binding["claim"] is not None:
-        log.append({"location": where, "key": binding["key"], "expect": binding["expect"],
-                    "value": binding["raw"], "holds": binding["claim"]["holds"],
-                    "status": binding["claim"]["status"], "message": binding["claim"]["message"]})
+        log.append(
+            {
+                "location": where,
+                "key": binding["key"],
+                "expect": binding["expect"],
+                "value": binding["raw"],
+                "holds": binding["claim"]["holds"],
+                "status": binding["claim"]["status"],
+                "message": binding["claim"]["message"],
+            }
+        )
 
 
 def failed_message(claim, sources):
     """Why a strict build stopped on a claim that fails, and the two fixes:
     the prose is wrong (change the claim) or the value is (its experiment)."""
     source = sources.get(claim["key"].split("[")[0], {})
-    made_by = (f"{source['script']} or its parameters ({source['experiment']}: in config.yaml)"
-               if source.get("script") and source.get("experiment") else "what computes it")
-    return (f"{claim['location']}: {claim_said(claim)}: value {short_text(claim['value'])}. "
-            f"If the prose is wrong, change the claim (expect=\"{claim['expect']}\" at this line); "
-            f"if the value is, fix {made_by}. `--config strict=false` renders it marked instead.")
+    made_by = (
+        f"{source['script']} or its parameters ({source['experiment']}: in config.yaml)"
+        if source.get("script") and source.get("experiment")
+        else "what computes it"
+    )
+    return (
+        f"{claim['location']}: {claim_said(claim)}: value {short_text(claim['value'])}. "
+        f"If the prose is wrong, change the claim (expect=\"{claim['expect']}\" at this line); "
+        f"if the value is, fix {made_by}. `--config strict=false` renders it marked instead."
+    )
 
 
 def inconclusive_message(claim, sources):
@@ -308,14 +342,17 @@ def inconclusive_message(claim, sources):
     source = sources.get(claim["key"].split("[")[0], {})
     rule = source.get("experiment", "the experiment")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{claim['location']}: {claim_said(claim)} "
-            f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
-            f"The measurement was too noisy to decide: rerun it on a quieter machine with "
-            f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
-            f"to publish the value marked inconclusive.")
+    return (
+        f"{claim['location']}: {claim_said(claim)} "
+        f"(it neither holds nor fails): {claim['message']}. Load average now {load} (1, 5, 15 min) on {os.cpu_count()} CPUs. "
+        f"The measurement was too noisy to decide: rerun it on a quieter machine with "
+        f"`snakemake --cores N --forcerun {rule}`, or build with `--config strict=false` "
+        f"to publish the value marked inconclusive."
+    )
 
 
 # --- the provenance table ---------------------------------------------------
+
 
 def provenance_table(bindings):
     """One row per key: where each printed number comes from, and the
@@ -328,8 +365,10 @@ def provenance_table(bindings):
             row["quoted"].append(b["text"])
         if b["claim"]:
             row["claims"].append(f"{b['expect']} {STATUS[status_of(b['claim'])].shown}")
-    header = ("| Key | As quoted | Raw value | Claims checked | Artifact | Script | Recompute |\n"
-              "|:------------|:--------|:--------|:--------|:--------|:--------|:--------|\n")
+    header = (
+        "| Key | As quoted | Raw value | Claims checked | Artifact | Script | Recompute |\n"
+        "|:------------|:--------|:--------|:--------|:--------|:--------|:--------|\n"
+    )
     lines = []
     for key in sorted(rows):
         row = rows[key]
@@ -370,8 +409,12 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit bind", description=__doc__.splitlines()[0])
     parser.add_argument("article", help="the .qmd to bind")
     parser.add_argument("--values", required=True, help="build/values.json")
-    parser.add_argument("--strict", type=parse_bool, default=True,
-                        help="true: a failed claim fails the build; false: it renders a warning")
+    parser.add_argument(
+        "--strict",
+        type=parse_bool,
+        default=True,
+        help="true: a failed claim fails the build; false: it renders a warning",
+    )
     parser.add_argument("--out", required=True, help="where to write build/bindings.json")
     parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
     args = parser.parse_args(argv)
@@ -381,8 +424,10 @@ def main(argv):
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)
     except BindError as exc:
-        print(f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
-              file=sys.stderr)
+        print(
+            f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
+            file=sys.stderr,
+        )
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 1
@@ -397,11 +442,16 @@ def main(argv):
         print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
     for message in document["departure_warnings"] + disclosure.warnings(document["bindings"]):
         print("bind: warning: " + message, file=sys.stderr)
-    print(f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
-          + (f", {failed} {STATUS[FAILS].counted} (shown as warnings: strict=false)" if failed else "")
-          + (f", {len(undecided)} {STATUS[INCONCLUSIVE].counted} (shown as warnings: strict=false)"
-             if undecided else "")
-          + (f", {len(document['departure_warnings'])} unexplained departures (shown on the page: strict=false)"
-             if document["departure_warnings"] else "")
-          + f" -> {args.out}", file=sys.stderr)
+    print(
+        f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
+        + (f", {failed} {STATUS[FAILS].counted} (shown as warnings: strict=false)" if failed else "")
+        + (f", {len(undecided)} {STATUS[INCONCLUSIVE].counted} (shown as warnings: strict=false)" if undecided else "")
+        + (
+            f", {len(document['departure_warnings'])} unexplained departures (shown on the page: strict=false)"
+            if document["departure_warnings"]
+            else ""
+        )
+        + f" -> {args.out}",
+        file=sys.stderr,
+    )
     return 0

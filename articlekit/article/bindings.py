@@ -58,8 +58,10 @@ def bindings_problems(document, path):
     for ident, b in document["bindings"].items():
         expected = lookup_id(b["key"], b["fmt"], b["expect"])
         if ident != expected:
-            found.append(f"{path}: {entry_name(['bindings', ident])}: the id is not the lookup id of its key, "
-                         f"fmt and expect, {expected!r}")
+            found.append(
+                f"{path}: {entry_name(['bindings', ident])}: the id is not the lookup id of its key, "
+                f"fmt and expect, {expected!r}"
+            )
     return found
 
 

@@ -39,6 +39,7 @@ from articlekit.article.shortcodes import Shortcode, lookup_id, normalize_space
 UNEXPECTED_MOVE, CORRECTION, CHANGE = "unexpected", "correction", "change"
 _ORDER = {UNEXPECTED_MOVE: 0, CORRECTION: 1, CHANGE: 2}
 
+
 def departures(baseline, values_doc, claims_on=lambda key: ()):
     """[{kind, entry, verdict, value, fmt, expect, reason, published}]:
     unexpected moves (unexplained first), corrections, then changes, each
@@ -59,21 +60,23 @@ def departures(baseline, values_doc, claims_on=lambda key: ()):
         else:  # reproduced or cited: nothing departs
             continue
         has_value = v.status != MISSING
-        listed.append({
-            "kind": kind,
-            "entry": entry,
-            "verdict": v,
-            "value": v.raw,
-            "has_value": has_value,
-            # errata print the measured fact; the rest print like the edition did
-            "fmt": _printable_fmt(entry, v.raw) if has_value else "",
-            # an erratum's corrected fact is a claim of the article, even when it no longer holds
-            "expect": entry.check if agreement(entry).check_is_the_fact and has_value else "",
-            "reason": " ".join((entry.reason or "").split()),
-            "published": _published_key(entry, values),
-            "place": f"{baseline.path}:{entry.line}" if entry.line else baseline.path,
-            "key_place": f"{baseline.path}:{entry.key_line or entry.line}" if entry.line else baseline.path,
-        })
+        listed.append(
+            {
+                "kind": kind,
+                "entry": entry,
+                "verdict": v,
+                "value": v.raw,
+                "has_value": has_value,
+                # errata print the measured fact; the rest print like the edition did
+                "fmt": _printable_fmt(entry, v.raw) if has_value else "",
+                # an erratum's corrected fact is a claim of the article, even when it no longer holds
+                "expect": entry.check if agreement(entry).check_is_the_fact and has_value else "",
+                "reason": " ".join((entry.reason or "").split()),
+                "published": _published_key(entry, values),
+                "place": f"{baseline.path}:{entry.line}" if entry.line else baseline.path,
+                "key_place": f"{baseline.path}:{entry.key_line or entry.line}" if entry.line else baseline.path,
+            }
+        )
     # unexplained moves first: they are what stops a strict build
     return sorted(listed, key=lambda d: (_ORDER[d["kind"]], bool(d["verdict"].explained)))
 
@@ -109,28 +112,47 @@ def unexplained_message(d):
     entry, v = d["entry"], d["verdict"]
     fix = agreement(entry).fix(v.cause, entry, v.closest)
     if not d["has_value"]:  # at its `key:` line, where it is fixed
-        return (f"{d['key_place']}: entry {entry.id!r}: {v.why}. To fix: {fix}. "
-                "`--config strict=false` publishes it marked on the page instead.")
-    return (f"{d['place']}: entry {entry.id!r} ({entry.key}) moved unexpectedly: the edition printed "
-            f"{entry.published}, this build {v.shown} ({v.why}). The baseline does not explain it: {fix}. "
-            "`--config strict=false` publishes it marked on the page instead.")
+        return (
+            f"{d['key_place']}: entry {entry.id!r}: {v.why}. To fix: {fix}. "
+            "`--config strict=false` publishes it marked on the page instead."
+        )
+    return (
+        f"{d['place']}: entry {entry.id!r} ({entry.key}) moved unexpectedly: the edition printed "
+        f"{entry.published}, this build {v.shown} ({v.why}). The baseline does not explain it: {fix}. "
+        "`--config strict=false` publishes it marked on the page instead."
+    )
 
 
 def _verdict_record(d):
     v = d["verdict"]
-    return {"id": d["entry"].id, "key": d["entry"].key, "line": d["entry"].line, "kind": d["kind"],
-            "status": v.status, "explained": v.explained}
+    return {
+        "id": d["entry"].id,
+        "key": d["entry"].key,
+        "line": d["entry"].line,
+        "kind": d["kind"],
+        "status": v.status,
+        "explained": v.explained,
+    }
 
 
 # ---- the shortcode, for articlekit.article.bind -------------------------------------------
 
+
 def article_claims(occurrences):
     """claims_on(key) for articlekit.data.edition.verdicts: each expect="..."
     the article's own text writes about a key."""
+
     def claims_on(key):
-        return [normalize_space(sc.kwargs["expect"]) for sc in occurrences
-                if not sc.escaped and sc.name in ("value", "claim") and len(sc.args) == 1
-                and normalize_space(sc.args[0]) == key and normalize_space(sc.kwargs.get("expect", ""))]
+        return [
+            normalize_space(sc.kwargs["expect"])
+            for sc in occurrences
+            if not sc.escaped
+            and sc.name in ("value", "claim")
+            and len(sc.args) == 1
+            and normalize_space(sc.args[0]) == key
+            and normalize_space(sc.kwargs.get("expect", ""))
+        ]
+
     return claims_on
 
 
@@ -143,8 +165,10 @@ def departures_of(article, occurrences, values_doc, baseline, problems, strict=T
     if not places:
         return [], [], []
     if baseline is None:
-        problems.append(f"{places[0].where(article)}: {{{{< departures >}}}} needs the baseline: "
-                        "run bind with --baseline baseline/published.yaml")
+        problems.append(
+            f"{places[0].where(article)}: {{{{< departures >}}}} needs the baseline: "
+            "run bind with --baseline baseline/published.yaml"
+        )
         return [], [], []
     try:
         listed = departures(baseline, values_doc, article_claims(occurrences))
@@ -156,13 +180,23 @@ def departures_of(article, occurrences, values_doc, baseline, problems, strict=T
     for d in listed:
         raw = f"{{{{< departures: {d['entry'].id} >}}}}"
         if d["has_value"]:
-            codes.append(Shortcode("value", [d["entry"].key], {"fmt": d["fmt"], "expect": d["expect"]},
-                                   raw, at.line, "departures", at.start, at.start))
+            codes.append(
+                Shortcode(
+                    "value",
+                    [d["entry"].key],
+                    {"fmt": d["fmt"], "expect": d["expect"]},
+                    raw,
+                    at.line,
+                    "departures",
+                    at.start,
+                    at.start,
+                )
+            )
         if d["published"]:
-            codes.append(Shortcode("value", [d["published"]], {"fmt": d["fmt"]}, raw, at.line, "departures",
-                                   at.start, at.start))
-    messages = [unexplained_message(d) for d in listed
-                if d["kind"] == UNEXPECTED_MOVE and not d["verdict"].explained]
+            codes.append(
+                Shortcode("value", [d["published"]], {"fmt": d["fmt"]}, raw, at.line, "departures", at.start, at.start)
+            )
+    messages = [unexplained_message(d) for d in listed if d["kind"] == UNEXPECTED_MOVE and not d["verdict"].explained]
     if strict:
         problems.extend(messages)
         messages = []
@@ -184,10 +218,10 @@ def departures_section(listed, bindings):
     items = []
     for d in listed:
         entry, v = d["entry"], d["verdict"]
-        published = "“" + (_bound(bindings, d["published"], d["fmt"], "") if d["published"]
-                           else md_text(entry.published)) + "”"
-        now = (_bound(bindings, entry.key, d["fmt"], d["expect"]) if d["has_value"]
-               else f"no value under `{entry.key}`")
+        published = (
+            "“" + (_bound(bindings, d["published"], d["fmt"], "") if d["published"] else md_text(entry.published)) + "”"
+        )
+        now = _bound(bindings, entry.key, d["fmt"], d["expect"]) if d["has_value"] else f"no value under `{entry.key}`"
         if d["kind"] == UNEXPECTED_MOVE:
             if v.explained:
                 head = "**Moved unexpectedly, explained**"
@@ -198,9 +232,11 @@ def departures_section(listed, bindings):
         else:
             head = "**Correction**" if d["kind"] == CORRECTION else "**Change**"
             tail = md_text(d["reason"])
-        items.append(f"- {head} ({md_text(entry.where['section'])}): the edition printed {published}; "
-                     f"this build: {now}. {tail} "
-                     f'[audit row](audit.html#{entry.id} "{entry.id} in the audit")')
+        items.append(
+            f"- {head} ({md_text(entry.where['section'])}): the edition printed {published}; "
+            f"this build: {now}. {tail} "
+            f'[audit row](audit.html#{entry.id} "{entry.id} in the audit")'
+        )
     return "\n".join(items) + "\n"
 
 

@@ -58,11 +58,14 @@ def sections(text):
     """The opening, then one Section per heading, in the order written; each
     heading's span runs to the next heading of the same or a higher level."""
     spans = regions(text)
-    heads = [(m.start(), len(m.group("level")), m.group(0).strip(), text.count("\n", 0, m.start()) + 1)
-             for m in _HEADING.finditer(text) if kind_at(spans, m.start()) == "prose"]
+    heads = [
+        (m.start(), len(m.group("level")), m.group(0).strip(), text.count("\n", 0, m.start()) + 1)
+        for m in _HEADING.finditer(text)
+        if kind_at(spans, m.start()) == "prose"
+    ]
     found = [Section("", 1, 0, heads[0][0] if heads else len(text))]
     for i, (start, level, title, line) in enumerate(heads):
-        end = next((later for later, deeper, _, _ in heads[i + 1:] if deeper <= level), len(text))
+        end = next((later for later, deeper, _, _ in heads[i + 1 :] if deeper <= level), len(text))
         found.append(Section(title, line, start, end))
     return found
 
@@ -88,15 +91,26 @@ def undisclosed(article, text, occurrences, values):
     """[Undisclosed] for every place the article makes a claim the sweep
     flags without its section saying how often it holds. values: the flat
     values (build/values.json's); without the sweep's, nothing is flagged."""
-    claims = [sc for sc in occurrences if sc.name in ("value", "claim") and not sc.escaped
-              and sc.context in ("prose", "code") and len(sc.args) == 1 and sc.kwargs.get("expect")]
-    flagged = [sc for sc in claims if _flagged(values, normalize_space(sc.args[0]),
-                                                normalize_space(sc.kwargs["expect"]))]
+    claims = [
+        sc
+        for sc in occurrences
+        if sc.name in ("value", "claim")
+        and not sc.escaped
+        and sc.context in ("prose", "code")
+        and len(sc.args) == 1
+        and sc.kwargs.get("expect")
+    ]
+    flagged = [
+        sc for sc in claims if _flagged(values, normalize_space(sc.args[0]), normalize_space(sc.kwargs["expect"]))
+    ]
     if not flagged:
         return []
     found = sections(text)
-    printed = [(sc.start, normalize_space(sc.args[0])) for sc in occurrences
-               if sc.name == "value" and not sc.escaped and sc.context == "prose" and len(sc.args) == 1]
+    printed = [
+        (sc.start, normalize_space(sc.args[0]))
+        for sc in occurrences
+        if sc.name == "value" and not sc.escaped and sc.context == "prose" and len(sc.args) == 1
+    ]
     problems = []
     for sc in flagged:
         key, expect = normalize_space(sc.args[0]), normalize_space(sc.kwargs["expect"])
@@ -108,14 +122,19 @@ def undisclosed(article, text, occurrences, values):
             continue
         share = values.get(f"{group}.holds_fraction")
         fails = f"fails for {1 - share:.0%} of the sweep's seeds" if isinstance(share, float) else "often fails"
-        said = (f"claim '{key} {expect}' holds at the article's seed but {fails} (flagged weak on "
-                f"build/robustness.html), and {section.named()} does not say so")
+        said = (
+            f"claim '{key} {expect}' holds at the article's seed but {fails} (flagged weak on "
+            f"build/robustness.html), and {section.named()} does not say so"
+        )
         shortcodes = ", ".join(f"{{{{< value {group}.{field} fmt=\".0%\" >}}}}" for field in DISCLOSED_BY)
-        problems.append(Undisclosed(
-            sc,
-            f"{sc.where(article)}: {said}: print there how often it holds and that share's interval, "
-            f"{shortcodes} (missing: {', '.join(f'.{field}' for field in missing)})",
-            f"{said}: it should print {group}.holds_fraction and its interval"))
+        problems.append(
+            Undisclosed(
+                sc,
+                f"{sc.where(article)}: {said}: print there how often it holds and that share's interval, "
+                f"{shortcodes} (missing: {', '.join(f'.{field}' for field in missing)})",
+                f"{said}: it should print {group}.holds_fraction and its interval",
+            )
+        )
     return problems
 
 

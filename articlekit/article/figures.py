@@ -47,9 +47,11 @@ def unbuilt_figures(article, links, built):
             continue
         close = difflib.get_close_matches(each.path, figures, n=1)
         guess = f"did you mean {os.path.relpath(close[0], os.path.dirname(article) or '.')}? " if close else ""
-        problems.append(f"{article}:{each.line}: shows {each.path}, which no rule builds; {guess}"
-                        f"figures that rules build: {', '.join(figures) or 'none'} (an experiment's figures are "
-                        f"declared in experiments: of config.yaml, each with its path)")
+        problems.append(
+            f"{article}:{each.line}: shows {each.path}, which no rule builds; {guess}"
+            f"figures that rules build: {', '.join(figures) or 'none'} (an experiment's figures are "
+            f"declared in experiments: of config.yaml, each with its path)"
+        )
     return "\n".join(problems) or None
 
 
@@ -67,14 +69,17 @@ def figure_file(root, path, article, line):
     target = os.path.join(root, path)
     where = f"{article}:{line}" if line else str(article)
     if os.path.realpath(target) != os.path.normpath(target):
-        raise FigureError(f"{where}: the figure {path} is, or lies under, a symbolic link (to "
-                          f"{os.path.realpath(target)}): a figure must be the file its experiment's rule wrote into "
-                          f"{FIGURES}, never a link to another file; remove the link and rebuild (snakemake)")
+        raise FigureError(
+            f"{where}: the figure {path} is, or lies under, a symbolic link (to "
+            f"{os.path.realpath(target)}): a figure must be the file its experiment's rule wrote into "
+            f"{FIGURES}, never a link to another file; remove the link and rebuild (snakemake)"
+        )
     if not os.path.commonpath([root, target]) == root:
         raise FigureError(f"{where}: the figure {path} resolves outside the project ({root})")
     if not os.path.isfile(target):
-        raise FigureError(f"{where}: the figure {path} was not found ({target}): build it first (snakemake), or "
-                          "correct the link")
+        raise FigureError(
+            f"{where}: the figure {path} was not found ({target}): build it first (snakemake), or correct the link"
+        )
     return target
 
 

@@ -118,7 +118,7 @@ def prose_mask(text):
     for start, end in seen_front_matter(text):
         keep[start:end] = b"\x01" * (end - start)
     for sc in scan(text):  # escaped ones too ({{{< ... >}}}): code-like
-        keep[sc.start:sc.end] = bytes(sc.end - sc.start)
+        keep[sc.start : sc.end] = bytes(sc.end - sc.start)
     return "".join(c if k or c == "\n" else " " for c, k in zip(text, keep))
 
 
@@ -133,8 +133,12 @@ def mask_markup(masked):
 
 def _blank_unseen(match):
     chunk, start = match.group(0), match.start()
-    keep = [(m.start(g), m.end(g)) for m in _SEEN_VALUE.finditer(chunk) for g in ("double", "single")
-            if m.group(g) is not None]
+    keep = [
+        (m.start(g), m.end(g))
+        for m in _SEEN_VALUE.finditer(chunk)
+        for g in ("double", "single")
+        if m.group(g) is not None
+    ]
     if "seen" in match.re.groupindex and match.group("seen") is not None:
         keep.append((match.start("seen") - start, match.end("seen") - start))
     return "".join(c if c == "\n" or any(a <= i < b for a, b in keep) else " " for i, c in enumerate(chunk))
@@ -165,8 +169,7 @@ def numerals(text):
         if m.group("sign") and start > 0 and (masked[start - 1].isalnum() or masked[start - 1] in "_"):
             continue  # GPT-2, d_k-1: a name, not a negative number
         token = m.group(0)[: len(m.group(0)) - len(suffix)] + ("%" if suffix == "%" else "")
-        found.append(Numeral(token, masked.count("\n", 0, start) + 1,
-                             any(a <= start < b for a, b in marked)))
+        found.append(Numeral(token, masked.count("\n", 0, start) + 1, any(a <= start < b for a, b in marked)))
     return found
 
 
@@ -266,25 +269,36 @@ def lint(path, text, values):
         if hits:
             also = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
             how = "cited" if n.marked else "typed"
-            findings.append(f"{where} equals the computed value {hits[0]}{also} but is {how}; "
-                            f"bind it: {{{{< value {hits[0]}{suggested_fmt(parsed)} >}}}}")
+            findings.append(
+                f"{where} equals the computed value {hits[0]}{also} but is {how}; "
+                f"bind it: {{{{< value {hits[0]}{suggested_fmt(parsed)} >}}}}"
+            )
         elif not n.marked:
-            findings.append(f"{where} is typed, not bound: print it with {{{{< value KEY fmt=... >}}}}, "
-                            "or mark a cited fact [..]{.cited} / a name [..]{.label}")
+            findings.append(
+                f"{where} is typed, not bound: print it with {{{{< value KEY fmt=... >}}}}, "
+                "or mark a cited fact [..]{.cited} / a name [..]{.label}"
+            )
     return findings, found
 
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit lint", description=__doc__.splitlines()[0])
-    parser.add_argument("article", nargs="?", default="article/index.qmd",
-                        help="the .qmd to lint (default: article/index.qmd)")
-    parser.add_argument("--values", default="build/values.json",
-                        help="the build's values, to find typed copies of computed numbers (default: build/values.json)")
+    parser.add_argument(
+        "article", nargs="?", default="article/index.qmd", help="the .qmd to lint (default: article/index.qmd)"
+    )
+    parser.add_argument(
+        "--values",
+        default="build/values.json",
+        help="the build's values, to find typed copies of computed numbers (default: build/values.json)",
+    )
     parser.add_argument("--out", help="where to write the report (only when clean); default: print it (stdout)")
     args = parser.parse_args(argv)
     if not os.path.exists(args.values):
-        print(f"lint: no {args.values}: the values are what a typed number is compared with; build them first "
-              "(`snakemake build/values.json` in the article's folder) or name them with --values", file=sys.stderr)
+        print(
+            f"lint: no {args.values}: the values are what a typed number is compared with; build them first "
+            "(`snakemake build/values.json` in the article's folder) or name them with --values",
+            file=sys.stderr,
+        )
         return 1
     try:
         text = read_text(args.article)
@@ -300,11 +314,13 @@ def main(argv):
             print(finding, file=sys.stderr)
         return 1
     marked = sum(n.marked for n in found)
-    report = (f"OK {args.article}\n"
-              f"shortcodes: {len(shortcodes)} ({sum(sc.name == 'value' for sc in shortcodes)} value, "
-              f"{sum(sc.name == 'claim' for sc in shortcodes)} claim)\n"
-              f"numerals in prose: {len(found)}, all in cited/label spans: {marked}\n"
-              f"computed values compared: {len(computed_numbers(values))}\n")
+    report = (
+        f"OK {args.article}\n"
+        f"shortcodes: {len(shortcodes)} ({sum(sc.name == 'value' for sc in shortcodes)} value, "
+        f"{sum(sc.name == 'claim' for sc in shortcodes)} claim)\n"
+        f"numerals in prose: {len(found)}, all in cited/label spans: {marked}\n"
+        f"computed values compared: {len(computed_numbers(values))}\n"
+    )
     if args.out is None:
         print(report, end="")
         return 0

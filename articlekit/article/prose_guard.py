@@ -40,41 +40,104 @@ from articlekit.core.errors import ArticlekitError
 # Tags that load, run and link nothing, allowed bare (no attribute).
 SAFE_TAGS = ("br", "wbr", "sub", "sup", "kbd", "mark", "small")
 _VOID = ("br", "wbr")
-_SAFE_TAG = re.compile(r"<(?:(?:%s)\s*/?|(?:%s)|/(?:%s))\s*>" % ("|".join(_VOID), "|".join(SAFE_TAGS),
-                                                                 "|".join(t for t in SAFE_TAGS if t not in _VOID)),
-                       re.I)
+_SAFE_TAG = re.compile(
+    r"<(?:(?:%s)\s*/?|(?:%s)|/(?:%s))\s*>"
+    % ("|".join(_VOID), "|".join(SAFE_TAGS), "|".join(t for t in SAFE_TAGS if t not in _VOID)),
+    re.I,
+)
 # A comment as a browser ends it: not "<!-->" or "<!--->" (which end at
 # once, leaving what follows live), and no "--!>" inside (which ends one).
 _COMMENT = re.compile(r"<!--(?!-?>)(?:(?!--!?>).)*-->", re.S)
 HTML_FORMATS = ("html", "html4", "html5")
 
 # Attributes that make the browser fetch, run or submit something.
-LOADING_ATTRIBUTES = {"src", "srcset", "imagesrcset", "href", "xlink:href", "poster", "background", "data",
-                      "srcdoc", "action", "formaction", "ping", "lowsrc", "dynsrc", "manifest", "codebase",
-                      "archive", "classid", "longdesc", "usemap", "http-equiv"}
+LOADING_ATTRIBUTES = {
+    "src",
+    "srcset",
+    "imagesrcset",
+    "href",
+    "xlink:href",
+    "poster",
+    "background",
+    "data",
+    "srcdoc",
+    "action",
+    "formaction",
+    "ping",
+    "lowsrc",
+    "dynsrc",
+    "manifest",
+    "codebase",
+    "archive",
+    "classid",
+    "longdesc",
+    "usemap",
+    "http-equiv",
+}
 RUNNING_SCHEMES = ("javascript:", "vbscript:")
 
 # What to write instead of a raw tag, by tag; DEFAULT_INSTEAD otherwise.
 INSTEAD = {
     "img": "show a figure as ![caption](../figures/NAME.svg){#fig-NAME}, a file an experiment's rule writes",
     "a": "write a link as [text](https://...)",
-    "b": "write **bold**", "strong": "write **bold**", "i": "write *emphasis*", "em": "write *emphasis*",
-    "code": "write `code`", "pre": "write a fenced code block (```)", "p": "separate paragraphs by a blank line",
-    "h1": "write a heading as # Heading", "h2": "write a heading as ## Heading", "h3": "write ### Heading",
-    "ul": "write a list as - item", "ol": "write a list as 1. item", "li": "write a list item as - item",
-    "blockquote": "write a quotation as > text", "hr": "write a rule as ---",
-    "table": "write a pipe table (| a | b |)", "div": "write a fenced div: ::: {.class} ... :::",
-    "span": "write a span: [text]{.class}", "sub": "write H~2~O, or <sub> without attributes",
+    "b": "write **bold**",
+    "strong": "write **bold**",
+    "i": "write *emphasis*",
+    "em": "write *emphasis*",
+    "code": "write `code`",
+    "pre": "write a fenced code block (```)",
+    "p": "separate paragraphs by a blank line",
+    "h1": "write a heading as # Heading",
+    "h2": "write a heading as ## Heading",
+    "h3": "write ### Heading",
+    "ul": "write a list as - item",
+    "ol": "write a list as 1. item",
+    "li": "write a list item as - item",
+    "blockquote": "write a quotation as > text",
+    "hr": "write a rule as ---",
+    "table": "write a pipe table (| a | b |)",
+    "div": "write a fenced div: ::: {.class} ... :::",
+    "span": "write a span: [text]{.class}",
+    "sub": "write H~2~O, or <sub> without attributes",
     "sup": "write x^2^, or <sup> without attributes",
     "details": "write a callout: ::: {.callout-note collapse=\"true\" title=\"...\"} ... :::",
 }
-DEFAULT_INSTEAD = ("write it in Markdown; raw HTML is limited to comments and the bare tags "
-                   + ", ".join(f"<{t}>" for t in SAFE_TAGS) + " (docs/reference.md, Raw HTML)")
-RUNS_NOTHING = ("the page runs no script and loads nothing the build did not make: bind a value with "
-                "{{< value KEY >}}, show a figure as ![caption](../figures/NAME.svg)")
-for _tag in ("script", "style", "iframe", "frame", "object", "embed", "link", "meta", "base", "form", "input",
-             "button", "video", "audio", "source", "svg", "math", "template", "noscript", "portal", "applet",
-             "textarea", "select", "picture", "canvas"):
+DEFAULT_INSTEAD = (
+    "write it in Markdown; raw HTML is limited to comments and the bare tags "
+    + ", ".join(f"<{t}>" for t in SAFE_TAGS)
+    + " (docs/reference.md, Raw HTML)"
+)
+RUNS_NOTHING = (
+    "the page runs no script and loads nothing the build did not make: bind a value with "
+    "{{< value KEY >}}, show a figure as ![caption](../figures/NAME.svg)"
+)
+for _tag in (
+    "script",
+    "style",
+    "iframe",
+    "frame",
+    "object",
+    "embed",
+    "link",
+    "meta",
+    "base",
+    "form",
+    "input",
+    "button",
+    "video",
+    "audio",
+    "source",
+    "svg",
+    "math",
+    "template",
+    "noscript",
+    "portal",
+    "applet",
+    "textarea",
+    "select",
+    "picture",
+    "canvas",
+):
     INSTEAD[_tag] = RUNS_NOTHING
 
 
@@ -104,7 +167,7 @@ def first_tag(text):
 
 def short(text, limit=80):
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _Lines:
@@ -128,9 +191,15 @@ class _Lines:
 
 def _is_attr(node):
     """Pandoc's Attr: [identifier, [classes], [[key, value], ...]]."""
-    return (isinstance(node, list) and len(node) == 3 and isinstance(node[0], str) and isinstance(node[1], list)
-            and isinstance(node[2], list) and all(isinstance(c, str) for c in node[1])
-            and all(isinstance(kv, list) and len(kv) == 2 and all(isinstance(x, str) for x in kv) for kv in node[2]))
+    return (
+        isinstance(node, list)
+        and len(node) == 3
+        and isinstance(node[0], str)
+        and isinstance(node[1], list)
+        and isinstance(node[2], list)
+        and all(isinstance(c, str) for c in node[1])
+        and all(isinstance(kv, list) and len(kv) == 2 and all(isinstance(x, str) for x in kv) for kv in node[2])
+    )
 
 
 class _Walk:
@@ -170,46 +239,66 @@ class _Walk:
         # start finds the line when the whole does not
         line = self.lines.line(first, first[:24], tag and f"<{tag}")
         if fmt.lower() not in HTML_FORMATS:
-            self.problem(line, f"raw {fmt} markup ({short(text)}) is not allowed in the prose: it would reach the "
-                               f"{'PDF' if fmt.lower() in ('typst', 'latex', 'tex') else 'pages'} unchecked; "
-                               "write it in Markdown")
+            self.problem(
+                line,
+                f"raw {fmt} markup ({short(text)}) is not allowed in the prose: it would reach the "
+                f"{'PDF' if fmt.lower() in ('typst', 'latex', 'tex') else 'pages'} unchecked; "
+                "write it in Markdown",
+            )
             return
         instead = INSTEAD.get(tag, DEFAULT_INSTEAD)
-        self.problem(line, f"raw HTML {short(text)} is not allowed in the prose (the build renders Markdown, and "
-                           f"its page loads nothing it did not make): {instead}")
+        self.problem(
+            line,
+            f"raw HTML {short(text)} is not allowed in the prose (the build renders Markdown, and "
+            f"its page loads nothing it did not make): {instead}",
+        )
 
     def image(self, content):
         link = content[2][0]
         line = self.lines.line(f"]({link}", f"({link}", link)
         path = os.path.normpath(os.path.join(self.article_dir, link)) if link else ""
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", link) or link.startswith("/") or not path.startswith(FIGURES):
-            self.problem(line, f"the image {short(link)} is not a figure the build makes: an image on the page "
-                               f"must be a file an experiment's rule writes into {FIGURES}, linked relative to "
-                               f"the article (../{FIGURES}NAME.svg from article/), which articlekit embeds itself")
+            self.problem(
+                line,
+                f"the image {short(link)} is not a figure the build makes: an image on the page "
+                f"must be a file an experiment's rule writes into {FIGURES}, linked relative to "
+                f"the article (../{FIGURES}NAME.svg from article/), which articlekit embeds itself",
+            )
             return
         self.figures.append(ShownFigure(line, link, path))
 
     def link(self, target):
         if target.strip().lower().startswith(RUNNING_SCHEMES):
-            self.problem(self.lines.line(target), f"the link {short(target)} runs code when clicked: link to a page "
-                                                  "(https://...) or a section (#id)")
+            self.problem(
+                self.lines.line(target),
+                f"the link {short(target)} runs code when clicked: link to a page (https://...) or a section (#id)",
+            )
 
     def attributes(self, pairs):
         for key, value in pairs:
             name = key.lower()
             line = self.lines.line(f"{key}=", key)
             if name.startswith("on"):
-                self.problem(line, f"the attribute {key}=\"{short(value, 40)}\" runs code in the reader's browser: "
-                                   "remove it (the page runs no script of the article's)")
+                self.problem(
+                    line,
+                    f"the attribute {key}=\"{short(value, 40)}\" runs code in the reader's browser: "
+                    "remove it (the page runs no script of the article's)",
+                )
             elif name in LOADING_ATTRIBUTES:
-                self.problem(line, f"the attribute {key}=\"{short(value, 40)}\" makes the browser load or submit "
-                                   f"something: remove it; show a figure as ![caption](../{FIGURES}NAME.svg), link "
-                                   "with [text](https://...)")
+                self.problem(
+                    line,
+                    f"the attribute {key}=\"{short(value, 40)}\" makes the browser load or submit "
+                    f"something: remove it; show a figure as ![caption](../{FIGURES}NAME.svg), link "
+                    "with [text](https://...)",
+                )
             elif name == "style":
                 loads = [form for form, url in fetched(value) if not loads_nothing(url)]
                 if loads:
-                    self.problem(line, f"the attribute style=\"{short(value, 40)}\" loads {loads[0]}: a style may "
-                                       "not fetch anything; put the look in the article's style.css")
+                    self.problem(
+                        line,
+                        f"the attribute style=\"{short(value, 40)}\" loads {loads[0]}: a style may "
+                        "not fetch anything; put the look in the article's style.css",
+                    )
 
 
 def check_tree(tree, text, article, article_dir):
@@ -219,12 +308,14 @@ def check_tree(tree, text, article, article_dir):
     Pandoc read (lines as in the article); article_dir: the article's
     folder relative to the build's root, as figure links are read."""
     walk = _Walk(text, article, article_dir)
-    for key in (tree.get("meta") or {}):
+    for key in tree.get("meta") or {}:
         line = walk.lines.line(f"\n{key}:")
-        walk.problem(line + 1 if line else 0,
-                     f"a YAML metadata block in the body sets {key!r}: Pandoc would apply it to the page; the "
-                     "front matter (at the top) is the one place for metadata, and a line of three dashes that "
-                     "is a rule needs a blank line after it")
+        walk.problem(
+            line + 1 if line else 0,
+            f"a YAML metadata block in the body sets {key!r}: Pandoc would apply it to the page; the "
+            "front matter (at the top) is the one place for metadata, and a line of three dashes that "
+            "is a rule needs a blank line after it",
+        )
     walk.node(tree.get("blocks") or [])
     if walk.problems:
         raise ProseError(walk.problems)

@@ -84,8 +84,23 @@ SCRIPT = "articlekit/article/robustness.py"
 PERCENTILES = (5, 50, 95)
 CONFIDENCE = 0.95  # of the interval given beside every share of seeds
 # The fields of robustness.<key>: how a cited robustness.<key>.<field> names its value's key.
-FIELDS = ("median", "p05", "p95", "min", "max", "seeds", "percentile_at_seed", "differs", "holds_fraction",
-          "holds_fraction_low", "holds_fraction_high", FAILS, "failing_seeds", "flagged", "flagged_claims")
+FIELDS = (
+    "median",
+    "p05",
+    "p95",
+    "min",
+    "max",
+    "seeds",
+    "percentile_at_seed",
+    "differs",
+    "holds_fraction",
+    "holds_fraction_low",
+    "holds_fraction_high",
+    FAILS,
+    "failing_seeds",
+    "flagged",
+    "flagged_claims",
+)
 
 
 class RobustnessError(ArticlekitError):
@@ -100,24 +115,29 @@ def bindable_key(ref):
 
 # ---- reading the sweep ---------------------------------------------------------------
 
+
 def collect(chunks):
     """{experiment: {"script", "seeds": [seed], "runs": {seed: flat values}, "failures": [record]}},
     each experiment's seeds in sweep order."""
     sweep = {}
     for path, chunk in chunks:
         if not isinstance(chunk, dict) or not {"experiment", "seeds"} <= set(chunk):
-            raise RobustnessError(f"{path}: not a sweep chunk (articlekit.experiment.sweep writes them): "
-                                  "delete it and run snakemake robustness again")
-        found = sweep.setdefault(chunk["experiment"], {"script": chunk.get("script"), "seeds": [], "runs": {},
-                                                      "failures": []})
+            raise RobustnessError(
+                f"{path}: not a sweep chunk (articlekit.experiment.sweep writes them): "
+                "delete it and run snakemake robustness again"
+            )
+        found = sweep.setdefault(
+            chunk["experiment"], {"script": chunk.get("script"), "seeds": [], "runs": {}, "failures": []}
+        )
         for record in chunk["seeds"]:
             seed = record["seed"]
             if seed in found["runs"] or any(e["seed"] == seed for e in found["failures"]):
                 raise RobustnessError(f"{path}: seed {seed} of {chunk['experiment']} is in two chunks")
             found["seeds"].append(seed)
             if "error" in record:
-                found["failures"].append({"seed": seed, "error": record["error"],
-                                        "traceback": record.get("traceback", "")})
+                found["failures"].append(
+                    {"seed": seed, "error": record["error"], "traceback": record.get("traceback", "")}
+                )
             else:
                 found["runs"][seed] = flatten(record["values"], chunk["experiment"])
     for found in sweep.values():
@@ -204,6 +224,7 @@ def percentile_rank(samples, value):
 
 # ---- the report ----------------------------------------------------------------------
 
+
 def _at_index(sweep, values, index):
     """The values as the sweep's seed number `index` (of each experiment) has
     them: each swept experiment's keys from that seed's run, the rest from
@@ -262,8 +283,14 @@ def _spread(numbers):
     if not finite:
         return {"non_finite": len(numbers)}
     p05, median, p95 = (float(v) for v in np.percentile(finite, PERCENTILES))
-    return {"median": median, "p05": p05, "p95": p95, "min": float(min(finite)), "max": float(max(finite)),
-            "non_finite": len(numbers) - len(finite)}
+    return {
+        "median": median,
+        "p05": p05,
+        "p95": p95,
+        "min": float(min(finite)),
+        "max": float(max(finite)),
+        "non_finite": len(numbers) - len(finite),
+    }
 
 
 def _seed_counts(sweep):
@@ -275,9 +302,11 @@ def build(sweep, values, shortcodes, settings):
     swept = set(sweep)
     counts = {len(found["seeds"]) for found in sweep.values()}
     if len(counts) > 1:
-        raise RobustnessError("the chunks hold different numbers of seeds per experiment "
-                              f"({', '.join(f'{e}: {len(found)}' for e, found in _seed_counts(sweep))}): "
-                              "run snakemake robustness again to complete the sweep")
+        raise RobustnessError(
+            "the chunks hold different numbers of seeds per experiment "
+            f"({', '.join(f'{e}: {len(found)}' for e, found in _seed_counts(sweep))}): "
+            "run snakemake robustness again to complete the sweep"
+        )
     n_seeds = counts.pop() if counts else 0
     indices = [_at_index(sweep, values, i) for i in range(n_seeds)]
     by_key, rows, claim_rows, unvaried = {}, [], [], []
@@ -292,9 +321,14 @@ def build(sweep, values, shortcodes, settings):
             at_seed = lookup(values, key)
         except UnknownKey:  # a key the article misspelt: bind names it, with its line and the closest keys
             continue
-        row = {"key": key, "bindable": f"robustness.{bindable_key(key)}",
-               "experiment": experiment, "article_seed": values.get(f"{experiment}.params.seed"),
-               "at_seed": at_seed, "seeds": len(seen)}
+        row = {
+            "key": key,
+            "bindable": f"robustness.{bindable_key(key)}",
+            "experiment": experiment,
+            "article_seed": values.get(f"{experiment}.params.seed"),
+            "at_seed": at_seed,
+            "seeds": len(seen),
+        }
         if is_number(at_seed) and all(is_number(v) for v in seen):
             row.update(_spread(seen))
             row["samples"] = seen
@@ -305,8 +339,11 @@ def build(sweep, values, shortcodes, settings):
         rows.append(row)
         # not the value at the article's seed: that is the key itself, and a second key holding the
         # same number would be the lint's suggestion for a typed copy of it
-        by_key[bindable_key(key)] = {k: row[k] for k in ("seeds", "median", "p05", "p95", "min", "max",
-                                                          "percentile_at_seed", "differs") if k in row}
+        by_key[bindable_key(key)] = {
+            k: row[k]
+            for k in ("seeds", "median", "p05", "p95", "min", "max", "percentile_at_seed", "differs")
+            if k in row
+        }
 
     for key, expect in shortcodes["claims"]:
         refs = [key, *claimlib.keys_referenced(expect)]
@@ -322,10 +359,13 @@ def build(sweep, values, shortcodes, settings):
             # draw counted N times; the declaration is checked, never taken on trust
             moved = _moved(refs, values, indices, needs, sweep)
             if moved:
-                raise RobustnessError(f"robustness.fixed says {why[0]!r} is drawn from no seed the sweep varies "
-                                      f"({why[1]}), but {moved}: take it out of robustness.fixed")
-            unvaried.append({"key": key, "expect": expect, "at_seed": at_seed, "at_seed_message": message,
-                             "why": why[1]})
+                raise RobustnessError(
+                    f"robustness.fixed says {why[0]!r} is drawn from no seed the sweep varies "
+                    f"({why[1]}), but {moved}: take it out of robustness.fixed"
+                )
+            unvaried.append(
+                {"key": key, "expect": expect, "at_seed": at_seed, "at_seed_message": message, "why": why[1]}
+            )
             continue
         outcomes = {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0}
         failing, first_failure, per_index = [], None, []
@@ -343,13 +383,26 @@ def build(sweep, values, shortcodes, settings):
         fraction = outcomes[HOLDS] / ran if ran else None
         low, high = wilson_interval(outcomes[HOLDS], ran) or (None, None)
         flagged = at_seed == HOLDS and fraction is not None and 1 - fraction > settings["flag_share"]
-        claim_rows.append({"key": key, "expect": expect, "experiments": sorted(needs),
-                           "at_seed": at_seed, "at_seed_message": message, "ran": ran,
-                           "held": outcomes[HOLDS], "failed": outcomes[FAILS],
-                           INCONCLUSIVE: outcomes[INCONCLUSIVE], "holds_fraction": fraction,
-                           "holds_fraction_low": low, "holds_fraction_high": high,
-                           "failing_seeds": failing, "first_failure": first_failure, "flagged": flagged,
-                           "per_index": per_index})
+        claim_rows.append(
+            {
+                "key": key,
+                "expect": expect,
+                "experiments": sorted(needs),
+                "at_seed": at_seed,
+                "at_seed_message": message,
+                "ran": ran,
+                "held": outcomes[HOLDS],
+                "failed": outcomes[FAILS],
+                INCONCLUSIVE: outcomes[INCONCLUSIVE],
+                "holds_fraction": fraction,
+                "holds_fraction_low": low,
+                "holds_fraction_high": high,
+                "failing_seeds": failing,
+                "first_failure": first_failure,
+                "flagged": flagged,
+                "per_index": per_index,
+            }
+        )
 
     for key in dict.fromkeys(row["key"] for row in claim_rows):
         own = [row for row in claim_rows if row["key"] == key]
@@ -357,8 +410,10 @@ def build(sweep, values, shortcodes, settings):
         judged = [o for o in every if o is not None]
         entry = by_key.setdefault(bindable_key(key), {})
         entry["holds_fraction"] = sum(judged) / len(judged) if judged else None
-        entry["holds_fraction_low"], entry["holds_fraction_high"] = (wilson_interval(sum(judged), len(judged))
-                                                                     or (None, None))
+        entry["holds_fraction_low"], entry["holds_fraction_high"] = wilson_interval(sum(judged), len(judged)) or (
+            None,
+            None,
+        )
         entry[FAILS] = len(judged) - sum(judged)  # robustness.<key>.fails
         entry["failing_seeds"] = sorted({s for r in own for s in r["failing_seeds"]})
         entry["flagged"] = any(r["flagged"] for r in own)
@@ -367,38 +422,74 @@ def build(sweep, values, shortcodes, settings):
     for row in claim_rows:
         del row["per_index"]
 
-    experiments = [{"experiment": e, "script": f["script"], "seeds": len(f["seeds"]),
-                    "first_seed": f["seeds"][0] if f["seeds"] else None,
-                    "last_seed": f["seeds"][-1] if f["seeds"] else None,
-                    "ran": len(f["runs"]), "failed": len(f["failures"]), "failures": f["failures"]}
-                   for e, f in sorted(sweep.items())]
+    experiments = [
+        {
+            "experiment": e,
+            "script": f["script"],
+            "seeds": len(f["seeds"]),
+            "first_seed": f["seeds"][0] if f["seeds"] else None,
+            "last_seed": f["seeds"][-1] if f["seeds"] else None,
+            "ran": len(f["runs"]),
+            "failed": len(f["failures"]),
+            "failures": f["failures"],
+        }
+        for e, f in sorted(sweep.items())
+    ]
     runs = sum(x["seeds"] for x in experiments)
     failed_runs = sum(x["failed"] for x in experiments)
-    summary = {"seeds": n_seeds, "runs": runs, "failed_runs": failed_runs, "claims": len(claim_rows),
-               "flagged": sum(r["flagged"] for r in claim_rows), "unvaried": len(unvaried)}
-    seed_sets = {x["experiment"]: {k: x[k] for k in ("first_seed", "last_seed", "seeds", "ran", "failed")}
-                 for x in experiments}
-    document = envelope("robustness", SCRIPT, {"seeds": n_seeds, "flag_share": settings["flag_share"],
-                                               "confidence": CONFIDENCE},
-                        {"sweep": summary, "experiments": seed_sets, **by_key}, {})
-    document.update({"experiments": experiments, "excluded": settings.get("excluded", {}),
-                     "unseeded": settings.get("unseeded", []), "printed": rows, "claims": claim_rows,
-                     "unvaried": unvaried})
+    summary = {
+        "seeds": n_seeds,
+        "runs": runs,
+        "failed_runs": failed_runs,
+        "claims": len(claim_rows),
+        "flagged": sum(r["flagged"] for r in claim_rows),
+        "unvaried": len(unvaried),
+    }
+    seed_sets = {
+        x["experiment"]: {k: x[k] for k in ("first_seed", "last_seed", "seeds", "ran", "failed")} for x in experiments
+    }
+    document = envelope(
+        "robustness",
+        SCRIPT,
+        {"seeds": n_seeds, "flag_share": settings["flag_share"], "confidence": CONFIDENCE},
+        {"sweep": summary, "experiments": seed_sets, **by_key},
+        {},
+    )
+    document.update(
+        {
+            "experiments": experiments,
+            "excluded": settings.get("excluded", {}),
+            "unseeded": settings.get("unseeded", []),
+            "printed": rows,
+            "claims": claim_rows,
+            "unvaried": unvaried,
+        }
+    )
     return document
 
 
 # ---- command -------------------------------------------------------------------------
 
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m articlekit.article.robustness",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m articlekit.article.robustness", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--chunks", nargs="*", default=[], help="the sweep's chunks")
     parser.add_argument("--results", nargs="*", default=[], help="results/<name>.json: the article's seed")
     parser.add_argument("--baseline", help="baseline/published.yaml, for claims that compare with published.<id>")
-    parser.add_argument("--shortcodes", required=True, metavar="JSON",
-                        help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)')
-    parser.add_argument("--settings", required=True, metavar="JSON",
-                        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name], "fixed": {prefix: why}}')
+    parser.add_argument(
+        "--shortcodes",
+        required=True,
+        metavar="JSON",
+        help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)',
+    )
+    parser.add_argument(
+        "--settings",
+        required=True,
+        metavar="JSON",
+        help='{"flag_share": 0.05, "excluded": {name: why}, "unseeded": [name], "fixed": {prefix: why}}',
+    )
     parser.add_argument("--json", required=True, help="build/robustness.json")
     args = parser.parse_args(argv)
     settings = json.loads(args.settings)
@@ -410,8 +501,11 @@ def main(argv=None):
     report = build(sweep, values, json.loads(args.shortcodes), settings)
     write_json(args.json, report)
     s = report["values"]["sweep"]
-    print(f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
-          f"({s['flagged']} flagged) -> {args.json}", file=sys.stderr)
+    print(
+        f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
+        f"({s['flagged']} flagged) -> {args.json}",
+        file=sys.stderr,
+    )
     return 0
 
 

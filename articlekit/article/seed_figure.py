@@ -50,10 +50,12 @@ def headline(row):
     where the seeds' values lie and where the article's seed falls (its alt
     text, on the article's page and on the seed sweep's)."""
     finite = [v for v in row["samples"] if math.isfinite(v)]
-    said = (f"{row['key']} for each of {len(finite)} seeds (x), each seed at the share of seeds below it (y)")
+    said = f"{row['key']} for each of {len(finite)} seeds (x), each seed at the share of seeds below it (y)"
     if "p05" in row:
-        said += (f"; median {format_value(row['median'], '.4g')}, 5th to 95th percentile "
-                 f"{format_value(row['p05'], '.4g')} to {format_value(row['p95'], '.4g')}")
+        said += (
+            f"; median {format_value(row['median'], '.4g')}, 5th to 95th percentile "
+            f"{format_value(row['p05'], '.4g')} to {format_value(row['p95'], '.4g')}"
+        )
     at_seed = row["at_seed"]
     if is_number(at_seed) and math.isfinite(at_seed):
         said += f"; the article's seed, {row.get('article_seed')}, gives {format_value(at_seed, '.4g')}"
@@ -78,16 +80,31 @@ def draw(row, seed_range=None, small=False):
     if "p05" in row:
         ax.axvspan(row["p05"], row["p95"], color=SPREAD, alpha=0.5, linewidth=0)
         ax.axvline(row["median"], color=SEEDS, linewidth=0.8, linestyle="--")
-    ax.plot(finite, shares, "o", color=SEEDS, markersize=2 if small else 3.5, alpha=0.8,
-            label=None if small else f"{n} seeds" + (f" ({seed_range[0]} to {seed_range[1]})" if seed_range else ""))
+    ax.plot(
+        finite,
+        shares,
+        "o",
+        color=SEEDS,
+        markersize=2 if small else 3.5,
+        alpha=0.8,
+        label=None if small else f"{n} seeds" + (f" ({seed_range[0]} to {seed_range[1]})" if seed_range else ""),
+    )
     at_seed = row["at_seed"]
     if is_number(at_seed) and math.isfinite(at_seed):
         ax.axvline(at_seed, color=ARTICLE_SEED, linewidth=1.2)
         if "percentile_at_seed" in row:
-            label = (f"seed {row.get('article_seed')} (the article's): {format_value(at_seed, '.4g')}, "
-                     f"at {percentile_words(row['percentile_at_seed'])}")
-            ax.plot([at_seed], [row["percentile_at_seed"]], "D", color=ARTICLE_SEED,
-                    markersize=4 if small else 7, label=None if small else label)
+            label = (
+                f"seed {row.get('article_seed')} (the article's): {format_value(at_seed, '.4g')}, "
+                f"at {percentile_words(row['percentile_at_seed'])}"
+            )
+            ax.plot(
+                [at_seed],
+                [row["percentile_at_seed"]],
+                "D",
+                color=ARTICLE_SEED,
+                markersize=4 if small else 7,
+                label=None if small else label,
+            )
     ax.set_ylim(0, 1)
     if small:
         ax.set_yticks([])
@@ -125,22 +142,33 @@ def write_figures(report, figures):
     for key, path in figures.items():
         row = rows.get(key)
         if row is None or not plottable(row):
-            why = ("is not a value of a seeded experiment the sweep ran" if row is None else
-                   "has no finite number in any seed")
-            raise ArticlekitError(f"{path}: {key} {why}; name the figure figures/robustness-<key>.svg after a key of "
-                             "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
-                             "column)")
+            why = (
+                "is not a value of a seeded experiment the sweep ran"
+                if row is None
+                else "has no finite number in any seed"
+            )
+            raise ArticlekitError(
+                f"{path}: {key} {why}; name the figure figures/robustness-<key>.svg after a key of "
+                "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
+                "column)"
+            )
         fig = draw(row, seed_range(report, row["experiment"]))
         save_figure(fig, path, alt=headline(row))
         pyplot().close(fig)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m articlekit.article.seed_figure",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m articlekit.article.seed_figure", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("report", help="build/robustness.json")
-    parser.add_argument("--figure", action="append", default=[], metavar="KEY=PATH",
-                        help="draw KEY (as robustness.KEY spells it) into PATH (repeatable)")
+    parser.add_argument(
+        "--figure",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="draw KEY (as robustness.KEY spells it) into PATH (repeatable)",
+    )
     args = parser.parse_args(argv)
     figures = dict(item.split("=", 1) for item in args.figure)
     write_figures(read_json(args.report), figures)

@@ -71,8 +71,9 @@ class Shortcode:
     @property
     def lookup_parts(self):
         """(KEY, FMT, EXPECT) of the lookup id: the first argument, fmt= and expect=."""
-        return lookup_parts(self.args[0] if self.args else "", self.kwargs.get("fmt", ""),
-                            self.kwargs.get("expect", ""))
+        return lookup_parts(
+            self.args[0] if self.args else "", self.kwargs.get("fmt", ""), self.kwargs.get("expect", "")
+        )
 
     @property
     def lookup_id(self):
@@ -229,7 +230,7 @@ def parse_inner(inner):
     first = next((i for i, (key, _, _) in enumerate(params) if key is None), None)
     if first is None:
         raise ArticlekitError("shortcode has no name")
-    name, params = params[first][1], params[:first] + params[first + 1:]
+    name, params = params[first][1], params[:first] + params[first + 1 :]
     args = [value for key, value, _ in params if key is None]
     kwargs = {key: value for key, value, _ in params if key is not None}
     return name, args, kwargs, [token for _, _, token in params], params
@@ -244,7 +245,7 @@ def _find_close(text, pos):
     i = pos
     while i < len(text):
         c = text[i]
-        if c == "\n" and text[i + 1:].lstrip(" \t").startswith("\n"):
+        if c == "\n" and text[i + 1 :].lstrip(" \t").startswith("\n"):
             return -1
         if quote:
             if c == "\\":
@@ -271,8 +272,8 @@ def _stands_alone(text, start, end):
     line_end = len(text) if line_end < 0 else line_end
     if text[line_start:start].strip() or text[end:line_end].strip():
         return False
-    before = text[:max(line_start - 1, 0)].rsplit("\n", 1)[-1] if line_start else ""
-    after = text[line_end + 1:].split("\n", 1)[0]
+    before = text[: max(line_start - 1, 0)].rsplit("\n", 1)[-1] if line_start else ""
+    after = text[line_end + 1 :].split("\n", 1)[0]
     return all(not line.strip() or line.lstrip().startswith((":::", "#")) for line in (before, after))
 
 
@@ -292,8 +293,11 @@ def scan(text):
         line = text.count("\n", 0, at) + 1
         if close < 0:
             opening = text[at:].split("\n", 1)[0][:60]
-            raise ShortcodeSyntaxError(line, f"shortcode {opening!r} is never closed: end it with >}}}} "
-                                             "before the paragraph ends or the next {{< opens")
+            raise ShortcodeSyntaxError(
+                line,
+                f"shortcode {opening!r} is never closed: end it with >}}}} "
+                "before the paragraph ends or the next {{< opens",
+            )
         end = close + len(CLOSE)
         if escaped and text.startswith("}", end):
             end += 1
@@ -302,16 +306,20 @@ def scan(text):
         if kind in ("frontmatter", "verbatim"):
             continue
         context = {"prose": "prose", "comment": "comment"}.get(kind, "code")
-        inner = text[at + len(OPEN):close]
+        inner = text[at + len(OPEN) : close]
         try:
             name, args, kwargs, raw_args, params = parse_inner(inner)
         except ValueError as exc:
             raise ShortcodeSyntaxError(line, str(exc)) from None
         if name in BLOCK_SHORTCODES and context == "prose" and not escaped and not _stands_alone(text, start, end):
-            raise ShortcodeSyntaxError(line, f"{{{{< {name} >}}}} makes a block (a table) and must stand alone "
-                                             "in its paragraph: put a blank line before and after it")
-        found.append(Shortcode(name, args, kwargs, text[start:end], line, context, start, end, escaped, raw_args,
-                               params))
+            raise ShortcodeSyntaxError(
+                line,
+                f"{{{{< {name} >}}}} makes a block (a table) and must stand alone "
+                "in its paragraph: put a blank line before and after it",
+            )
+        found.append(
+            Shortcode(name, args, kwargs, text[start:end], line, context, start, end, escaped, raw_args, params)
+        )
 
 
 # --- handing the parsed shortcodes to Pandoc -----------------------------------
@@ -331,8 +339,10 @@ def as_quarto_span(sc):
     holding one param span per argument, values already unquoted."""
     if sc.escaped:
         return "[]{.quarto-shortcode__-escaped data-value=" + _attr(sc.raw[1:-1]) + "}"
-    params = ["[]{.quarto-shortcode__-param data-value=" + _attr(a) + " data-raw=" + _attr(a) + "}"
-              for a in [sc.name, *sc.args]]
+    params = [
+        "[]{.quarto-shortcode__-param data-value=" + _attr(a) + " data-raw=" + _attr(a) + "}"
+        for a in [sc.name, *sc.args]
+    ]
     for key, value in sc.kwargs.items():
         params.append("[]{.quarto-shortcode__-param data-key=" + _attr(key) + " data-value=" + _attr(value) + "}")
     return "[" + "".join(params) + "]{.quarto-shortcode__ data-raw=" + _attr(" ".join(sc.raw.split())) + "}"
@@ -364,7 +374,7 @@ def to_quarto_markdown(text):
     Shortcodes in shortcodes="false" code blocks are left as written."""
     out, pos = [], 0
     for sc in scan(text):
-        out.append(text[pos:sc.start])
+        out.append(text[pos : sc.start])
         out.append(as_quarto_span(sc) if sc.context == "prose" else as_text_marker(sc))
         pos = sc.end
     out.append(text[pos:])

@@ -147,8 +147,9 @@ def parse(expect):
         elif (kind, text) == ("kw", "contains"):
             check, operands, i = "contains", [_operand(tokens, i + 1, expect)], i + 2
         else:
-            raise ClaimError(f"claim {expect!r}: expected a comparison (< <= > >= == !=), "
-                             f"'between' or 'contains', got {text!r}")
+            raise ClaimError(
+                f"claim {expect!r}: expected a comparison (< <= > >= == !=), 'between' or 'contains', got {text!r}"
+            )
         tests.append((quantifier, check, operands))
         if i == len(tokens):
             return tests
@@ -231,8 +232,10 @@ def _check_interval(check, value, operands, expect):
     is the interval [v, v], so this agrees with _check on plain numbers."""
     for operand in (value, *operands):
         if _kind(operand) != "number":
-            raise ClaimError(f"claim {expect!r}: a measured value compares only with numbers, "
-                             f"got the {_kind(operand)} {_show(operand)}")
+            raise ClaimError(
+                f"claim {expect!r}: a measured value compares only with numbers, "
+                f"got the {_kind(operand)} {_show(operand)}"
+            )
     if check == "contains":
         raise ClaimError(f"claim {expect!r}: 'contains' needs text, the value is {_show(value)}")
     a = _span(value)
@@ -274,9 +277,11 @@ def _resolve(operand, resolve, expect):
         return resolve(text)
     except KeyError as exc:  # not a key: say what an operand can be
         near = difflib.get_close_matches(text, [*_CONSTANTS, "inf"], n=1) + list(getattr(exc, "closest", []))
-        raise ClaimError(f"claim {expect!r}: {text!r} is neither a constant nor a key of the values; an operand "
-                         "is a number (1e-12, -3, inf), true, false, null, a quoted \"text\" or a value key"
-                         + (f"; did you mean {' or '.join(near)}?" if near else "")) from None
+        raise ClaimError(
+            f"claim {expect!r}: {text!r} is neither a constant nor a key of the values; an operand "
+            "is a number (1e-12, -3, inf), true, false, null, a quoted \"text\" or a value key"
+            + (f"; did you mean {' or '.join(near)}?" if near else "")
+        ) from None
 
 
 def _leaves(items):
@@ -303,13 +308,16 @@ def _check(check, value, operands, expect):
     if check == "contains":
         needle = operands[0]
         if not isinstance(value, str) or not isinstance(needle, str):
-            raise ClaimError(f"claim {expect!r}: 'contains' needs text on both sides, "
-                             f"got {_kind(value)} and {_kind(needle)}")
+            raise ClaimError(
+                f"claim {expect!r}: 'contains' needs text on both sides, got {_kind(value)} and {_kind(needle)}"
+            )
         return needle in value
     for operand in operands:
         if _kind(value) != _kind(operand) and _kind(operand) != "null":
-            raise ClaimError(f"claim {expect!r}: cannot compare the {_kind(value)} {_show(value)} "
-                             f"with the {_kind(operand)} {_show(operand)}")
+            raise ClaimError(
+                f"claim {expect!r}: cannot compare the {_kind(value)} {_show(value)} "
+                f"with the {_kind(operand)} {_show(operand)}"
+            )
     if check == "between":
         return operands[0] <= value <= operands[1]
     if _kind(operands[0]) in ("boolean", "null") or _kind(value) == "null":
@@ -349,8 +357,7 @@ def check_holds(check, value):
 # value compared with itself) would be shown as checked while checking
 # nothing, so bind and the baseline refuse it, naming its line.
 
-MUST_STATE = ("a claim must state a bound some value could break: a finite number (such as '> 0.5') "
-              "or another key")
+MUST_STATE = "a claim must state a bound some value could break: a finite number (such as '> 0.5') or another key"
 
 
 def vacuous(expect, key=None):
@@ -366,8 +373,10 @@ def vacuous(expect, key=None):
     for quantifier, check, operands in parse(expect):
         reason = _says_nothing(check, operands, key)
         if reason:
-            return f"claim {expect!r} says nothing: {reason.format(test=_spelled_test(quantifier, check, operands))}; " \
-                   + MUST_STATE
+            return (
+                f"claim {expect!r} says nothing: {reason.format(test=_spelled_test(quantifier, check, operands))}; "
+                + MUST_STATE
+            )
     return None
 
 
@@ -389,8 +398,12 @@ def _says_nothing(check, operands, key):
         low, high = (_spelled(operand) for operand in operands)
         side, instead = ("lower", f"<= {high}") if open_sides == [">="] else ("upper", f">= {low}")
         return f"the {side} bound of '{{test}}' bounds nothing (write '{instead}')"
-    if open_sides or (check == "!=" and operands[0][0] == "const" and _is_number(operands[0][1])
-                      and abs(operands[0][1]) >= sys.float_info.max):
+    if open_sides or (
+        check == "!="
+        and operands[0][0] == "const"
+        and _is_number(operands[0][1])
+        and abs(operands[0][1]) >= sys.float_info.max
+    ):
         return "every finite number meets '{test}'"
     return None
 

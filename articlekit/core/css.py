@@ -15,8 +15,16 @@ import tinycss2
 
 # Functions whose string arguments are URLs themselves (not only a url()
 # inside them): url("a.png") is a function token once the URL is quoted.
-URL_STRING_FUNCTIONS = {"url", "src", "image-set", "-webkit-image-set", "image", "-webkit-image",
-                        "cross-fade", "-webkit-cross-fade"}
+URL_STRING_FUNCTIONS = {
+    "url",
+    "src",
+    "image-set",
+    "-webkit-image-set",
+    "image",
+    "-webkit-image",
+    "cross-fade",
+    "-webkit-cross-fade",
+}
 
 
 # Every way CSS names a URL spells one of these (an escape needs a backslash;
@@ -47,13 +55,20 @@ def _walk(values, found):
             found.append((f"url({value.value})", value.value, value.source_line))
         elif value.type == "function":
             if value.lower_name in URL_STRING_FUNCTIONS:
-                found += [(f"{value.lower_name}({arg.value})", arg.value, arg.source_line)
-                          for arg in value.arguments if arg.type == "string"]
+                found += [
+                    (f"{value.lower_name}({arg.value})", arg.value, arg.source_line)
+                    for arg in value.arguments
+                    if arg.type == "string"
+                ]
             _walk(value.arguments, found)
         elif value.type in ("() block", "[] block", "{} block"):
             _walk(value.content, found)
-        elif value.type == "string" and previous is not None and previous.type == "at-keyword" \
-                and previous.lower_value == "import":
+        elif (
+            value.type == "string"
+            and previous is not None
+            and previous.type == "at-keyword"
+            and previous.lower_value == "import"
+        ):
             found.append((f"@import {value.value}", value.value, value.source_line))
         if value.type not in ("whitespace", "comment"):
             previous = value

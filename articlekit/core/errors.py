@@ -38,10 +38,19 @@ def _os_problem(exc):
     user's path (a file missing, unreadable, the disk full), or None for
     one that is not (no file named, and not ENOSPC): that one is a bug."""
     if exc.errno == errno.ENOSPC:  # jsonio.DiskFull's strerror says the file and the space
-        return exc.strerror if (exc.strerror or "").startswith("no space left on the device") else \
-            f"no space left on the device to write {exc.filename or 'an output'}; free some space and run again"
-    if exc.filename is not None and exc.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR,
-                                                  errno.EROFS, errno.EPERM):
+        return (
+            exc.strerror
+            if (exc.strerror or "").startswith("no space left on the device")
+            else f"no space left on the device to write {exc.filename or 'an output'}; free some space and run again"
+        )
+    if exc.filename is not None and exc.errno in (
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.EROFS,
+        errno.EPERM,
+    ):
         return f"{exc.filename}: {exc.strerror}"
     return None
 

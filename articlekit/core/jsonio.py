@@ -81,8 +81,9 @@ def loads(text):
     except NonStandardJSON as exc:
         at = next((m.start(1) for m in _BARE_CONSTANT.finditer(text) if m.group(1)), 0)
         tag = "-inf" if str(exc).startswith("-") else "inf" if "Infinity" in str(exc) else "nan"
-        raise json.JSONDecodeError(f"bare {exc} is not JSON; an artifact writes it as "
-                                   f'{{"{FLOAT_TAG}": "{tag}"}}', text, at) from None
+        raise json.JSONDecodeError(
+            f"bare {exc} is not JSON; an artifact writes it as {{\"{FLOAT_TAG}\": \"{tag}\"}}", text, at
+        ) from None
 
 
 def read_json(path):
@@ -106,8 +107,11 @@ class DiskFull(OSError):
             needs = f"about {_size(Path(path).stat().st_size)} (its last version's size)"
         else:
             needs = _size(needed) if needed is not None else "more than that"
-        super().__init__(errno.ENOSPC, f"no space left on the device to write {path}: it needs {needs}, "
-                         f"{_size(free)} is free there; free some space and run the build again")
+        super().__init__(
+            errno.ENOSPC,
+            f"no space left on the device to write {path}: it needs {needs}, "
+            f"{_size(free)} is free there; free some space and run the build again",
+        )
 
     def __str__(self):
         return self.strerror  # a sentence, without "[Errno 28]" in front

@@ -94,8 +94,10 @@ class Ledger:
         try:
             document = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return cls(path, note=f"{path} does not exist: the build was made before articlekit kept it, "
-                                  "or .snakemake/ was removed")
+            return cls(
+                path,
+                note=f"{path} does not exist: the build was made before articlekit kept it, or .snakemake/ was removed",
+            )
         except (OSError, ValueError) as exc:
             return cls(path, note=f"{path} cannot be read ({exc})")
         if not isinstance(document, dict) or document.get("ledger_format") != FORMAT:
@@ -120,8 +122,12 @@ class Ledger:
         """A job of `rule` is about to write `outputs`, reading `inputs`."""
         started = now()
         for path in outputs:
-            self.outputs[key(path)] = {"rule": rule, "state": RUNNING, "started": started,
-                                       "inputs": sorted({key(p) for p in inputs})}
+            self.outputs[key(path)] = {
+                "rule": rule,
+                "state": RUNNING,
+                "started": started,
+                "inputs": sorted({key(p) for p in inputs}),
+            }
 
     def finished(self, outputs):
         """The job that writes `outputs` finished: take their digests now."""
@@ -148,16 +154,22 @@ class Ledger:
         whose = f"rule {(entry or {}).get('rule') or rule}" if (entry or {}).get("rule") or rule else "a rule"
         if entry is None:
             why = self.note or f"{self.path} has no entry for it"
-            return f"{path}: no record that {whose} wrote it ({why}); the build takes a rule's output only from its rule"
+            return (
+                f"{path}: no record that {whose} wrote it ({why}); the build takes a rule's output only from its rule"
+            )
         if entry.get("state") != FINISHED:
-            return (f"{path}: the job of {whose} that writes it started at {entry.get('started', '?')} and never "
-                    "reported finishing (it was killed, or Snakemake ran with --quiet progress, which hides "
-                    "its reports of finished jobs)")
+            return (
+                f"{path}: the job of {whose} that writes it started at {entry.get('started', '?')} and never "
+                "reported finishing (it was killed, or Snakemake ran with --quiet progress, which hides "
+                "its reports of finished jobs)"
+            )
         found = file_digest(path)
         if found != entry.get("sha256"):
-            return (f"{path}: not what {whose} wrote: its SHA-256 is {short(found)} now, "
-                    f"{short(entry.get('sha256'))} when that job finished ({entry.get('finished', '?')}); "
-                    f"something other than {whose} rewrote it since")
+            return (
+                f"{path}: not what {whose} wrote: its SHA-256 is {short(found)} now, "
+                f"{short(entry.get('sha256'))} when that job finished ({entry.get('finished', '?')}); "
+                f"something other than {whose} rewrote it since"
+            )
         return None
 
     def output_problem(self, path, rule=None, options=""):
@@ -166,8 +178,11 @@ class Ledger:
         if problem is None:
             return None
         rule = self.rule_of(path) or rule
-        again = f"rerun that rule: {rerun_command([rule], options)}" if rule else (
-            "rebuild it: snakemake --cores all --forceall")
+        again = (
+            f"rerun that rule: {rerun_command([rule], options)}"
+            if rule
+            else ("rebuild it: snakemake --cores all --forceall")
+        )
         return f"{problem}. It is that rule's output, not a source: {again}"
 
     def source_problem(self, path):
@@ -179,7 +194,9 @@ class Ledger:
         then, found = sources[key(path)], file_digest(path)
         if found == then:
             return None
-        return (f"{path}: changed while this build ran (SHA-256 {short(then)} when the run started "
-                f"({self.run.get('started', '?')}), {short(found)} now). No rule writes it, so one of the build's "
-                f"jobs rewrote it, or it was edited meanwhile: restore it (git diff -- {shlex.quote(str(path))} "
-                "shows the change) and run snakemake again")
+        return (
+            f"{path}: changed while this build ran (SHA-256 {short(then)} when the run started "
+            f"({self.run.get('started', '?')}), {short(found)} now). No rule writes it, so one of the build's "
+            f"jobs rewrote it, or it was edited meanwhile: restore it (git diff -- {shlex.quote(str(path))} "
+            "shows the change) and run snakemake again"
+        )

@@ -26,6 +26,8 @@ def project_folder(start="."):
     for folder in (start, *start.parents):
         if all((folder / marker).is_file() for marker in MARKERS):
             return folder
-    raise NoProject(f"no articlekit project in {start} or above it (no folder there holds both "
-                    f"{' and '.join(MARKERS)}): run this inside an article's project, or make one with "
-                    "`python -m articlekit new PATH`")
+    raise NoProject(
+        f"no articlekit project in {start} or above it (no folder there holds both "
+        f"{' and '.join(MARKERS)}): run this inside an article's project, or make one with "
+        "`python -m articlekit new PATH`"
+    )

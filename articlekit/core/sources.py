@@ -81,8 +81,15 @@ def read_text(path):
 # C0 control characters but tab, newline and carriage return (read as
 # newlines), and DEL: nothing a writer means to put in a source file.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "form feed",
-                 0x1B: "ESC", 0x7F: "DEL"}
+CONTROL_NAMES = {
+    0x00: "NUL",
+    0x07: "BEL",
+    0x08: "backspace",
+    0x0B: "vertical tab",
+    0x0C: "form feed",
+    0x1B: "ESC",
+    0x7F: "DEL",
+}
 
 
 def control_message(path, text, offset):
@@ -91,13 +98,15 @@ def control_message(path, text, offset):
     line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
     code = ord(text[offset])
     name = CONTROL_NAMES.get(code, "a control character")
-    before = text[text.rfind("\n", 0, offset) + 1:offset]
+    before = text[text.rfind("\n", 0, offset) + 1 : offset]
     context = f", after {before[-20:].lstrip()!r}" if before.strip() else ""
     more = len(CONTROL.findall(text)) - 1
     others = f" ({more} more in the file)" if more else ""
-    return (f"{path}:{line}:{column}: control character U+{code:04X} ({name}){context}{others}: it is invisible "
-            "in most editors and would reach the page as it is; delete it (only tab and newline may stand "
-            "between the words of a source file)")
+    return (
+        f"{path}:{line}:{column}: control character U+{code:04X} ({name}){context}{others}: it is invisible "
+        "in most editors and would reach the page as it is; delete it (only tab and newline may stand "
+        "between the words of a source file)"
+    )
 
 
 def read_article(path):
@@ -106,9 +115,11 @@ def read_article(path):
     text = read_text(path)
     if not text.strip():
         what = "is empty" if not text else "holds only white space"
-        raise SourceError(f"{path}: the article {what}, so the build would publish an empty page; write its "
-                          "front matter (---, title: ..., ---) and its prose, with the values it cites as "
-                          "{{< value KEY >}} (docs/authoring.md; `python -m articlekit new DIR` starts one)")
+        raise SourceError(
+            f"{path}: the article {what}, so the build would publish an empty page; write its "
+            "front matter (---, title: ..., ---) and its prose, with the values it cites as "
+            "{{< value KEY >}} (docs/authoring.md; `python -m articlekit new DIR` starts one)"
+        )
     return text
 
 
@@ -123,10 +134,15 @@ def not_utf8_message(path, data, offset):
     byte = data[offset]
     context = f", after {before[-20:].lstrip()!r}" if before.strip() else ""
     legacy = bytes([byte]).decode("cp1252", errors="replace")
-    guess = (f"; saved as Windows-1252 or Latin-1, that byte is {legacy!r}"
-             if byte >= 0x80 and legacy.isprintable() and legacy != "\ufffd" else "")
-    return (f"{path}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}{context}): re-save the file as UTF-8 "
-            f"(your editor's 'save with encoding'){guess}")
+    guess = (
+        f"; saved as Windows-1252 or Latin-1, that byte is {legacy!r}"
+        if byte >= 0x80 and legacy.isprintable() and legacy != "\ufffd"
+        else ""
+    )
+    return (
+        f"{path}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}{context}): re-save the file as UTF-8 "
+        f"(your editor's 'save with encoding'){guess}"
+    )
 
 
 # --- YAML --------------------------------------------------------------------------
@@ -222,8 +238,9 @@ def walk(node, path=()):
         seen.add(id(node))
         yield node, path
         if isinstance(node, yaml.MappingNode):
-            stack += [(value, path + (key.value,)) for key, value in reversed(node.value)
-                      if isinstance(key, yaml.ScalarNode)]
+            stack += [
+                (value, path + (key.value,)) for key, value in reversed(node.value) if isinstance(key, yaml.ScalarNode)
+            ]
         elif isinstance(node, yaml.SequenceNode):
             stack += [(item, path + ((index, item_id(item)),)) for index, item in reversed(list(enumerate(node.value)))]
 
@@ -252,6 +269,7 @@ def dotted(path):
 @dataclass
 class Document:
     """A YAML file read strictly: its data, and its nodes (for line numbers)."""
+
     data: object
     root: object
     source: str = ""
@@ -319,7 +337,8 @@ def check_expansion(root, source="<yaml>"):
         f"{source}:{mark.line + 1}:{mark.column + 1}: the aliases here expand to {sizes[id(node)]:,} values "
         f"(the whole file to {sizes[id(root)]:,}), more than the {ALIAS_EXPANSION_LIMIT:,} a source file may "
         "repeat: each alias (*name) copies all its anchor (&name) holds, so aliases of aliases multiply; "
-        "write the values out, or use fewer aliases")
+        "write the values out, or use fewer aliases"
+    )
 
 
 def expanded_sizes(root, source="<yaml>"):
@@ -344,7 +363,8 @@ def expanded_sizes(root, source="<yaml>"):
                 mark = child.start_mark
                 raise AliasExpansionError(
                     f"{source}:{mark.line + 1}:{mark.column + 1}: this value holds an alias of itself, so it "
-                    "never ends when expanded; write it out instead")
+                    "never ends when expanded; write it out instead"
+                )
             if id(child) not in sizes:
                 stack.append((child, False))
     return sizes
@@ -365,10 +385,15 @@ def yaml_error_message(error, source):
         return f"{source}: not valid YAML: {error}"
     where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else str(source)
     opened = error.context_mark
-    since = (f" ({error.context} opened at line {opened.line + 1})"
-             if error.context and opened and mark and opened.line != mark.line else "")
-    return (f"{where}: not valid YAML: {error.problem}{since}; fix it there (a missing quote, "
-            "bracket or colon, or a tab used to indent: use spaces)")
+    since = (
+        f" ({error.context} opened at line {opened.line + 1})"
+        if error.context and opened and mark and opened.line != mark.line
+        else ""
+    )
+    return (
+        f"{where}: not valid YAML: {error.problem}{since}; fix it there (a missing quote, "
+        "bracket or colon, or a tab used to indent: use spaces)"
+    )
 
 
 def load_yaml(path):
@@ -386,8 +411,12 @@ def numbers_read_as_text(document):
     found = []
     for node, path in walk(document.root):
         # a plain scalar's style: None from StrictLoader, '' from libyaml
-        if (isinstance(node, yaml.ScalarNode) and node.tag == FLOAT_TAG and not node.style
-                and yaml11_tag(node.value) != FLOAT_TAG):
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == FLOAT_TAG
+            and not node.style
+            and yaml11_tag(node.value) != FLOAT_TAG
+        ):
             found.append((node.start_mark.line + 1, dotted(path), node.value))
     return found
 

@@ -49,14 +49,34 @@ class Status:
         return self.mark if self.key == HOLDS else f"{self.mark} {self.word}"
 
 
-STATUS = {s.key: s for s in (
-    Status(HOLDS, word="holds", mark="✓", css="holds", verdict="holds", counted="held", result="holds"),
-    Status(FAILS, word="fails", mark="✗", css="fails", verdict="failed", counted="failed",
-           result="does not hold", page_mark="⚠ claim failed", page_class="claim-failed"),
-    Status(INCONCLUSIVE, word="inconclusive", mark="?", css="inconclusive", verdict="is inconclusive",
-           counted="inconclusive", result="is inconclusive: the interval straddles its bound",
-           page_mark="⚠ claim inconclusive", page_class="claim-inconclusive"),
-)}
+STATUS = {
+    s.key: s
+    for s in (
+        Status(HOLDS, word="holds", mark="✓", css="holds", verdict="holds", counted="held", result="holds"),
+        Status(
+            FAILS,
+            word="fails",
+            mark="✗",
+            css="fails",
+            verdict="failed",
+            counted="failed",
+            result="does not hold",
+            page_mark="⚠ claim failed",
+            page_class="claim-failed",
+        ),
+        Status(
+            INCONCLUSIVE,
+            word="inconclusive",
+            mark="?",
+            css="inconclusive",
+            verdict="is inconclusive",
+            counted="inconclusive",
+            result="is inconclusive: the interval straddles its bound",
+            page_mark="⚠ claim inconclusive",
+            page_class="claim-inconclusive",
+        ),
+    )
+}
 
 
 def status_of(claim):
@@ -84,6 +104,6 @@ def binding_mark(status):
 
 
 def claim_said(claim):
-    """"claim 'KEY EXPECT' failed" (or "is inconclusive", "holds"), for a claim
+    """ "claim 'KEY EXPECT' failed" (or "is inconclusive", "holds"), for a claim
     of bind's log: how every message names a claim and its status."""
     return f"claim '{claim['key']} {claim['expect']}' {of(claim).verdict}"

@@ -55,7 +55,7 @@ def remove_stale(folder, prefix, separator):
     owner tag is someone else's file, and stays."""
     removed = []
     for path in Path(folder).glob(f"{_glob_escape(prefix)}*"):
-        tag = path.name[len(prefix):].split(separator, 1)[0]
+        tag = path.name[len(prefix) :].split(separator, 1)[0]
         if not _TAG.fullmatch(tag) or owner_alive(tag):
             continue
         if path.is_dir() and not path.is_symlink():

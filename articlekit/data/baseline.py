@@ -66,6 +66,7 @@ class Baseline:
 
 # ---- loading -----------------------------------------------------------------
 
+
 def _parse(text, path):
     """The YAML data, read strictly (articlekit.core.sources: no key given twice,
     1e-7 a number), the line (1-based) of each item of `entries` and of its
@@ -167,11 +168,21 @@ def load_baseline(path=DEFAULT_BASELINE):
 
     entries = [
         Entry(
-            id=item["id"], cls=item["class"], published=item["published"], where=item["where"],
-            value=item.get("value"), key=item.get("key"), fmt=item.get("fmt"), check=item.get("check"),
-            band=tuple(item["band"]) if "band" in item else None, library=item.get("library"),
-            reason=item.get("reason"), restates=item.get("restates"), dropped=item.get("dropped"),
-            line=lines[i] if i < len(lines) else None, key_line=key_lines[i] if i < len(key_lines) else None,
+            id=item["id"],
+            cls=item["class"],
+            published=item["published"],
+            where=item["where"],
+            value=item.get("value"),
+            key=item.get("key"),
+            fmt=item.get("fmt"),
+            check=item.get("check"),
+            band=tuple(item["band"]) if "band" in item else None,
+            library=item.get("library"),
+            reason=item.get("reason"),
+            restates=item.get("restates"),
+            dropped=item.get("dropped"),
+            line=lines[i] if i < len(lines) else None,
+            key_line=key_lines[i] if i < len(key_lines) else None,
         )
         for i, item in enumerate(data["entries"])
     ]

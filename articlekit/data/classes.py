@@ -51,8 +51,13 @@ KINDS = {
     DISCRETE: "discrete values",
     VERSION: "versions and machine",
 }
-KIND_ONE = {MEASURED: "measured value", SETTING: "setting echoed", TEXT: "text", DISCRETE: "discrete value",
-            VERSION: "version or machine fact"}
+KIND_ONE = {
+    MEASURED: "measured value",
+    SETTING: "setting echoed",
+    TEXT: "text",
+    DISCRETE: "discrete value",
+    VERSION: "version or machine fact",
+}
 
 
 def counted(n, kind):
@@ -63,7 +68,7 @@ def counted(n, kind):
 # What each kind is, for the audit page's table.
 KIND_NOTES = {
     MEASURED: "a number the experiment measured or computed: a non-zero finite float, or a list holding one; "
-              "every `noise` and `timing` entry",
+    "every `noise` and `timing` entry",
     SETTING: "a key under `<experiment>.params`: the configuration the experiment ran with, echoed",
     TEXT: "a string: an error message, a type's name",
     DISCRETE: "a count, a shape, a flag, an exact zero or nan: right or wrong, with no digits to lose",
@@ -96,17 +101,22 @@ KEY_GONE = "missing"
 
 # What a new author does about an unexplained move, by what moved.
 _FIX = {
-    FAILED_CHECK: ("the value fails the entry's check '{check}': fix what produced it, or correct the check "
-                   "if the edition's bound was wrong (class `erratum`, with a `reason:`, when the edition itself "
-                   "was wrong); a reason does not excuse a failed check"),
-    UNPRINTABLE: ("give the entry a `fmt:` that prints this value the way the edition printed it "
-                  "(articlekit/core/fmt.py)"),
+    FAILED_CHECK: (
+        "the value fails the entry's check '{check}': fix what produced it, or correct the check "
+        "if the edition's bound was wrong (class `erratum`, with a `reason:`, when the edition itself "
+        "was wrong); a reason does not excuse a failed check"
+    ),
+    UNPRINTABLE: (
+        "give the entry a `fmt:` that prints this value the way the edition printed it (articlekit/core/fmt.py)"
+    ),
     TWO_THRESHOLDS: "make the thresholds one: change the article's expect= or the entry's `check:` so they agree",
     KEY_GONE: "{closest}make the entry's `key:` name the value that regenerates it, or restore the value",
 }
-_FIX_MOVED = ("if the move is right, say so in the baseline: add a `reason:` to the entry saying why, or change "
-              "its class (`noise` with a `check:`, `not_reproducible` or `revised`); if it is not, fix what "
-              "changed the value")
+_FIX_MOVED = (
+    "if the move is right, say so in the baseline: add a `reason:` to the entry saying why, or change "
+    "its class (`noise` with a `check:`, `not_reproducible` or `revised`); if it is not, fix what "
+    "changed the value"
+)
 
 
 def _said(text):
@@ -138,6 +148,7 @@ class Means:
     """One row of the table of what "reproduced" means: for the audit
     (against the edition), between two builds (the diff and the matrix: what
     counts as a change) and for `reproduce` (a rerun against the build)."""
+
     audit: str
     diff: str
     rerun: str
@@ -145,6 +156,7 @@ class Means:
 
 class AgreementClass:
     """The class of a baseline entry; subclasses say what differs."""
+
     name = None
     means = None
     # the schema: what an entry of the class must carry, and what it may not
@@ -187,8 +199,11 @@ class AgreementClass:
         """What a new author does about an unexplained move of this cause;
         `closest`: for a missing key, the experiment's key it most likely means."""
         # an experiment renamed leaves its entries' keys behind: they follow it
-        follow = (f"an entry's `key:` follows its experiment when that is renamed: write `key: {closest}` there; "
-                  "else " if closest else "")
+        follow = (
+            f"an entry's `key:` follows its experiment when that is renamed: write `key: {closest}` there; else "
+            if closest
+            else ""
+        )
         return _FIX.get(cause, _FIX_MOVED).format(check=entry.check, closest=follow)
 
     # -- between two builds --
@@ -235,8 +250,10 @@ class AgreementClass:
                 problems.append(f"check: {exc}")
             else:
                 if self.checked and not check_holds(entry.check, entry.value)[0]:
-                    problems.append(f"the published value {entry.value!r} fails its own check "
-                                    f"{entry.check!r}; fix the value or the bound")
+                    problems.append(
+                        f"the published value {entry.value!r} fails its own check "
+                        f"{entry.check!r}; fix the value or the bound"
+                    )
         if entry.fmt and self.audited:
             try:
                 printed = format_printed(entry.value, entry.fmt)
@@ -244,8 +261,10 @@ class AgreementClass:
                 problems.append(f"value {entry.value!r} cannot be printed with fmt {entry.fmt!r}: {exc}")
             else:
                 if printed != entry.published:
-                    problems.append(f"value {entry.value!r} prints as {printed!r} with fmt "
-                                    f"{entry.fmt!r}, not as the published {entry.published!r}")
+                    problems.append(
+                        f"value {entry.value!r} prints as {printed!r} with fmt "
+                        f"{entry.fmt!r}, not as the published {entry.published!r}"
+                    )
         return problems
 
 
@@ -253,9 +272,10 @@ class Exact(AgreementClass):
     name = "exact"
     means = Means(
         audit="the edition's digits come back at its precision (`fmt`; without one, the value itself); "
-              "anything else moved unexpectedly",
+        "anything else moved unexpectedly",
         diff="printing differently at the edition's precision (`fmt`); without one, any difference",
-        rerun="the rerun prints the build's digits at the edition's precision (`fmt`)")
+        rerun="the rerun prints the build's digits at the edition's precision (`fmt`)",
+    )
     rule = True
 
     def moved(self, entry, value, shown, versions):
@@ -265,8 +285,10 @@ class Exact(AgreementClass):
         if entry.key != key:  # an entry on one item of a list judges that item, not the list
             return None
         if entry.fmt:
-            return (f"exact at the printed precision ({entry.fmt})",
-                    lambda old, new: same_when_printed(entry.fmt, old, new))
+            return (
+                f"exact at the printed precision ({entry.fmt})",
+                lambda old, new: same_when_printed(entry.fmt, old, new),
+            )
         return "exact: equal", equal
 
     def came_back(self, entry, key, old, new):
@@ -279,7 +301,8 @@ class Noise(AgreementClass):
     means = Means(
         audit="the printed digits come back; else, meeting its bound (`check`), it moved as expected",
         diff="either side breaking its bound",
-        rerun="the rerun meets its bound (`check`)")
+        rerun="the rerun meets its bound (`check`)",
+    )
     requires = ("key", "value", "check")
     rule = True
     checked = True
@@ -303,9 +326,10 @@ class Timing(AgreementClass):
     name = "timing"
     means = Means(
         audit="the printed digits come back (rare: machines differ); else, inside its `band` around the "
-              "printed figure or meeting its `check`, it moved as expected",
+        "printed figure or meeting its `check`, it moved as expected",
         diff="leaving its `band` around the release's figure, or failing its `check`",
-        rerun="as a measured value (below); without an interval, within its `band` of the build's figure")
+        rerun="as a measured value (below); without an interval, within its `band` of the build's figure",
+    )
     requires_one_of = ("band", "check")
     owns = ("band",)
     rule = True
@@ -317,17 +341,28 @@ class Timing(AgreementClass):
             low, high = entry.band
             ratio = value / entry.value if isinstance(value, (int, float)) and entry.value else float("nan")
             if not low <= ratio <= high:
-                return (UNEXPECTED, f"{ratio:.2f}x the published time, outside the band [{low:g}, {high:g}]",
-                        OUT_OF_BAND)
-            return (EXPECTED, f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]",
-                    None)
-        return (EXPECTED, f"machines differ; '{entry.check}' still holds (the printed {entry.published} is "
-                          "informational)", None)
+                return (
+                    UNEXPECTED,
+                    f"{ratio:.2f}x the published time, outside the band [{low:g}, {high:g}]",
+                    OUT_OF_BAND,
+                )
+            return (
+                EXPECTED,
+                f"machines differ: {ratio:.2f}x the published time, inside the band [{low:g}, {high:g}]",
+                None,
+            )
+        return (
+            EXPECTED,
+            f"machines differ; '{entry.check}' still holds (the printed {entry.published} is informational)",
+            None,
+        )
 
     def explains(self, cause):
         if cause == OUT_OF_BAND:
-            return ("a timing: its class expects the time to move with the machine and its load; "
-                    "the article's claims about timings are checked with their intervals")
+            return (
+                "a timing: its class expects the time to move with the machine and its load; "
+                "the article's claims about timings are checked with their intervals"
+            )
         return None
 
     def between_builds(self, entry, key):
@@ -341,8 +376,10 @@ class Timing(AgreementClass):
             return True, "equal"
         if entry.band:
             return within_band(entry.band, old, new)
-        return False, ("a time with neither an interval (X.low, X.high) nor a band: nothing says how far "
-                       "a rerun may land, so only the same value comes back")
+        return False, (
+            "a time with neither an interval (X.low, X.high) nor a band: nothing says how far "
+            "a rerun may land, so only the same value comes back"
+        )
 
     def problems(self, entry, edition):
         inverted = []
@@ -354,10 +391,10 @@ class Timing(AgreementClass):
 class Text(AgreementClass):
     name = "text"
     means = Means(
-        audit="the same text, line breaks and spacing aside; another version of its `library` explains "
-              "a change",
+        audit="the same text, line breaks and spacing aside; another version of its `library` explains a change",
         diff="any difference but line breaks and spacing",
-        rerun="the same text, line breaks and spacing aside")
+        rerun="the same text, line breaks and spacing aside",
+    )
     owns = ("library",)
     rule = True
     kind = TEXT
@@ -371,8 +408,11 @@ class Text(AgreementClass):
         library = entry.library
         then, now = versions.edition.get(library), versions.installed.get(library)
         if library and not same_release(then, now):
-            return (EXPECTED, f"{library} {now or 'unknown'} here, {then} in the edition: "
-                              "messages change between versions", None)
+            return (
+                EXPECTED,
+                f"{library} {now or 'unknown'} here, {then} in the edition: messages change between versions",
+                None,
+            )
         return UNEXPECTED, f"the text changed with {library} still at the edition's {then}", MOVED_VALUE
 
     def between_builds(self, entry, key):
@@ -384,8 +424,10 @@ class Text(AgreementClass):
     def problems(self, entry, edition):
         unknown = []
         if entry.library and entry.library not in edition["versions"]:
-            unknown = [f"library {entry.library!r} has no version in edition.versions "
-                       f"({', '.join(edition['versions'])}); add the version the edition ran or name one of those"]
+            unknown = [
+                f"library {entry.library!r} has no version in edition.versions "
+                f"({', '.join(edition['versions'])}); add the version the edition ran or name one of those"
+            ]
         return unknown + super().problems(entry, edition)
 
 
@@ -394,7 +436,8 @@ class Info(AgreementClass):
     means = Means(
         audit="never: reported, a difference moves as expected",
         diff="any difference (the diff lists the environment apart)",
-        rerun="never: reported, not compared")
+        rerun="never: reported, not compared",
+    )
     rule = True
     kind = VERSION
 
@@ -412,9 +455,10 @@ class NotReproducible(AgreementClass):
     name = "not_reproducible"
     means = Means(
         audit="only if the printed digits happen to come back; else listed with its reason, "
-              "its qualitative `check` must hold",
+        "its qualitative `check` must hold",
         diff=_BY_ANOTHER,
-        rerun=_BY_ANOTHER)
+        rerun=_BY_ANOTHER,
+    )
     requires = ("key", "value", "reason")
 
     def moved(self, entry, value, shown, versions):
@@ -425,9 +469,10 @@ class Erratum(AgreementClass):
     name = "erratum"
     means = Means(
         audit="only if the edition's (wrong) digits come back; else listed with its reason, "
-              "its corrected fact (`check`) must hold",
+        "its corrected fact (`check`) must hold",
         diff=_BY_ANOTHER,
-        rerun=_BY_ANOTHER)
+        rerun=_BY_ANOTHER,
+    )
     requires = ("key", "value", "reason", "check")
     check_is_the_fact = True
 
@@ -439,9 +484,10 @@ class Revised(AgreementClass):
     name = "revised"
     means = Means(
         audit="only if the printed digits come back; else it moved as expected, with its reason "
-              "(and its `check`, if any, holds)",
+        "(and its `check`, if any, holds)",
         diff=_BY_ANOTHER,
-        rerun=_BY_ANOTHER)
+        rerun=_BY_ANOTHER,
+    )
     requires = ("key", "value", "reason")
 
     def moved(self, entry, value, shown, versions):
@@ -453,15 +499,17 @@ class Cited(AgreementClass):
     means = Means(
         audit="never: listed, not audited (`dropped:` when the article no longer cites it)",
         diff="not a value of the build",
-        rerun="nothing to rerun: `published.<id>` is the edition's own value")
+        rerun="nothing to rerun: `published.<id>` is the edition's own value",
+    )
     requires = ("reason",)
     forbids = ("key",)
     audited = False
 
 
 # One object per class, in the order the docs list them.
-AGREEMENT = {c.name: c for c in (Exact(), Noise(), Timing(), Text(), Info(), NotReproducible(), Erratum(),
-                                 Revised(), Cited())}
+AGREEMENT = {
+    c.name: c for c in (Exact(), Noise(), Timing(), Text(), Info(), NotReproducible(), Erratum(), Revised(), Cited())
+}
 CLASSES = tuple(AGREEMENT)
 
 
@@ -470,8 +518,9 @@ def agreement(entry):
     try:
         return AGREEMENT[entry.cls]
     except KeyError:
-        raise ArticlekitError(f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are "
-                         f"{', '.join(CLASSES)}") from None
+        raise ArticlekitError(
+            f"entry {entry.id!r}: unknown class {entry.cls!r}; the classes are {', '.join(CLASSES)}"
+        ) from None
 
 
 def schema_fragments():
@@ -479,8 +528,9 @@ def schema_fragments():
     entries must carry, and that a field a class owns appears on no other."""
     fragments = [c.schema() for c in AGREEMENT.values()]
     for c in AGREEMENT.values():
-        fragments += [{"if": {"required": [name]}, "then": {"properties": {"class": {"const": c.name}}}}
-                      for name in c.owns]
+        fragments += [
+            {"if": {"required": [name]}, "then": {"properties": {"class": {"const": c.name}}}} for name in c.owns
+        ]
     return fragments
 
 
@@ -503,9 +553,11 @@ def rule_entry(key, baseline):
 
 # ---- versions, for a text's library --------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Versions:
     """The library versions the edition printed and this build's."""
+
     edition: dict
     installed: dict
 
@@ -520,6 +572,7 @@ def same_release(published, installed):
 
 
 # ---- the tests between two builds the classes share ---------------------------------------
+
 
 def equal(old, new):
     same = same_value(old, new)
@@ -601,21 +654,28 @@ MEASURED_MEANS = Means(
     audit="as its class says",
     diff="as its class says, else as a key the baseline does not list",
     rerun="the rerun's estimate lies inside the build's interval, or the two intervals overlap "
-          "(a measured value: a key `X.estimate` with `X.low` and `X.high` beside it)")
+    "(a measured value: a key `X.estimate` with `X.low` and `X.high` beside it)",
+)
 
 
 def interval_came_back(old, new):
     """(came back, why) for a measured value rerun: its estimate inside the
     build's interval, or else the two intervals overlapping."""
+
     def span(v):
         return f"[{v.low:.4g}, {v.high:.4g}]"
+
     if old.low <= new.estimate <= old.high:
         return True, f"the rerun's {new.estimate:.4g} lies inside the build's interval {span(old)}"
     if new.low <= old.high and old.low <= new.high:
-        return True, (f"the rerun's {new.estimate:.4g} lies outside the build's interval {span(old)}, "
-                      f"but its own interval {span(new)} overlaps it")
-    return False, (f"the rerun's {new.estimate:.4g} {span(new)} lies outside the build's interval {span(old)}, "
-                   "and the two intervals do not overlap")
+        return True, (
+            f"the rerun's {new.estimate:.4g} lies outside the build's interval {span(old)}, "
+            f"but its own interval {span(new)} overlaps it"
+        )
+    return False, (
+        f"the rerun's {new.estimate:.4g} {span(new)} lies outside the build's interval {span(old)}, "
+        "and the two intervals do not overlap"
+    )
 
 
 def is_interval(value):
@@ -623,6 +683,7 @@ def is_interval(value):
 
 
 # ---- what kind of value an entry is --------------------------------------------------------
+
 
 def value_kind(key, value, entry=None):
     """The kind of a value: a version (its class is `info`, or the

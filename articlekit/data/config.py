@@ -44,8 +44,15 @@ import yaml
 
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.sources import (SourceError, load_yaml, numbers_read_as_text, parse_yaml, read_text,
-                                yaml11_spelling, yaml_error_message)
+from articlekit.core.sources import (
+    SourceError,
+    load_yaml,
+    numbers_read_as_text,
+    parse_yaml,
+    read_text,
+    yaml11_spelling,
+    yaml_error_message,
+)
 
 
 class ConfigError(ArticlekitError):
@@ -72,17 +79,24 @@ def check_syntax(path):
         raise ConfigError(str(exc)) from None
     data = document.data
     if data is None:
-        raise ConfigError(f"{shown}: the file is empty; a config file holds the keys of config/schema.yaml "
-                          "(start from a copy of config.yaml)")
+        raise ConfigError(
+            f"{shown}: the file is empty; a config file holds the keys of config/schema.yaml "
+            "(start from a copy of config.yaml)"
+        )
     if not isinstance(data, dict):
-        raise ConfigError(f"{shown}:1: the top level must be keys (strict: ..., experiments: ...), "
-                          f"not a {type(data).__name__}")
+        raise ConfigError(
+            f"{shown}:1: the top level must be keys (strict: ..., experiments: ...), not a {type(data).__name__}"
+        )
     texts = numbers_read_as_text(document)
     if texts:
-        raise ConfigError("\n  ".join(
-            f"{shown}:{line}: {key}: {text} is a number, but Snakemake reads config files as YAML 1.1, "
-            f"which takes it for the text {text!r}; write {yaml11_spelling(text)} (a dot and a signed "
-            f"exponent), or quote it if you mean the text" for line, key, text in texts))
+        raise ConfigError(
+            "\n  ".join(
+                f"{shown}:{line}: {key}: {text} is a number, but Snakemake reads config files as YAML 1.1, "
+                f"which takes it for the text {text!r}; write {yaml11_spelling(text)} (a dot and a signed "
+                f"exponent), or quote it if you mean the text"
+                for line, key, text in texts
+            )
+        )
     return data
 
 
@@ -106,23 +120,33 @@ def _slip(error, mark, lines):
     line = mark.line + 1
     if "'\\t'" in problem or "\t" in problem:
         here = lines[mark.line] if mark.line < len(lines) else ""
-        if here[:mark.column].strip():
-            return ("a tab after the key, and YAML separates with spaces only; fix it there: replace the tab "
-                    "with a space")
-        return ("a tab indents this line, and YAML indents with spaces only; fix it there: replace the tab "
-                "with spaces, as many as the keys beside it have")
+        if here[: mark.column].strip():
+            return (
+                "a tab after the key, and YAML separates with spaces only; fix it there: replace the tab with a space"
+            )
+        return (
+            "a tab indents this line, and YAML indents with spaces only; fix it there: replace the tab "
+            "with spaces, as many as the keys beside it have"
+        )
     for kind, closing in (("flow mapping", "}"), ("flow sequence", "]")):
         if kind in context and opened is not None:
-            return (f"the {'{' if closing == '}' else '['} opened at line {opened.line + 1}, column "
-                    f"{opened.column + 1} is not closed before this line; fix it there: close it with {closing} "
-                    "(or add the comma between two of its items)")
+            return (
+                f"the {'{' if closing == '}' else '['} opened at line {opened.line + 1}, column "
+                f"{opened.column + 1} is not closed before this line; fix it there: close it with {closing} "
+                "(or add the comma between two of its items)"
+            )
     if "quoted scalar" in context and opened is not None:
-        return (f"the quote opened at line {opened.line + 1}, column {opened.column + 1} is never closed; "
-                "fix it there: close it with the same quote")
+        return (
+            f"the quote opened at line {opened.line + 1}, column {opened.column + 1} is never closed; "
+            "fix it there: close it with the same quote"
+        )
     if "expected <block end>" in problem or "mapping values are not allowed" in problem:
         here = lines[mark.line] if mark.line < len(lines) else ""
-        before = [(number, text) for number, text in enumerate(lines[:mark.line], 1)
-                  if text.strip() and not text.lstrip().startswith("#")]
+        before = [
+            (number, text)
+            for number, text in enumerate(lines[: mark.line], 1)
+            if text.strip() and not text.lstrip().startswith("#")
+        ]
         if before and _indent(here) != _indent(before[-1][1]):
             number, text = before[-1]
             above = _indent(text)
@@ -131,12 +155,16 @@ def _slip(error, mark, lines):
             if not aligned or (deeper and not text.rstrip().endswith(":")):
                 spaces = f"{_indent(here)} space{'s' * (_indent(here) != 1)}"
                 why = f"but line {number} already has its value" if deeper else "and no key above it is indented so"
-                return (f"this line is indented by {spaces} and line {number} above it by {above}, {why}; "
-                        f"fix it there: keys of one section start in the same column, so indent it by {above} "
-                        "spaces (or under a key that ends with ':' to start a section)")
+                return (
+                    f"this line is indented by {spaces} and line {number} above it by {above}, {why}; "
+                    f"fix it there: keys of one section start in the same column, so indent it by {above} "
+                    "spaces (or under a key that ends with ':' to start a section)"
+                )
         if "mapping values are not allowed" in problem and here.count(": ") + here.rstrip().endswith(":") > 1:
-            return ("a second ': ' on this line; fix it there: quote a value that holds a colon "
-                    "(key: \"a: b\"), or give each key a line of its own")
+            return (
+                "a second ': ' on this line; fix it there: quote a value that holds a colon "
+                "(key: \"a: b\"), or give each key a line of its own"
+            )
     if "could not find expected ':'" in problem:
         return f"line {line} is no `key: value` (a ':' missing, or a quote left open); fix it there"
     return None
@@ -213,7 +241,10 @@ def _same(a, b):
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True  # the same .nan, though NaN equals nothing
     return (isinstance(a, bool), isinstance(a, (int, float)), isinstance(a, str)) == (
-        isinstance(b, bool), isinstance(b, (int, float)), isinstance(b, str)) and a == b
+        isinstance(b, bool),
+        isinstance(b, (int, float)),
+        isinstance(b, str),
+    ) and a == b
 
 
 def _where(path, value, indexed):
@@ -238,8 +269,16 @@ def _hint(error):
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"; allowed here: {', '.join(allowed)}" if allowed else ""
-    if error.validator in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
-                           "maxItems", "enum") and error.schema.get("description"):
+    if error.validator in (
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "enum",
+    ) and error.schema.get("description"):
         return f" ({error.schema['description']})"
     return ""
 
@@ -258,17 +297,29 @@ def _cross_key_errors(config, schema, prefix=()):
         if bound and all(is_number(v) for v in (value, config.get(bound))) and value > config[bound]:
             dotted = ".".join(prefix + (bound,))
             why = f" ({rule['description']})" if rule.get("description") else ""
-            found.append((prefix + (name,), value, f"{value} is more than {dotted} = {config[bound]}{why}; lower it "
-                          f"to at most {config[bound]}, or raise {dotted}"))
+            found.append(
+                (
+                    prefix + (name,),
+                    value,
+                    f"{value} is more than {dotted} = {config[bound]}{why}; lower it "
+                    f"to at most {config[bound]}, or raise {dotted}",
+                )
+            )
         other = rule.get("x-divides")
         if other and isinstance(value, int) and isinstance(config.get(other), int) and value > 0:
             total = config[other]
             if total % value:
                 divisors = [str(d) for d in range(1, total + 1) if total % d == 0]
                 dotted = ".".join(prefix + (other,))
-                found.append((prefix + (name,), value, f"{value} does not divide {dotted} = {total} (each of the "
-                              f"{value} parts would get {total / value:g} columns); "
-                              f"choose one of {', '.join(divisors)}, or change {dotted}"))
+                found.append(
+                    (
+                        prefix + (name,),
+                        value,
+                        f"{value} does not divide {dotted} = {total} (each of the "
+                        f"{value} parts would get {total / value:g} columns); "
+                        f"choose one of {', '.join(divisors)}, or change {dotted}",
+                    )
+                )
     return found
 
 
@@ -307,18 +358,21 @@ def strict_validator(schema, rule_names=()):
             spelled = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}[repr(instance)]
             yield jsonschema.ValidationError(
                 f"{spelled} is not a finite number, and a finite number is meant here (the schema's bounds "
-                "cannot refuse NaN or infinity: JSON has neither); write a number")
+                "cannot refuse NaN or infinity: JSON has neither); write a number"
+            )
         elif "integer" in types and "number" not in types:
             yield jsonschema.ValidationError(
                 f"{instance!r} is a float, and an integer is meant here: write {int(instance)} (no decimal "
-                "point), or the experiment gets a float")
+                "point), or the experiment gets a float"
+            )
 
     def rule_name(validator, wanted, instance, schema_here):
         if wanted and instance in reserved:
             yield jsonschema.ValidationError(
                 f"{instance!r} is the name of one of the workflow's rules ({', '.join(reserved)}), and each "
                 f"experiment gets a rule of its own name; rename the experiment (experiments/{instance}.py, "
-                f"its entry here and its section {instance}:)")
+                f"its entry here and its section {instance}:)"
+            )
 
     strict = jsonschema.validators.extend(draft, {"type": strict_type, "x-rule-name": rule_name})
     return strict(schema)
@@ -365,9 +419,7 @@ def _check(config, schema, schema_name, config_files=(), rule_names=(), hint=Non
         dotted = ".".join(str(p) for p in path) or "(top level)"
         where = _where(path, value, indexed) if path else (by_precedence[0] if by_precedence else "--config")
         problems.append(f"{where}: {dotted}: {message}")
-    raise ConfigError(
-        f"the configuration does not match {schema_name}:\n  " + "\n  ".join(problems)
-    )
+    raise ConfigError(f"the configuration does not match {schema_name}:\n  " + "\n  ".join(problems))
 
 
 # ---- an article without a schema for a section: the types config.yaml gives -------
@@ -416,11 +468,19 @@ def _reference(config_files):
 # schema, a seed typed as text ("2026x") made the experiment unseeded and
 # failed in its job (SeedSequence expects int), not at its line.
 SEED_SCHEMA = {"type": "integer", "minimum": 0}
-SEED_WHY = ("a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed sweep "
-            "varies only an integer seed")
+SEED_WHY = (
+    "a seed is a whole number, 0 or more: NumPy's generators take nothing else, and the seed sweep "
+    "varies only an integer seed"
+)
 
-TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a text", "boolean": "true or false",
-              "array": "a list", "object": "a mapping (keys and values)"}
+TYPE_WORDS = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a text",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping (keys and values)",
+}
 
 
 def check_article_config(config, schema_path, config_files, sections):
@@ -454,8 +514,11 @@ def check_article_config(config, schema_path, config_files, sections):
         given = _read_only_document(reference).data or {}
     except (OSError, yaml.YAMLError, SourceError):
         return
-    inferred = {name: inferred_schema(given[name]) for name in sections
-                if name not in described and isinstance(given.get(name), dict)}
+    inferred = {
+        name: inferred_schema(given[name])
+        for name in sections
+        if name not in described and isinstance(given.get(name), dict)
+    }
     if not inferred:
         return
     seeded = [name for name, section in inferred.items() if "seed" in section["properties"]]
@@ -471,9 +534,11 @@ def check_article_config(config, schema_path, config_files, sections):
         meant = TYPE_WORDS.get(error.validator_value, error.validator_value)
         return f"; {reference}:{lines[path]} gives it as {meant}, so write {meant}"
 
-    described_by = (f"the types {reference} gives{', a seed a whole number' if seeded else ''} "
-                    f"({', '.join(sorted(inferred))}: no {schema_path} describes "
-                    f"{'them' if len(inferred) > 1 else 'it'})")
+    described_by = (
+        f"the types {reference} gives{', a seed a whole number' if seeded else ''} "
+        f"({', '.join(sorted(inferred))}: no {schema_path} describes "
+        f"{'them' if len(inferred) > 1 else 'it'})"
+    )
     _check(config, {"type": "object", "properties": inferred}, described_by, config_files, hint=hint)
 
 

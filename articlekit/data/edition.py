@@ -17,12 +17,26 @@ from dataclasses import dataclass, replace
 from articlekit.core.claims import INCONCLUSIVE, ClaimError, check_holds, evaluate, simple_bound
 from articlekit.core.fmt import FormatError
 from articlekit.core.keys import UnknownKey, closest_keys, lookup, measured, split_key
-from articlekit.data.classes import (CITED, EXPECTED, FAILED_CHECK, KEY_GONE, MISSING, MOVED_VALUE, PARAMETER,
-                                     REPRODUCED, TWO_THRESHOLDS, UNEXPECTED, UNPRINTABLE, Versions, agreement)
+from articlekit.data.classes import (
+    CITED,
+    EXPECTED,
+    FAILED_CHECK,
+    KEY_GONE,
+    MISSING,
+    MOVED_VALUE,
+    PARAMETER,
+    REPRODUCED,
+    TWO_THRESHOLDS,
+    UNEXPECTED,
+    UNPRINTABLE,
+    Versions,
+    agreement,
+)
 from articlekit.data.environment import installed_versions
 from articlekit.data.values import PUBLISHED
 
 # ---- against the edition: the audit's question --------------------------------------
+
 
 def against_edition(entry, value, edition_versions, installed, checked=None):
     """(status, regenerated text, why) for one baseline entry whose key exists.
@@ -81,6 +95,7 @@ def _inconclusive(check, checked):
 
 # ---- one verdict per entry: what the audit and the article's departures both print --------
 
+
 @dataclass(frozen=True)
 class Verdict:
     """What this build says of one baseline entry. `shown`: the regenerated
@@ -90,6 +105,7 @@ class Verdict:
     reason, its class, or this build's configuration; None when nothing does.
     For a missing key, `closest`: the key of an experiment its `key:` most
     likely means (None when nothing is close)."""
+
     entry: object
     status: str
     why: str
@@ -133,13 +149,16 @@ def verdicts(baseline, values_doc, claims_on=lambda key: ()):
         except ValueError as exc:  # a malformed key, an index out of range
             judged.append(Verdict(entry, MISSING, str(exc), cause=KEY_GONE))
             continue
-        status, shown, why, cause = _judge(entry, value, baseline.edition["versions"], installed,
-                                           measured(values, entry.key))
+        status, shown, why, cause = _judge(
+            entry, value, baseline.edition["versions"], installed, measured(values, entry.key)
+        )
         conflicts = threshold_conflicts(entry.check, claims_on(entry.key))
         if conflicts:
             status, cause = UNEXPECTED, TWO_THRESHOLDS
-            why = (f"one threshold in two places: the article claims {', '.join(map(repr, conflicts))}, "
-                   f"the baseline checks '{entry.check}' (line {entry.line}); make them one. " + why)
+            why = (
+                f"one threshold in two places: the article claims {', '.join(map(repr, conflicts))}, "
+                f"the baseline checks '{entry.check}' (line {entry.line}); make them one. " + why
+            )
         judged.append(Verdict(entry, status, why, shown, value, cause))
     changed = configuration_changes(judged)
     return [_explain(v, changed) for v in judged]
@@ -153,21 +172,28 @@ def missing_key(key, values_doc):
     its entries' keys behind: the same key under the experiment that now
     makes it is the one meant."""
     values, sources = values_doc.get("values", {}), values_doc.get("sources", {})
-    computed = {k: v for k, v in values.items() if (sources.get(k) or {}).get("experiment") != PUBLISHED
-                and not k.startswith(PUBLISHED + ".")}
+    computed = {
+        k: v
+        for k, v in values.items()
+        if (sources.get(k) or {}).get("experiment") != PUBLISHED and not k.startswith(PUBLISHED + ".")
+    }
     made = sorted({(sources.get(k) or {}).get("experiment") or k.split(".")[0] for k in computed})
     base = split_key(key)[0]
-    index = key[len(base):]
+    index = key[len(base) :]
     experiment, _, rest = base.partition(".")
     if experiment in made:
         near = closest_keys(computed, base)
         where = f"experiment {experiment!r} made no value {base!r}"
     else:
-        renamed = [name for name in difflib.get_close_matches(experiment, made, n=len(made) or 1, cutoff=0)
-                   if f"{name}.{rest}" in computed]
+        renamed = [
+            name
+            for name in difflib.get_close_matches(experiment, made, n=len(made) or 1, cutoff=0)
+            if f"{name}.{rest}" in computed
+        ]
         near = [f"{name}.{rest}" for name in renamed] or closest_keys(computed, base)
-        where = (f"no experiment {experiment!r} gave this build values (they come from "
-                 f"{', '.join(made) or 'no experiment'})")
+        where = (
+            f"no experiment {experiment!r} gave this build values (they come from {', '.join(made) or 'no experiment'})"
+        )
     closest = near[0] + index if near else None
     said = f"; the closest key of an experiment is {closest}" if closest else "; no experiment's key is close"
     return f"unknown key {key!r}: {where}{said}", closest
@@ -182,7 +208,7 @@ def configuration_changes(judged):
     for v in judged:
         match = PARAMETER.match(v.entry.key or "")
         if match and v.status == UNEXPECTED and v.cause == MOVED_VALUE:
-            name = v.entry.key[match.end():]
+            name = v.entry.key[match.end() :]
             changed.setdefault(match.group(1), []).append(f"{name} {v.entry.published} → {v.shown}")
     return {experiment: ", ".join(dict.fromkeys(moves)) for experiment, moves in changed.items()}
 
@@ -199,8 +225,10 @@ def _explain(v, changed):
         explained = " ".join(entry.reason.split())
     elif not explained and v.cause == MOVED_VALUE and (entry.key or "").split(".")[0] in changed:
         experiment = entry.key.split(".")[0]
-        explained = (f"this build runs {experiment} with other parameters than the edition "
-                     f"({changed[experiment]}): its values move with the configuration")
+        explained = (
+            f"this build runs {experiment} with other parameters than the edition "
+            f"({changed[experiment]}): its values move with the configuration"
+        )
     if not explained:
         return v
     return replace(v, explained=explained)

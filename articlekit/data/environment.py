@@ -21,7 +21,7 @@ def is_environment(key, publishing):
 
 def field_name(key):
     """'environment.cpu' -> 'cpu'; another key as it is."""
-    return key[len(PREFIX):] if key.startswith(PREFIX) else key
+    return key[len(PREFIX) :] if key.startswith(PREFIX) else key
 
 
 def record(values):
@@ -41,8 +41,10 @@ def recorded_versions(doc, publishing):
     recorded it (an article without an environment experiment: a new one)."""
     values, recorded = doc.get("values", {}), installed_versions(doc)
     libraries = dict.fromkeys(["python", *publishing.libraries])
-    return {lib: values.get(PREFIX + lib) if isinstance(values.get(PREFIX + lib), str) else recorded.get(lib)
-            for lib in libraries}
+    return {
+        lib: values.get(PREFIX + lib) if isinstance(values.get(PREFIX + lib), str) else recorded.get(lib)
+        for lib in libraries
+    }
 
 
 def installed_versions(values_doc):

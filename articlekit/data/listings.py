@@ -46,8 +46,12 @@ def _span(node):
 
 def _docstring_lines(node):
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return set(range(body[0].lineno, body[0].end_lineno + 1))
     return set()
 
@@ -55,7 +59,7 @@ def _docstring_lines(node):
 def _source_of(lines, node, skip=frozenset()):
     """The lines of a function, decorators included, less those in skip."""
     first, last = _span(node)
-    return "".join(line for n, line in enumerate(lines[first - 1:last], start=first) if n not in skip)
+    return "".join(line for n, line in enumerate(lines[first - 1 : last], start=first) if n not in skip)
 
 
 def _code_lines(text):
@@ -71,7 +75,7 @@ def _imports(tree, lines):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if previous_end is not None and node.lineno > previous_end + 1:
                 out.append("\n")
-            out.append("".join(lines[node.lineno - 1:node.end_lineno]))
+            out.append("".join(lines[node.lineno - 1 : node.end_lineno]))
             previous_end = node.end_lineno
     return "".join(out)
 
@@ -83,8 +87,9 @@ def listing_values(source, core):
     found = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     missing = [name for name in core if name not in found]
     if missing:
-        raise ArticlekitError(f"core function(s) {', '.join(missing)} not defined at the top level; "
-                         f"defined: {', '.join(found) or 'none'}")
+        raise ArticlekitError(
+            f"core function(s) {', '.join(missing)} not defined at the top level; defined: {', '.join(found) or 'none'}"
+        )
     bare = {name: _source_of(lines, node, _docstring_lines(node)) for name, node in found.items()}
     imports = _imports(tree, lines)
     return {
@@ -106,8 +111,11 @@ def main(argv):
     args = parser.parse_args(argv)
     listed = args.publishing.listings
     if not listed:
-        print("listings: publishing.listings names no source file; add e.g. "
-              "listings: {NAME: {source: experiments/FILE.py, functions: [FUNCTION]}} to the config", file=sys.stderr)
+        print(
+            "listings: publishing.listings names no source file; add e.g. "
+            "listings: {NAME: {source: experiments/FILE.py, functions: [FUNCTION]}} to the config",
+            file=sys.stderr,
+        )
         return 1
     values = {}
     for name, listing in listed.items():
@@ -119,10 +127,17 @@ def main(argv):
             return 1
     sources = {name: listing.source for name, listing in listed.items()}
     # one listing: its path, as a single-file listing always had
-    write_artifact(args.out, "listings", "articlekit/data/listings.py",
-                   params={"source": next(iter(sources.values())) if len(sources) == 1 else sources},
-                   values=values)
+    write_artifact(
+        args.out,
+        "listings",
+        "articlekit/data/listings.py",
+        params={"source": next(iter(sources.values())) if len(sources) == 1 else sources},
+        values=values,
+    )
     for name, listing in values.items():
-        print(f"listings: {name}: {len(listing['functions'])} functions, {listing['core_lines']} core lines "
-              f"-> {args.out}", file=sys.stderr)
+        print(
+            f"listings: {name}: {len(listing['functions'])} functions, {listing['core_lines']} core lines "
+            f"-> {args.out}",
+            file=sys.stderr,
+        )
     return 0

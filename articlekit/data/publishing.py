@@ -42,13 +42,27 @@ from articlekit.core.errors import ArticlekitError
 _LIBRARY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # A listing's name becomes a key: listings.<name>.functions.<function>.
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-KEYS = ("libraries", "release_label", "volatile", "machine", "listings",
-        "error_measures", "single_precision", "spread", "per_build", "where_run", "built_at")
+KEYS = (
+    "libraries",
+    "release_label",
+    "volatile",
+    "machine",
+    "listings",
+    "error_measures",
+    "single_precision",
+    "spread",
+    "per_build",
+    "where_run",
+    "built_at",
+)
 PATTERN_KEYS = ("error_measures", "single_precision", "spread", "per_build", "where_run")
 # What each pattern key means, for its error message.
 _PATTERN_EXAMPLE = {
-    "error_measures": '["*_error"]', "single_precision": '["*.f32.*"]', "spread": '["bench.*.samples"]',
-    "per_build": "[environment.date]", "where_run": '["*.host"]',
+    "error_measures": '["*_error"]',
+    "single_precision": '["*.f32.*"]',
+    "spread": '["bench.*.samples"]',
+    "per_build": "[environment.date]",
+    "where_run": '["*.host"]',
 }
 
 
@@ -60,6 +74,7 @@ class PublishingError(ArticlekitError):
 class Listing:
     """A source file whose top-level functions the article shows, and the
     ones it calls its core (shown together, counted as its lines of code)."""
+
     source: str
     functions: tuple
 
@@ -123,8 +138,7 @@ def matches(patterns, key):
 
 @functools.lru_cache(maxsize=None)
 def _compiled(patterns):
-    return re.compile("|".join("(?:" + ".*".join(map(re.escape, p.split("*"))) + ")" for p in patterns),
-                      re.DOTALL)
+    return re.compile("|".join("(?:" + ".*".join(map(re.escape, p.split("*"))) + ")" for p in patterns), re.DOTALL)
 
 
 def parse(section, where="publishing"):
@@ -142,7 +156,8 @@ def parse(section, where="publishing"):
     if unrecorded:
         raise PublishingError(
             f"{where}.release_label: {', '.join(unrecorded)} not in {where}.libraries; a release is labelled "
-            f"by recorded libraries only: add {unrecorded[0]} to libraries or drop it from release_label")
+            f"by recorded libraries only: add {unrecorded[0]} to libraries or drop it from release_label"
+        )
     return Publishing(
         libraries=MappingProxyType(libraries),
         release_label=label,
@@ -161,38 +176,49 @@ def from_json(text):
     try:
         section = json.loads(text)
     except ValueError as exc:
-        raise PublishingError(f"--publishing: not JSON ({exc}); pass the config's publishing section "
-                              "as one JSON string, e.g. --publishing '{\"libraries\": {\"python\": \"Python\"}}'") from None
+        raise PublishingError(
+            f"--publishing: not JSON ({exc}); pass the config's publishing section "
+            "as one JSON string, e.g. --publishing '{\"libraries\": {\"python\": \"Python\"}}'"
+        ) from None
     return parse(section)
 
 
 def add_argument(parser):
     """--publishing on a command's parser, parsed and validated by argparse
     (a bad section stops the command with its message and exit status 2)."""
+
     def publishing(text):
         try:
             return from_json(text)
         except PublishingError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    parser.add_argument("--publishing", type=publishing, default=Publishing(),
-                        help=f"the config's publishing: section as JSON ({', '.join(KEYS)}); "
-                             "omitted: nothing article-specific")
+    parser.add_argument(
+        "--publishing",
+        type=publishing,
+        default=Publishing(),
+        help=f"the config's publishing: section as JSON ({', '.join(KEYS)}); omitted: nothing article-specific",
+    )
 
 
 def _libraries(value, where):
     if value is None:
         return {"python": "Python"}
     if not isinstance(value, dict) or not value:
-        raise PublishingError(f"{where}.libraries: expected a mapping of library to display name, "
-                              f"e.g. {{python: Python, scipy: SciPy}}, got {value!r}")
+        raise PublishingError(
+            f"{where}.libraries: expected a mapping of library to display name, "
+            f"e.g. {{python: Python, scipy: SciPy}}, got {value!r}"
+        )
     for library, display in value.items():
         if not isinstance(library, str) or not _LIBRARY.match(library):
-            raise PublishingError(f"{where}.libraries: {library!r} is not a distribution name; "
-                                  "write it as pip knows it, e.g. scipy")
+            raise PublishingError(
+                f"{where}.libraries: {library!r} is not a distribution name; write it as pip knows it, e.g. scipy"
+            )
         if not isinstance(display, str) or not display.strip():
-            raise PublishingError(f"{where}.libraries.{library}: expected the name readers know it by, "
-                                  f"e.g. {library}: {library.capitalize()}, got {display!r}")
+            raise PublishingError(
+                f"{where}.libraries.{library}: expected the name readers know it by, "
+                f"e.g. {library}: {library.capitalize()}, got {display!r}"
+            )
     return dict(value)
 
 
@@ -211,11 +237,11 @@ def _patterns(value, where, example):
     patterns = _names(value, where, f"a list of key patterns (* for any run of characters), e.g. {example}")
     for pattern in patterns:
         if not pattern.strip("*"):
-            raise PublishingError(f"{where}: {pattern!r} would match every key; name the keys it is for, "
-                                  f"e.g. {example}")
+            raise PublishingError(
+                f"{where}: {pattern!r} would match every key; name the keys it is for, e.g. {example}"
+            )
         if pattern != pattern.strip():
-            raise PublishingError(f"{where}: {pattern!r} starts or ends with a space, which no key has; "
-                                  "remove it")
+            raise PublishingError(f"{where}: {pattern!r} starts or ends with a space, which no key has; remove it")
     return patterns
 
 
@@ -223,8 +249,7 @@ def _key(value, where):
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip() or "*" in value:
-        raise PublishingError(f"{where}: expected one key of values.json, e.g. environment.time_utc, "
-                              f"got {value!r}")
+        raise PublishingError(f"{where}: expected one key of values.json, e.g. environment.time_utc, got {value!r}")
     return value
 
 
@@ -232,14 +257,17 @@ def _listings(value, where):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise PublishingError(f"{where}: expected a mapping of listing name to {{source: PATH, functions: [...]}}, "
-                              f"got {value!r}")
+        raise PublishingError(
+            f"{where}: expected a mapping of listing name to {{source: PATH, functions: [...]}}, got {value!r}"
+        )
     out = {}
     for name, listing in value.items():
         here = f"{where}.{name}"
         if not isinstance(name, str) or not _IDENTIFIER.match(name):
-            raise PublishingError(f"{where}: {name!r} cannot name a listing (it becomes the key "
-                                  "listings.<name>): use letters, digits and _")
+            raise PublishingError(
+                f"{where}: {name!r} cannot name a listing (it becomes the key "
+                "listings.<name>): use letters, digits and _"
+            )
         if not isinstance(listing, dict) or set(listing) != {"source", "functions"}:
             raise PublishingError(f"{here}: expected {{source: PATH, functions: [NAME, ...]}}, got {listing!r}")
         if not isinstance(listing["source"], str) or not listing["source"].endswith(".py"):

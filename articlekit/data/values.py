@@ -85,8 +85,12 @@ def merge(artifacts):
             values[key] = value
             sources[key] = source
         derived.update(_derived(path, name, env.get("derived") or {}, flat))
-    return {"values": dict(sorted(values.items())), "sources": dict(sorted(sources.items())), "versions": versions,
-            "derived": dict(sorted(derived.items()))}
+    return {
+        "values": dict(sorted(values.items())),
+        "sources": dict(sorted(sources.items())),
+        "versions": versions,
+        "derived": dict(sorted(derived.items())),
+    }
 
 
 def _derived(path, name, declared, flat):
@@ -97,8 +101,10 @@ def _derived(path, name, declared, flat):
         keys = [f"{name}.{p}" for p in [target, *inputs]]
         missing = [p for p, k in zip([target, *inputs], keys) if k not in flat]
         if missing:
-            raise ArticlekitError(f"{path}: derived names {', '.join(map(repr, missing))}, which the artifact's values "
-                             "do not hold; name values by their dotted path under `values`")
+            raise ArticlekitError(
+                f"{path}: derived names {', '.join(map(repr, missing))}, which the artifact's values "
+                "do not hold; name values by their dotted path under `values`"
+            )
         out[keys[0]] = keys[1:]
     return out
 
@@ -114,8 +120,10 @@ def refuse_unowned(ledger, results, baseline):
     """ValueError naming every artifact its rule did not write (an
     experiment's artifact is named after its rule: results/NAME.json) and
     a baseline that changed while the build ran."""
-    problems = [ledger.output_problem(path, Path(path).stem if Path(path).parent.name == "results" else None)
-                for path in results]
+    problems = [
+        ledger.output_problem(path, Path(path).stem if Path(path).parent.name == "results" else None)
+        for path in results
+    ]
     if baseline:
         problems.append(ledger.source_problem(baseline))
     problems = [problem for problem in problems if problem]
@@ -132,8 +140,11 @@ def main(argv):
     parser.add_argument("results", nargs="+", help="results/<name>.json artifacts")
     parser.add_argument("--baseline", help="baseline/published.yaml: add its values as published.<id>")
     parser.add_argument("--out", required=True, help="where to write build/values.json")
-    parser.add_argument("--ledger", help="Snakemake's record of what each rule wrote (.snakemake/articlekit/"
-                                         "ledger.json): refuse an artifact, or a baseline, that it does not vouch for")
+    parser.add_argument(
+        "--ledger",
+        help="Snakemake's record of what each rule wrote (.snakemake/articlekit/"
+        "ledger.json): refuse an artifact, or a baseline, that it does not vouch for",
+    )
     args = parser.parse_args(argv)
     if args.ledger:
         refuse_unowned(Ledger.load(args.ledger), args.results, args.baseline)
@@ -142,6 +153,8 @@ def main(argv):
         artifacts.append((args.baseline, published_envelope(args.baseline)))
     document = merge(artifacts)
     write_json(args.out, document)
-    print(f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
-          file=sys.stderr)
+    print(
+        f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
+        file=sys.stderr,
+    )
     return 0

@@ -110,8 +110,7 @@ def _top_level_modules(dist):
 def envelope(experiment, script, params, values, versions, derived=None):
     """The artifact: the values with the parameters and versions that made
     them, and which of them are derived from which (when any are)."""
-    made = {"experiment": experiment, "script": str(script), "params": params, "versions": versions,
-            "values": values}
+    made = {"experiment": experiment, "script": str(script), "params": params, "versions": versions, "values": values}
     if derived:
         made["derived"] = {path: list(inputs) for path, inputs in derived.items()}
     return made
@@ -131,10 +130,17 @@ def check_envelope(path, artifact):
         if field not in artifact:
             raise ArticlekitError(f"{path}: not an experiment artifact (no {field!r} field)")
     derived = artifact.get("derived", {})
-    if not (isinstance(derived, dict) and all(
-            isinstance(inputs, list) and inputs and all(isinstance(i, str) for i in inputs) for inputs in derived.values())):
-        raise ArticlekitError(f"{path}: 'derived' must map a value's path to the paths it is computed from, "
-                         f"e.g. {{\"overall\": [\"a.diff\", \"b.diff\"]}}, got {derived!r}")
+    if not (
+        isinstance(derived, dict)
+        and all(
+            isinstance(inputs, list) and inputs and all(isinstance(i, str) for i in inputs)
+            for inputs in derived.values()
+        )
+    ):
+        raise ArticlekitError(
+            f"{path}: 'derived' must map a value's path to the paths it is computed from, "
+            f"e.g. {{\"overall\": [\"a.diff\", \"b.diff\"]}}, got {derived!r}"
+        )
     return artifact
 
 
@@ -144,8 +150,9 @@ def read_artifact(path):
     try:
         return check_envelope(path, read_json(path))
     except ValueError as exc:
-        raise ArticlekitError(f"{exc}\n  {path} is an experiment's output, not a source: delete it and run "
-                         "snakemake again to rebuild it") from None
+        raise ArticlekitError(
+            f"{exc}\n  {path} is an experiment's output, not a source: delete it and run snakemake again to rebuild it"
+        ) from None
 
 
 # ---- figures ---------------------------------------------------------------------
@@ -215,9 +222,7 @@ def configure_logging(log_file=None):
         handlers = [logging.FileHandler(log_file, mode="w", encoding="utf-8")]
     else:
         handlers = [logging.StreamHandler(sys.stderr)]
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", handlers=handlers, force=True
-    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", handlers=handlers, force=True)
 
 
 def _parser(name):
@@ -227,31 +232,59 @@ def _parser(name):
     )
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--params", metavar="JSON", help="the parameters as a JSON object (what the workflow passes)")
-    given.add_argument("--config", metavar="FILE",
-                       help=f"by hand: a YAML config with a {name!r} section (default config.yaml)")
-    given.add_argument("--combine", nargs="+", metavar="RUN_JSON",
-                       help="combine the artifacts of this experiment's runs (its entry's runs: N) into one, "
-                            "with its combine(); the parameters are the runs'")
-    parser.add_argument("--ledger", metavar="FILE",
-                        help="with --combine: Snakemake's record of what each rule wrote "
-                             "(.snakemake/articlekit/ledger.json); a run's artifact it does not vouch for is refused")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="with --config: override one parameter (VALUE is read as YAML)")
-    parser.add_argument("--threads", type=int, metavar="N",
-                        help="the cores the job was given (for an experiment that takes every core): "
-                             "added to the params as `threads`")
-    parser.add_argument("--mem-mb", type=float, metavar="MB",
-                        help="the memory the job was given (its rule's mem_mb): sizes whose footprint exceeds it "
-                             "are refused before any work")
-    parser.add_argument("--runtime", type=float, metavar="MINUTES",
-                        help="the time the job was given (its rule's runtime), checked likewise")
+    given.add_argument(
+        "--config", metavar="FILE", help=f"by hand: a YAML config with a {name!r} section (default config.yaml)"
+    )
+    given.add_argument(
+        "--combine",
+        nargs="+",
+        metavar="RUN_JSON",
+        help="combine the artifacts of this experiment's runs (its entry's runs: N) into one, "
+        "with its combine(); the parameters are the runs'",
+    )
+    parser.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="with --combine: Snakemake's record of what each rule wrote "
+        "(.snakemake/articlekit/ledger.json); a run's artifact it does not vouch for is refused",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --config: override one parameter (VALUE is read as YAML)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="the cores the job was given (for an experiment that takes every core): added to the params as `threads`",
+    )
+    parser.add_argument(
+        "--mem-mb",
+        type=float,
+        metavar="MB",
+        help="the memory the job was given (its rule's mem_mb): sizes whose footprint exceeds it "
+        "are refused before any work",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=float,
+        metavar="MINUTES",
+        help="the time the job was given (its rule's runtime), checked likewise",
+    )
     parser.add_argument("--json", default=f"results/{name}.json", help="where to write the artifact")
-    parser.add_argument("--figure", action="append", default=[], metavar="NAME=PATH",
-                        help="write figure NAME to PATH")
+    parser.add_argument("--figure", action="append", default=[], metavar="NAME=PATH", help="write figure NAME to PATH")
     parser.add_argument("--log", metavar="FILE", help="also write the log to FILE")
-    parser.add_argument("--library", action="append", default=None, metavar="DIST",
-                        help="record DIST's version if the run imports it (repeatable); with --config the "
-                             "default is the file's publishing.libraries and experiments.NAME.libraries")
+    parser.add_argument(
+        "--library",
+        action="append",
+        default=None,
+        metavar="DIST",
+        help="record DIST's version if the run imports it (repeatable); with --config the "
+        "default is the file's publishing.libraries and experiments.NAME.libraries",
+    )
     return parser
 
 
@@ -335,7 +368,8 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     config does not declare, the line that asked and what to declare) and
     exits 1, writing nothing."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime), run_files, ledger = parse_command_line(
-        name, argv)
+        name, argv
+    )
     _drawn_with.clear()
     _saved.clear()
     configure_logging(log_file)
@@ -417,9 +451,14 @@ def _plot(name, plot, values, params, figures):
         log.error("%s: %s", name, missing)
         sys.exit(1)
     if others:
-        log.warning("%s: plot() also wrote %s, which experiments.%s.figures does not declare: the build keeps "
-                    "only declared figures (one saved by a relative path is dropped with the experiment's "
-                    "scratch folder); declare it there", name, ", ".join(others), name)
+        log.warning(
+            "%s: plot() also wrote %s, which experiments.%s.figures does not declare: the build keeps "
+            "only declared figures (one saved by a relative path is dropped with the experiment's "
+            "scratch folder); declare it there",
+            name,
+            ", ".join(others),
+            name,
+        )
 
 
 def _fail(name, exc):

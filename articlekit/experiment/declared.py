@@ -56,11 +56,15 @@ def params_of(experiment, params, config_file=CONFIG_FILE):
 
     def explain(key, present):
         if not present:
-            return (f"the experiment asks for params[{key!r}], but {config_file} gives {experiment!r} no parameters "
-                    f"(experiments: declares it, and no top-level section {experiment}: sets any); add the "
-                    f"section to {config_file}:\n\n{experiment}:\n  {key}: ...\n")
-        return (f"the experiment asks for params[{key!r}], but the section {experiment}: of {config_file} has no "
-                f"key {key!r} (it sets {', '.join(map(str, present))}); add `{key}: ...` under {experiment}:")
+            return (
+                f"the experiment asks for params[{key!r}], but {config_file} gives {experiment!r} no parameters "
+                f"(experiments: declares it, and no top-level section {experiment}: sets any); add the "
+                f"section to {config_file}:\n\n{experiment}:\n  {key}: ...\n"
+            )
+        return (
+            f"the experiment asks for params[{key!r}], but the section {experiment}: of {config_file} has no "
+            f"key {key!r} (it sets {', '.join(map(str, present))}); add `{key}: ...` under {experiment}:"
+        )
 
     return Declared(params, explain)
 
@@ -70,9 +74,11 @@ def figures_of(experiment, figures, config_file=CONFIG_FILE):
 
     def explain(name, declared):
         have = ", ".join(f"{n} ({_relative(p)})" for n, p in declared.items()) or "none"
-        return (f"plot() asks for figures[{name!r}], but experiments.{experiment}.figures in {config_file} "
-                f"declares {have}; declare it there ({name}: figures/{experiment}-{name}.svg), or have "
-                f"plot() save one of those")
+        return (
+            f"plot() asks for figures[{name!r}], but experiments.{experiment}.figures in {config_file} "
+            f"declares {have}; declare it there ({name}: figures/{experiment}-{name}.svg), or have "
+            f"plot() save one of those"
+        )
 
     return Declared(figures, explain)
 
@@ -106,8 +112,11 @@ def written_figures(figures, before, saved):
     """(the declared paths plot() wrote: new or changed since `before`,
     {path: stamp}, or saved by save_figure; the other files save_figure
     wrote, `saved` being the resolved paths it wrote)."""
-    declared = [path for path in figures.values()
-                if stamp(path) is not None and (stamp(path) != before.get(path) or _resolved(path) in saved)]
+    declared = [
+        path
+        for path in figures.values()
+        if stamp(path) is not None and (stamp(path) != before.get(path) or _resolved(path) in saved)
+    ]
     known = {_resolved(path) for path in figures.values()}
     others = [_relative(path) for path in dict.fromkeys(saved) if path not in known]
     return declared, others
@@ -122,13 +131,17 @@ def unwritten_figures(experiment, figures, written, others=(), has_plot=True, co
     names = ", ".join(f"{name!r} ({_relative(path)})" for name, path in missing.items())
     where = f"experiments.{experiment}.figures in {config_file}"
     if not has_plot:
-        return (f"{where} declares {names}, but the experiment passes no plot to run_experiment; write "
-                f"plot(values, params, figures) to save them, or remove them from {where}")
+        return (
+            f"{where} declares {names}, but the experiment passes no plot to run_experiment; write "
+            f"plot(values, params, figures) to save them, or remove them from {where}"
+        )
     did = [*map(_relative, written), *(f"{path} (not declared)" for path in others)]
     example = next(iter(missing))
-    return (f"plot() did not write {names}, which {where} declares; it wrote "
-            f"{', '.join(did) if did else 'no figure'}. Save it in plot() with "
-            f"save_figure(fig, figures[{example!r}]), or remove it from {where}")
+    return (
+        f"plot() did not write {names}, which {where} declares; it wrote "
+        f"{', '.join(did) if did else 'no figure'}. Save it in plot() with "
+        f"save_figure(fig, figures[{example!r}]), or remove it from {where}"
+    )
 
 
 def _resolved(path):

@@ -20,8 +20,12 @@ import numpy as np
 from articlekit.core.fmt import format_value
 
 # mathtext as an axis label spells it ($d_k$, $\sum w_i^2$), in plain words
-_MATH = [(re.compile(r"\\sqrt\{?([^}$]*)\}?"), r"√\1"), (re.compile(r"\\sum\s*"), "Σ"),
-         (re.compile(r"\\cdot\s*"), "·"), (re.compile(r"[{}$\\]"), "")]
+_MATH = [
+    (re.compile(r"\\sqrt\{?([^}$]*)\}?"), r"√\1"),
+    (re.compile(r"\\sum\s*"), "Σ"),
+    (re.compile(r"\\cdot\s*"), "·"),
+    (re.compile(r"[{}$\\]"), ""),
+]
 
 
 def plain(label):
@@ -47,8 +51,13 @@ def _span(low, high):
 
 def _panels(fig):
     """The figure's visible axes that plot data: not a colour bar, not hidden."""
-    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"
-            and (ax.lines or ax.collections or ax.images or ax.patches or ax.containers)]
+    return [
+        ax
+        for ax in fig.axes
+        if ax.get_visible()
+        and ax.get_label() != "<colorbar>"
+        and (ax.lines or ax.collections or ax.images or ax.patches or ax.containers)
+    ]
 
 
 def _colorbar_label(fig):
@@ -61,8 +70,11 @@ def _heatmap(ax, fig):
     rows, cols = cells.shape[:2]
     finite = cells[np.isfinite(cells)]
     spread = f", from {_span(finite.min(), finite.max())}" if finite.size else ""
-    axes = [f"{side}: {words}" for side, words in (("rows", plain(ax.get_ylabel())),
-                                                    ("columns", plain(ax.get_xlabel()))) if words]
+    axes = [
+        f"{side}: {words}"
+        for side, words in (("rows", plain(ax.get_ylabel())), ("columns", plain(ax.get_xlabel())))
+        if words
+    ]
     return "; ".join([f"a {rows} × {cols} grid of {_colorbar_label(fig)}{spread}", *axes])
 
 
@@ -75,8 +87,10 @@ def _axis(label, scale, low, high):
 def _plot(ax):
     box = ax.dataLim
     series = [plain(text.get_text()) for text in (ax.get_legend().get_texts() if ax.get_legend() else [])]
-    said = (f"x: {_axis(ax.get_xlabel(), ax.get_xscale(), box.x0, box.x1)}; "
-            f"y: {_axis(ax.get_ylabel(), ax.get_yscale(), box.y0, box.y1)}")
+    said = (
+        f"x: {_axis(ax.get_xlabel(), ax.get_xscale(), box.x0, box.x1)}; "
+        f"y: {_axis(ax.get_ylabel(), ax.get_yscale(), box.y0, box.y1)}"
+    )
     return said + ("; series: " + ", ".join(f"“{name}”" for name in series) if series else "")
 
 

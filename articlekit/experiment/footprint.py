@@ -109,8 +109,11 @@ def sizes(params):
     def integer(value):
         return isinstance(value, int) and not isinstance(value, bool)
 
-    return [key for key, value in params.items() if key not in NOT_SIZES and (
-        integer(value) or (isinstance(value, list) and value and all(map(integer, value))))]
+    return [
+        key
+        for key, value in params.items()
+        if key not in NOT_SIZES and (integer(value) or (isinstance(value, list) and value and all(map(integer, value))))
+    ]
 
 
 class _Reading(dict):
@@ -151,27 +154,29 @@ def estimate(footprint, params, source, name=None):
     except declared.Undeclared as exc:  # a parameter the config lacks: the section and the fix
         raise SizeError(f"{exc} (in footprint())") from None
     except NameError as exc:
-        raise SizeError(f"{source}: footprint() cannot run on its own ({exc}): it must be plain arithmetic on "
-                        "its params, using only builtins, math, the module's literal constants and "
-                        "articlekit.experiment.footprint's rates, because the plan runs it without importing the "
-                        "experiment") from None
+        raise SizeError(
+            f"{source}: footprint() cannot run on its own ({exc}): it must be plain arithmetic on "
+            "its params, using only builtins, math, the module's literal constants and "
+            "articlekit.experiment.footprint's rates, because the plan runs it without importing the "
+            "experiment"
+        ) from None
     except Exception as exc:  # a bug in the estimate is the experiment's, named as such
         raise SizeError(f"{source}: footprint() failed on these params: {type(exc).__name__}: {exc}") from None
     if not isinstance(found, dict) or not set(found) <= set(MEASURES):
-        raise SizeError(f"{source}: footprint() must return a dict with {' and/or '.join(MEASURES)}, "
-                        f"not {found!r}")
-    estimates = {measure: _terms(found[measure], params, source, measure) for measure in MEASURES
-                 if found.get(measure)}
+        raise SizeError(f"{source}: footprint() must return a dict with {' and/or '.join(MEASURES)}, not {found!r}")
+    estimates = {measure: _terms(found[measure], params, source, measure) for measure in MEASURES if found.get(measure)}
     named = {key for measure in estimates.values() for keys, _ in measure.terms for key in keys}
     uncovered = [key for key in sizes(params) if key not in reading.read | named]
     if uncovered:
         shown = _and([f"{name + '.' if name else ''}{key} = {_shown(params[key])}" for key in uncovered])
-        raise SizeError(f"{source}: footprint() returns nothing for {shown}: "
-                        f"{'a size' if len(uncovered) == 1 else 'sizes'} of the experiment (integer parameters), "
-                        "which it neither reads nor files a term under, so no value of "
-                        f"{'it' if len(uncovered) == 1 else 'them'} would ever be refused. Estimate what "
-                        f"{uncovered[0]!r} costs in footprint() (a term under it in bytes or seconds), or file it "
-                        "under 0 if it costs nothing")
+        raise SizeError(
+            f"{source}: footprint() returns nothing for {shown}: "
+            f"{'a size' if len(uncovered) == 1 else 'sizes'} of the experiment (integer parameters), "
+            "which it neither reads nor files a term under, so no value of "
+            f"{'it' if len(uncovered) == 1 else 'them'} would ever be refused. Estimate what "
+            f"{uncovered[0]!r} costs in footprint() (a term under it in bytes or seconds), or file it "
+            "under 0 if it costs nothing"
+        )
     return estimates
 
 
@@ -183,8 +188,10 @@ def _terms(given, params, source, measure):
         keys = keys if isinstance(keys, tuple) else (keys,)
         unknown = [key for key in keys if key not in params]
         if unknown:
-            raise SizeError(f"{source}: footprint()[{measure!r}] files a term under {unknown[0]!r}, which is not "
-                            f"a parameter (they are {', '.join(map(str, params))})")
+            raise SizeError(
+                f"{source}: footprint()[{measure!r}] files a term under {unknown[0]!r}, which is not "
+                f"a parameter (they are {', '.join(map(str, params))})"
+            )
         if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
             raise SizeError(f"{source}: footprint()[{measure!r}][{keys}] must be a number >= 0, not {amount!r}")
         terms.append((keys, amount))
@@ -205,23 +212,40 @@ def check(name, params, footprint, limits, source, where=None):
         place = where(f"{name}.{keys[0]}") if where else None
         named = _and([f"{name}.{key} = {_shown(params[key])}" for key in keys])
         lower = " or ".join(f"{name}.{key}" for key in keys)
-        return (f"{place + ': ' if place else ''}{named}: the {name} experiment {costs} ({source}, footprint()), "
-                f"{limit}. Lower {lower}, or {otherwise}.")
+        return (
+            f"{place + ': ' if place else ''}{named}: the {name} experiment {costs} ({source}, footprint()), "
+            f"{limit}. Lower {lower}, or {otherwise}."
+        )
 
     problems = []
     if memory and limits.mem_mb is not None and limits.held_bytes + memory.total > limits.mem_mb * 1e6:
         held = f" beside the {_bytes(limits.held_bytes)} the process holds already" if limits.held_bytes else ""
-        problems.append(refusal(memory, f"would hold an estimated {_bytes(memory.total)}{held}",
-                                f"more than the {limits.mem_mb:g} MB its rule declares (experiments.{name}.mem_mb)",
-                                f"raise experiments.{name}.mem_mb"))
+        problems.append(
+            refusal(
+                memory,
+                f"would hold an estimated {_bytes(memory.total)}{held}",
+                f"more than the {limits.mem_mb:g} MB its rule declares (experiments.{name}.mem_mb)",
+                f"raise experiments.{name}.mem_mb",
+            )
+        )
     if memory and limits.available_bytes is not None and memory.total > limits.available_bytes:
-        problems.append(refusal(memory, f"would hold an estimated {_bytes(memory.total)}",
-                                f"more than the {_bytes(limits.available_bytes)} this machine has available now",
-                                "run it where more memory is free"))
+        problems.append(
+            refusal(
+                memory,
+                f"would hold an estimated {_bytes(memory.total)}",
+                f"more than the {_bytes(limits.available_bytes)} this machine has available now",
+                "run it where more memory is free",
+            )
+        )
     if seconds and limits.runtime_min is not None and seconds.total > limits.runtime_min * 60:
-        problems.append(refusal(seconds, f"would take at least {_duration(seconds.total)}",
-                                f"more than the {limits.runtime_min:g} min its rule declares "
-                                f"(experiments.{name}.runtime)", f"raise experiments.{name}.runtime"))
+        problems.append(
+            refusal(
+                seconds,
+                f"would take at least {_duration(seconds.total)}",
+                f"more than the {limits.runtime_min:g} min its rule declares (experiments.{name}.runtime)",
+                f"raise experiments.{name}.runtime",
+            )
+        )
     if problems:
         raise SizeError("\n".join(problems))
     return found
@@ -312,8 +336,14 @@ def check_plan(name, path, params, mem_mb, runtime_min, where=None):
         return
     footprint = from_source(path)
     if footprint is not None:
-        check(name, declared.params_of(name, params), footprint, Limits(mem_mb=mem_mb, runtime_min=runtime_min),
-              _relative(path), where)
+        check(
+            name,
+            declared.params_of(name, params),
+            footprint,
+            Limits(mem_mb=mem_mb, runtime_min=runtime_min),
+            _relative(path),
+            where,
+        )
 
 
 def _relative(path):
@@ -331,8 +361,9 @@ def check_run(name, run, params, mem_mb=None, runtime_min=None):
     footprint = getattr(module, "footprint", None)
     if footprint is None:
         return None
-    limits = Limits(mem_mb=mem_mb, runtime_min=runtime_min, available_bytes=available_memory(),
-                    held_bytes=held_memory())
+    limits = Limits(
+        mem_mb=mem_mb, runtime_min=runtime_min, available_bytes=available_memory(), held_bytes=held_memory()
+    )
     return check(name, params, footprint, limits, _relative(inspect.getsourcefile(run)))
 
 

@@ -146,8 +146,10 @@ def order_statistic_rank(n, confidence=CONFIDENCE):
             break
         best = (k, coverage)
     if best is None:
-        raise MeasureError(f"{n} samples cannot give a {confidence:.0%} interval for the median; "
-                           f"take at least {minimum_rounds(confidence)}")
+        raise MeasureError(
+            f"{n} samples cannot give a {confidence:.0%} interval for the median; "
+            f"take at least {minimum_rounds(confidence)}"
+        )
     return best
 
 
@@ -184,8 +186,10 @@ def limited_threads(n, thread_setters=()):
 
 def pools():
     """The native thread pools threadpoolctl sees now: library, API, version, threads."""
-    return [{"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"),
-             "threads": p["num_threads"]} for p in threadpool_info()]
+    return [
+        {"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"), "threads": p["num_threads"]}
+        for p in threadpool_info()
+    ]
 
 
 # ---- timing ----------------------------------------------------------------------
@@ -246,8 +250,17 @@ def default_clock(threads):
     return time.thread_time if threads == 1 else time.perf_counter
 
 
-def compare(contenders, baseline=None, rounds=21, warmup=3, sample_ms=20.0, threads=1,
-            thread_setters=(), clock=None, confidence=CONFIDENCE):
+def compare(
+    contenders,
+    baseline=None,
+    rounds=21,
+    warmup=3,
+    sample_ms=20.0,
+    threads=1,
+    thread_setters=(),
+    clock=None,
+    confidence=CONFIDENCE,
+):
     """Time each contender (name -> zero-argument call) by the protocol
     above, and each against the baseline.
 
@@ -263,15 +276,19 @@ def compare(contenders, baseline=None, rounds=21, warmup=3, sample_ms=20.0, thre
     if not contenders:
         raise MeasureError("compare: no contenders; pass {name: zero-argument call}")
     if baseline is not None and baseline not in contenders:
-        raise MeasureError(f"compare: baseline {baseline!r} is not a contender; "
-                           f"contenders: {', '.join(map(str, contenders))}")
+        raise MeasureError(
+            f"compare: baseline {baseline!r} is not a contender; contenders: {', '.join(map(str, contenders))}"
+        )
     not_callable = [name for name, fn in contenders.items() if not callable(fn)]
     if not_callable:
-        raise MeasureError(f"compare: {', '.join(map(str, not_callable))} not callable; "
-                           "pass zero-argument calls, e.g. lambda: f(x)")
+        raise MeasureError(
+            f"compare: {', '.join(map(str, not_callable))} not callable; pass zero-argument calls, e.g. lambda: f(x)"
+        )
     if rounds < minimum_rounds(confidence):
-        raise MeasureError(f"compare: rounds={rounds} cannot give a {confidence:.0%} interval; "
-                           f"take at least {minimum_rounds(confidence)}")
+        raise MeasureError(
+            f"compare: rounds={rounds} cannot give a {confidence:.0%} interval; "
+            f"take at least {minimum_rounds(confidence)}"
+        )
     if threads < 1:
         raise MeasureError(f"compare: threads={threads}; give at least 1")
     clock = clock or default_clock(threads)
@@ -279,8 +296,11 @@ def compare(contenders, baseline=None, rounds=21, warmup=3, sample_ms=20.0, thre
         held = pools()
         raw = interleaved(contenders, rounds, warmup, sample_ms, clock)
     times = {name: median_interval(m["samples_ms"], confidence) | m for name, m in raw.items()}
-    ratios = {name: ratio(raw[baseline]["samples_ms"], m["samples_ms"], confidence)
-              for name, m in raw.items() if baseline is not None and name != baseline}
+    ratios = {
+        name: ratio(raw[baseline]["samples_ms"], m["samples_ms"], confidence)
+        for name, m in raw.items()
+        if baseline is not None and name != baseline
+    }
     return {
         "times": times,
         "ratios": ratios,
@@ -319,8 +339,9 @@ def between_runs(estimates, confidence=CONFIDENCE):
     if len(runs) < 2:
         raise MeasureError(f"between_runs: {len(runs)} run gives no spread between runs; take at least 2")
     if any(math.isnan(x) or not x > 0 for x in runs):
-        raise MeasureError(f"between_runs: every run's estimate must be a positive number (a time or a ratio), "
-                           f"got {runs}")
+        raise MeasureError(
+            f"between_runs: every run's estimate must be a positive number (a time or a ratio), got {runs}"
+        )
     low, high = prediction_interval(runs, confidence)
     median = statistics.median(runs)
     return {
@@ -358,7 +379,7 @@ def outlying_runs(runs, confidence=CONFIDENCE):
     each = 1 - (1 - confidence) / n
     out = []
     for i, x in enumerate(runs):
-        low, high = prediction_interval(runs[:i] + runs[i + 1:], each)
+        low, high = prediction_interval(runs[:i] + runs[i + 1 :], each)
         if not low <= x <= high:
             out.append(i + 1)
     return out

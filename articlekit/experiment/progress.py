@@ -43,8 +43,12 @@ def say(line):
     """One progress line: into the job's log and onto the terminal (its stderr),
     unless the log already is the terminal."""
     log.info("%s", line)
-    if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
-               and getattr(h, "stream", None) in (sys.stderr, sys.stdout) for h in logging.getLogger().handlers):
+    if not any(
+        isinstance(h, logging.StreamHandler)
+        and not isinstance(h, logging.FileHandler)
+        and getattr(h, "stream", None) in (sys.stderr, sys.stdout)
+        for h in logging.getLogger().handlers
+    ):
         print(line, file=sys.stderr, flush=True)
 
 

@@ -55,23 +55,29 @@ def check_runs(name, artifacts):
         raise RunsError(f"{name}: --combine needs the artifacts of its runs, e.g. {run_path(name, 1)}")
     for path, artifact in artifacts:
         if artifact["experiment"] != name:
-            raise RunsError(f"{path}: a run of {artifact['experiment']!r}, not of {name!r}; combine the runs of "
-                            f"one experiment ({run_path(name, '<i>')})")
+            raise RunsError(
+                f"{path}: a run of {artifact['experiment']!r}, not of {name!r}; combine the runs of "
+                f"one experiment ({run_path(name, '<i>')})"
+            )
     first_path, first = artifacts[0]
     for path, artifact in artifacts[1:]:
         for part in ("params", "versions"):
             mine, theirs = first.get(part) or {}, artifact.get(part) or {}
             if mine != theirs:
                 keys = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
-                raise RunsError(f"{path} ran with other {part} than {first_path} ({', '.join(keys)}: "
-                                f"{[theirs.get(k) for k in keys]} against {[mine.get(k) for k in keys]}); the runs of "
-                                f"one build are replicates of one measurement: run them again together "
-                                f"(snakemake --cores N --forcerun {name} results/{name}.json)")
+                raise RunsError(
+                    f"{path} ran with other {part} than {first_path} ({', '.join(keys)}: "
+                    f"{[theirs.get(k) for k in keys]} against {[mine.get(k) for k in keys]}); the runs of "
+                    f"one build are replicates of one measurement: run them again together "
+                    f"(snakemake --cores N --forcerun {name} results/{name}.json)"
+                )
     return dict(first.get("params") or {}), [artifact["values"] for _, artifact in artifacts]
 
 
 def no_combine(name):
     """Why an experiment with runs: N but no combine() cannot be combined, and the fix."""
-    return (f"experiments/{name}.py has no combine(runs, params), so its runs cannot be made into one artifact: "
-            f"define one and pass it as run_experiment({name!r}, run, plot, combine=combine), or set "
-            f"experiments.{name}.runs to 1")
+    return (
+        f"experiments/{name}.py has no combine(runs, params), so its runs cannot be made into one artifact: "
+        f"define one and pass it as run_experiment({name!r}, run, plot, combine=combine), or set "
+        f"experiments.{name}.runs to 1"
+    )

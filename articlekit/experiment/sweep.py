@@ -55,8 +55,7 @@ def run_one(run, params, seed):
     try:
         return {"seed": seed, "values": run({**params, "seed": seed})}
     except Exception as exc:  # any failure of the science is a finding about that seed
-        return {"seed": seed, "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=-3)}
+        return {"seed": seed, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=-3)}
 
 
 def run_seeds(run, params, seeds, progress=None):
@@ -75,16 +74,20 @@ def run_seeds(run, params, seeds, progress=None):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m articlekit.experiment.sweep",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m articlekit.experiment.sweep", description=__doc__.splitlines()[0])
     parser.add_argument("--experiment", required=True, help="NAME: runs experiments.NAME's run(params)")
     parser.add_argument("--params", required=True, metavar="JSON", help="the article's params (with its seed)")
     parser.add_argument("--first", type=int, required=True, help="index of the chunk's first seed in the sweep")
     parser.add_argument("--count", type=int, required=True, help="how many seeds the chunk runs")
     parser.add_argument("--out", required=True, help="the chunk's JSON")
     parser.add_argument("--log", help="also write the log to FILE")
-    parser.add_argument("--library", action="append", default=[], metavar="DIST",
-                        help="record DIST's version if the run imports it (repeatable)")
+    parser.add_argument(
+        "--library",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="record DIST's version if the run imports it (repeatable)",
+    )
     return parser
 
 
@@ -112,10 +115,25 @@ def main(argv=None):
     failed = sum("error" in record for record in records)
     script = f"experiments/{args.experiment}.py"
     base = {key: value for key, value in params.items() if key != "seed"}
-    write_json(out, {"experiment": args.experiment, "script": script, "params": base,
-                          "versions": library_versions(args.library), "seeds": records})
-    log.info("%s: seeds %d to %d, %d ran, %d failed -> %s", args.experiment, seeds[0], seeds[-1],
-             len(records) - failed, failed, args.out)
+    write_json(
+        out,
+        {
+            "experiment": args.experiment,
+            "script": script,
+            "params": base,
+            "versions": library_versions(args.library),
+            "seeds": records,
+        },
+    )
+    log.info(
+        "%s: seeds %d to %d, %d ran, %d failed -> %s",
+        args.experiment,
+        seeds[0],
+        seeds[-1],
+        len(records) - failed,
+        failed,
+        args.out,
+    )
     return 0
 
 

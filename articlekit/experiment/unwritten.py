@@ -58,8 +58,12 @@ def calls(source):
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
-        getattr(node.func, "id", None) == "run_experiment" or getattr(node.func, "attr", None) == "run_experiment"))
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "run_experiment" or getattr(node.func, "attr", None) == "run_experiment")
+    )
 
 
 def reason(module, json_path, log_path):
@@ -73,21 +77,28 @@ def reason(module, json_path, log_path):
     started = log_path is not None and os.path.isfile(log_path) and os.path.getsize(log_path) > 0
     call = the_call(name, source)
     if started:
-        return (f"{script} started run_experiment but exited (with status 0) before it wrote {json_path}: "
-                "something in run() or plot() ended the process early (a sys.exit() or os._exit()); "
-                "return the values from run() instead")
+        return (
+            f"{script} started run_experiment but exited (with status 0) before it wrote {json_path}: "
+            "something in run() or plot() ended the process early (a sys.exit() or os._exit()); "
+            "return the values from run() instead"
+        )
     lines = calls(source)
     if lines:
-        return (f"{script} ran but never called run_experiment(...): its call at line {lines[0]} did not run. "
-                f'Put it at the end of the file, under `if __name__ == "__main__":` (spelt so), '
-                f"as `{call}` (see {GUIDE})")
-    return (f"{script} ran but never called run_experiment(...): add `{call}` at its end, under "
-            f'`if __name__ == "__main__":` (see {GUIDE})')
+        return (
+            f"{script} ran but never called run_experiment(...): its call at line {lines[0]} did not run. "
+            f'Put it at the end of the file, under `if __name__ == "__main__":` (spelt so), '
+            f"as `{call}` (see {GUIDE})"
+        )
+    return (
+        f"{script} ran but never called run_experiment(...): add `{call}` at its end, under "
+        f'`if __name__ == "__main__":` (see {GUIDE})'
+    )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m articlekit.experiment.unwritten",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m articlekit.experiment.unwritten", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("module", help="the experiment's module, as the rule runs it (experiments.NAME)")
     parser.add_argument("--json", required=True, help="the artifact its job should have written")
     parser.add_argument("--log", help="the job's log: the reason is added to it")

@@ -42,9 +42,11 @@ def is_installed_copy(path):
     """True for a path inside an article's installed copy (or the folder
     one is being made in): the build reads the package's instead."""
     parts = Path(path).resolve().parts
-    return any(parts[i] == INSTALLED_COPY.parts[0]
-               and (parts[i + 1] == INSTALLED_COPY.parts[1] or parts[i + 1].startswith(STAGING_PREFIX))
-               for i in range(len(parts) - 1))
+    return any(
+        parts[i] == INSTALLED_COPY.parts[0]
+        and (parts[i + 1] == INSTALLED_COPY.parts[1] or parts[i + 1].startswith(STAGING_PREFIX))
+        for i in range(len(parts) - 1)
+    )
 
 
 def digest(folder):

@@ -50,10 +50,25 @@ import yaml
 
 from articlekit.core.jsonio import dumps
 from articlekit.core.text import md_text
-from articlekit.render.page import (HTML_FILTERS, RenderError, build_root, empty_folder, extension_folders,
-                                    figure_data, filter_files, filter_library_files, html_filter_args,
-                                    pandoc_common_args, pandoc_metadata, pandoc_page_args, pandoc_path,
-                                    project_options, project_root, run_tool, split_front_matter)
+from articlekit.render.page import (
+    HTML_FILTERS,
+    RenderError,
+    build_root,
+    empty_folder,
+    extension_folders,
+    figure_data,
+    filter_files,
+    filter_library_files,
+    html_filter_args,
+    pandoc_common_args,
+    pandoc_metadata,
+    pandoc_page_args,
+    pandoc_path,
+    project_options,
+    project_root,
+    run_tool,
+    split_front_matter,
+)
 from articlekit.article.prose_guard import check_tree
 from articlekit.article.shortcodes import CLOSE, OPEN, parse_inner, scan, to_quarto_markdown
 from articlekit.core.sources import read_text
@@ -85,7 +100,7 @@ def is_table_shortcode(line):
     if not (text.startswith(OPEN) and text.endswith(CLOSE)):
         return False
     try:
-        name, args, kwargs, _, _ = parse_inner(text[len(OPEN):-len(CLOSE)])
+        name, args, kwargs, _, _ = parse_inner(text[len(OPEN) : -len(CLOSE)])
     except ValueError:
         return False
     return name in ("provenance", "departures") and not args and not kwargs
@@ -211,10 +226,14 @@ class IncrementalPage:
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters and extensions, the metadata, the options."""
         lua = [str(p) for p in (*filter_files(), *filter_library_files(), *HTML_FILTERS)]
-        lua += [str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*"))
-                if p.is_file()]
-        return [self.pandoc, [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
-                {k: v for k, v in front.items()}]
+        lua += [
+            str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*")) if p.is_file()
+        ]
+        return [
+            self.pandoc,
+            [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
+            {k: v for k, v in front.items()},
+        ]
 
     def metadata(self, front, bindings_path):
         return pandoc_metadata(front, self.article_dir, Path(bindings_path), self.pandoc)
@@ -241,19 +260,29 @@ class IncrementalPage:
             try:
                 if checked:
                     tree = tmp / "piece.json"
-                    run_tool([self.pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)],
-                             self.article, cwd=self.article_dir)
+                    run_tool(
+                        [self.pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)],
+                        self.article,
+                        cwd=self.article_dir,
+                    )
                     try:
-                        figures = check_tree(json.loads(tree.read_text(encoding="utf-8")),
-                                             "\n" * (first_line - 1) + markdown, self.article, self.article_dir_in_root)
+                        figures = check_tree(
+                            json.loads(tree.read_text(encoding="utf-8")),
+                            "\n" * (first_line - 1) + markdown,
+                            self.article,
+                            self.article_dir_in_root,
+                        )
                         metadata["figure-data"] = md_text(str(figure_data(figures, self.article, tmp, self.root)))
                     except ValueError as exc:  # ProseError, FigureError
                         raise RenderError(str(exc)) from None
                     source, reader = tree, "json"
                 meta = tmp / "metadata.yaml"
                 meta.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-                cmd = pandoc_common_args(self.pandoc, source, meta, empty_folder(tmp), reader) + html_filter_args() + [
-                    "--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
+                cmd = (
+                    pandoc_common_args(self.pandoc, source, meta, empty_folder(tmp), reader)
+                    + html_filter_args()
+                    + ["--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
+                )
                 run_tool(cmd, self.article, cwd=self.article_dir)
             except RenderError as exc:
                 raise RenderError(f"{exc} (in {where})") from None
@@ -287,8 +316,16 @@ class IncrementalPage:
         css = [file_stamp(p) for p in pandoc_page_args(self.project_dir, options) if p.startswith("/")]
         key = digest("shell", skeleton, used, shared, options, css)
         if key not in self.shells:
-            self.shells = {key: self.run_pandoc(skeleton, used, front, pandoc_page_args(self.project_dir, options),
-                                                "the page's head and table of contents", checked=False)}
+            self.shells = {
+                key: self.run_pandoc(
+                    skeleton,
+                    used,
+                    front,
+                    pandoc_page_args(self.project_dir, options),
+                    "the page's head and table of contents",
+                    checked=False,
+                )
+            }
             self.rendered += 1
         return self.shells[key]
 
@@ -321,8 +358,9 @@ class IncrementalPage:
         images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(body)]
         key = digest("page", body, used, shared, options, css, images)
         if key not in self.shells:
-            self.shells = {key: self.run_pandoc(body, used, front, pandoc_page_args(self.project_dir, options),
-                                                "the article")}
+            self.shells = {
+                key: self.run_pandoc(body, used, front, pandoc_page_args(self.project_dir, options), "the article")
+            }
             self.rendered += 1
         self.fragments_now = [self.shells[key]]
         return self.shells[key]
@@ -341,8 +379,10 @@ class IncrementalPage:
         template = self.body_template() if missing else None
         # the body keeps the article's lines (its front matter blanked): chunk n starts after those before it
         first_lines = [1 + sum(chunk.count("\n") for chunk in chunks[:n]) for n in range(len(chunks))]
-        futures = {key: pool.submit(self.render_fragment, text, used, front, template, where(n), first_lines[n])
-                   for key, (text, used, n) in missing.items()}
+        futures = {
+            key: pool.submit(self.render_fragment, text, used, front, template, where(n), first_lines[n])
+            for key, (text, used, n) in missing.items()
+        }
         fresh = {key: future.result() for key, future in futures.items()}
         self.rendered += len(fresh)
         # keep the fragments of this version only: the cache is as big as the article
@@ -363,8 +403,9 @@ def duplicate_heading_ids(fragments):
     return False
 
 
-_FIGURE_NUMBER = re.compile(r"(<figure id=\"fig-[^\"]*\"[^>]*>(?:(?!</figure>).)*?<figcaption[^>]*>Figure\u00a0)\d+:",
-                            re.S)
+_FIGURE_NUMBER = re.compile(
+    r"(<figure id=\"fig-[^\"]*\"[^>]*>(?:(?!</figure>).)*?<figcaption[^>]*>Figure\u00a0)\d+:", re.S
+)
 _PLACED = re.compile(r' id="at-([^"]+)"')
 
 
@@ -395,8 +436,10 @@ def renumber_code_blocks(fragments):
 def alone_in_paragraph(fragment, anchor):
     """Whether the value holding id at-ANCHOR is a paragraph of its own (so
     value.lua's block pass placed it before any inline one)."""
-    pattern = (r'<p><a [^>]*id="at-' + re.escape(anchor) + r'"[^>]*>(?:(?!</a>).)*</a>'
-               r'(?: <span class="claim-failed"[^>]*>[^<]*</span>)?</p>')
+    pattern = (
+        r'<p><a [^>]*id="at-' + re.escape(anchor) + r'"[^>]*>(?:(?!</a>).)*</a>'
+        r'(?: <span class="claim-failed"[^>]*>[^<]*</span>)?</p>'
+    )
     return re.search(pattern, fragment, re.S) is not None
 
 
@@ -410,8 +453,10 @@ def keep_first_places(fragments):
     for anchor, where in holders.items():
         alone = (n for n in where if len(where) > 1 and alone_in_paragraph(fragments[n], anchor))
         keep[anchor] = next(alone, where[0])
-    return [_PLACED.sub(lambda m: m.group(0) if keep[m.group(1)] == n else "", fragment)
-            for n, fragment in enumerate(fragments)]
+    return [
+        _PLACED.sub(lambda m: m.group(0) if keep[m.group(1)] == n else "", fragment)
+        for n, fragment in enumerate(fragments)
+    ]
 
 
 def assemble(shell, fragments):

@@ -76,8 +76,16 @@ from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.render.extension import PACKAGED_EXTENSIONS, is_installed_copy, refresh_if_installed
 from articlekit.render.pagecheck import check_page, script_digests
-from articlekit.render.renderers import (CHOICES, RenderError, choose, display_name, pandoc_path, quarto_path,
-                                  quarto_version, tool_version)
+from articlekit.render.renderers import (
+    CHOICES,
+    RenderError,
+    choose,
+    display_name,
+    pandoc_path,
+    quarto_path,
+    quarto_version,
+    tool_version,
+)
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
 from articlekit.article.figures import FigureError, alt_text, figure_file
@@ -87,8 +95,7 @@ from articlekit.core.errors import ArticlekitError
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
 # jupyter, ...) is Quarto's and is dropped on the Pandoc path.
-PANDOC_METADATA = {"title", "subtitle", "author", "date", "abstract", "lang", "keywords",
-                   "description", "toc-title"}
+PANDOC_METADATA = {"title", "subtitle", "author", "date", "abstract", "lang", "keywords", "description", "toc-title"}
 
 
 # --- inputs ------------------------------------------------------------------
@@ -103,7 +110,7 @@ def split_front_matter(text, path="the front matter"):
         end = re.search(r"^(---|\.\.\.)\s*$", text[4:], re.M)
         if end:
             try:
-                front = parse_yaml(text[4:4 + end.start()], path, first_line=2).data or {}
+                front = parse_yaml(text[4 : 4 + end.start()], path, first_line=2).data or {}
             except yaml.YAMLError as exc:
                 raise SourceError(yaml_error_message(exc, path)) from None
             body_start = 4 + end.end()
@@ -185,8 +192,12 @@ def contributed_shortcodes(folders):
     installs into the article (_extensions/articlekit/) is left out: it is
     the packaged one again, maybe older (articlekit.render.extension)."""
     files = []
-    manifests = [m for folder in folders for m in sorted(folder.rglob("_extension.y*ml"))
-                 if folder == PACKAGED_EXTENSIONS or not is_installed_copy(m)]
+    manifests = [
+        m
+        for folder in folders
+        for m in sorted(folder.rglob("_extension.y*ml"))
+        if folder == PACKAGED_EXTENSIONS or not is_installed_copy(m)
+    ]
     for manifest in manifests:
         contributes = (load_yaml(manifest) or {}).get("contributes") or {}
         files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
@@ -229,11 +240,13 @@ def pandoc_metadata(front, article_dir, bindings, pandoc):
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
     # where -- would become a dash and _x_ emphasis.
-    metadata.update({
-        "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
-        "value-bindings": md_text(str(bindings.resolve())),
-        "renderer": display_name("pandoc", tool_version(pandoc)),
-    })
+    metadata.update(
+        {
+            "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
+            "value-bindings": md_text(str(bindings.resolve())),
+            "renderer": display_name("pandoc", tool_version(pandoc)),
+        }
+    )
     # A page says its language (screen readers pick their voice by it):
     # English unless the front matter says otherwise, as Quarto does.
     metadata.setdefault("lang", "en")
@@ -261,9 +274,19 @@ def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown
     and the preview's pieces of the page. reader "json": source is the
     article's tree (write_ast). resource_dir: an empty folder, so that no
     relative link reaches a file (the figures come embedded: figure_data)."""
-    return [pandoc, str(source), "--from", reader, "--wrap", "preserve", "--metadata-file", str(meta_file),
-            *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
-            "--resource-path", str(resource_dir)]
+    return [
+        pandoc,
+        str(source),
+        "--from",
+        reader,
+        "--wrap",
+        "preserve",
+        "--metadata-file",
+        str(meta_file),
+        *(arg for path in filter_files() for arg in ("--lua-filter", str(path))),
+        "--resource-path",
+        str(resource_dir),
+    ]
 
 
 def html_filter_args():
@@ -319,8 +342,11 @@ def pandoc_source(article, workdir, ast=None):
 def read_tree(article, workdir, out):
     """Pandoc's reading of the article (its tree, JSON) into `out`, unchecked."""
     _, source, reader = pandoc_source(article, workdir)
-    run_tool([pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(out)], article,
-             cwd=article.parent.resolve())
+    run_tool(
+        [pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(out)],
+        article,
+        cwd=article.parent.resolve(),
+    )
 
 
 def write_ast(article, out, root=None):
@@ -372,8 +398,11 @@ def check_prose(article, tree, workdir, root=None):
     if front:
         source, front_tree = Path(workdir) / "front-matter.md", Path(workdir) / "front-matter.json"
         source.write_text("---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n", encoding="utf-8")
-        run_tool([pandoc_path(), str(source), "--from", "markdown", "--to", "json", "--output", str(front_tree)],
-                 article, cwd=Path(workdir))
+        run_tool(
+            [pandoc_path(), str(source), "--from", "markdown", "--to", "json", "--output", str(front_tree)],
+            article,
+            cwd=Path(workdir),
+        )
         check_front_matter(json.loads(front_tree.read_text(encoding="utf-8")), text, article)
     return figures
 
@@ -388,8 +417,14 @@ def checked_tree(article, workdir, ast=None, root=None):
 
 
 # The media types a page shows a figure in, by the figure file's suffix.
-FIGURE_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-                ".gif": "image/gif", ".webp": "image/webp"}
+FIGURE_TYPES = {
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 
 
 def figure_bytes(path):
@@ -413,13 +448,16 @@ def figure_data(figures, article, workdir, root=None):
         path = figure_file(build_root(root, article), figure.path, article, figure.line)
         media = FIGURE_TYPES.get(Path(path).suffix.lower())
         if media is None:
-            raise FigureError(f"{article}:{figure.line}: {figure.path} is not an image a page shows (a figure is "
-                              f"one of {', '.join(sorted(FIGURE_TYPES))})")
+            raise FigureError(
+                f"{article}:{figure.line}: {figure.path} is not an image a page shows (a figure is "
+                f"one of {', '.join(sorted(FIGURE_TYPES))})"
+            )
         try:
             payload = figure_bytes(path)
         except OSError as exc:
-            raise FigureError(f"{article}:{figure.line}: the figure {figure.path} cannot be read: "
-                              f"{exc.strerror}") from None
+            raise FigureError(
+                f"{article}:{figure.line}: the figure {figure.path} cannot be read: {exc.strerror}"
+            ) from None
         data[figure.link] = {"src": f"data:{media};base64,{base64.b64encode(payload).decode('ascii')}"}
         alt = alt_text(payload, media)
         if alt:
@@ -450,13 +488,17 @@ def check_style_sheets(project_dir, options):
     for sheet in sheets:
         path = os.path.normpath(os.path.abspath(sheet))
         if os.path.realpath(path) != path:
-            raise RenderError(f"{sheet}: the style sheet is, or lies under, a symbolic link (to "
-                              f"{os.path.realpath(path)}): the page embeds the file itself; copy it in instead")
+            raise RenderError(
+                f"{sheet}: the style sheet is, or lies under, a symbolic link (to "
+                f"{os.path.realpath(path)}): the page embeds the file itself; copy it in instead"
+            )
         for form, url, line in fetched_at(read_text(sheet)):
             if not loads_nothing(url):
-                raise RenderError(f"{sheet}:{line}: {form} makes the page load a file: a style sheet of the page "
-                                  "names nothing outside itself; write the image or font into it as a data: URL "
-                                  "(url(\"data:image/svg+xml;base64,...\")), or leave it out")
+                raise RenderError(
+                    f"{sheet}:{line}: {form} makes the page load a file: a style sheet of the page "
+                    "names nothing outside itself; write the image or font into it as a data: URL "
+                    "(url(\"data:image/svg+xml;base64,...\")), or leave it out"
+                )
 
 
 def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast, figures):
@@ -475,8 +517,12 @@ def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast, figure
     common = pandoc_common_args(pandoc, source, meta_file, empty_folder(workdir), reader)
     # --embed-resources embeds the style sheets (checked: they load nothing);
     # the figures are data URIs by then, and nothing else names a file
-    html = common + html_filter_args() + ["--to", "html5", "--standalone", "--embed-resources", "--mathml",
-                                          "--output", str(html_out)] + pandoc_page_args(project_dir, options)
+    html = (
+        common
+        + html_filter_args()
+        + ["--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(html_out)]
+        + pandoc_page_args(project_dir, options)
+    )
     run_tool(html, article, cwd=article_dir)
     if md_out is None:  # the preview: HTML only
         return metadata["renderer"], frozenset()
@@ -503,11 +549,39 @@ SCRIPTS_BODY = "## Contents\n\nA paragraph.\n"
 # Front matter keys, at any depth, that make Quarto read a file or write the
 # text they give into the page (Quarto reads the front matter whole; the
 # Pandoc route renders PANDOC_METADATA only).
-FILE_KEYS = {"css", "include-in-header", "include-before-body", "include-after-body", "header-includes",
-             "include-before", "include-after", "template", "template-partials", "filters", "shortcodes",
-             "resource-path", "resources", "metadata-files", "bibliography", "csl", "citation-abbreviations",
-             "theme", "logo", "favicon", "brand", "highlight-style", "syntax-definitions", "reference-doc",
-             "extensions", "pre-render", "post-render", "output-dir", "project", "value-bindings", "figure-data"}
+FILE_KEYS = {
+    "css",
+    "include-in-header",
+    "include-before-body",
+    "include-after-body",
+    "header-includes",
+    "include-before",
+    "include-after",
+    "template",
+    "template-partials",
+    "filters",
+    "shortcodes",
+    "resource-path",
+    "resources",
+    "metadata-files",
+    "bibliography",
+    "csl",
+    "citation-abbreviations",
+    "theme",
+    "logo",
+    "favicon",
+    "brand",
+    "highlight-style",
+    "syntax-definitions",
+    "reference-doc",
+    "extensions",
+    "pre-render",
+    "post-render",
+    "output-dir",
+    "project",
+    "value-bindings",
+    "figure-data",
+}
 
 
 def refuse_front_matter_files(article, front):
@@ -515,6 +589,7 @@ def refuse_front_matter_files(article, front):
     would read (css, include-in-header, filters, ...) or text it would write
     into the page is refused, with its line. Page options go in _quarto.yml,
     which both renderers read (and whose style sheets the build checks)."""
+
     def keys(node, path):
         if isinstance(node, dict):
             for key, value in node.items():
@@ -529,9 +604,11 @@ def refuse_front_matter_files(article, front):
         text = read_text(article)
         at = re.search(rf"^\s*-?\s*{re.escape(found[-1])}\s*:", text, re.M)
         line = f":{text.count(chr(10), 0, at.start()) + 1}" if at else ""
-        raise RenderError(f"{article}{line}: the front matter sets {'.'.join(found)}, which makes Quarto read a "
-                          "file or write its text into the page: the build's page loads nothing it did not make; "
-                          "put page options under format: html: in _quarto.yml, which both renderers read")
+        raise RenderError(
+            f"{article}{line}: the front matter sets {'.'.join(found)}, which makes Quarto read a "
+            "file or write its text into the page: the build's page loads nothing it did not make; "
+            "put page options under format: html: in _quarto.yml, which both renderers read"
+        )
 
 
 def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figures):
@@ -552,8 +629,11 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
     config = quarto_options(project_root(article_dir), article_dir)
     listed = config.get("filters")
     # scroll_regions after Quarto's own filters, which write tables anew
-    config["filters"] = [*([listed] if isinstance(listed, str) else listed or []), str(EMBED_FIGURES_FILTER),
-                         {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}]
+    config["filters"] = [
+        *([listed] if isinstance(listed, str) else listed or []),
+        str(EMBED_FIGURES_FILTER),
+        {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"},
+    ]
     options = workdir / "quarto-options.yaml"
     options.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     # Quarto resolves a bare --output name against its working directory
@@ -567,25 +647,49 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
     refresh_if_installed(article_dir)
     scripts_source = article_dir / f"render-{owner_tag()}-scripts.qmd"
     scripts_page = workdir / "quarto-scripts.html"
-    renders = [(article.name, "html", html_out), *([(article.name, "gfm", md_out)] if md_out else []),
-               (scripts_source.name, "html", scripts_page)]
+    renders = [
+        (article.name, "html", html_out),
+        *([(article.name, "gfm", md_out)] if md_out else []),
+        (scripts_source.name, "html", scripts_page),
+    ]
     try:
         leftovers += [scripts_source, article_dir / f"{scripts_source.stem}_files"]
         # the front matter both routes render: a script another key of it
         # adds is the article's, not Quarto's own
         rendered = {key: value for key, value in front.items() if key in PANDOC_METADATA}
-        scripts_source.write_text("---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" +
-                                  SCRIPTS_BODY, encoding="utf-8")
+        scripts_source.write_text(
+            "---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" + SCRIPTS_BODY, encoding="utf-8"
+        )
         for n, (source, fmt, out) in enumerate(renders):
             produced = article_dir / f"render-{owner_tag()}-{n}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             # --profile: the build's, which no file configures, so none of a
             # Quarto user's own profile (pre-render, output-dir) applies
-            run_tool([quarto, "render", source, "--to", fmt, "--output", produced.name,
-                      "--profile", BUILD_PROFILE,
-                      "-M", f"shortcodes:{shortcodes}", "-M", f"value-bindings:{bindings.resolve()}",
-                      "-M", f"renderer:{name}", "-M", f"figure-data:{figures}",
-                      "--metadata-file", str(options)], article, cwd=article_dir)
+            run_tool(
+                [
+                    quarto,
+                    "render",
+                    source,
+                    "--to",
+                    fmt,
+                    "--output",
+                    produced.name,
+                    "--profile",
+                    BUILD_PROFILE,
+                    "-M",
+                    f"shortcodes:{shortcodes}",
+                    "-M",
+                    f"value-bindings:{bindings.resolve()}",
+                    "-M",
+                    f"renderer:{name}",
+                    "-M",
+                    f"figure-data:{figures}",
+                    "--metadata-file",
+                    str(options),
+                ],
+                article,
+                cwd=article_dir,
+            )
             shutil.move(str(produced), out)
     finally:
         for path in leftovers:
@@ -593,8 +697,7 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
     # Quarto's gfm template leaves two blank lines under the title; the
     # Pandoc route one. article.md is diffed between builds: one form.
     if md_out:
-        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")),
-                          encoding="utf-8")
+        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")), encoding="utf-8")
     return name, script_digests(scripts_page)
 
 
@@ -614,19 +717,22 @@ def check_output(path, allowed):
     left = text.count("{{<") + text.count("{{&lt;")
     if left > allowed:
         at = text.find("{{<") if "{{<" in text else text.find("{{&lt;")
-        raise RenderError(f"{path}: {left - allowed} shortcode(s) were not resolved, first: {text[at:at + 80]!r}")
+        raise RenderError(f"{path}: {left - allowed} shortcode(s) were not resolved, first: {text[at : at + 80]!r}")
     if "?meta:" in text:
         at = text.find("?meta:")
-        raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at:at + 40]!r}")
+        raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at : at + 40]!r}")
 
 
 def failed_claim_warnings(bindings):
     """One line per claim a strict=false build kept although it fails, or
     although its measured interval cannot decide it (inconclusive)."""
     document = load_bindings(bindings)
-    return [f"WARNING: {c['location']}: {claim_said(c)}: {c['message']} "
-            "(strict=false: the article shows it beside the number)"
-            for c in document.get("claims", []) if not c["holds"]]
+    return [
+        f"WARNING: {c['location']}: {claim_said(c)}: {c['message']} "
+        "(strict=false: the article shows it beside the number)"
+        for c in document.get("claims", [])
+        if not c["holds"]
+    ]
 
 
 # The work folders the page commands make beside their outputs.
@@ -690,12 +796,16 @@ def check_structure(text, provenance_md, html_path, md_path):
     parser = _Anchors()
     parser.feed(Path(html_path).read_text(encoding="utf-8"))
     if parser.outside or parser.cells < rows:
-        raise RenderError(f"{html_path}: the provenance table is not a table ({parser.cells} of {rows} rows in "
-                          f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
-                          "put {{< provenance >}} alone in its paragraph, with blank lines around it")
+        raise RenderError(
+            f"{html_path}: the provenance table is not a table ({parser.cells} of {rows} rows in "
+            f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
+            "put {{< provenance >}} alone in its paragraph, with blank lines around it"
+        )
     if md_path and len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
-        raise RenderError(f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
-                          "in its paragraph, with blank lines around it")
+        raise RenderError(
+            f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
+            "in its paragraph, with blank lines around it"
+        )
 
 
 def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False):
@@ -727,8 +837,9 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
         name, own_scripts = run(article, bindings, html_tmp, md_tmp, workdir, tree, figures)
         # the options the page is checked against are the ones the render read
-        check_page(html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path,
-                   own_scripts=own_scripts)
+        check_page(
+            html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path, own_scripts=own_scripts
+        )
         allowed = expected_literal_shortcodes(text)
         for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
             if out:
@@ -763,8 +874,10 @@ def after_failure(html_path):
     if html_path.exists() or not kept.exists():
         return None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kept.stat().st_mtime))
-    return (f"{html_path} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed "
-            f"its check, rendered {when}, is {kept}")
+    return (
+        f"{html_path} is gone (Snakemake removes a job's outputs when it starts it); the last page that passed "
+        f"its check, rendered {when}, is {kept}"
+    )
 
 
 def main(argv):
@@ -774,8 +887,9 @@ def main(argv):
     parser.add_argument("--renderer", choices=CHOICES, default="auto")
     parser.add_argument("--html", required=True)
     parser.add_argument("--md", required=True)
-    parser.add_argument("--ast", help="build/article.ast.json from `articlekit parse` (checked there), for Pandoc "
-                                      "to write from")
+    parser.add_argument(
+        "--ast", help="build/article.ast.json from `articlekit parse` (checked there), for Pandoc to write from"
+    )
     args = parser.parse_args(argv)
     try:
         name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast, keep_last_good=True)

@@ -63,8 +63,22 @@ MATHML = "http://www.w3.org/1998/Math/MathML"
 # Elements that embed another page or a plugin: refused whatever they load.
 FRAMES = {"iframe", "frame", "frameset", "object", "embed", "applet", "portal", "fencedframe"}
 # Attributes a browser fetches from, on any element (href: see NAVIGATING).
-LOADING = {"src", "srcset", "imagesrcset", "poster", "background", "data", "lowsrc", "dynsrc", "manifest",
-           "codebase", "archive", "classid", "href", "srcdoc"}
+LOADING = {
+    "src",
+    "srcset",
+    "imagesrcset",
+    "poster",
+    "background",
+    "data",
+    "lowsrc",
+    "dynsrc",
+    "manifest",
+    "codebase",
+    "archive",
+    "classid",
+    "href",
+    "srcdoc",
+}
 # Elements whose href is a hyperlink (followed by a reader), not a load.
 NAVIGATING = {(None, "a"), (None, "area"), (SVG, "a")}
 # <meta http-equiv> values that neither load nor navigate.
@@ -73,16 +87,24 @@ RUNNING_SCHEMES = ("javascript:", "vbscript:")
 # SVG animations, which can set an attribute (a link's target) over time.
 ANIMATIONS = {"animate", "set", "animatemotion", "animatetransform"}
 
-LOCAL_FIX = ("embed it: keep `embed-resources: true` under format: html: in {options} (Quarto ignores that file "
-             "in a folder whose path has a component starting with \".\"; `python -m articlekit render` hands "
-             "it the options itself), and show figures with markdown image syntax, which articlekit embeds")
-NETWORK_FIX = ("the page must read offline: for math keep `html-math-method: mathml` under format: html: in "
-               "{options}; otherwise embed the file, or make it a plain link (<a href>)")
-RUNS_FIX = ("the page may run only the renderer's own scripts: remove the script or handler (raw HTML in the "
-            "prose is refused when the article is read: `python -m articlekit parse` names its line)")
+LOCAL_FIX = (
+    "embed it: keep `embed-resources: true` under format: html: in {options} (Quarto ignores that file "
+    "in a folder whose path has a component starting with \".\"; `python -m articlekit render` hands "
+    "it the options itself), and show figures with markdown image syntax, which articlekit embeds"
+)
+NETWORK_FIX = (
+    "the page must read offline: for math keep `html-math-method: mathml` under format: html: in "
+    "{options}; otherwise embed the file, or make it a plain link (<a href>)"
+)
+RUNS_FIX = (
+    "the page may run only the renderer's own scripts: remove the script or handler (raw HTML in the "
+    "prose is refused when the article is read: `python -m articlekit parse` names its line)"
+)
 NAVIGATES_FIX = "remove it: the page goes nowhere by itself; a reader follows a plain link (<a href>) or not"
-FRAME_FIX = ("remove it: the page embeds no other page or plugin; link to it (<a href>), or show a figure "
-             "an experiment's rule writes")
+FRAME_FIX = (
+    "remove it: the page embeds no other page or plugin; link to it (<a href>), or show a figure "
+    "an experiment's rule writes"
+)
 SAYS = {
     "local": ("is not self-contained", "loads a local file it does not embed", LOCAL_FIX),
     "network": ("is not self-contained", "loads from the network", NETWORK_FIX),
@@ -139,8 +161,11 @@ def data_url_bytes(url):
     head, _, payload = url.strip()[5:].partition(",")
     media = head.split(";")
     try:
-        raw = base64.b64decode(payload) if "base64" in [m.strip().lower() for m in media[1:]] \
+        raw = (
+            base64.b64decode(payload)
+            if "base64" in [m.strip().lower() for m in media[1:]]
             else urllib.parse.unquote_to_bytes(payload)
+        )
     except ValueError:
         return None
     return media[0].strip().lower(), raw
@@ -148,7 +173,7 @@ def data_url_bytes(url):
 
 def short(text, limit=90):
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 _TREE = getTreeBuilder("etree")
@@ -196,8 +221,9 @@ def digest(body):
 def script_digests(page):
     """The SHA-256 digests of every script body on the page (a file)."""
     document, _ = parse_html(Path(page).read_text(encoding="utf-8"))
-    bodies = (script_body(el) for el in document.iter() if isinstance(el.tag, str) and
-              split_name(el.tag)[1] == "script")
+    bodies = (
+        script_body(el) for el in document.iter() if isinstance(el.tag, str) and split_name(el.tag)[1] == "script"
+    )
     return frozenset(digest(body) for body in bodies if body is not None)
 
 
@@ -251,15 +277,24 @@ class Page:
             return
         if namespace is None and tag == "base":
             self.offend("navigates", f'<base href="{short(values.get("href", ""))}">')
-        if namespace is None and tag == "meta" and "http-equiv" in values and \
-                values["http-equiv"].strip().lower() not in INERT_HTTP_EQUIV:
-            self.offend("navigates", f'<meta http-equiv="{values["http-equiv"]}" content='
-                                     f'"{short(values.get("content", ""), 40)}">')
+        if (
+            namespace is None
+            and tag == "meta"
+            and "http-equiv" in values
+            and values["http-equiv"].strip().lower() not in INERT_HTTP_EQUIV
+        ):
+            self.offend(
+                "navigates",
+                f'<meta http-equiv="{values["http-equiv"]}" content="{short(values.get("content", ""), 40)}">',
+            )
         for name in ("action", "formaction", "ping"):
             if name in values:
                 self.offend("navigates", f'<{tag} {name}="{short(values[name])}">')
-        if tag.lower() in ANIMATIONS and namespace == SVG and \
-                split_name(values.get("attributename", ""))[1].split(":")[-1].lower() == "href":
+        if (
+            tag.lower() in ANIMATIONS
+            and namespace == SVG
+            and split_name(values.get("attributename", ""))[1].split(":")[-1].lower() == "href"
+        ):
             self.offend("runs", f'<{tag} attributeName="{values["attributename"]}">')
         if tag == "script":
             self.script(element, values)
@@ -369,21 +404,29 @@ def check_page(page, options, options_file, out=None, own_scripts=frozenset()):
         kind, what, line = parser.offenders[0]
         more = len(parser.offenders) - 1
         problem, does, fix = SAYS[kind]
-        raise PageError(f"{name}: the page {problem}: {what} (line {line}) {does}"
-                        f"{f', and {more} more reference(s) do too' if more else ''}; "
-                        f"{fix.format(options=options_file)}")
+        raise PageError(
+            f"{name}: the page {problem}: {what} (line {line}) {does}"
+            f"{f', and {more} more reference(s) do too' if more else ''}; "
+            f"{fix.format(options=options_file)}"
+        )
     depth = options.get("toc-depth", 3)
     listed = [level for level in parser.section_levels if level <= depth]
     if options.get("toc") and listed and not parser.has_toc:
-        raise PageError(f"{name}: the page has no table of contents, which {options_file} asks for (format: html: "
-                        "toc: true): the renderer did not apply the article's format options. Quarto ignores "
-                        "_quarto.yml in a folder whose path has a component starting with \".\"; render with "
-                        "`python -m articlekit render`, which hands Quarto the options itself")
+        raise PageError(
+            f"{name}: the page has no table of contents, which {options_file} asks for (format: html: "
+            "toc: true): the renderer did not apply the article's format options. Quarto ignores "
+            "_quarto.yml in a folder whose path has a component starting with \".\"; render with "
+            "`python -m articlekit render`, which hands Quarto the options itself"
+        )
     if parser.tex_math:
         what, line = parser.tex_math[0]
         asked = math_method(options)
-        fix = (f"the renderer did not apply html-math-method: mathml from {options_file}" if asked == "mathml"
-               else f"{options_file} asks for {asked or 'the default method (MathJax)'}; set "
-                    "`html-math-method: mathml` under format: html:, which needs no script")
-        raise PageError(f"{name}: the page's math is TeX left for a script to typeset ({what}, line {line}), "
-                        f"not MathML: {fix}")
+        fix = (
+            f"the renderer did not apply html-math-method: mathml from {options_file}"
+            if asked == "mathml"
+            else f"{options_file} asks for {asked or 'the default method (MathJax)'}; set "
+            "`html-math-method: mathml` under format: html:, which needs no script"
+        )
+        raise PageError(
+            f"{name}: the page's math is TeX left for a script to typeset ({what}, line {line}), not MathML: {fix}"
+        )

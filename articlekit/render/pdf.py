@@ -30,8 +30,15 @@ import yaml
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.article.figures import figure_file
-from articlekit.render.page import (PANDOC_METADATA, build_root, checked_tree, expected_literal_shortcodes,
-                                    pandoc_source, remove_stale_render_folders, shortcode_files)
+from articlekit.render.page import (
+    PANDOC_METADATA,
+    build_root,
+    checked_tree,
+    expected_literal_shortcodes,
+    pandoc_source,
+    remove_stale_render_folders,
+    shortcode_files,
+)
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.article.bindings import load_bindings
 from articlekit.core.errors import ArticlekitError
@@ -54,8 +61,9 @@ def claim_mark_rules():
     """Typst show rules giving each claim mark its colour where no class can
     reach it: inside code, where value.lua prints the mark as plain text.
     pdf_style.typ's claim-mark colours it by the mark's class."""
-    return "".join(f'#show "{s.page_mark}": it => claim-mark("{s.page_class}", it)\n'
-                   for s in STATUS.values() if s.page_mark)
+    return "".join(
+        f'#show "{s.page_mark}": it => claim-mark("{s.page_class}", it)\n' for s in STATUS.values() if s.page_mark
+    )
 
 
 def renderer_name(pandoc):
@@ -79,21 +87,40 @@ def typst_source(article, bindings, workdir, ast=None, root=None):
     front, source, reader = pandoc_source(article, workdir, tree)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     metadata.update(PAGE)
-    metadata.update({
-        "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
-        "value-bindings": md_text(str(bindings.resolve())),
-        "renderer": md_text(renderer_name(pandoc)),
-    })
+    metadata.update(
+        {
+            "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
+            "value-bindings": md_text(str(bindings.resolve())),
+            "renderer": md_text(renderer_name(pandoc)),
+        }
+    )
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
     kit = resources.files("articlekit.render")
     marks = workdir / "claim_marks.typ"
     marks.write_text(claim_mark_rules(), encoding="utf-8")
-    cmd = [pandoc, str(source), "--from", reader, "--to", "typst", "--standalone", "--wrap", "preserve",
-           "--shift-heading-level-by", "-1", "--metadata-file", str(meta_file),
-           "--include-in-header", str(kit / "pdf_style.typ"), "--include-in-header", str(marks),
-           "--output", str(out)]
+    cmd = [
+        pandoc,
+        str(source),
+        "--from",
+        reader,
+        "--to",
+        "typst",
+        "--standalone",
+        "--wrap",
+        "preserve",
+        "--shift-heading-level-by",
+        "-1",
+        "--metadata-file",
+        str(meta_file),
+        "--include-in-header",
+        str(kit / "pdf_style.typ"),
+        "--include-in-header",
+        str(marks),
+        "--output",
+        str(out),
+    ]
     for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
         cmd += ["--lua-filter", str(kit / "filters" / lua)]
     run_pandoc(cmd, cwd=article_dir)
@@ -124,8 +151,9 @@ def compile_pdf(typ):
 
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     try:
-        pdf, warnings = typst.compile_with_warnings(str(typ), root="/", ignore_system_fonts=True,
-                                                    timestamp=int(epoch) if epoch else None)
+        pdf, warnings = typst.compile_with_warnings(
+            str(typ), root="/", ignore_system_fonts=True, timestamp=int(epoch) if epoch else None
+        )
     except typst.TypstError as exc:
         raise RenderError(f"typst could not compile {typ.name}: {exc}") from None
     for warning in warnings:

@@ -93,8 +93,16 @@ from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
 from articlekit.render.preview_server import LocalHandler, PreviewServer
-from articlekit.render.page import (PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, RenderError, check_output, check_structure,
-                               expected_literal_shortcodes, remove_stale_preview_folders, render)
+from articlekit.render.page import (
+    PREVIEW_FOLDER,
+    PREVIEW_WORK_PREFIX,
+    RenderError,
+    check_output,
+    check_structure,
+    expected_literal_shortcodes,
+    remove_stale_preview_folders,
+    render,
+)
 from articlekit.render.renderers import CHOICES, choose, display_name, version
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import SourceError, load_yaml, read_text
@@ -114,9 +122,11 @@ RELOAD_SCRIPT = """<script>/* articlekit preview: reload on a new render */
   }}, 250);
 }})();</script>
 """
-BANNER = ('<div id="preview-banner" role="alert" style="position:sticky;top:0;z-index:1000;margin:0 0 1rem;'
-          'padding:.6rem 1rem;background:#fde8e8;color:#7a1414;border:2px solid #d33;border-radius:4px;'
-          'font:14px/1.45 system-ui,sans-serif;white-space:pre-wrap">{}</div>')
+BANNER = (
+    '<div id="preview-banner" role="alert" style="position:sticky;top:0;z-index:1000;margin:0 0 1rem;'
+    'padding:.6rem 1rem;background:#fde8e8;color:#7a1414;border:2px solid #d33;border-radius:4px;'
+    'font:14px/1.45 system-ui,sans-serif;white-space:pre-wrap">{}</div>'
+)
 NO_RENDER = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>preview</title></head><body></body></html>"
 
 
@@ -157,12 +167,16 @@ class PreviewLock:
             who = json.loads(holder)
             pid, url, cwd = int(who["pid"]), who.get("url") or "(still starting)", who.get("cwd")
         except (ValueError, KeyError, TypeError):  # it has the lock but has not written yet
-            return (f"another preview is already running on {self.path.parent}/ (it is starting); "
-                    "stop it (Ctrl-C in its terminal), or give this one its own --out folder")
-        return (f"another preview is already running on {self.path.parent}/: pid {pid}, serving {url}"
-                f"{f' from {cwd}' if cwd and cwd != os.getcwd() else ''}. Open that page, or stop that preview "
-                f"(Ctrl-C in its terminal, or `kill {pid}`) and start this one again; two previews of one folder "
-                "would overwrite each other's page (give this one its own --out folder to run both)")
+            return (
+                f"another preview is already running on {self.path.parent}/ (it is starting); "
+                "stop it (Ctrl-C in its terminal), or give this one its own --out folder"
+            )
+        return (
+            f"another preview is already running on {self.path.parent}/: pid {pid}, serving {url}"
+            f"{f' from {cwd}' if cwd and cwd != os.getcwd() else ''}. Open that page, or stop that preview "
+            f"(Ctrl-C in its terminal, or `kill {pid}`) and start this one again; two previews of one folder "
+            "would overwrite each other's page (give this one its own --out folder to run both)"
+        )
 
     def release(self):
         if self.fd is not None:
@@ -242,11 +256,15 @@ class Preview:
         try:
             return self.parsed(self.values, read_json)
         except FileNotFoundError:
-            raise ValuesPending(f"{self.values} is being rebuilt (snakemake removed it to write it again): "
-                                "waiting; the page shows the last values until it is back") from None
+            raise ValuesPending(
+                f"{self.values} is being rebuilt (snakemake removed it to write it again): "
+                "waiting; the page shows the last values until it is back"
+            ) from None
         except ValueError as exc:  # written whole by jsonio, but maybe not by whoever wrote this one
-            raise ValuesPending(f"{self.values} is not complete yet ({exc}): waiting for it to be written "
-                                "whole; the page shows the last values") from None
+            raise ValuesPending(
+                f"{self.values} is not complete yet ({exc}): waiting for it to be written "
+                "whole; the page shows the last values"
+            ) from None
 
     def rebuild(self):
         """Lint, bind and render; keep the last good page when that fails."""
@@ -315,8 +333,11 @@ class Preview:
 
     @staticmethod
     def claim_problems(document):
-        return [f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
-                for c in document["claims"] if not c["holds"]]
+        return [
+            f"{c['location']}: {claim_said(c)}: value {short_text(c['value'])}"
+            for c in document["claims"]
+            if not c["holds"]
+        ]
 
     def render_whole(self, document):
         """The page as `articlekit render` makes it with this renderer
@@ -355,8 +376,13 @@ class Preview:
 
     def state(self):
         with self.lock:
-            return {"version": self.version, "problems": list(self.problems), "notice": self.notice,
-                    "waiting": self.waiting, "renderer": self.renderer}
+            return {
+                "version": self.version,
+                "problems": list(self.problems),
+                "notice": self.notice,
+                "waiting": self.waiting,
+                "renderer": self.renderer,
+            }
 
 
 def insert_after_body_tag(text, snippet):
@@ -447,27 +473,45 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit preview", description=__doc__.splitlines()[0])
     parser.add_argument("article", nargs="?", default="article/index.qmd")
     parser.add_argument("--values", default="build/values.json", help="from `snakemake build/values.json`")
-    parser.add_argument("--baseline", default="baseline/published.yaml",
-                        help="the published edition's baseline, for {{< departures >}} ('' for none)")
-    parser.add_argument("--out", default=f"build/{PREVIEW_FOLDER}",
-                        help="where the preview's render is written (one preview per folder)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="the address to listen on; only requests whose Host: names it are answered")
+    parser.add_argument(
+        "--baseline",
+        default="baseline/published.yaml",
+        help="the published edition's baseline, for {{< departures >}} ('' for none)",
+    )
+    parser.add_argument(
+        "--out",
+        default=f"build/{PREVIEW_FOLDER}",
+        help="where the preview's render is written (one preview per folder)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on; only requests whose Host: names it are answered"
+    )
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
-    parser.add_argument("--strict", choices=["true", "false"], default="true",
-                        help="true (as the build): a failed claim is a problem shown in the banner")
+    parser.add_argument(
+        "--strict",
+        choices=["true", "false"],
+        default="true",
+        help="true (as the build): a failed claim is a problem shown in the banner",
+    )
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between looks at the files")
-    parser.add_argument("--renderer", choices=["build", *CHOICES], default="pandoc",
-                        help="pandoc (default): piece by piece, fast; build: the build's renderer (config "
-                             "renderer:); quarto: the page whole through Quarto, as the build does, slower")
+    parser.add_argument(
+        "--renderer",
+        choices=["build", *CHOICES],
+        default="pandoc",
+        help="pandoc (default): piece by piece, fast; build: the build's renderer (config "
+        "renderer:); quarto: the page whole through Quarto, as the build does, slower",
+    )
     parser.add_argument("--config", default="config.yaml", help="where the build's renderer: is read")
     args = parser.parse_args(argv)
     root = serve_from_project(args, parser)
 
     article = Path(args.article)
     if not article.is_file():
-        print(f"preview: no article at {article} in {root}: run it in the article's project (the folder with "
-              f"its Snakefile and config.yaml, or any folder inside it), or name the article", file=sys.stderr)
+        print(
+            f"preview: no article at {article} in {root}: run it in the article's project (the folder with "
+            f"its Snakefile and config.yaml, or any folder inside it), or name the article",
+            file=sys.stderr,
+        )
         return 1
     if not Path(args.values).is_file():
         print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
@@ -479,8 +523,10 @@ def main(argv):
         print(f"preview: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"preview: cannot lock {args.out}/{PreviewLock.NAME} ({exc}); give it an --out folder you can write",
-              file=sys.stderr)
+        print(
+            f"preview: cannot lock {args.out}/{PreviewLock.NAME} ({exc}); give it an --out folder you can write",
+            file=sys.stderr,
+        )
         return 1
     try:
         return serve(args, article, baseline, lock, root)
@@ -575,8 +621,9 @@ def serve(args, article, baseline, lock, root):
         remove_stale_preview_folders(args.out)  # a killed preview's work: none is running, we hold the lock
         build, said = build_renderer(args.config)
         renderer = build if args.renderer == "build" else choose(args.renderer)
-        preview = Preview(article, args.values, args.out, strict=args.strict == "true", baseline=baseline,
-                          renderer=renderer)
+        preview = Preview(
+            article, args.values, args.out, strict=args.strict == "true", baseline=baseline, renderer=renderer
+        )
         try:
             server = PreviewServer((args.host, args.port), make_handler(preview))
         except OSError as exc:
@@ -585,8 +632,11 @@ def serve(args, article, baseline, lock, root):
         lock.describe(server.url)
         server.start()
         print(f"preview: {server.url} ({article} of the project {root}, Ctrl-C stops)", flush=True)
-        print(f"preview: {said}; this preview renders with {renderer.capitalize()}"
-              + (" (--renderer build renders as the build does)" if renderer != build else ""), flush=True)
+        print(
+            f"preview: {said}; this preview renders with {renderer.capitalize()}"
+            + (" (--renderer build renders as the build does)" if renderer != build else ""),
+            flush=True,
+        )
         print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)
         watched = [article.parent] + ([Path(baseline)] if baseline else [])
         watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, threading.Event())

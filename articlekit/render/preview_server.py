@@ -69,9 +69,11 @@ class LocalHandler(BaseHTTPRequestHandler):
         if len(hosts) == 1 and hosts[0].strip().lower() in self.server.hosts:
             return True
         said = "no Host header" if not hosts else f"Host {', '.join(hosts)!r}"
-        reason = (f"refused: {said} does not name this preview, which answers {self.server.hosts_said()} only "
-                  "(a page of another site cannot read it; start the preview with --host NAME to serve "
-                  "it under another name)\n")
+        reason = (
+            f"refused: {said} does not name this preview, which answers {self.server.hosts_said()} only "
+            "(a page of another site cannot read it; start the preview with --host NAME to serve "
+            "it under another name)\n"
+        )
         self.send_response(403)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(reason.encode())))

@@ -59,18 +59,23 @@ def check_piece(pandoc, article, article_dir, first_line, markdown):
     with tempfile.TemporaryDirectory(prefix="articlekit-prose-") as tmp:
         source, tree = Path(tmp) / "piece.md", Path(tmp) / "piece.json"
         source.write_text(markdown, encoding="utf-8")
-        run_tool([pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)], article,
-                 cwd=article.parent.resolve())
-        check_tree(json.loads(tree.read_text(encoding="utf-8")), "\n" * (first_line - 1) + markdown, article,
-                   article_dir)
+        run_tool(
+            [pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)],
+            article,
+            cwd=article.parent.resolve(),
+        )
+        check_tree(
+            json.loads(tree.read_text(encoding="utf-8")), "\n" * (first_line - 1) + markdown, article, article_dir
+        )
 
 
 def check_front(pandoc, article, text, front):
     with tempfile.TemporaryDirectory(prefix="articlekit-prose-") as tmp:
         source, tree = Path(tmp) / "front-matter.md", Path(tmp) / "front-matter.json"
         source.write_text("---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n", encoding="utf-8")
-        run_tool([pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)], article,
-                 cwd=Path(tmp))
+        run_tool(
+            [pandoc, str(source), "--from", "markdown", "--to", "json", "--output", str(tree)], article, cwd=Path(tmp)
+        )
         check_front_matter(json.loads(tree.read_text(encoding="utf-8")), text, article)
 
 

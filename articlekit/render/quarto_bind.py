@@ -100,8 +100,18 @@ class Settings:
         """Snakemake for everything the page needs and nothing after it. The
         target first and --omit-from last: --config in the extra options
         takes every word after it."""
-        return [sys.executable, "-m", "snakemake", "build/article.html", "--cores", "all", "--show-failed-logs",
-                *self.args, "--omit-from", "render"]
+        return [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "build/article.html",
+            "--cores",
+            "all",
+            "--show-failed-logs",
+            *self.args,
+            "--omit-from",
+            "render",
+        ]
 
     @property
     def shown_command(self):
@@ -125,8 +135,9 @@ def settings(root):
     for entry in given.config:
         key, _, value = entry.partition("=")
         config[key] = value
-    return Settings(root, extra, str(config.get("article") or DEFAULT_ARTICLE),
-                    str(config.get("baseline") or DEFAULT_BASELINE))
+    return Settings(
+        root, extra, str(config.get("article") or DEFAULT_ARTICLE), str(config.get("baseline") or DEFAULT_BASELINE)
+    )
 
 
 def input_files(root, article):
@@ -140,8 +151,9 @@ def input_files(root, article):
     def walk(top):
         for folder, dirs, files in os.walk(top):
             here = Path(folder)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
-                             and here / d not in skipped)
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and d != "__pycache__" and here / d not in skipped
+            )
             for name in files:
                 path = here / name
                 if name.startswith(".") or path == article:
@@ -150,8 +162,10 @@ def input_files(root, article):
                     stat = path.stat()
                 except OSError:  # removed meanwhile, or a dangling link
                     continue
-                found[str(path.relative_to(root) if path.is_relative_to(root) else path)] = [stat.st_mtime_ns,
-                                                                                           stat.st_size]
+                found[str(path.relative_to(root) if path.is_relative_to(root) else path)] = [
+                    stat.st_mtime_ns,
+                    stat.st_size,
+                ]
 
     walk(root)
     package = Path(articlekit.__file__).resolve().parent
@@ -218,9 +232,24 @@ def bind_here(config, strict, text):
     Unbound carries it when any of them fails."""
     from articlekit.article import bind, lint  # only here: the plan's way needs neither
 
-    steps = [("lint", lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
-             ("bind", bind.main, [config.article, "--values", str(VALUES), "--strict", "true" if strict else "false",
-                          "--baseline", config.baseline, "--out", str(PAGE_BINDINGS)])]
+    steps = [
+        ("lint", lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
+        (
+            "bind",
+            bind.main,
+            [
+                config.article,
+                "--values",
+                str(VALUES),
+                "--strict",
+                "true" if strict else "false",
+                "--baseline",
+                config.baseline,
+                "--out",
+                str(PAGE_BINDINGS),
+            ],
+        ),
+    ]
     said = []
     # rule parse_article's check, on the pieces this save changed: Pandoc runs
     # while lint and bind do (it prints nothing, so their redirect is no matter)
@@ -247,12 +276,25 @@ def bind_here(config, strict, text):
 def bind_with_snakemake(config, text):
     """Run the plan; record what it was given once it succeeds. -> the bindings file."""
     root = config.root
-    given = {"format": STATE_FORMAT, "args": list(config.args), "python": sys.executable,
-             "article": config.article, "baseline": config.baseline,
-             "files": input_files(root, root / config.article), "facts": plan_facts(config.article, text)}
+    given = {
+        "format": STATE_FORMAT,
+        "args": list(config.args),
+        "python": sys.executable,
+        "article": config.article,
+        "baseline": config.baseline,
+        "files": input_files(root, root / config.article),
+        "facts": plan_facts(config.article, text),
+    }
     said = []
-    with subprocess.Popen(config.command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          bufsize=1, errors="replace") as process:
+    with subprocess.Popen(
+        config.command,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        errors="replace",
+    ) as process:
         for line in process.stdout:
             sys.stderr.write(line)
             said.append(line.rstrip("\n"))
@@ -302,8 +344,10 @@ def bindings_for_render(config):
     started = time.perf_counter()
     if why is None:
         path = bind_here(config, state["strict"], text)
-        return path, (f"bound in {time.perf_counter() - started:.1f} s without Snakemake (only "
-                      f"{config.article}'s text changed since its last run)")
+        return path, (
+            f"bound in {time.perf_counter() - started:.1f} s without Snakemake (only "
+            f"{config.article}'s text changed since its last run)"
+        )
     print(f"quarto pre-render: {why}: running `{config.shown_command}`", file=sys.stderr, flush=True)
     path = bind_with_snakemake(config, text)
     return path, f"made by Snakemake in {time.perf_counter() - started:.1f} s"

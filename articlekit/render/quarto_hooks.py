@@ -90,8 +90,10 @@ def project_root(start):
     try:
         return project_folder(start)
     except NoProject as exc:
-        raise HookError(f"{exc}. `quarto render` here binds the article through articlekit's Snakemake module, "
-                        "so the article's folder must sit inside its project") from None
+        raise HookError(
+            f"{exc}. `quarto render` here binds the article through articlekit's Snakemake module, "
+            "so the article's folder must sit inside its project"
+        ) from None
 
 
 def quarto_files(variable):
@@ -106,12 +108,14 @@ def quarto_files(variable):
 def check_inputs(project_dir, article, root):
     for name in quarto_files("PROJECT_INPUT_FILES"):
         if (project_dir / name).resolve() != article:
-            raise HookError(f"{project_dir / name} is not the article this project builds "
-                            f"({article.relative_to(root)}, config.yaml's `article:`), so there are no "
-                            f"bindings for it: render the article (`quarto render {article.name}` in "
-                            f"{article.parent.relative_to(root) or '.'}/, or `quarto render` in the project's "
-                            "folder), or bind this file with `python -m articlekit bind` and render it with "
-                            "`python -m articlekit render`")
+            raise HookError(
+                f"{project_dir / name} is not the article this project builds "
+                f"({article.relative_to(root)}, config.yaml's `article:`), so there are no "
+                f"bindings for it: render the article (`quarto render {article.name}` in "
+                f"{article.parent.relative_to(root) or '.'}/, or `quarto render` in the project's "
+                "folder), or bind this file with `python -m articlekit bind` and render it with "
+                "`python -m articlekit render`"
+            )
 
 
 def quarto_command():
@@ -126,7 +130,7 @@ def quarto_command():
             words = process.cmdline()
             for at, word in enumerate(words):
                 if re.search(r"(^|[/\\])quarto(\.js|\.ts|\.exe)?$", word):
-                    rest = [w for w in words[at + 1:] if not w.startswith("-")]
+                    rest = [w for w in words[at + 1 :] if not w.startswith("-")]
                     if rest:
                         return rest[0]
             process = process.parent()
@@ -145,17 +149,22 @@ def pre_render(project_dir):
     article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
     if install(article.parent):
-        print(f"quarto pre-render: installed articlekit's value extension into "
-              f"{(article.parent / INSTALLED_COPY).relative_to(root)}/", file=sys.stderr)
+        print(
+            f"quarto pre-render: installed articlekit's value extension into "
+            f"{(article.parent / INSTALLED_COPY).relative_to(root)}/",
+            file=sys.stderr,
+        )
     os.chdir(root)  # the rules' paths are the project's
     failure = None
     try:
         bindings, how = quarto_bind.bindings_for_render(config)
     except quarto_bind.Unbound as exc:
         if quarto_command() != "preview":
-            raise HookError(f"the article's values, bindings or lint could not be made ({exc.why}, its "
-                            f"message above); fix what it names, then render again, or run "
-                            f"`{config.shown_command}` in {root}") from None
+            raise HookError(
+                f"the article's values, bindings or lint could not be made ({exc.why}, its "
+                f"message above); fix what it names, then render again, or run "
+                f"`{config.shown_command}` in {root}"
+            ) from None
         bindings, failure = root / quarto_bind.PAGE_BINDINGS, failure_page(config, exc)
         how = "rendered with the problems at the top of the page (`quarto render` would stop here)"
     write_metadata(root, project_dir, article, bindings, failure)
@@ -170,10 +179,12 @@ def lead_to_the_page(root, article):
     and `quarto preview` there opens the output folder's index.html when
     the page needs no render (an up-to-date page would be a 404)."""
     page = article.relative_to(root).with_suffix(".html").as_posix()  # where output-dir puts it
-    write_if_changed(root / OUTPUT / "index.html",
-                     f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; '
-                     f'url={page}"><title>{html.escape(article.name)}</title></head>\n<body><p>The article is at '
-                     f'<a href="{page}">{page}</a>.</p></body></html>\n')
+    write_if_changed(
+        root / OUTPUT / "index.html",
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; '
+        f'url={page}"><title>{html.escape(article.name)}</title></head>\n<body><p>The article is at '
+        f'<a href="{page}">{page}</a>.</p></body></html>\n',
+    )
 
 
 def failure_page(config, unbound):
@@ -186,20 +197,32 @@ def failure_page(config, unbound):
     from articlekit.data.baseline import load_baseline
 
     root, page = config.root, config.root / quarto_bind.PAGE_BINDINGS
-    lines = [f"articlekit: this page is not the article: {unbound.why}. `quarto render` would stop here; "
-             "fix what is named below and save.", *(f"  {line}" for line in unbound.lines)]
+    lines = [
+        f"articlekit: this page is not the article: {unbound.why}. `quarto render` would stop here; "
+        "fix what is named below and save.",
+        *(f"  {line}" for line in unbound.lines),
+    ]
     try:
         baseline = root / config.baseline
-        document = bind(config.article, read_text(root / config.article), read_json(root / quarto_bind.VALUES),
-                        False, load_baseline(baseline) if baseline.is_file() else None)
+        document = bind(
+            config.article,
+            read_text(root / config.article),
+            read_json(root / quarto_bind.VALUES),
+            False,
+            load_baseline(baseline) if baseline.is_file() else None,
+        )
         write_bindings(page, document)
-        return lines + [f"The numbers below: the text as saved, bound with strict=false to {quarto_bind.VALUES} "
-                        "as it stands; a failed claim is marked beside its number."]
+        return lines + [
+            f"The numbers below: the text as saved, bound with strict=false to {quarto_bind.VALUES} "
+            "as it stands; a failed claim is marked beside its number."
+        ]
     except (BindError, OSError, ValueError):
         pass
     if page.is_file():
-        return lines + [f"The numbers below are from the last bindings made ({quarto_bind.PAGE_BINDINGS}); a "
-                        "shortcode they lack is marked ⚠."]
+        return lines + [
+            f"The numbers below are from the last bindings made ({quarto_bind.PAGE_BINDINGS}); a "
+            "shortcode they lack is marked ⚠."
+        ]
     return lines + ["Nothing could be bound yet: every shortcode is marked ⚠."]
 
 
@@ -236,8 +259,10 @@ def write_metadata(root, project_dir, article, bindings, failure):
         html_options = metadata.setdefault("format", {}).setdefault("html", {})
         html_options["include-before-body"] = [str(banner)]
         print("quarto pre-render: " + "\n".join(failure), file=sys.stderr)
-    write_if_changed(root / (METADATA if project_dir == article.parent else PROJECT_METADATA),
-                     yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False))
+    write_if_changed(
+        root / (METADATA if project_dir == article.parent else PROJECT_METADATA),
+        yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False),
+    )
 
 
 def write_if_changed(path, text):
@@ -269,10 +294,12 @@ def post_render(project_dir):
         except RenderError as exc:
             output.unlink()
             where = project_dir.relative_to(root) if project_dir != root else "."
-            raise HookError(f"{exc} (removed): the value extension did not run. `quarto render` in {where} "
-                            f"installs it through its pre-render (the project's _quarto.yml, or in the "
-                            f"article's folder _quarto.yml: profile: default: {PROFILE}; _quarto-{PROFILE}.yml), "
-                            "or build the article with `snakemake`") from None
+            raise HookError(
+                f"{exc} (removed): the value extension did not run. `quarto render` in {where} "
+                f"installs it through its pre-render (the project's _quarto.yml, or in the "
+                f"article's folder _quarto.yml: profile: default: {PROFILE}; _quarto-{PROFILE}.yml), "
+                "or build the article with `snakemake`"
+            ) from None
 
 
 HOOKS = {"pre-render": pre_render, "post-render": post_render}

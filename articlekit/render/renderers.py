@@ -41,8 +41,9 @@ def choose(renderer):
 def quarto_path():
     found = shutil.which("quarto")
     if not found:
-        raise RenderError("renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls "
-                              "back to Pandoc)")
+        raise RenderError(
+            "renderer quarto asked for, but `quarto` is not on PATH (renderer: auto falls back to Pandoc)"
+        )
     return found
 
 
@@ -76,10 +77,12 @@ def installed_quarto_version(quarto):
     A release (tarball, .deb, conda-forge) keeps it in share/version next
     to bin/, and its launcher prints that file for `quarto --version`."""
     bin_dir = Path(quarto).resolve().parent
-    recorded = [bin_dir.parent / "share" / "version",
-                # Quarto run from its source (../shared/quarto here): the
-                # version its launcher prints, beside the sources
-                bin_dir.parent / "quarto-cli" / "version.txt"]
+    recorded = [
+        bin_dir.parent / "share" / "version",
+        # Quarto run from its source (../shared/quarto here): the
+        # version its launcher prints, beside the sources
+        bin_dir.parent / "quarto-cli" / "version.txt",
+    ]
     for candidate in recorded:
         try:
             return candidate.read_text(encoding="utf-8").strip() or None

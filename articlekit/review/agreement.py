@@ -40,8 +40,18 @@ import math
 from articlekit.core.equality import is_number, same_value
 from articlekit.core.fmt import FormatError, format_value
 from articlekit.core.keys import split_key
-from articlekit.data.classes import (AGREEMENT, MEASURED_MEANS, Means, agreement, equal, interval_came_back,
-                                     is_interval, leaves, rule_entries, within_band)
+from articlekit.data.classes import (
+    AGREEMENT,
+    MEASURED_MEANS,
+    Means,
+    agreement,
+    equal,
+    interval_came_back,
+    is_interval,
+    leaves,
+    rule_entries,
+    within_band,
+)
 
 # ---- between two builds: the diff's and the matrix's question ---------------------------
 
@@ -94,8 +104,9 @@ def _item_by_item(key, items, rest):
     other items by `rest`, the rule of a key no entry governs."""
     paths = {item: split_key(item)[1] for item in items}
     rest_label, rest_test = rest
-    label = "; ".join([f"{item[len(key):]} {rule[0]}" for item, rule in items.items()]
-                      + [f"other items: {rest_label}"])
+    label = "; ".join(
+        [f"{item[len(key) :]} {rule[0]}" for item, rule in items.items()] + [f"other items: {rest_label}"]
+    )
 
     def test(old, new):
         whys, same = [], True
@@ -104,10 +115,10 @@ def _item_by_item(key, items, rest):
             try:
                 before, after = _at(old, paths[item]), _at(new, paths[item])
             except (IndexError, KeyError, TypeError):
-                return False, f"{item[len(key):]} is not in both builds"
+                return False, f"{item[len(key) :]} is not in both builds"
             held, why = item_test(before, after)
             same &= bool(held)
-            whys.append(f"{item[len(key):]}: {why}")
+            whys.append(f"{item[len(key) :]}: {why}")
             new_rest = _with(new_rest, paths[item], before)  # judged already: the rest's rule skips it
         held, why = rest_test(old_rest, new_rest)
         return same and held, "; ".join(whys + [f"other items: {why}"])
@@ -138,8 +149,10 @@ def _unlisted(key, publishing):
         return f"timing band {list(DEFAULT_VOLATILE_BAND)}", _volatile_default
     width = "float32" if publishing.is_single_precision(key) else "float64"
     error_measure = publishing.is_error_measure(key)
-    return (f"floats within {FLOAT_ULPS} ULPs, the rest equal",
-            lambda old, new: within_ulps(old, new, width, error_measure))
+    return (
+        f"floats within {FLOAT_ULPS} ULPs, the rest equal",
+        lambda old, new: within_ulps(old, new, width, error_measure),
+    )
 
 
 def _volatile_default(old, new):
@@ -165,7 +178,7 @@ FLOAT_ULPS = 16
 
 def _ulp(x, width):
     if width == "float32":
-        return 2.0 ** (math.frexp(x)[1] - 24) if x else 2.0 ** -149
+        return 2.0 ** (math.frexp(x)[1] - 24) if x else 2.0**-149
     return math.ulp(x)
 
 
@@ -197,8 +210,11 @@ def _float_leaves(value):
 
 
 def _shape(value):
-    return [len(value), *(_shape(value[0]) if value and isinstance(value[0], list) else [])] \
-        if isinstance(value, list) else []
+    return (
+        [len(value), *(_shape(value[0]) if value and isinstance(value[0], list) else [])]
+        if isinstance(value, list)
+        else []
+    )
 
 
 def within_ulps(old, new, width="float64", error_measure=False, ulps=FLOAT_ULPS):
@@ -229,15 +245,17 @@ CAME_BACK, NOT_BACK, NOT_COMPARED = "came back", "did not come back", "not compa
 UNLISTED_MEANS = Means(
     audit="not audited: the edition did not print it",
     diff=f"a float more than FLOAT_ULPS ({FLOAT_ULPS}) units in the last place away (under `publishing.volatile`: "
-         f"beyond {DEFAULT_VOLATILE_BAND[0]:g}x to {DEFAULT_VOLATILE_BAND[1]:g}x; `publishing.spread`: never); "
-         "any other difference",
+    f"beyond {DEFAULT_VOLATILE_BAND[0]:g}x to {DEFAULT_VOLATILE_BAND[1]:g}x; `publishing.spread`: never); "
+    "any other difference",
     rerun="the rerun prints the article's digits of it (each `fmt` it is printed with); "
-          f"a value the article does not print: floats within FLOAT_ULPS ({FLOAT_ULPS}) ULPs, the rest equal")
+    f"a value the article does not print: floats within FLOAT_ULPS ({FLOAT_ULPS}) ULPs, the rest equal",
+)
 
 # What "reproduced" means, by class: (class or kind of key, Means). One table for the docs and the audit page.
-REPRODUCED_MEANS = ([(f"`{name}`", c.means) for name, c in AGREEMENT.items()]
-                    + [("a measured value (`X.estimate`, `X.low`, `X.high`)", MEASURED_MEANS),
-                       ("a key the baseline does not list", UNLISTED_MEANS)])
+REPRODUCED_MEANS = [(f"`{name}`", c.means) for name, c in AGREEMENT.items()] + [
+    ("a measured value (`X.estimate`, `X.low`, `X.high`)", MEASURED_MEANS),
+    ("a key the baseline does not list", UNLISTED_MEANS),
+]
 
 
 def came_back(key, old, new, baseline, publishing, printed=()):

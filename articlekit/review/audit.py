@@ -49,9 +49,24 @@ the baseline), the two must agree, or the entry moves unexpectedly.
 import argparse
 import sys
 
-from articlekit.data.classes import (CITED, ERRATUM, EXPECTED, KIND_NOTES, KIND_ONE, KINDS, MEASURED, MISSING,
-                                     NOT_REPRODUCIBLE, REPRODUCED, STATUSES, UNEXPECTED, VERSION, agreement, counted,
-                                     value_kind)
+from articlekit.data.classes import (
+    CITED,
+    ERRATUM,
+    EXPECTED,
+    KIND_NOTES,
+    KIND_ONE,
+    KINDS,
+    MEASURED,
+    MISSING,
+    NOT_REPRODUCIBLE,
+    REPRODUCED,
+    STATUSES,
+    UNEXPECTED,
+    VERSION,
+    agreement,
+    counted,
+    value_kind,
+)
 from articlekit.data.edition import verdicts
 from articlekit.data.baseline import load_baseline
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, of, status_of
@@ -68,17 +83,31 @@ from articlekit.core.commands import reproduce_command
 from articlekit.core.errors import ArticlekitError
 from articlekit.review import edition_environment
 
-CSS = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not-reproducible", UNEXPECTED: "unexpected", MISSING: "missing",
-       EXPECTED: "expected", REPRODUCED: "reproduced", CITED: "cited"}
+CSS = {
+    ERRATUM: "erratum",
+    NOT_REPRODUCIBLE: "not-reproducible",
+    UNEXPECTED: "unexpected",
+    MISSING: "missing",
+    EXPECTED: "expected",
+    REPRODUCED: "reproduced",
+    CITED: "cited",
+}
 # A value of another kind than a measured one whose printed form came back
 # (a setting echoed, a text, a count): counted apart from "reproduced".
 AS_PRINTED = "as printed, not measured"
 # The summary's name of each status, as build/audit.json has always spelled it.
-COUNTED = {ERRATUM: "erratum", NOT_REPRODUCIBLE: "not_reproducible", UNEXPECTED: "moved_unexpectedly",
-           MISSING: "key_missing", EXPECTED: "moved_as_expected", REPRODUCED: "reproduced"}
+COUNTED = {
+    ERRATUM: "erratum",
+    NOT_REPRODUCIBLE: "not_reproducible",
+    UNEXPECTED: "moved_unexpectedly",
+    MISSING: "key_missing",
+    EXPECTED: "moved_as_expected",
+    REPRODUCED: "reproduced",
+}
 
 
 # ---- bindings: what the article prints and claims about a key ------------------------
+
 
 def keys_related(a, b):
     """The same key, or a whole list and one of its items."""
@@ -94,21 +123,23 @@ def bound_values(bindings_doc):
     rows = []
     for binding_id, b in bindings_doc.get("bindings", {}).items():
         claim = b.get("claim") or {}
-        rows.append({
-            "binding": binding_id,
-            "key": b.get("key", binding_id.split("|", 1)[0]),
-            "text": b.get("text"),
-            "expect": claim.get("expect") or b.get("expect") or None,
-            "holds": claim.get("holds"),
-            "status": claim.get("status"),
-            "message": claim.get("message"),
-            "locations": b.get("locations", []),
-            "source": b.get("source") or {},
-            "anchor": b.get("anchor"),
-            "in_prose": b.get("in_prose", False),
-            # false only for a value the departures section alone binds (older bindings files lack the field)
-            "in_text": b.get("in_text", True),
-        })
+        rows.append(
+            {
+                "binding": binding_id,
+                "key": b.get("key", binding_id.split("|", 1)[0]),
+                "text": b.get("text"),
+                "expect": claim.get("expect") or b.get("expect") or None,
+                "holds": claim.get("holds"),
+                "status": claim.get("status"),
+                "message": claim.get("message"),
+                "locations": b.get("locations", []),
+                "source": b.get("source") or {},
+                "anchor": b.get("anchor"),
+                "in_prose": b.get("in_prose", False),
+                # false only for a value the departures section alone binds (older bindings files lack the field)
+                "in_text": b.get("in_text", True),
+            }
+        )
     return rows
 
 
@@ -116,8 +147,10 @@ def article_claims(bound):
     """claims_on(key) for articlekit.data.edition.verdicts: the thresholds the
     article's own text claims about a key (not the checks its departures
     section repeats from the baseline)."""
+
     def claims_on(key):
         return [b["expect"] for b in bound if b["key"] == key and b["expect"] and b["in_text"]]
+
     return claims_on
 
 
@@ -133,6 +166,7 @@ def article_link(claims, key):
 
 # ---- the report ------------------------------------------------------------------
 
+
 def audit(baseline, values_doc, bindings_doc):
     """The audit as plain data (what build/audit.json holds)."""
     sources = values_doc.get("sources", {})
@@ -141,11 +175,23 @@ def audit(baseline, values_doc, bindings_doc):
     for v in verdicts(baseline, values_doc, article_claims(bound)):
         entry = v.entry
         row = {
-            "id": entry.id, "key": entry.key, "class": entry.cls, "kind": None, "published": entry.published,
-            "where": entry.where, "line": entry.line, "restates": entry.restates,
-            "regenerated": v.shown, "raw": v.raw, "status": v.status, "why": v.why,
+            "id": entry.id,
+            "key": entry.key,
+            "class": entry.cls,
+            "kind": None,
+            "published": entry.published,
+            "where": entry.where,
+            "line": entry.line,
+            "restates": entry.restates,
+            "regenerated": v.shown,
+            "raw": v.raw,
+            "status": v.status,
+            "why": v.why,
             "explained": v.explained if v.unexpected else None,
-            "claims": [], "source": None, "article": None, "check": entry.check,
+            "claims": [],
+            "source": None,
+            "article": None,
+            "check": entry.check,
         }
         if not agreement(entry).audited:
             row["dropped"] = entry.dropped
@@ -251,21 +297,29 @@ def _versions_note(s):
 
 def summary_line(report):
     s = report["summary"]
-    return (f"audit: {s['reproduced']} measured values reproduced{_kinds_note(s)}, "
-            f"{s['moved_as_expected']} moved as expected{_versions_note(s)}, "
-            f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
-            f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
-            f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
-            + (f", {n} {STATUS[INCONCLUSIVE].counted}" if (n := inconclusive_claims(report)) else ""))
+    return (
+        f"audit: {s['reproduced']} measured values reproduced{_kinds_note(s)}, "
+        f"{s['moved_as_expected']} moved as expected{_versions_note(s)}, "
+        f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
+        f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
+        f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
+        + (f", {n} {STATUS[INCONCLUSIVE].counted}" if (n := inconclusive_claims(report)) else "")
+    )
 
 
 def card_counts(report):
     """(label, count, css) per status, in reading order, what came back as
     printed of other kinds than measured values beside "reproduced"."""
     s = report["summary"]
-    n = {ERRATUM: s["erratum"], NOT_REPRODUCIBLE: s["not_reproducible"],
-         UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"], MISSING: s["key_missing"],
-         EXPECTED: s["moved_as_expected"], REPRODUCED: s["reproduced"], CITED: s["cited"]}
+    n = {
+        ERRATUM: s["erratum"],
+        NOT_REPRODUCIBLE: s["not_reproducible"],
+        UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"],
+        MISSING: s["key_missing"],
+        EXPECTED: s["moved_as_expected"],
+        REPRODUCED: s["reproduced"],
+        CITED: s["cited"],
+    }
     cards = []
     for status in STATUSES:
         cards.append((status, n[status], CSS[status]))
@@ -282,9 +336,14 @@ def kind_rows(report):
 
 
 # The by-kind table's columns: (heading, count in summary.by_kind)
-KIND_COLUMNS = [("entries", "entries"), ("came back as printed", "reproduced"),
-                ("moved as expected", "moved_as_expected"), ("erratum", "erratum"),
-                ("not reproducible", "not_reproducible"), ("moved unexpectedly", "moved_unexpectedly")]
+KIND_COLUMNS = [
+    ("entries", "entries"),
+    ("came back as printed", "reproduced"),
+    ("moved as expected", "moved_as_expected"),
+    ("erratum", "erratum"),
+    ("not reproducible", "not_reproducible"),
+    ("moved unexpectedly", "moved_unexpectedly"),
+]
 
 
 def inconclusive_claims(report):
@@ -297,8 +356,9 @@ def claim_counts(report):
     inconclusive when there are any: never counted as failed."""
     s, undecided = report["summary"], inconclusive_claims(report)
     failed = ("claims " + STATUS[FAILS].counted, s["claims_failed"], STATUS[FAILS if s["claims_failed"] else HOLDS].css)
-    return [failed] + ([("claims " + STATUS[INCONCLUSIVE].counted, undecided, STATUS[INCONCLUSIVE].css)]
-                       if undecided else [])
+    return [failed] + (
+        [("claims " + STATUS[INCONCLUSIVE].counted, undecided, STATUS[INCONCLUSIVE].css)] if undecided else []
+    )
 
 
 def _failed_heading(report):
@@ -320,12 +380,16 @@ def groups(report):
 
 # ---- pages: Markdown for diffs and reviews, HTML for reading --------------------------
 
+
 def _explained_text(row):
     """For an unexpected move: what explains it, or that nothing does."""
     if row["status"] not in (UNEXPECTED, MISSING):
         return ""
-    return (f"Explained: {row['explained']}" if row.get("explained")
-            else "Unexplained: the baseline gives no reason, so a strict build stops on it.")
+    return (
+        f"Explained: {row['explained']}"
+        if row.get("explained")
+        else "Unexplained: the baseline gives no reason, so a strict build stops on it."
+    )
 
 
 def _claims_text(claims):
@@ -341,8 +405,10 @@ def _source_text(source):
 def _versions_line(report, publishing, text):
     """'the edition of DATE (Python 3.11, NumPy 2.4.6). This build: ...', `text` escaping each part."""
     edition = report["edition"]
-    return (f"the edition of {text(edition['date'])} ({text(publishing.versions_text(edition['versions']))}). "
-            f"This build: {text(publishing.versions_text(report['installed']))}.")
+    return (
+        f"the edition of {text(edition['date'])} ({text(publishing.versions_text(edition['versions']))}). "
+        f"This build: {text(publishing.versions_text(report['installed']))}."
+    )
 
 
 def to_markdown(report, publishing=Publishing()):
@@ -361,40 +427,81 @@ def to_markdown(report, publishing=Publishing()):
         "",
         cell(_kinds_intro(s)),
         "",
-        *table(["kind", "what it is", *(head for head, _ in KIND_COLUMNS)],
-               [[cell(label), _md_runs(note), *(str(n[name]) for _, name in KIND_COLUMNS)]
-                for label, note, n in kind_rows(report)]),
+        *table(
+            ["kind", "what it is", *(head for head, _ in KIND_COLUMNS)],
+            [
+                [cell(label), _md_runs(note), *(str(n[name]) for _, name in KIND_COLUMNS)]
+                for label, note, n in kind_rows(report)
+            ],
+        ),
         "",
     ]
     unexpected = [r for r in report["entries"] if r["status"] in (UNEXPECTED, MISSING)]
     if unexpected:
         lines += ["## Moved unexpectedly", ""]
-        lines += [f"- **{cell(r['id'])}** ({code(r['key'])}): {cell(r['why'])} {cell(_explained_text(r))}"
-                  for r in unexpected]
+        lines += [
+            f"- **{cell(r['id'])}** ({code(r['key'])}): {cell(r['why'])} {cell(_explained_text(r))}" for r in unexpected
+        ]
         lines.append("")
     if report["failed_claims"]:
         lines += [f"## {_failed_heading(report)}", ""]
-        lines += [f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))} "
-                  f"{of(c).shown}: {cell(c.get('message'))}" for c in report["failed_claims"]]
+        lines += [
+            f"- {cell(c.get('location', '?'))}: {code(c.get('key'))} expect {code(c.get('expect'))} "
+            f"{of(c).shown}: {cell(c.get('message'))}"
+            for c in report["failed_claims"]
+        ]
         lines.append("")
     lines += ["## Every printed value, by status", ""]
     lines += table(
-        ["status", "id", "key", "published", "regenerated", "class", "kind", "why", "claims in the article",
-         "script", "recompute"],
-        [[r["status"], cell(r["id"]), code(r["key"]), code(r["published"]), code(r["regenerated"]), r["class"],
-          cell(KIND_ONE.get(r["kind"], r["kind"])),
-          cell(" ".join(filter(None, [r["why"], _explained_text(r)]))), cell(_claims_text(r["claims"])),
-          cell(_source_text(r["source"])), code(reproduce_command(r["key"]))]
-         for group in groups(report) for r in group])
+        [
+            "status",
+            "id",
+            "key",
+            "published",
+            "regenerated",
+            "class",
+            "kind",
+            "why",
+            "claims in the article",
+            "script",
+            "recompute",
+        ],
+        [
+            [
+                r["status"],
+                cell(r["id"]),
+                code(r["key"]),
+                code(r["published"]),
+                code(r["regenerated"]),
+                r["class"],
+                cell(KIND_ONE.get(r["kind"], r["kind"])),
+                cell(" ".join(filter(None, [r["why"], _explained_text(r)]))),
+                cell(_claims_text(r["claims"])),
+                cell(_source_text(r["source"])),
+                code(reproduce_command(r["key"])),
+            ]
+            for group in groups(report)
+            for r in group
+        ],
+    )
     if report.get("edition_environment"):
         lines += [""] + edition_environment.to_markdown(report["edition_environment"])[:-1]
     lines += ["", "## Other values bound in the article", ""]
     if report["other_bindings"]:
         lines += table(
             ["key", "printed", "claim", "where", "script", "recompute"],
-            [[code(b["key"]), code(shorten(b["text"])), cell(_claims_text([b])) or "(none)",
-              cell(", ".join(b["locations"])), cell(_source_text(b["source"])), code(reproduce_command(b["key"]))]
-             for b in report["other_bindings"]])
+            [
+                [
+                    code(b["key"]),
+                    code(shorten(b["text"])),
+                    cell(_claims_text([b])) or "(none)",
+                    cell(", ".join(b["locations"])),
+                    cell(_source_text(b["source"])),
+                    code(reproduce_command(b["key"])),
+                ]
+                for b in report["other_bindings"]
+            ],
+        )
     else:
         lines.append("None: every bound value is in the baseline.")
     cited = [r for r in report["entries"] if r["status"] == CITED]
@@ -408,54 +515,77 @@ def to_markdown(report, publishing=Publishing()):
 # ---- what "reproduced" means: one table, the docs' and this page's -----------------------
 
 MEANS_HEADING = "What “reproduced” means, class by class"
-MEANS_INTRO = ("Each agreement class (`articlekit/data/classes.py`) says when a value counts as the same: against "
-               "the edition (this audit), between two builds (the diff and the version matrix count it changed "
-               "otherwise) and for a rerun of its experiment (`python -m articlekit reproduce KEY`).")
-MEANS_HEAD = ["class", "the audit says “reproduced” when", "the diff and the matrix count it changed when",
-              "`reproduce` says “reproduced” when"]
+MEANS_INTRO = (
+    "Each agreement class (`articlekit/data/classes.py`) says when a value counts as the same: against "
+    "the edition (this audit), between two builds (the diff and the version matrix count it changed "
+    "otherwise) and for a rerun of its experiment (`python -m articlekit reproduce KEY`)."
+)
+MEANS_HEAD = [
+    "class",
+    "the audit says “reproduced” when",
+    "the diff and the matrix count it changed when",
+    "`reproduce` says “reproduced” when",
+]
 
 
 def means_table():
     """The table of what "reproduced" means, as Markdown lines
     (articlekit.review.agreement.REPRODUCED_MEANS; docs/reliability.md holds a copy, tests/test_agreement_classes.py
     keeps it one)."""
-    return table([_md_runs(h) for h in MEANS_HEAD],
-                 [[_md_runs(name), _md_runs(m.audit), _md_runs(m.diff), _md_runs(m.rerun)]
-                  for name, m in REPRODUCED_MEANS])
+    return table(
+        [_md_runs(h) for h in MEANS_HEAD],
+        [[_md_runs(name), _md_runs(m.audit), _md_runs(m.diff), _md_runs(m.rerun)] for name, m in REPRODUCED_MEANS],
+    )
 
 
 def _md_runs(text):
     """A cell for Markdown whose `code spans` stay code: plain text escaped, code as code."""
+
     def plain(piece):  # cell() folds the spaces at its ends away; the words beside a code span need them
         return (" " if piece[:1].isspace() else "") + cell(piece) + (" " if piece[-1:].isspace() else "")
+
     return "".join(code(piece) if i % 2 else plain(piece) for i, piece in enumerate(text.split("`"))).strip()
 
 
 def _kinds_intro(s):
     measured = s["by_kind"][MEASURED]
-    return (f"Only a measured value that came back counts as reproduced: {s['reproduced']} entries, "
-            f"{measured['reproduced_keys']} keys. A setting echoed, a text, a discrete value or a version "
-            f"that came back as printed is counted apart ({s['as_printed']}).")
+    return (
+        f"Only a measured value that came back counts as reproduced: {s['reproduced']} entries, "
+        f"{measured['reproduced_keys']} keys. A setting echoed, a text, a discrete value or a version "
+        f"that came back as printed is counted apart ({s['as_printed']})."
+    )
 
 
 def _claim_marks(claims):
     """Each claim the article makes about the key, as the page marks it
     (articlekit.core.status): {text: MARK + " " + expect, css, where}; none for a
     value printed without one."""
-    return [{"text": f"{of(c).shown} {c['expect']}", "css": of(c).css, "where": ", ".join(c["locations"])}
-            for c in claims if of(c)]
+    return [
+        {"text": f"{of(c).shown} {c['expect']}", "css": of(c).css, "where": ", ".join(c["locations"])}
+        for c in claims
+        if of(c)
+    ]
 
 
 def _group_data(group):
     """One row of the page: every entry of a key and status together."""
     first = group[0]
     return {
-        "key": first["key"], "class": first["class"], "kind": KIND_ONE.get(first["kind"], first["kind"]),
+        "key": first["key"],
+        "class": first["class"],
+        "kind": KIND_ONE.get(first["kind"], first["kind"]),
         "script": _source_text(first["source"]) if first["source"] else None,
         "reproduce": reproduce_command(first["key"]),
-        "entries": [{"id": r["id"], "published": r["published"],
-                     "regenerated": None if r["regenerated"] is None else shorten(r["regenerated"], 160),
-                     "section": r["where"]["section"], "quote": r["where"]["quote"]} for r in group],
+        "entries": [
+            {
+                "id": r["id"],
+                "published": r["published"],
+                "regenerated": None if r["regenerated"] is None else shorten(r["regenerated"], 160),
+                "section": r["where"]["section"],
+                "quote": r["where"]["quote"],
+            }
+            for r in group
+        ],
         "whys": list(dict.fromkeys(" ".join(filter(None, [r["why"], _explained_text(r)])) for r in group)),
         "marks": _claim_marks(first["claims"]),
         "article": first["article"],
@@ -474,26 +604,49 @@ def page_data(report, publishing=Publishing()):
         "cards": cards,
         "claim_cards": [{"label": label, "count": n, "css": css} for label, n, css in claim_counts(report)],
         "failed_heading": _failed_heading(report),
-        "failed_claims": [{"location": c.get("location"), "key": c.get("key"), "expect": c.get("expect"),
-                           "mark": of(c).shown, "css": of(c).css, "message": c.get("message")}
-                          for c in report["failed_claims"]],
+        "failed_claims": [
+            {
+                "location": c.get("location"),
+                "key": c.get("key"),
+                "expect": c.get("expect"),
+                "mark": of(c).shown,
+                "css": of(c).css,
+                "message": c.get("message"),
+            }
+            for c in report["failed_claims"]
+        ],
         "statuses": [_status_data(status, report, all_groups) for status in STATUSES if status != CITED],
         "kinds_intro": _kinds_intro(s),
         "kind_columns": [head for head, _ in KIND_COLUMNS],
-        "kinds": [{"label": label, "means": _runs(note), "counts": [n[name] for _, name in KIND_COLUMNS]}
-                  for label, note, n in kind_rows(report)],
+        "kinds": [
+            {"label": label, "means": _runs(note), "counts": [n[name] for _, name in KIND_COLUMNS]}
+            for label, note, n in kind_rows(report)
+        ],
         "means_heading": MEANS_HEADING,
         "means_intro": _runs(MEANS_INTRO),
         "means_head": [_runs(head) for head in MEANS_HEAD],
         "means": [[_runs(name), _runs(m.audit), _runs(m.diff), _runs(m.rerun)] for name, m in REPRODUCED_MEANS],
-        "other_bindings": [{"key": b["key"], "printed": shorten(b["text"]), "marks": _claim_marks([b]),
-                            "where": ", ".join(b["locations"]), "script": _source_text(b["source"]),
-                            "reproduce": reproduce_command(b["key"])}
-                           for b in report["other_bindings"]],
+        "other_bindings": [
+            {
+                "key": b["key"],
+                "printed": shorten(b["text"]),
+                "marks": _claim_marks([b]),
+                "where": ", ".join(b["locations"]),
+                "script": _source_text(b["source"]),
+                "reproduce": reproduce_command(b["key"]),
+            }
+            for b in report["other_bindings"]
+        ],
         "edition_environment": report.get("edition_environment"),
-        "cited": {"label": CITED, "css": CSS[CITED],
-                  "entries": [{"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"],
-                               "why": r["why"]} for r in report["entries"] if r["status"] == CITED]},
+        "cited": {
+            "label": CITED,
+            "css": CSS[CITED],
+            "entries": [
+                {"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"], "why": r["why"]}
+                for r in report["entries"]
+                if r["status"] == CITED
+            ],
+        },
     }
 
 
@@ -502,9 +655,13 @@ def _status_data(status, report, all_groups):
     how many of them are measured values and how many came back as printed."""
     rows = [r for r in report["entries"] if r["status"] == status]
     counts = [(k, sum(1 for r in rows if r["kind"] == k)) for k in KINDS]
-    return {"label": status, "css": CSS[status], "count": len(rows),
-            "by_kind": [counted(n, k) for k, n in counts if n] if status == REPRODUCED else [],
-            "groups": [_group_data(g) for g in all_groups if g[0]["status"] == status]}
+    return {
+        "label": status,
+        "css": CSS[status],
+        "count": len(rows),
+        "by_kind": [counted(n, k) for k, n in counts if n] if status == REPRODUCED else [],
+        "groups": [_group_data(g) for g in all_groups if g[0]["status"] == status],
+    }
 
 
 def _runs(text):
@@ -526,8 +683,11 @@ def main(argv):
     parser.add_argument("--md", required=True, help="where to write the audit as Markdown")
     parser.add_argument("--html", required=True, help="where to write the audit as a self-contained page")
     parser.add_argument("--log", help="also write the messages to this file (stderr still gets them)")
-    parser.add_argument("--matrix", help="build/matrix.json, when the article configures a version matrix "
-                                         "(it need not exist): which departures are the versions'")
+    parser.add_argument(
+        "--matrix",
+        help="build/matrix.json, when the article configures a version matrix "
+        "(it need not exist): which departures are the versions'",
+    )
     parser.add_argument("--matrix-sha256", help="the digest the matrix had when Snakemake planned the audit")
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
@@ -548,21 +708,26 @@ def main(argv):
         return 1
     report = audit(baseline, values_doc, bindings_doc)
     report["inputs"] = {"values": args.values, "bindings": args.bindings}
-    report["edition_environment"] = edition_environment.attribution(baseline, report["entries"], matrix,
-                                                                    args.matrix, args.publishing)
-    write_report(args.json, report, {args.md: to_markdown(report, args.publishing),
-                                     args.html: to_html(report, args.publishing)})
+    report["edition_environment"] = edition_environment.attribution(
+        baseline, report["entries"], matrix, args.matrix, args.publishing
+    )
+    write_report(
+        args.json, report, {args.md: to_markdown(report, args.publishing), args.html: to_html(report, args.publishing)}
+    )
     say(summary_line(report))
     for row in report["entries"]:
         if row["status"] in (UNEXPECTED, MISSING):
             where = f"{baseline.path}:{row['line']}: " if row["line"] else ""
-            verdict = (f"explained: {row['explained']}" if row["explained"]
-                       else "unexplained: a strict build stops on it")
+            verdict = (
+                f"explained: {row['explained']}" if row["explained"] else "unexplained: a strict build stops on it"
+            )
             say(f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']} [{verdict}]")
     say(f"audit: details in {args.md} and {args.html}")
     for line in report["disagreements"]:
-        say(f"audit: {args.bindings} and {args.baseline} disagree: {line}; bind the article again with the same "
-            "baseline and values (snakemake --forcerun bind)")
+        say(
+            f"audit: {args.bindings} and {args.baseline} disagree: {line}; bind the article again with the same "
+            "baseline and values (snakemake --forcerun bind)"
+        )
     _write_log(args.log, messages)
     return 1 if report["disagreements"] else 0
 

@@ -51,6 +51,7 @@ from articlekit.review.snapshot import load_snapshot
 
 # ---- comparing a build with a snapshot ------------------------------------------------
 
+
 def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publishing()):
     """The diff as plain data (what build/diff.json holds)."""
     old_values, new_values = snapshot["values"], values_doc.get("values", {})
@@ -66,8 +67,14 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
             continue
         rule, test = between_builds(key, baseline, publishing)
         same, why = test(old, new)
-        row = {"key": key, "rule": rule, "release": old, "build": new, "why": why,
-               "script": (sources.get(key) or {}).get("script")}
+        row = {
+            "key": key,
+            "rule": rule,
+            "release": old,
+            "build": new,
+            "why": why,
+            "script": (sources.get(key) or {}).get("script"),
+        }
         if same:
             if same_value(old, new):
                 continue
@@ -95,22 +102,38 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     for binding_id in sorted(set(old_bindings) | set(new_bindings)):
         before, after = old_bindings.get(binding_id), new_bindings.get(binding_id)
         if before and after and before.get("text") != after.get("text"):
-            printed.append({"binding": binding_id, "key": after.get("key"), "release": before.get("text"),
-                            "build": after.get("text"), "locations": after.get("locations", [])})
+            printed.append(
+                {
+                    "binding": binding_id,
+                    "key": after.get("key"),
+                    "release": before.get("text"),
+                    "build": after.get("text"),
+                    "locations": after.get("locations", []),
+                }
+            )
         old_claim = (before or {}).get("claim") or {}
         new_claim = (after or {}).get("claim") or {}
         # by status: a claim gone from failed to inconclusive changed too (it holds in neither)
         old_status, new_status = status_of(old_claim), status_of(new_claim)
         if old_status != new_status:
-            claims.append({"binding": binding_id, "key": (after or before).get("key"),
-                           "expect": (new_claim or old_claim).get("expect"),
-                           "release": _claim_state(old_status, before), "build": _claim_state(new_status, after),
-                           "message": new_claim.get("message"),
-                           "locations": (after or before).get("locations", [])})
+            claims.append(
+                {
+                    "binding": binding_id,
+                    "key": (after or before).get("key"),
+                    "expect": (new_claim or old_claim).get("expect"),
+                    "release": _claim_state(old_status, before),
+                    "build": _claim_state(new_status, after),
+                    "message": new_claim.get("message"),
+                    "locations": (after or before).get("locations", []),
+                }
+            )
 
     machine = machine_change(old_values, new_values, publishing)
-    cause = ("machine noise: " + ", ".join(f"{m['what']} {m['release']} → {m['build']}" for m in machine)
-             if machine else "same machine")
+    cause = (
+        "machine noise: " + ", ".join(f"{m['what']} {m['release']} → {m['build']}" for m in machine)
+        if machine
+        else "same machine"
+    )
     for row in within:
         if " ULP" in row["why"]:
             row["why"] += f" ({cause})"
@@ -118,13 +141,21 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
     added = sorted(set(new_values) - set(old_values))
     removed = sorted(set(old_values) - set(new_values))
     return {
-        "against": {"label": snapshot["label"], "released_at": snapshot["released_at"],
-                    "versions": recorded_versions(snapshot, publishing)},
+        "against": {
+            "label": snapshot["label"],
+            "released_at": snapshot["released_at"],
+            "versions": recorded_versions(snapshot, publishing),
+        },
         "build": {"versions": recorded_versions(values_doc, publishing), "built_at": built_at(new_values, publishing)},
         "summary": {
-            "numbers_changed": len(numbers), "texts_changed": len(texts), "printed_changed": len(printed),
-            "claims_changed": len(claims), "environment_changed": len(environment),
-            "keys_added": len(added), "keys_removed": len(removed), "moved_within_rule": len(within),
+            "numbers_changed": len(numbers),
+            "texts_changed": len(texts),
+            "printed_changed": len(printed),
+            "claims_changed": len(claims),
+            "environment_changed": len(environment),
+            "keys_added": len(added),
+            "keys_removed": len(removed),
+            "moved_within_rule": len(within),
         },
         "machine": machine,
         "environment": environment,
@@ -142,9 +173,13 @@ def compare(snapshot, values_doc, bindings_doc, baseline=None, publishing=Publis
 def _claims_note(key, bindings_doc):
     """What the article claims about a changed number, so the reader can
     judge the change: '; the article claims < 1e-12: holds' (its status's word)."""
-    notes = sorted({f"{b['claim']['expect']}: {of(b['claim']).word}"
-                    for b in bindings_doc.get("bindings", {}).values()
-                    if b.get("key") == key and b.get("claim")})
+    notes = sorted(
+        {
+            f"{b['claim']['expect']}: {of(b['claim']).word}"
+            for b in bindings_doc.get("bindings", {}).values()
+            if b.get("key") == key and b.get("claim")
+        }
+    )
     return f"; the article claims {', '.join(notes)}" if notes else ""
 
 
@@ -157,6 +192,7 @@ def _claim_state(status, binding):
 
 
 # ---- Markdown --------------------------------------------------------------------
+
 
 def _show(value, limit=120):
     """A value for a table cell: text as it is, anything else printed the
@@ -175,8 +211,10 @@ def environment_text(versions, publishing):
     NumPy 2.4.6'; a library it did not record is said to be unrecorded, and
     an article that declares no library but Python says so, so that a side
     never reads as nothing at all."""
+
     def name(lib):
         return "Python" if lib == "python" and lib not in publishing.libraries else publishing.display(lib)
+
     text = ", ".join(f"{name(lib)} {version}" for lib, version in versions.items() if version) or "no version recorded"
     unrecorded = [name(lib) for lib, version in versions.items() if not version]
     if unrecorded and len(unrecorded) < len(versions):
@@ -187,10 +225,12 @@ def environment_text(versions, publishing):
 
 
 def no_release_markdown():
-    return ("# What changed since the last release\n\n"
-            "No release yet: there is nothing to compare this build with. `snakemake release` freezes\n"
-            "this build as `releases/<label>/snapshot.json`; from then on every build's diff compares\n"
-            "against the newest snapshot.\n")
+    return (
+        "# What changed since the last release\n\n"
+        "No release yet: there is nothing to compare this build with. `snakemake release` freezes\n"
+        "this build as `releases/<label>/snapshot.json`; from then on every build's diff compares\n"
+        "against the newest snapshot.\n"
+    )
 
 
 def to_markdown(diff, publishing=Publishing()):
@@ -203,54 +243,113 @@ def to_markdown(diff, publishing=Publishing()):
         f"This build{(' of ' + cell(diff['build']['built_at'])) if diff['build']['built_at'] else ''}: "
         f"{cell(environment_text(diff['build']['versions'], publishing))}.",
         "",
-        *counts_table([("numbers", s["numbers_changed"]), ("texts", s["texts_changed"]),
-                       ("claims", s["claims_changed"]), ("printed in the article", s["printed_changed"]),
-                       ("environment", s["environment_changed"]), ("within their rule", s["moved_within_rule"])]),
+        *counts_table(
+            [
+                ("numbers", s["numbers_changed"]),
+                ("texts", s["texts_changed"]),
+                ("claims", s["claims_changed"]),
+                ("printed in the article", s["printed_changed"]),
+                ("environment", s["environment_changed"]),
+                ("within their rule", s["moved_within_rule"]),
+            ]
+        ),
         "",
     ]
     machine = diff.get("machine") or []
     if machine:
         changed = "; ".join(f"{cell(m['what'])} {_code(m['release'])} → {_code(m['build'])}" for m in machine)
-        lines += [f"**The machine changed** ({changed}). Floating-point results are judged within "
-                  f"{FLOAT_ULPS} units in the last place: last-bit differences are machine noise (another "
-                  "vector width or BLAS kernel sums in another order), listed under \"Moved within their "
-                  "agreement rule\", not as changes.", ""]
+        lines += [
+            f"**The machine changed** ({changed}). Floating-point results are judged within "
+            f"{FLOAT_ULPS} units in the last place: last-bit differences are machine noise (another "
+            "vector width or BLAS kernel sums in another order), listed under \"Moved within their "
+            "agreement rule\", not as changes.",
+            "",
+        ]
     elif publishing.machine:
         keys = ", ".join(field_name(key) for key in publishing.machine)
-        lines += [f"Same machine as the release ({cell(keys)}): a number that moved "
-                  "was moved by the code or a library, not by rounding on another CPU.", ""]
-    if not any(s[k] for k in ("numbers_changed", "texts_changed", "claims_changed", "printed_changed",
-                              "environment_changed", "keys_added", "keys_removed")):
+        lines += [
+            f"Same machine as the release ({cell(keys)}): a number that moved "
+            "was moved by the code or a library, not by rounding on another CPU.",
+            "",
+        ]
+    if not any(
+        s[k]
+        for k in (
+            "numbers_changed",
+            "texts_changed",
+            "claims_changed",
+            "printed_changed",
+            "environment_changed",
+            "keys_added",
+            "keys_removed",
+        )
+    ):
         lines += ["Nothing changed beyond its agreement rule.", ""]
 
-    lines += section("Environment", "Libraries and machine; an experiment listed here ran with a different library.",
-                     ["what", f"release {label}", "this build"],
-                     [[cell(e["what"]), _code(e["release"]), _code(e["build"])] for e in diff["environment"]])
-    lines += section("Claims whose result changed", "What the prose says about a number, checked on both builds.",
-                     ["key", "claim", f"release {label}", "this build", "where"],
-                     [[_code(c["key"]), _code(c["expect"]), c["release"], c["build"], cell(", ".join(c["locations"]))]
-                      for c in diff["claims"]])
-    lines += section("Numbers that changed beyond their agreement rule",
-                     "The rule is the key's baseline class, else floats within the ULP tolerance and the rest exact "
-                     "(a band for timings); see `articlekit/review/agreement.py`.",
-                     ["key", "rule", f"release {label}", "this build", "why", "script"],
-                     [[_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"]),
-                       cell(r["script"])] for r in diff["numbers"]])
-    lines += section("Texts that changed", "Error messages and other strings, compared exactly.",
-                     ["key", f"release {label}", "this build", "script"],
-                     [[_code(r["key"]), _code(r["release"]), _code(r["build"]), cell(r["script"])] for r in diff["texts"]])
-    lines += section("Printed differently in the article", "The text a shortcode put into the prose.",
-                     ["key", f"release {label}", "this build", "where"],
-                     [[_code(p["key"]), _code(p["release"]), _code(p["build"]), cell(", ".join(p["locations"]))]
-                      for p in diff["printed"]])
-    lines += section("Moved within their agreement rule (not a change)", "Listed so that nothing moves unseen.",
-                     ["key", "rule", f"release {label}", "this build", "why"],
-                     [[_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"])]
-                      for r in diff["within_rule"]])
+    lines += section(
+        "Environment",
+        "Libraries and machine; an experiment listed here ran with a different library.",
+        ["what", f"release {label}", "this build"],
+        [[cell(e["what"]), _code(e["release"]), _code(e["build"])] for e in diff["environment"]],
+    )
+    lines += section(
+        "Claims whose result changed",
+        "What the prose says about a number, checked on both builds.",
+        ["key", "claim", f"release {label}", "this build", "where"],
+        [
+            [_code(c["key"]), _code(c["expect"]), c["release"], c["build"], cell(", ".join(c["locations"]))]
+            for c in diff["claims"]
+        ],
+    )
+    lines += section(
+        "Numbers that changed beyond their agreement rule",
+        "The rule is the key's baseline class, else floats within the ULP tolerance and the rest exact "
+        "(a band for timings); see `articlekit/review/agreement.py`.",
+        ["key", "rule", f"release {label}", "this build", "why", "script"],
+        [
+            [
+                _code(r["key"]),
+                cell(r["rule"]),
+                _code(r["release"]),
+                _code(r["build"]),
+                cell(r["why"]),
+                cell(r["script"]),
+            ]
+            for r in diff["numbers"]
+        ],
+    )
+    lines += section(
+        "Texts that changed",
+        "Error messages and other strings, compared exactly.",
+        ["key", f"release {label}", "this build", "script"],
+        [[_code(r["key"]), _code(r["release"]), _code(r["build"]), cell(r["script"])] for r in diff["texts"]],
+    )
+    lines += section(
+        "Printed differently in the article",
+        "The text a shortcode put into the prose.",
+        ["key", f"release {label}", "this build", "where"],
+        [
+            [_code(p["key"]), _code(p["release"]), _code(p["build"]), cell(", ".join(p["locations"]))]
+            for p in diff["printed"]
+        ],
+    )
+    lines += section(
+        "Moved within their agreement rule (not a change)",
+        "Listed so that nothing moves unseen.",
+        ["key", "rule", f"release {label}", "this build", "why"],
+        [
+            [_code(r["key"]), cell(r["rule"]), _code(r["release"]), _code(r["build"]), cell(r["why"])]
+            for r in diff["within_rule"]
+        ],
+    )
     if diff["not_compared"]:
-        lines += ["## Reported, not compared", "",
-                  "The spread of each timing (samples, min, max, quartiles) describes the noise itself; "
-                  "these moved: " + ", ".join(code(k) for k in diff["not_compared"]) + ".", ""]
+        lines += [
+            "## Reported, not compared",
+            "",
+            "The spread of each timing (samples, min, max, quartiles) describes the noise itself; "
+            "these moved: " + ", ".join(code(k) for k in diff["not_compared"]) + ".",
+            "",
+        ]
     if diff["keys_added"] or diff["keys_removed"]:
         lines += ["## Keys added or removed", ""]
         lines += [f"- added {code(k)}" for k in diff["keys_added"]]
@@ -284,7 +383,10 @@ def main(argv):
     diff["against"]["snapshot"] = args.snapshot
     write_report(args.json, diff, {args.md: to_markdown(diff, args.publishing)})
     s = diff["summary"]
-    print(f"diff against {snapshot['label']}: {s['numbers_changed']} numbers, {s['texts_changed']} texts, "
-          f"{s['claims_changed']} claims, {s['environment_changed']} environment entries changed "
-          f"({s['moved_within_rule']} moved within their rule)", file=sys.stderr)
+    print(
+        f"diff against {snapshot['label']}: {s['numbers_changed']} numbers, {s['texts_changed']} texts, "
+        f"{s['claims_changed']} claims, {s['environment_changed']} environment entries changed "
+        f"({s['moved_within_rule']} moved within their rule)",
+        file=sys.stderr,
+    )
     return 0

@@ -55,12 +55,16 @@ def load_matrix(path, sha256=None):
 
 # ---- the edition's environment in a matrix ----------------------------------------------
 
+
 def runs_the_editions_versions(environment, edition_versions):
     """An environment of the matrix that was built and ran every library at
     the edition's version ('3.13' takes 3.13.0; '2.14.1' takes 2.14.1+cu130)."""
     got = environment.get("versions") or {}
-    return bool(environment.get("complete")) and bool(edition_versions) and all(
-        same_release(str(version), got.get(library)) for library, version in edition_versions.items())
+    return (
+        bool(environment.get("complete"))
+        and bool(edition_versions)
+        and all(same_release(str(version), got.get(library)) for library, version in edition_versions.items())
+    )
 
 
 def _cells(matrix, label):
@@ -78,13 +82,16 @@ def _there(entry, value, edition_versions, environment):
     departure, given its value in the edition's environment."""
     status, shown, _ = against_edition(entry, value, edition_versions, environment["versions"])
     key = entry.key
-    if key.startswith(PREFIX) and key[len(PREFIX):] in edition_versions:
+    if key.startswith(PREFIX) and key[len(PREFIX) :] in edition_versions:
         # a version the edition printed ('3.13', '2.14.1+cpu'), by release
         if same_release(str(entry.published), value):
             return NOT, shown, MEANS[NOT]
         if same_release(str(entry.published).split("+", 1)[0], value):
-            return ALSO, shown, (f"the same release in another build ({value} there, {entry.published} in the "
-                                 f"edition): {MEANS[ALSO]}")
+            return (
+                ALSO,
+                shown,
+                (f"the same release in another build ({value} there, {entry.published} in the edition): {MEANS[ALSO]}"),
+            )
         return ALSO, shown, MEANS[ALSO]
     finding = NOT if status == REPRODUCED else ALSO
     return finding, shown, MEANS[finding]
@@ -93,11 +100,20 @@ def _there(entry, value, edition_versions, environment):
 def _finding(row, entry, cells, matrix, edition_versions, environment, publishing):
     """One departure's line: its value in the edition's environment and what that says."""
     experiment = split_key(row["key"])[0].split(".")[0]
-    found = {"id": row["id"], "key": row["key"], "status": row["status"], "published": row["published"],
-             "this_build": row["regenerated"], "there": None}
+    found = {
+        "id": row["id"],
+        "key": row["key"],
+        "status": row["status"],
+        "published": row["published"],
+        "this_build": row["regenerated"],
+        "there": None,
+    }
     if experiment in matrix.get("left_out", []):
-        return {**found, "finding": NOT_RUN,
-                "why": f"the matrix takes {experiment} from the main build (it is not run per environment)"}
+        return {
+            **found,
+            "finding": NOT_RUN,
+            "why": f"the matrix takes {experiment} from the main build (it is not run per environment)",
+        }
     if row["key"] not in cells:
         return {**found, "finding": NOT_RUN, "why": "the matrix has no row for this key"}
     finding, shown, why = _there(entry, cells[row["key"]], edition_versions, environment)
@@ -114,24 +130,38 @@ def attribution(baseline, rows, matrix, matrix_path, publishing):
     edition_versions = dict(baseline.edition.get("versions") or {})
     wanted = publishing.versions_text(edition_versions)
     departures = [r for r in rows if r["status"] not in (REPRODUCED, CITED)]
-    doc = {"versions": edition_versions, "matrix": matrix_path, "environment": None, "entries": [],
-           "counts": {ALSO: 0, NOT: 0, NOT_RUN: 0}, "departures": len(departures)}
+    doc = {
+        "versions": edition_versions,
+        "matrix": matrix_path,
+        "environment": None,
+        "entries": [],
+        "counts": {ALSO: 0, NOT: 0, NOT_RUN: 0},
+        "departures": len(departures),
+    }
     if matrix_path is None:
-        doc["text"] = (f"Whether the edition's departures are its versions' or this machine's is open: this "
-                       f"article configures no version matrix. Add an environment with the edition's versions "
-                       f"({wanted}) to a matrix: section (docs/version-matrix.md), then run {COMMAND} "
-                       f"and this build again.")
+        doc["text"] = (
+            f"Whether the edition's departures are its versions' or this machine's is open: this "
+            f"article configures no version matrix. Add an environment with the edition's versions "
+            f"({wanted}) to a matrix: section (docs/version-matrix.md), then run {COMMAND} "
+            f"and this build again."
+        )
         return doc
-    matching = [e for e in (matrix or {}).get("environments", [])
-                if runs_the_editions_versions(e, edition_versions)]
+    matching = [e for e in (matrix or {}).get("environments", []) if runs_the_editions_versions(e, edition_versions)]
     if not matching:
-        ran = ", ".join(f"{e['label']} ({publishing.versions_text(e.get('versions') or {}) or 'not built'})"
-                        for e in (matrix or {}).get("environments", []))
-        seen = (f"{matrix_path} has no built environment with them (it has {ran})" if matrix
-                else f"no version matrix was run ({matrix_path} does not exist)")
-        doc["text"] = (f"Whether the edition's departures are its versions' or this machine's is open: "
-                       f"{seen}. {COMMAND} answers it when config.yaml's matrix: has an environment with "
-                       f"the edition's versions ({wanted}); run this build again after it.")
+        ran = ", ".join(
+            f"{e['label']} ({publishing.versions_text(e.get('versions') or {}) or 'not built'})"
+            for e in (matrix or {}).get("environments", [])
+        )
+        seen = (
+            f"{matrix_path} has no built environment with them (it has {ran})"
+            if matrix
+            else f"no version matrix was run ({matrix_path} does not exist)"
+        )
+        doc["text"] = (
+            f"Whether the edition's departures are its versions' or this machine's is open: "
+            f"{seen}. {COMMAND} answers it when config.yaml's matrix: has an environment with "
+            f"the edition's versions ({wanted}); run this build again after it."
+        )
         return doc
     environment = matching[0]
     label = environment["label"]
@@ -145,12 +175,14 @@ def attribution(baseline, rows, matrix, matrix_path, publishing):
     # when the matrix ran: its values are that day's code's, which a later build may have changed
     made = datetime.fromtimestamp(Path(matrix_path).stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     doc["environment"] = {"label": label, "versions": environment["versions"], "made": made}
-    doc["text"] = (f"In the edition's environment, column {label} of {matrix_path} (written {made}): "
-                   f"{publishing.versions_text(environment['versions'])}. Of the {len(departures)} departures "
-                   f"from the edition, {counts[NOT]} {'is' if counts[NOT] == 1 else 'are'} {NOT} "
-                   f"(the edition's value comes back there: {MEANS[NOT]}), {counts[ALSO]} "
-                   f"{'is' if counts[ALSO] == 1 else 'are'} {ALSO} ({MEANS[ALSO]}), and {counts[NOT_RUN]} "
-                   f"{'was' if counts[NOT_RUN] == 1 else 'were'} not run there (taken from the main build).")
+    doc["text"] = (
+        f"In the edition's environment, column {label} of {matrix_path} (written {made}): "
+        f"{publishing.versions_text(environment['versions'])}. Of the {len(departures)} departures "
+        f"from the edition, {counts[NOT]} {'is' if counts[NOT] == 1 else 'are'} {NOT} "
+        f"(the edition's value comes back there: {MEANS[NOT]}), {counts[ALSO]} "
+        f"{'is' if counts[ALSO] == 1 else 'are'} {ALSO} ({MEANS[ALSO]}), and {counts[NOT_RUN]} "
+        f"{'was' if counts[NOT_RUN] == 1 else 'were'} not run there (taken from the main build)."
+    )
     return doc
 
 
@@ -163,9 +195,20 @@ def to_markdown(doc):
     """The audit's section, as Markdown lines."""
     lines = [f"## {HEADING}", "", cell(doc["text"]), ""]
     if doc["entries"]:
-        lines += table(["id", "key", "status here", "published", "this build", "edition's environment", "finding"],
-                       [[cell(e["id"]), code(e["key"]), e["status"], code(e["published"]), code(e["this_build"]),
-                         code(e["there"]) if e["there"] is not None else "—",
-                         cell(f"{e['finding']}: {e['why']}")] for e in doc["entries"]])
+        lines += table(
+            ["id", "key", "status here", "published", "this build", "edition's environment", "finding"],
+            [
+                [
+                    cell(e["id"]),
+                    code(e["key"]),
+                    e["status"],
+                    code(e["published"]),
+                    code(e["this_build"]),
+                    code(e["there"]) if e["there"] is not None else "—",
+                    cell(f"{e['finding']}: {e['why']}"),
+                ]
+                for e in doc["entries"]
+            ],
+        )
         lines.append("")
     return lines

@@ -72,15 +72,21 @@ def load_manifest(path=MANIFEST):
     try:
         document = read_json(path)
     except FileNotFoundError:
-        raise ManifestError(f"{path}: no such file: a build writes it (snakemake --cores all); "
-                            "run this in the article's folder after a build") from None
+        raise ManifestError(
+            f"{path}: no such file: a build writes it (snakemake --cores all); "
+            "run this in the article's folder after a build"
+        ) from None
     except ValueError as exc:
         raise ManifestError(f"{exc}: rebuild it (snakemake --cores all --forcerun manifest)") from None
-    shaped = (isinstance(document, dict) and document.get("manifest_format") == FORMAT
-              and all(isinstance(document.get(part), dict) for part in ("outputs", "inputs")))
+    shaped = (
+        isinstance(document, dict)
+        and document.get("manifest_format") == FORMAT
+        and all(isinstance(document.get(part), dict) for part in ("outputs", "inputs"))
+    )
     if not shaped:
-        raise ManifestError(f"{path}: not a build manifest of format {FORMAT}: rebuild it "
-                            "(snakemake --cores all --forcerun manifest)")
+        raise ManifestError(
+            f"{path}: not a build manifest of format {FORMAT}: rebuild it (snakemake --cores all --forcerun manifest)"
+        )
     return document
 
 
@@ -88,14 +94,21 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit.review.manifest", description=__doc__.splitlines()[0])
     parser.add_argument("outputs", nargs="+", help="every other output of the build")
     parser.add_argument("--ledger", required=True, help="Snakemake's record of each output's rule and digest")
-    parser.add_argument("--read", nargs="*", default=[], metavar="FILE",
-                        help="files the plan read that no job reads (config files, schemas, Snakefiles)")
+    parser.add_argument(
+        "--read",
+        nargs="*",
+        default=[],
+        metavar="FILE",
+        help="files the plan read that no job reads (config files, schemas, Snakefiles)",
+    )
     parser.add_argument("--out", required=True, help="where to write build/manifest.json")
     args = parser.parse_args(argv)
     document = build_manifest(Ledger.load(args.ledger), args.outputs, args.read)
     write_json(args.out, document)
-    print(f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}",
-          file=sys.stderr)
+    print(
+        f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -50,23 +50,36 @@ _COUNTS = {HOLDS: "claims_held", FAILS: "claims_failed", INCONCLUSIVE: "claims_i
 
 # ---- one environment's column ----------------------------------------------------
 
-def column(label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing(),
-           python=None):
+
+def column(
+    label, pins, environment, results, shared, article_path, baseline_path=None, publishing=Publishing(), python=None
+):
     """The column document of one environment: its bindings, or why it has none.
     `baseline_path` is bound as in the main build: its published.<id> values
     and the {{< departures >}} section. `python`: the Python the entry asked
     for (None: the build's own); the column records the version the
     environment's interpreter reported when it was made."""
     record = read_json(environment)
-    doc = {"label": label, "pins": list(pins), "installed": record["installed"], "log": record["log"],
-           "python": {"requested": python, "version": record.get("python_version")},
-           "versions": {}, "failed": [], "shared": [], "bindings": None}
+    doc = {
+        "label": label,
+        "pins": list(pins),
+        "installed": record["installed"],
+        "log": record["log"],
+        "python": {"requested": python, "version": record.get("python_version")},
+        "versions": {},
+        "failed": [],
+        "shared": [],
+        "bindings": None,
+    }
     if not record["installed"]:
         doc["failed"].append({"experiment": "(install)", "reason": record.get("error", ""), "log": record["log"]})
         return doc
     artifacts = [(path, read_json(path)) for path in results]
-    doc["failed"] = [{"experiment": a["experiment"], "reason": a["reason"], "log": a.get("log")}
-                     for _, a in artifacts if a.get("not_run")]
+    doc["failed"] = [
+        {"experiment": a["experiment"], "reason": a["reason"], "log": a.get("log")}
+        for _, a in artifacts
+        if a.get("not_run")
+    ]
     ran = [(path, a) for path, a in artifacts if not a.get("not_run")]
     for _, a in ran:
         doc["versions"].update({k: v for k, v in a.get("versions", {}).items() if k in publishing.libraries})
@@ -85,12 +98,14 @@ def column(label, pins, environment, results, shared, article_path, baseline_pat
         # e.g. an experiment that wrote other keys under this version: a
         # finding about the environment, shown in its column.
         more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
-        doc["failed"].append({"experiment": "(bind)", "reason": "; ".join(exc.problems[:3]) + more,
-                              "log": f"build/matrix/{label}.json"})
+        doc["failed"].append(
+            {"experiment": "(bind)", "reason": "; ".join(exc.problems[:3]) + more, "log": f"build/matrix/{label}.json"}
+        )
     return doc
 
 
 # ---- the matrix ---------------------------------------------------------------------
+
 
 def _line(location):
     match = re.search(r":(\d+)$", location)
@@ -110,8 +125,13 @@ def _kind(key, binding, baseline):
 
 def _cell(binding):
     claim = binding.get("claim") or {}
-    return {"text": binding["text"] if binding.get("printed", True) else None, "raw": binding["raw"],
-            "holds": claim.get("holds"), "status": status_of(claim), "message": claim.get("message")}
+    return {
+        "text": binding["text"] if binding.get("printed", True) else None,
+        "raw": binding["raw"],
+        "holds": claim.get("holds"),
+        "status": status_of(claim),
+        "message": claim.get("message"),
+    }
 
 
 def _row_reasons(row, labels, baseline, publishing):
@@ -150,6 +170,7 @@ def _speaker(document):
         if not binding.get("in_text", True) and by_key.get(departed.get(binding["key"])):
             return by_key[departed[binding["key"]]]
         return binding["source"]["experiment"]
+
     return speaks_for
 
 
@@ -166,10 +187,17 @@ def build(columns, baseline=None, publishing=Publishing()):
                 left_out.add(speaks_for(b))
                 continue
             if ident not in rows:
-                rows[ident] = {"id": ident, "key": b["key"], "fmt": b.get("fmt"), "expect": b.get("expect"),
-                               "kind": _kind(b["key"], b, baseline), "locations": b["locations"],
-                               "rule": "reported" if in_record(b["key"]) else None, "cells": {},
-                               "within": []}
+                rows[ident] = {
+                    "id": ident,
+                    "key": b["key"],
+                    "fmt": b.get("fmt"),
+                    "expect": b.get("expect"),
+                    "kind": _kind(b["key"], b, baseline),
+                    "locations": b["locations"],
+                    "rule": "reported" if in_record(b["key"]) else None,
+                    "cells": {},
+                    "within": [],
+                }
             rows[ident]["cells"][col["label"]] = _cell(b)
     ordered = sorted(rows.values(), key=lambda r: (min(map(_line, r["locations"]), default=0), r["id"]))
     for row in ordered:
@@ -179,20 +207,32 @@ def build(columns, baseline=None, publishing=Publishing()):
     for col in columns:
         label = col["label"]
         own = [r for r in ordered if label in r["cells"]]
-        summary.append({
-            "label": label, "pins": col["pins"], "python": col.get("python") or {}, "versions": col["versions"],
-            "complete": bool(col["bindings"]),
-            "failed": col["failed"],
-            **{field: sum(status_of(r["cells"][label]) == status for r in own) for status, field in _COUNTS.items()},
-            "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
-            "moved": sum(any(x.startswith(f"{label}: moved") for x in r["reasons"]) for r in own),
-        })
-    return {"environments": summary, "reference": complete[0]["label"] if complete else None,
-            "left_out": sorted(left_out), "rows": ordered,
-            "differing": sum(r["differs"] for r in ordered)}
+        summary.append(
+            {
+                "label": label,
+                "pins": col["pins"],
+                "python": col.get("python") or {},
+                "versions": col["versions"],
+                "complete": bool(col["bindings"]),
+                "failed": col["failed"],
+                **{
+                    field: sum(status_of(r["cells"][label]) == status for r in own) for status, field in _COUNTS.items()
+                },
+                "texts_changed": sum(any(x.startswith(f"{label}: text changed") for x in r["reasons"]) for r in own),
+                "moved": sum(any(x.startswith(f"{label}: moved") for x in r["reasons"]) for r in own),
+            }
+        )
+    return {
+        "environments": summary,
+        "reference": complete[0]["label"] if complete else None,
+        "left_out": sorted(left_out),
+        "rows": ordered,
+        "differing": sum(r["differs"] for r in ordered),
+    }
 
 
 # ---- markdown ----------------------------------------------------------------------
+
 
 def _short(text, limit=_SHOWN):
     return shorten(str(text), limit)
@@ -229,29 +269,61 @@ def _status(s):
 
 def to_markdown(matrix, publishing=Publishing()):
     envs, rows = matrix["environments"], matrix["rows"]
-    lines = ["# Version matrix", "",
-             f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
-             f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
-             f"Values are compared with the first built environment, `{matrix['reference']}`; "
-             f"{STATUS[HOLDS].shown}: the row's claim holds there; "
-             f"{', '.join(STATUS[k].shown for k in (FAILS, INCONCLUSIVE))}: it does not.", ""]
+    lines = [
+        "# Version matrix",
+        "",
+        f"{len(rows)} rows (claims, quoted error texts, printed values) in {len(envs)} environments; "
+        f"{_differ(matrix['differing'])} beyond their agreement rule (marked **≠**). "
+        f"Values are compared with the first built environment, `{matrix['reference']}`; "
+        f"{STATUS[HOLDS].shown}: the row's claim holds there; "
+        f"{', '.join(STATUS[k].shown for k in (FAILS, INCONCLUSIVE))}: it does not.",
+        "",
+    ]
     if matrix["left_out"]:
-        lines += [f"Not run per environment (taken from the main build, not compared): "
-                  f"{', '.join(matrix['left_out'])}.", ""]
+        lines += [
+            f"Not run per environment (taken from the main build, not compared): {', '.join(matrix['left_out'])}.",
+            "",
+        ]
     lines += ["## Summary", ""]
-    lines += table(["Environment", "Pins", "Got", *[f"Claims {STATUS[status].counted}" for status in _COUNTS],
-                    "Texts changed", "Moved beyond rule", "Status"],
-                   [[code(s["label"]), cell(_asked(s)), cell(publishing.versions_text(s["versions"])),
-                     *[str(n) for _, n in _claim_counts(s)], str(s["texts_changed"]), str(s["moved"]),
-                     cell(_status(s))] for s in envs])
+    lines += table(
+        [
+            "Environment",
+            "Pins",
+            "Got",
+            *[f"Claims {STATUS[status].counted}" for status in _COUNTS],
+            "Texts changed",
+            "Moved beyond rule",
+            "Status",
+        ],
+        [
+            [
+                code(s["label"]),
+                cell(_asked(s)),
+                cell(publishing.versions_text(s["versions"])),
+                *[str(n) for _, n in _claim_counts(s)],
+                str(s["texts_changed"]),
+                str(s["moved"]),
+                cell(_status(s)),
+            ]
+            for s in envs
+        ],
+    )
     labels = [s["label"] for s in envs]
 
     def md_rows(selected):
-        return table(["", "Key", "Rule", *[code(label) for label in labels], "Why it differs"],
-                     [["**≠**" if r["differs"] else "", code(r["key"]) + (f" `{r['fmt']}`" if r["fmt"] else ""),
-                       cell(r["rule"] or r["kind"]), *[_cell_text(r["cells"].get(label)) for label in labels],
-                       cell("; ".join(r["reasons"] + [f"(within rule) {w}" for w in r["within"]]))]
-                      for r in selected])
+        return table(
+            ["", "Key", "Rule", *[code(label) for label in labels], "Why it differs"],
+            [
+                [
+                    "**≠**" if r["differs"] else "",
+                    code(r["key"]) + (f" `{r['fmt']}`" if r["fmt"] else ""),
+                    cell(r["rule"] or r["kind"]),
+                    *[_cell_text(r["cells"].get(label)) for label in labels],
+                    cell("; ".join(r["reasons"] + [f"(within rule) {w}" for w in r["within"]])),
+                ]
+                for r in selected
+            ],
+        )
 
     differing = [r for r in rows if r["differs"]]
     lines += ["", "## Rows that differ", ""]
@@ -261,6 +333,7 @@ def to_markdown(matrix, publishing=Publishing()):
 
 
 # ---- html: what the page shows, laid out by templates/matrix.html ---------------------
+
 
 def _cell_data(c):
     """A value in one environment, with its claim's mark (articlekit.core.status);
@@ -272,23 +345,33 @@ def _cell_data(c):
 
 
 def _card_data(s, publishing):
-    return {"label": s["label"], "pins": _asked(s),
-            "got": publishing.versions_text(s["versions"]) or "nothing",
-            "bad": bool(s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"]
-                        or not s["complete"]),
-            # each failure with its log, laid out by the template (the markdown's
-            # _status() writes the log in backticks)
-            "failures": [] if s["complete"] else [{"what": f["experiment"], "log": f["log"]} for f in s["failed"]],
-            "facts": [*_claim_counts(s), ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])]}
+    return {
+        "label": s["label"],
+        "pins": _asked(s),
+        "got": publishing.versions_text(s["versions"]) or "nothing",
+        "bad": bool(
+            s["claims_failed"] or s["claims_inconclusive"] or s["texts_changed"] or s["moved"] or not s["complete"]
+        ),
+        # each failure with its log, laid out by the template (the markdown's
+        # _status() writes the log in backticks)
+        "failures": [] if s["complete"] else [{"what": f["experiment"], "log": f["log"]} for f in s["failed"]],
+        "facts": [*_claim_counts(s), ("texts changed", s["texts_changed"]), ("moved beyond rule", s["moved"])],
+    }
 
 
 def _row_data(r, labels):
     first, *more = r["locations"] or [""]
-    return {"key": r["key"], "fmt": r["fmt"], "differs": r["differs"],
-            "where": first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else ""),
-            "locations": ", ".join(r["locations"]), "rule": r["rule"] or r["kind"],
-            "cells": [_cell_data(r["cells"].get(label)) for label in labels],
-            "reasons": r["reasons"], "within": r["within"]}
+    return {
+        "key": r["key"],
+        "fmt": r["fmt"],
+        "differs": r["differs"],
+        "where": first.rsplit("/", 1)[-1] + (f" +{len(more)}" if more else ""),
+        "locations": ", ".join(r["locations"]),
+        "rule": r["rule"] or r["kind"],
+        "cells": [_cell_data(r["cells"].get(label)) for label in labels],
+        "reasons": r["reasons"],
+        "within": r["within"],
+    }
 
 
 def page_data(matrix, publishing=Publishing()):
@@ -296,10 +379,15 @@ def page_data(matrix, publishing=Publishing()):
     labels = [s["label"] for s in matrix["environments"]]
     rows = [_row_data(r, labels) for r in matrix["rows"]]
     differ = [r for r in rows if r["differs"]]
-    return {"labels": labels, "cards": [_card_data(s, publishing) for s in matrix["environments"]],
-            "rows": rows, "rows_that_differ": differ, "differing": _differ(len(differ)),
-            "reference": matrix["reference"],
-            "left_out": ", ".join(matrix["left_out"]) if matrix["left_out"] else None}
+    return {
+        "labels": labels,
+        "cards": [_card_data(s, publishing) for s in matrix["environments"]],
+        "rows": rows,
+        "rows_that_differ": differ,
+        "differing": _differ(len(differ)),
+        "reference": matrix["reference"],
+        "left_out": ", ".join(matrix["left_out"]) if matrix["left_out"] else None,
+    }
 
 
 def to_html(matrix, publishing=Publishing()):
@@ -309,9 +397,13 @@ def to_html(matrix, publishing=Publishing()):
 
 # ---- check: fail the target when an environment did not build -----------------------
 
+
 def problems(matrix):
-    return [f"matrix environment {s['label']!r}: {f['experiment']}: {f['reason']} (log: {f['log']})"
-            for s in matrix["environments"] for f in s["failed"]]
+    return [
+        f"matrix environment {s['label']!r}: {f['experiment']}: {f['reason']} (log: {f['log']})"
+        for s in matrix["environments"]
+        for f in s["failed"]
+    ]
 
 
 def main(argv=None):
@@ -340,8 +432,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "column":
-            write_json(args.out, column(args.label, args.pin, args.environment, args.results, args.shared,
-                                        args.article, args.baseline, args.publishing, args.python))
+            write_json(
+                args.out,
+                column(
+                    args.label,
+                    args.pin,
+                    args.environment,
+                    args.results,
+                    args.shared,
+                    args.article,
+                    args.baseline,
+                    args.publishing,
+                    args.python,
+                ),
+            )
             return 0
         if args.command == "report":
             baseline = load_baseline(args.baseline) if args.baseline else None
@@ -349,15 +453,20 @@ def main(argv=None):
             write_json(args.json, matrix)
             write_text_atomic(args.md, to_markdown(matrix, args.publishing))
             write_text_atomic(args.html, to_html(matrix, args.publishing))
-            print(f"matrix: {len(matrix['rows'])} rows x {len(matrix['environments'])} environments, "
-                  f"{matrix['differing']} differ -> {args.html}", file=sys.stderr)
+            print(
+                f"matrix: {len(matrix['rows'])} rows x {len(matrix['environments'])} environments, "
+                f"{matrix['differing']} differ -> {args.html}",
+                file=sys.stderr,
+            )
             return 0
         found = problems(read_json(args.matrix))
         for line in found:
             print(line, file=sys.stderr)
         if found:
-            print(f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}",
-                  file=sys.stderr)
+            print(
+                f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}",
+                file=sys.stderr,
+            )
         return 1 if found else 0
     except ArticlekitError as exc:  # BindError, BaselineError among them
         print(f"matrix: {exc}", file=sys.stderr)

@@ -71,6 +71,7 @@ class PythonNotFound(ArticlekitError, LookupError):
 
 # ---- the matrix: section ----------------------------------------------------------
 
+
 def pin_name(pin):
     """'numpy==1.26.4' -> 'numpy' (the distribution a pin names, normalised)."""
     name = pin.strip()
@@ -99,14 +100,18 @@ def check_matrix(config, config_files=()):
             return config_line(config, ("matrix", "environments", i, "label"), config_files)
 
         if label in first_of:
-            problems.append(f"{where()}: matrix.environments[{i}].label: {label!r} is already the label of "
-                            f"entry {first_of[label]}; labels name folders (results/matrix/<label>), give each its own")
+            problems.append(
+                f"{where()}: matrix.environments[{i}].label: {label!r} is already the label of "
+                f"entry {first_of[label]}; labels name folders (results/matrix/<label>), give each its own"
+            )
         first_of.setdefault(label, i)
         names = [pin_name(p) for p in pins]
         for lib in required_pins(config):
             if lib not in names:
-                problems.append(f"{where()}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
-                                f"'{lib}==<version>' (unpinned, {lib} would be whatever the index has newest)")
+                problems.append(
+                    f"{where()}: matrix.environments[{i}] ({label}) pins no {lib}: add e.g. "
+                    f"'{lib}==<version>' (unpinned, {lib} would be whatever the index has newest)"
+                )
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             problems.append(f"{where()}: matrix.environments[{i}] ({label}) pins {', '.join(twice)} more than once")
@@ -115,6 +120,7 @@ def check_matrix(config, config_files=()):
 
 
 # ---- package sources: pip's, handed to uv ---------------------------------------
+
 
 def pip_settings(python=sys.executable):
     """{option: value} from `pip config list` (env variables over files)."""
@@ -183,8 +189,12 @@ def python_candidates(request):
     not look there, and on the path pyenv's shims run only the selected one)."""
     found = [sys.executable]
     try:
-        done = subprocess.run([uv_executable(), "python", "find", "--no-python-downloads", request],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [uv_executable(), "python", "find", "--no-python-downloads", request],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if done.returncode == 0 and done.stdout.strip():
             found.append(done.stdout.strip())
     except (FileNotFoundError, subprocess.TimeoutExpired):
@@ -202,15 +212,19 @@ def find_python(request):
     """(path, version) of the newest interpreter on this machine that is
     Python `request` ('3.13' takes any 3.13.x, '3.13.0' only that one), or
     raise PythonNotFound saying where it looked and how to get one."""
-    matches = [(path, version) for path in python_candidates(request)
-               if (version := python_version(path)) and same_release(request, version)]
+    matches = [
+        (path, version)
+        for path in python_candidates(request)
+        if (version := python_version(path)) and same_release(request, version)
+    ]
     if matches:
         return max(matches, key=lambda match: _release(match[1]))
     raise PythonNotFound(
         f"no Python {request} on this machine (looked at the build's own Python "
         f"{platform_version()}, at what `uv python find {request}` finds and in {_pyenv_root() / 'versions'}); "
         f"install one (`uv python install {request}` or `pyenv install {request}`), "
-        f"or name a Python this machine has")
+        f"or name a Python this machine has"
+    )
 
 
 def platform_version():
@@ -231,6 +245,7 @@ def entry_python(request, where=None):
 
 # ---- lock: resolve without installing -----------------------------------------------
 
+
 def lock(label, pins, out, python=None, where=None):
     """Resolve pins + the project's requirements into a lock file for the
     entry's Python, or fail saying which pin the index cannot satisfy, or
@@ -245,23 +260,36 @@ def lock(label, pins, out, python=None, where=None):
         wanted = Path(tmp) / "requirements.in"
         wanted.write_text("\n".join([*pins, *PROJECT_REQUIREMENTS]) + "\n", encoding="utf-8")
         # Resolved for that interpreter: wheels are per Python version (cp313).
-        command = [uv_executable(), "pip", "compile", str(wanted), "--python", interpreter,
-                   "--no-header", "--no-annotate", "--quiet", *uv_source_flags(settings)]
+        command = [
+            uv_executable(),
+            "pip",
+            "compile",
+            str(wanted),
+            "--python",
+            interpreter,
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            *uv_source_flags(settings),
+        ]
         print("$ " + shlex.join(command), file=sys.stderr)
         done = subprocess.run(command, capture_output=True, text=True, env=uv_environ(settings))
     if done.returncode != 0:
         sources = " ".join(["PyPI" if "index-url" not in settings else "", *uv_source_flags(settings)[2:]]).strip()
         reason = "\n    ".join(line for line in done.stderr.strip().splitlines() if line.strip())
-        print(f"matrix environment {label!r}: its pins {', '.join(pins)} cannot be resolved "
-              f"(package sources: {sources}); nothing was installed.\n    {reason}\n"
-              f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists).",
-              file=sys.stderr)
+        print(
+            f"matrix environment {label!r}: its pins {', '.join(pins)} cannot be resolved "
+            f"(package sources: {sources}); nothing was installed.\n    {reason}\n"
+            f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists).",
+            file=sys.stderr,
+        )
         return 1
     write_text_atomic(out, f"# {label}: {' '.join(pins)} (Python {version})\n" + done.stdout)
     return 0
 
 
 # ---- install: the venv, recorded ---------------------------------------------------
+
 
 def _run_logged(command, log, env):
     log.write("$ " + shlex.join(command) + "\n")
@@ -278,8 +306,13 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
     uv, env = uv_executable(), uv_environ(settings)
     venv, python = Path(venv), Path(venv) / "bin" / "python"
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    record = {"label": label, "lock": str(lock_file), "venv": str(venv), "log": str(log_path),
-              "python_requested": python_request}
+    record = {
+        "label": label,
+        "lock": str(lock_file),
+        "venv": str(venv),
+        "log": str(log_path),
+        "python_requested": python_request,
+    }
     try:
         interpreter, _ = entry_python(python_request)
     except PythonNotFound as exc:  # gone since the lock found it: recorded like any failed install
@@ -295,12 +328,21 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
         # the torch modules it imports again: about 3.5 s of CPU per job on
         # the development machine, paid on every rerun of the cells, against
         # about 20 s once per install.
-        [uv, "pip", "sync", str(lock_file), "--python", str(python), "--compile-bytecode",
-         *uv_source_flags(settings)],
+        [uv, "pip", "sync", str(lock_file), "--python", str(python), "--compile-bytecode", *uv_source_flags(settings)],
         # --no-deps: the lock already holds every requirement; editable, so the
         # experiments run the working tree's code, as the main build does.
-        [uv, "pip", "install", "--no-deps", "--no-build-isolation", "-e", str(project), "--python", str(python),
-         *uv_source_flags(settings)],
+        [
+            uv,
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "-e",
+            str(project),
+            "--python",
+            str(python),
+            *uv_source_flags(settings),
+        ],
     ]
     with open(log_path, "w", encoding="utf-8") as log:
         for step in steps:
@@ -310,16 +352,26 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
                 print(f"matrix environment {label!r} did not install; see {log_path}", file=sys.stderr)
                 write_json(out, {**record, "installed": False, "error": "\n".join(tail)})
                 return 0
-        freeze = subprocess.run([uv, "pip", "freeze", "--python", str(python)],
-                                capture_output=True, text=True, env=env, check=True).stdout
+        freeze = subprocess.run(
+            [uv, "pip", "freeze", "--python", str(python)], capture_output=True, text=True, env=env, check=True
+        ).stdout
     packages = [line for line in freeze.splitlines() if line and not line.startswith("-e ")]
     # the version the environment runs, asked of its own interpreter
-    write_json(out, {**record, "installed": True, "python": str(python), "python_version": python_version(python),
-                     "freeze": packages})
+    write_json(
+        out,
+        {
+            **record,
+            "installed": True,
+            "python": str(python),
+            "python_version": python_version(python),
+            "freeze": packages,
+        },
+    )
     return 0
 
 
 # ---- run: one experiment in one environment ----------------------------------------
+
 
 def run_experiment(environment, experiment, params, out, log_path=None, libraries=(), limits=()):
     """Run experiments/<experiment>.py with the environment's Python and the
@@ -328,8 +380,15 @@ def run_experiment(environment, experiment, params, out, log_path=None, librarie
     --runtime MIN`), which it checks its footprint against."""
     record = read_json(environment)
     if not record["installed"]:
-        write_json(out, {"experiment": experiment, "not_run": True, "log": record["log"],
-                         "reason": f"environment {record['label']} did not install"})
+        write_json(
+            out,
+            {
+                "experiment": experiment,
+                "not_run": True,
+                "log": record["log"],
+                "reason": f"environment {record['label']} did not install",
+            },
+        )
         return 0
     log_path = log_path or f"{out}.log"
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
@@ -337,10 +396,18 @@ def run_experiment(environment, experiment, params, out, log_path=None, librarie
         # The exact params of the main rule, as the script's own --config file.
         config_file = Path(tmp) / "params.yaml"
         config_file.write_text(yaml.safe_dump({experiment: params}), encoding="utf-8")
-        command = [record["python"], "-m", f"experiments.{experiment}", "--config", str(config_file), *limits,
-                   "--json", str(out),
-                   # the versions the columns compare, recorded in each artifact
-                   *(f"--library={name}" for name in libraries)]
+        command = [
+            record["python"],
+            "-m",
+            f"experiments.{experiment}",
+            "--config",
+            str(config_file),
+            *limits,
+            "--json",
+            str(out),
+            # the versions the columns compare, recorded in each artifact
+            *(f"--library={name}" for name in libraries),
+        ]
         # The venv's own packages only: nothing of the main environment leaks in.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         with open(log_path, "w", encoding="utf-8") as log:
@@ -349,10 +416,19 @@ def run_experiment(environment, experiment, params, out, log_path=None, librarie
         # A crash under another version is a finding, not a broken build:
         # recorded, and the matrix names the log.
         Path(out).unlink(missing_ok=True)
-        print(f"matrix environment {record['label']!r}: experiments/{experiment}.py failed; see {log_path}",
-              file=sys.stderr)
-        write_json(out, {"experiment": experiment, "not_run": True, "log": str(log_path),
-                         "reason": f"experiments/{experiment}.py exited with status {status}"})
+        print(
+            f"matrix environment {record['label']!r}: experiments/{experiment}.py failed; see {log_path}",
+            file=sys.stderr,
+        )
+        write_json(
+            out,
+            {
+                "experiment": experiment,
+                "not_run": True,
+                "log": str(log_path),
+                "reason": f"experiments/{experiment}.py exited with status {status}",
+            },
+        )
     return 0
 
 
@@ -381,8 +457,13 @@ def main(argv=None):
     p.add_argument("--runtime", help="the time the job got (minutes), likewise")
     p.add_argument("--out", required=True)
     p.add_argument("--log")
-    p.add_argument("--library", action="append", default=[], metavar="DIST",
-                   help="a library whose version the artifact records (as the main build's rule passes)")
+    p.add_argument(
+        "--library",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="a library whose version the artifact records (as the main build's rule passes)",
+    )
     args = parser.parse_args(argv)
     try:
         return _dispatch(args)
@@ -399,8 +480,12 @@ def _dispatch(args):
     params = json.loads(args.params)
     if args.threads is not None:
         params["threads"] = args.threads
-    limits = [arg for flag, value in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime)) if value is not None
-              for arg in (flag, value)]
+    limits = [
+        arg
+        for flag, value in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime))
+        if value is not None
+        for arg in (flag, value)
+    ]
     return run_experiment(args.environment, args.experiment, params, args.out, args.log, args.library, limits)
 
 

@@ -32,6 +32,7 @@ from articlekit.core.jsonio import write_json, write_text_atomic
 
 # ---- Markdown -----------------------------------------------------------------------
 
+
 def _fold(text):
     """Line breaks folded, pipes escaped: one table cell's worth of text."""
     return " ".join(str("" if text is None else text).split()).replace("|", "\\|")
@@ -52,15 +53,16 @@ def code(text):
 
 def table(head, rows):
     """The table's lines: header, separator, then one line per row of cells."""
-    return (["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            + ["| " + " | ".join(row) + " |" for row in rows])
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def counts_table(counts):
     """A report's head: one right-aligned row of (label, count) pairs."""
-    return ["| " + " | ".join(label for label, _ in counts) + " |",
-            "|" + "---:|" * len(counts),
-            "| " + " | ".join(str(n) for _, n in counts) + " |"]
+    return [
+        "| " + " | ".join(label for label, _ in counts) + " |",
+        "|" + "---:|" * len(counts),
+        "| " + " | ".join(str(n) for _, n in counts) + " |",
+    ]
 
 
 def section(title, intro, head, rows):
@@ -107,7 +109,7 @@ def word_runs(text):
     runs, start = [], 0
     for match in _TOKEN.finditer(text):
         if "-" in match.group(0) or "+" in match.group(0):
-            runs += [(text[start:match.start()], False), (match.group(0), True)]
+            runs += [(text[start : match.start()], False), (match.group(0), True)]
             start = match.end()
     return runs + [(text[start:], False)]
 
@@ -125,7 +127,10 @@ def _templates():
         autoescape=True,  # every page, whatever its name: a value is text, never markup
         finalize=_escaped,
         undefined=jinja2.StrictUndefined,  # a field the page names and the data lacks is an error, not ""
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     environment.filters.update(runs=word_runs, key_parts=key_parts)
     environment.globals["stylesheet"] = stylesheet
     return environment
@@ -138,6 +143,7 @@ def html_page(template, **data):
 
 
 # ---- writing ------------------------------------------------------------------------
+
 
 def write_report(json_path, data, pages):
     """The report as data, then each page ({path: text}), each file atomic."""

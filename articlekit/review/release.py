@@ -40,8 +40,12 @@ LABEL = re.compile(LABEL_PATTERN)
 def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
     bindings = {
         binding_id: {
-            "key": b.get("key"), "fmt": b.get("fmt"), "expect": b.get("expect"), "text": b.get("text"),
-            "claim": b.get("claim"), "locations": b.get("locations", []),
+            "key": b.get("key"),
+            "fmt": b.get("fmt"),
+            "expect": b.get("expect"),
+            "text": b.get("text"),
+            "claim": b.get("claim"),
+            "locations": b.get("locations", []),
         }
         for binding_id, b in bindings_doc.get("bindings", {}).items()
     }
@@ -58,8 +62,10 @@ def snapshot_of(label, values_doc, bindings_doc, audit_doc, released_at):
         "claims": bindings_doc.get("claims", []),
         "audit": {
             "summary": audit_doc.get("summary", {}),
-            "entries": {r["id"]: {"status": r["status"], "regenerated": r.get("regenerated")}
-                        for r in audit_doc.get("entries", [])},
+            "entries": {
+                r["id"]: {"status": r["status"], "regenerated": r.get("regenerated")}
+                for r in audit_doc.get("entries", [])
+            },
         },
     }
 
@@ -87,13 +93,16 @@ def readme_of(snapshot, publishing=Publishing()):
         *machine_line(snapshot["values"], publishing),
         f"- {len(snapshot['values'])} values, {len(snapshot['bindings'])} bound in the article, "
         f"{len(claims)} claims ({failed} {STATUS[FAILS].counted}"
-        + (f", {undecided} {STATUS[INCONCLUSIVE].counted}" if undecided else "") + ")",
+        + (f", {undecided} {STATUS[INCONCLUSIVE].counted}" if undecided else "")
+        + ")",
     ]
     if s:
         errata = f", {s['erratum']} errata, {s['not_reproducible']} not reproducible" if "erratum" in s else ""
-        lines.append(f"- Audit against the published edition: {s.get('reproduced')} reproduced, "
-                     f"{s.get('moved_as_expected')} moved as expected{errata}, "
-                     f"{s.get('moved_unexpectedly')} moved unexpectedly")
+        lines.append(
+            f"- Audit against the published edition: {s.get('reproduced')} reproduced, "
+            f"{s.get('moved_as_expected')} moved as expected{errata}, "
+            f"{s.get('moved_unexpectedly')} moved unexpectedly"
+        )
     lines += [
         "",
         "`snapshot.json` is what the next build's `build/diff.md` compares against: values, the text each",
@@ -103,8 +112,7 @@ def readme_of(snapshot, publishing=Publishing()):
     return "\n".join(lines) + "\n"
 
 
-def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=False, now=None,
-            publishing=Publishing()):
+def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=False, now=None, publishing=Publishing()):
     """Write releases/<label>/{snapshot.json,README.md}; returns the snapshot path."""
     if not LABEL.match(label):
         raise ArticlekitError(f"label {label!r}: use letters, digits and . _ + - (starting with a letter or digit)")
@@ -117,7 +125,8 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
             f"To release under another label: snakemake release --config release_label=NEW_LABEL "
             f"(by hand: python -m articlekit release --label NEW_LABEL ...). To replace it: "
             f"git rm -r {folder} (or rm -r {folder}), then snakemake release again "
-            f"(by hand: python -m articlekit release --force ...).")
+            f"(by hand: python -m articlekit release --force ...)."
+        )
     now = now or datetime.now(timezone.utc)
     snapshot = snapshot_of(label, values_doc, bindings_doc, audit_doc, now.isoformat(timespec="seconds"))
     snapshot = sealed(loads(dumps(snapshot)))  # the digest of what the file will hold, read back
@@ -128,15 +137,22 @@ def release(label, values_doc, bindings_doc, audit_doc, releases_dir, force=Fals
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit release", description=__doc__.splitlines()[0])
-    parser.add_argument("--label", help="folder name under --releases, e.g. mylib-1.2.0 (release_label: auto names it "
-                        "after the versions of publishing.release_label)")
+    parser.add_argument(
+        "--label",
+        help="folder name under --releases, e.g. mylib-1.2.0 (release_label: auto names it "
+        "after the versions of publishing.release_label)",
+    )
     parser.add_argument("--values", help="build/values.json")
     parser.add_argument("--bindings", help="build/bindings.json")
     parser.add_argument("--audit", help="build/audit.json")
     parser.add_argument("--releases", help="folder holding one sub-folder per release")
     parser.add_argument("--force", action="store_true", help="replace an existing release of this label")
-    parser.add_argument("--seal", nargs="+", metavar="SNAPSHOT",
-                        help="add the digest to snapshots released before snapshots carried one (instead of releasing)")
+    parser.add_argument(
+        "--seal",
+        nargs="+",
+        metavar="SNAPSHOT",
+        help="add the digest to snapshots released before snapshots carried one (instead of releasing)",
+    )
     add_publishing_argument(parser)
     args = parser.parse_args(argv)
     making = ("label", "values", "bindings", "audit", "releases")
@@ -148,8 +164,15 @@ def main(argv):
     missing = [f"--{name}" for name in making if getattr(args, name) is None]
     if missing:
         parser.error(f"a release needs {', '.join(missing)} (or --seal SNAPSHOT to seal an older one)")
-    target = release(args.label, read_json(args.values), load_bindings(args.bindings), read_json(args.audit),
-                     args.releases, force=args.force, publishing=args.publishing)
+    target = release(
+        args.label,
+        read_json(args.values),
+        load_bindings(args.bindings),
+        read_json(args.audit),
+        args.releases,
+        force=args.force,
+        publishing=args.publishing,
+    )
     print(f"release: froze this build as {target}", file=sys.stderr)
     return 0
 

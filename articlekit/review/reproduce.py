@@ -116,6 +116,7 @@ REPRODUCED, VALUE_MOVED, USAGE, CLAIM_FAILS, RERUN_BROKEN = 0, 1, 2, 3, 4
 class Origin:
     """What a key is: `kind` measured, cited or derived; the source
     build/values.json records; for a derived key, the keys it comes from."""
+
     key: str
     kind: str
     source: dict
@@ -193,8 +194,9 @@ def rerun(scratch, targets, overrides, configfiles, cores, say):
     # the copy's own experiments (and articlekit, when the project holds it) first
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(scratch).resolve()), env.get("PYTHONPATH")]))
     say(f"reproduce: $ snakemake {' '.join(command[3:])}")
-    with subprocess.Popen(command, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, bufsize=1) as process:
+    with subprocess.Popen(
+        command, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    ) as process:
         for line in process.stdout:
             say("  │ " + line.rstrip("\n"))
     return process.returncode
@@ -217,10 +219,17 @@ def edition_lines(baseline, key, new_values, values_doc):
     for entry in baseline.entries:
         if not entry.key or not keys_related(entry.key, key):
             continue
-        status, shown, why = against_edition(entry, lookup(new_values, entry.key), baseline.edition["versions"],
-                                             installed, measured(new_values, entry.key))
-        lines.append(f"{entry.id} ({entry.cls}, {baseline.path}:{entry.line}): printed {entry.published}; "
-                     f"the rerun: {shown}, {status} ({' '.join(why.split())})")
+        status, shown, why = against_edition(
+            entry,
+            lookup(new_values, entry.key),
+            baseline.edition["versions"],
+            installed,
+            measured(new_values, entry.key),
+        )
+        lines.append(
+            f"{entry.id} ({entry.cls}, {baseline.path}:{entry.line}): printed {entry.published}; "
+            f"the rerun: {shown}, {status} ({' '.join(why.split())})"
+        )
     return lines
 
 
@@ -242,10 +251,12 @@ def shown(status):
 
 
 def explain_cited(origin, baseline, out):
-    entry_id = origin.key.split("[")[0][len(PUBLISHED) + 1:]
+    entry_id = origin.key.split("[")[0][len(PUBLISHED) + 1 :]
     entry = next((e for e in (baseline.entries if baseline else []) if e.id == entry_id), None)
-    out(f"{origin.key} is cited: the published edition's own value, from {origin.source['artifact']}; "
-        "this build computes nothing for it, so there is nothing to rerun.")
+    out(
+        f"{origin.key} is cited: the published edition's own value, from {origin.source['artifact']}; "
+        "this build computes nothing for it, so there is nothing to rerun."
+    )
     if entry:
         out(f"  entry:    {entry.id} ({entry.cls}, {baseline.path}:{entry.line}), printed {entry.published!r}")
         out(f"  where:    {entry.where.get('section', '?')}: \"{' '.join(str(entry.where.get('quote', '')).split())}\"")
@@ -278,15 +289,19 @@ def final_verdict(key, moved, failing, no_claims, broken):
     """(exit status, last line): the worst of a rerun that did not run as
     the build did, a claim that fails, a value that did not come back."""
     if broken:
-        return RERUN_BROKEN, (f"reproduce: {key}: NOT reproduced: the rerun did not run as the build did "
-                              f"(exit {RERUN_BROKEN})")
+        return RERUN_BROKEN, (
+            f"reproduce: {key}: NOT reproduced: the rerun did not run as the build did (exit {RERUN_BROKEN})"
+        )
     if failing:
-        return CLAIM_FAILS, (f"reproduce: {key}: the claim fails: {'; '.join(failing)}; NOT reproduced "
-                             f"(exit {CLAIM_FAILS})")
+        return CLAIM_FAILS, (
+            f"reproduce: {key}: the claim fails: {'; '.join(failing)}; NOT reproduced (exit {CLAIM_FAILS})"
+        )
     if moved:
         holds = "the article makes no claim on it" if no_claims else "the claim holds"
-        return VALUE_MOVED, (f"reproduce: {key}: {holds}, the value did not come back: {', '.join(moved)} "
-                             f"moved beyond what “reproduced” means for it; NOT reproduced (exit {VALUE_MOVED})")
+        return VALUE_MOVED, (
+            f"reproduce: {key}: {holds}, the value did not come back: {', '.join(moved)} "
+            f"moved beyond what “reproduced” means for it; NOT reproduced (exit {VALUE_MOVED})"
+        )
     claims = "the article makes no claim on it" if no_claims else "every claim on it holds as in the build"
     return REPRODUCED, f"reproduce: {key}: reproduced: every value came back under its own rule; {claims}"
 
@@ -300,8 +315,10 @@ def reproduce(key, args, say, out):
         publishing = parse_publishing(config.get("publishing"))
         baseline = load_baseline(args.baseline) if Path(args.baseline).exists() else None
     except FileNotFoundError as exc:
-        raise ReproduceError(f"{exc.filename}: not there; build the article first (snakemake --cores 2), "
-                             "then recompute one of its numbers") from None
+        raise ReproduceError(
+            f"{exc.filename}: not there; build the article first (snakemake --cores 2), "
+            "then recompute one of its numbers"
+        ) from None
     except (OSError, ArticlekitError) as exc:  # SourceError, ConfigError, BaselineError ... among them
         raise ReproduceError(str(exc)) from None
 
@@ -320,20 +337,26 @@ def reproduce(key, args, say, out):
         source = sources[split_key(k)[0]]
         experiments.setdefault(source["experiment"], source)
     if origin.kind == DERIVED:
-        say(f"reproduce: {key} is derived: {origin.source['experiment']} computes it from "
-            f"{', '.join(origin.inputs)}; recomputing those too")
+        say(
+            f"reproduce: {key} is derived: {origin.source['experiment']} computes it from "
+            f"{', '.join(origin.inputs)}; recomputing those too"
+        )
     for name, source in experiments.items():
         made_here = [k for k in recompute if sources[split_key(k)[0]]["experiment"] == name]
-        say(f"reproduce: {made_here[0] if len(made_here) == 1 else f'{len(made_here)} keys'} "
-            f"{'comes' if len(made_here) == 1 else 'come'} from {name} ({source['script']} -> {source['artifact']})")
+        say(
+            f"reproduce: {made_here[0] if len(made_here) == 1 else f'{len(made_here)} keys'} "
+            f"{'comes' if len(made_here) == 1 else 'come'} from {name} ({source['script']} -> {source['artifact']})"
+        )
 
     artifacts, overrides, cores = {}, {}, args.cores
     for name, source in experiments.items():
         try:
             artifacts[name] = read_artifact(source["artifact"])
         except (OSError, ArticlekitError) as exc:
-            raise ReproduceError(f"{source['artifact']}: cannot read the build's artifact ({exc}); build the "
-                                 "article again (snakemake --cores 2)") from None
+            raise ReproduceError(
+                f"{source['artifact']}: cannot read the build's artifact ({exc}); build the "
+                "article again (snakemake --cores 2)"
+            ) from None
         if name not in (config.get("experiments") or {}):  # a step of the module (listings), not an experiment
             say(f"reproduce: {name} is a step of the build, not an experiment: it reruns as the config says")
             continue
@@ -342,8 +365,10 @@ def reproduce(key, args, say, out):
             overrides[name] = params
         if every_core and not args.cores:
             cores = every_core
-        say(f"reproduce: {name} reruns with the build's params {json.dumps(params)}"
-            + (f" on {every_core} cores, as the build gave it" if every_core else ""))
+        say(
+            f"reproduce: {name} reruns with the build's params {json.dumps(params)}"
+            + (f" on {every_core} cores, as the build gave it" if every_core else "")
+        )
 
     scratch = Path(tempfile.mkdtemp(prefix="articlekit-reproduce-"))
     keep = args.keep
@@ -351,12 +376,15 @@ def reproduce(key, args, say, out):
         scratch_copy(".", scratch)
         say(f"reproduce: rerunning in a scratch copy, {scratch}")
         started = time.monotonic()
-        status = rerun(scratch, [s["artifact"] for s in experiments.values()], overrides, args.configfile,
-                       cores or 1, say)
+        status = rerun(
+            scratch, [s["artifact"] for s in experiments.values()], overrides, args.configfile, cores or 1, say
+        )
         if status != 0:
             keep = True
-            raise RerunFailed(f"the rerun failed (Snakemake exit status {status}); its output is above, "
-                                 f"its logs under {scratch}/logs (kept)")
+            raise RerunFailed(
+                f"the rerun failed (Snakemake exit status {status}); its output is above, "
+                f"its logs under {scratch}/logs (kept)"
+            )
         say(f"reproduce: rerun done in {time.monotonic() - started:.1f} s")
         reran = [(s["artifact"], read_artifact(scratch / s["artifact"])) for s in experiments.values()]
     finally:
@@ -370,27 +398,32 @@ def reproduce(key, args, say, out):
         before = artifacts[artifact["experiment"]].get("params")
         if artifact.get("params") != before:
             broken = True
-            out(f"the rerun of {artifact['experiment']} ran with other params than the build: "
-                f"{json.dumps(artifact.get('params'))}, not {json.dumps(before)}")
+            out(
+                f"the rerun of {artifact['experiment']} ran with other params than the build: "
+                f"{json.dumps(artifact.get('params'))}, not {json.dumps(before)}"
+            )
     new_values = {**values_doc["values"], **merge(reran)["values"]}
     moved, failing = [], []
     for k in recompute:
-        verdict = report_key(k, values_doc["values"], new_values, baseline, publishing,
-                             printed_formats(bindings_doc, k), out)
+        verdict = report_key(
+            k, values_doc["values"], new_values, baseline, publishing, printed_formats(bindings_doc, k), out
+        )
         if verdict == NOT_BACK:
             moved.append(k)
         for line in edition_lines(baseline, k, new_values, values_doc):
             out(f"  edition:  {line}")
         if k == key and not claims:
             out("  claims:   none; the article makes no claim on it")
-        for b in (claims if k == key else []):
+        for b in claims if k == key else []:
             before = status_of(b["claim"])
             now, message = judge_claim(b, new_values)
             changed = now != before
             if changed or now == claimlib.FAILS:
                 failing.append(f"{b['key']} {b['expect']} ({shown(now)} now)")
-            out(f"  claim:    {', '.join(b['locations'])}: {b['key']} {b['expect']}: {shown(before)} in the build, "
-                f"{shown(now)} now{' (CHANGED)' if changed else ''}: {message}")
+            out(
+                f"  claim:    {', '.join(b['locations'])}: {b['key']} {b['expect']}: {shown(before)} in the build, "
+                f"{shown(now)} now{' (CHANGED)' if changed else ''}: {message}"
+            )
     status, last = final_verdict(key, moved, failing, not claims, broken)
     out(last)
     return status
@@ -398,15 +431,23 @@ def reproduce(key, args, say, out):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog=REPRODUCE, description=__doc__.splitlines()[0])
-    parser.add_argument("key", help="a key of build/values.json, or an item of a list value: "
-                                    "EXPERIMENT.NAME, EXPERIMENT.LIST[2]")
-    parser.add_argument("--configfile", nargs="+", default=[], metavar="FILE",
-                        help="the config files the build was given beside config.yaml (as snakemake --configfile)")
+    parser.add_argument(
+        "key", help="a key of build/values.json, or an item of a list value: EXPERIMENT.NAME, EXPERIMENT.LIST[2]"
+    )
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="the config files the build was given beside config.yaml (as snakemake --configfile)",
+    )
     parser.add_argument("--cores", type=int, help="cores for the rerun (default: what the build gave the job, else 1)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy and say where it is")
     parser.add_argument("--values", default=VALUES, help=f"the build's values (default {VALUES})")
     parser.add_argument("--bindings", default=BINDINGS, help=f"the build's bindings (default {BINDINGS})")
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help=f"the published edition (default {DEFAULT_BASELINE})")
+    parser.add_argument(
+        "--baseline", default=DEFAULT_BASELINE, help=f"the published edition (default {DEFAULT_BASELINE})"
+    )
     args = parser.parse_args(argv)
 
     def say(line):

@@ -28,6 +28,7 @@ LISTED_SEEDS = 20  # failing seeds listed in a cell; the JSON lists them all
 
 # ---- markdown ------------------------------------------------------------------------
 
+
 def _num(value):
     return "—" if value is None else format_value(value, ".4g") if is_number(value) else format_value(value)
 
@@ -40,8 +41,9 @@ def _interval(row):
     """ "95 % interval 67% to 83%" for a claim row's share, "" without one."""
     if row.get("holds_fraction_low") is None:
         return ""
-    return (f"{CONFIDENCE:.0%} interval {_fraction(row['holds_fraction_low'])} to "
-            f"{_fraction(row['holds_fraction_high'])}")
+    return (
+        f"{CONFIDENCE:.0%} interval {_fraction(row['holds_fraction_low'])} to {_fraction(row['holds_fraction_high'])}"
+    )
 
 
 def _at_seed_text(row):
@@ -79,47 +81,93 @@ def _left_out(report):
 
 def to_markdown(report):
     s = report["values"]["sweep"]
-    lines = ["# Seed robustness", "",
-             f"Every seeded experiment rerun for {s['seeds']} seeds derived from its own "
-             f"(seed + 1 to seed + {s['seeds']}): {s['runs']} runs, {s['failed_runs']} failed. "
-             f"A claim is flagged (**⚑**) when it holds at the article's seed but fails for more than "
-             f"{report['params']['flag_share']:.0%} of the seeds.", ""]
-    lines += counts_table([("Seeds", s["seeds"]), ("Runs", s["runs"]), ("Failed runs", s["failed_runs"]),
-                           ("Claims", s["claims"]), ("Flagged", s["flagged"])]) + [""]
+    lines = [
+        "# Seed robustness",
+        "",
+        f"Every seeded experiment rerun for {s['seeds']} seeds derived from its own "
+        f"(seed + 1 to seed + {s['seeds']}): {s['runs']} runs, {s['failed_runs']} failed. "
+        f"A claim is flagged (**⚑**) when it holds at the article's seed but fails for more than "
+        f"{report['params']['flag_share']:.0%} of the seeds.",
+        "",
+    ]
+    lines += counts_table(
+        [
+            ("Seeds", s["seeds"]),
+            ("Runs", s["runs"]),
+            ("Failed runs", s["failed_runs"]),
+            ("Claims", s["claims"]),
+            ("Flagged", s["flagged"]),
+        ]
+    ) + [""]
     if _left_out(report):
         lines += [f"Left out of the sweep: {cell(_left_out(report))}.", ""]
-    lines += section("Experiments", "Each experiment's seeds, and the runs that raised (counted, not dropped).",
-                     ["Experiment", "Seeds", "Ran", "Failed", "Errors"],
-                     [[code(x["experiment"]), f"{x['first_seed']} to {x['last_seed']}", str(x["ran"]),
-                       str(x["failed"]), cell("; ".join(f"seed {e['seed']}: {e['error']}" for e in x["failures"][:5])
-                                          + (f" and {len(x['failures']) - 5} more" if len(x["failures"]) > 5 else ""))]
-                      for x in report["experiments"]])
-    lines += section("Claims", "Each claim the article makes about a seeded value, judged for every seed: the "
-                     f"share of seeds for which it holds, and the {CONFIDENCE:.0%} interval of that share "
-                     "(Wilson's score interval: where the share among all seeds plausibly lies, given this many).",
-                     ["", "Claim", "At the article's seed", "Holds for", "Fails for seeds"],
-                     [["**⚑**" if r["flagged"] else "", code(f"{r['key']} {r['expect']}"),
-                       STATUS[r["at_seed"]].shown,
-                       f"{_fraction(r['holds_fraction'])} of {r['ran']}"
-                       + (f" ({_interval(r)})" if _interval(r) else ""),
-                       cell(_seeds_text(r["failing_seeds"]) or "none")] for r in report["claims"]])
-    lines += section("Claims the seeds do not reach", "These claims' keys are drawn from no seed the sweep "
-                     "varies (config robustness.fixed says why, and the sweep checked that no seed moved them): "
-                     "the sweep does not test them, and gives no share.",
-                     ["Claim", "At the article's seed", "Why"],
-                     [[code(f"{r['key']} {r['expect']}"), STATUS[r["at_seed"]].shown, cell(r["why"])]
-                      for r in report.get("unvaried", [])])
-    lines += section("Printed values", "Each value the article shows from a seeded experiment: at the article's "
-                     "seed, with its percentile among the seeds (a tie counting half), then the median and the "
-                     "5–95 % range over the seeds.",
-                     ["Value", "At the article's seed", "Median (5–95 %)", "Bind as"],
-                     [[code(r["key"]), _at_seed_cell(r), cell(_range_text(r)),
-                       "{} (or {})".format(code(bind_as(r)[0]), bind_as(r)[1])]
-                      for r in report["printed"]])
+    lines += section(
+        "Experiments",
+        "Each experiment's seeds, and the runs that raised (counted, not dropped).",
+        ["Experiment", "Seeds", "Ran", "Failed", "Errors"],
+        [
+            [
+                code(x["experiment"]),
+                f"{x['first_seed']} to {x['last_seed']}",
+                str(x["ran"]),
+                str(x["failed"]),
+                cell(
+                    "; ".join(f"seed {e['seed']}: {e['error']}" for e in x["failures"][:5])
+                    + (f" and {len(x['failures']) - 5} more" if len(x["failures"]) > 5 else "")
+                ),
+            ]
+            for x in report["experiments"]
+        ],
+    )
+    lines += section(
+        "Claims",
+        "Each claim the article makes about a seeded value, judged for every seed: the "
+        f"share of seeds for which it holds, and the {CONFIDENCE:.0%} interval of that share "
+        "(Wilson's score interval: where the share among all seeds plausibly lies, given this many).",
+        ["", "Claim", "At the article's seed", "Holds for", "Fails for seeds"],
+        [
+            [
+                "**⚑**" if r["flagged"] else "",
+                code(f"{r['key']} {r['expect']}"),
+                STATUS[r["at_seed"]].shown,
+                f"{_fraction(r['holds_fraction'])} of {r['ran']}" + (f" ({_interval(r)})" if _interval(r) else ""),
+                cell(_seeds_text(r["failing_seeds"]) or "none"),
+            ]
+            for r in report["claims"]
+        ],
+    )
+    lines += section(
+        "Claims the seeds do not reach",
+        "These claims' keys are drawn from no seed the sweep "
+        "varies (config robustness.fixed says why, and the sweep checked that no seed moved them): "
+        "the sweep does not test them, and gives no share.",
+        ["Claim", "At the article's seed", "Why"],
+        [
+            [code(f"{r['key']} {r['expect']}"), STATUS[r["at_seed"]].shown, cell(r["why"])]
+            for r in report.get("unvaried", [])
+        ],
+    )
+    lines += section(
+        "Printed values",
+        "Each value the article shows from a seeded experiment: at the article's "
+        "seed, with its percentile among the seeds (a tie counting half), then the median and the "
+        "5–95 % range over the seeds.",
+        ["Value", "At the article's seed", "Median (5–95 %)", "Bind as"],
+        [
+            [
+                code(r["key"]),
+                _at_seed_cell(r),
+                cell(_range_text(r)),
+                "{} (or {})".format(code(bind_as(r)[0]), bind_as(r)[1]),
+            ]
+            for r in report["printed"]
+        ],
+    )
     return "\n".join(lines) + "\n"
 
 
 # ---- html ----------------------------------------------------------------------------
+
 
 def seed_plot(row, report):
     """Every seed's value of a printed value, the article's seed marked
@@ -134,8 +182,11 @@ def bind_as(row):
     """(the key to bind, its sibling fields): robustness.<key> itself is a
     group, not a value, so the page offers its median, or how many seeds
     differ for a text or a list."""
-    fields = (["median", "p05", "p95", "min", "max", "percentile_at_seed", "seeds"] if "median" in row
-              else ["differs", "seeds"])
+    fields = (
+        ["median", "p05", "p95", "min", "max", "percentile_at_seed", "seeds"]
+        if "median" in row
+        else ["differs", "seeds"]
+    )
     if "percentile_at_seed" not in row and "percentile_at_seed" in fields:
         fields.remove("percentile_at_seed")
     return f"{row['bindable']}.{fields[0]}", ", ".join(f".{f}" for f in fields[1:])
@@ -143,26 +194,62 @@ def bind_as(row):
 
 def page_data(report):
     s = report["values"]["sweep"]
-    claims = [{"key": r["key"], "expect": r["expect"], "flagged": r["flagged"],
-               "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
-               "fraction": _fraction(r["holds_fraction"]), "ran": r["ran"], "interval": _interval(r),
-               "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
-               "failing": _seeds_text(r["failing_seeds"]) or "none",
-               "first_failure": r["first_failure"]} for r in report["claims"]]
-    values = [{"key": r["key"], "at_seed": _at_seed_text(r)[0], "rank": _at_seed_text(r)[1],
-               "range": _range_text(r), "bind_as": bind_as(r), "plot": seed_plot(r, report),
-               "alt": headline(r) if plottable(r) else None} for r in report["printed"]]
-    experiments = [{**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]}
-                   for x in report["experiments"]]
-    return {"summary": s, "flag_share": f"{report['params']['flag_share']:.0%}", "confidence": f"{CONFIDENCE:.0%}",
-            "left_out": _left_out(report),
-            "cards": [("seeds", s["seeds"]), ("runs", s["runs"]), ("failed runs", s["failed_runs"]),
-                      ("claims", s["claims"]), ("flagged", s["flagged"])],
-            "experiments": experiments, "claims": claims, "flagged": [c for c in claims if c["flagged"]],
-            "unvaried": [{"key": r["key"], "expect": r["expect"], "why": r["why"],
-                          "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css}}
-                         for r in report.get("unvaried", [])],
-            "values": values}
+    claims = [
+        {
+            "key": r["key"],
+            "expect": r["expect"],
+            "flagged": r["flagged"],
+            "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
+            "fraction": _fraction(r["holds_fraction"]),
+            "ran": r["ran"],
+            "interval": _interval(r),
+            "css": STATUS[HOLDS if r["failed"] + r[INCONCLUSIVE] == 0 else FAILS].css,
+            "failing": _seeds_text(r["failing_seeds"]) or "none",
+            "first_failure": r["first_failure"],
+        }
+        for r in report["claims"]
+    ]
+    values = [
+        {
+            "key": r["key"],
+            "at_seed": _at_seed_text(r)[0],
+            "rank": _at_seed_text(r)[1],
+            "range": _range_text(r),
+            "bind_as": bind_as(r),
+            "plot": seed_plot(r, report),
+            "alt": headline(r) if plottable(r) else None,
+        }
+        for r in report["printed"]
+    ]
+    experiments = [
+        {**x, "failures": [f"seed {e['seed']}: {e['error']}" for e in x["failures"]]} for x in report["experiments"]
+    ]
+    return {
+        "summary": s,
+        "flag_share": f"{report['params']['flag_share']:.0%}",
+        "confidence": f"{CONFIDENCE:.0%}",
+        "left_out": _left_out(report),
+        "cards": [
+            ("seeds", s["seeds"]),
+            ("runs", s["runs"]),
+            ("failed runs", s["failed_runs"]),
+            ("claims", s["claims"]),
+            ("flagged", s["flagged"]),
+        ],
+        "experiments": experiments,
+        "claims": claims,
+        "flagged": [c for c in claims if c["flagged"]],
+        "unvaried": [
+            {
+                "key": r["key"],
+                "expect": r["expect"],
+                "why": r["why"],
+                "at_seed": {"text": STATUS[r["at_seed"]].shown, "css": STATUS[r["at_seed"]].css},
+            }
+            for r in report.get("unvaried", [])
+        ],
+        "values": values,
+    }
 
 
 def to_html(report):
@@ -171,9 +258,9 @@ def to_html(report):
 
 # ---- command ----
 
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m articlekit.review.robustness",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m articlekit.review.robustness", description=__doc__.splitlines()[0])
     parser.add_argument("report", help="build/robustness.json")
     parser.add_argument("--md", required=True)
     parser.add_argument("--html", required=True)

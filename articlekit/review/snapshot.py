@@ -77,8 +77,11 @@ SNAPSHOT_SCHEMA = {
                     "claim": {
                         "oneOf": [
                             {"type": "null"},
-                            {"type": "object", "required": ["expect", "holds"],
-                             "properties": {"expect": {"type": "string"}, "holds": {"type": "boolean"}}},
+                            {
+                                "type": "object",
+                                "required": ["expect", "holds"],
+                                "properties": {"expect": {"type": "string"}, "holds": {"type": "boolean"}},
+                            },
                         ]
                     },
                 },
@@ -86,17 +89,22 @@ SNAPSHOT_SCHEMA = {
         },
         "claims": {
             "type": "array",
-            "items": {"type": "object", "required": ["key", "expect", "holds"],
-                      "properties": {"holds": {"type": "boolean"}}},
+            "items": {
+                "type": "object",
+                "required": ["key", "expect", "holds"],
+                "properties": {"holds": {"type": "boolean"}},
+            },
         },
         "audit": {"type": "object"},
         "digest": DIGEST_SCHEMA,
     },
 }
 
-RESTORE = ("Restore it as released: git checkout -- {path} (git diff -- {path} shows the edit). A release "
-           "is never edited; to compare against another state, release that state under a new label "
-           "(snakemake release --config release_label=NEW_LABEL).")
+RESTORE = (
+    "Restore it as released: git checkout -- {path} (git diff -- {path} shows the edit). A release "
+    "is never edited; to compare against another state, release that state under a new label "
+    "(snakemake release --config release_label=NEW_LABEL)."
+)
 
 
 # Keys every snapshot `articlekit release` wrote has (any format): a JSON
@@ -113,6 +121,7 @@ class NotASnapshot(SnapshotError):
 
 
 # ---- reading -------------------------------------------------------------------------
+
 
 def load_snapshot(path):
     """A snapshot whose digest matches and whose shape is valid;
@@ -136,9 +145,11 @@ def release_folders(releases_dir):
     for folder in sorted(p for p in releases_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         path = folder / "snapshot.json"
         if not path.exists():
-            strays.append(f"{folder}/: holds no snapshot.json, so it is no release and the diff leaves it out; if it "
-                          f"was one, restore its snapshot (git checkout -- {path}), else move the folder out of "
-                          f"{releases_dir}/")
+            strays.append(
+                f"{folder}/: holds no snapshot.json, so it is no release and the diff leaves it out; if it "
+                f"was one, restore its snapshot (git checkout -- {path}), else move the folder out of "
+                f"{releases_dir}/"
+            )
             continue
         try:
             _read(path)
@@ -181,8 +192,10 @@ def latest_snapshot(releases_dir):
     if len(tied) > 1:
         raise SnapshotError(
             f"{len(tied)} release snapshots share the newest released_at {newest!r}: "
-            + ", ".join(map(str, tied)) + "; the diff cannot tell which is the last release. "
-            "Remove the one that is not (git rm -r releases/<label>), or release again under a new label.")
+            + ", ".join(map(str, tied))
+            + "; the diff cannot tell which is the last release. "
+            "Remove the one that is not (git rm -r releases/<label>), or release again under a new label."
+        )
     return tied[0]
 
 
@@ -194,26 +207,35 @@ def _read(path):
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read the snapshot ({exc.strerror})") from None
     except ValueError as exc:
-        raise SnapshotError(f"{exc}: the snapshot is cut short or was overwritten. " + RESTORE.format(path=path)
-                            + f" If it was never a release, move it out of {Path(path).parent.parent}/.") from None
+        raise SnapshotError(
+            f"{exc}: the snapshot is cut short or was overwritten. "
+            + RESTORE.format(path=path)
+            + f" If it was never a release, move it out of {Path(path).parent.parent}/."
+        ) from None
     if not isinstance(snapshot, dict) or not any(mark in snapshot for mark in SNAPSHOT_MARKS):
-        what = (f"a JSON {type(snapshot).__name__}" if not isinstance(snapshot, dict)
-                else f"a JSON object with none of a snapshot's keys ({', '.join(SNAPSHOT_MARKS)})")
+        what = (
+            f"a JSON {type(snapshot).__name__}"
+            if not isinstance(snapshot, dict)
+            else f"a JSON object with none of a snapshot's keys ({', '.join(SNAPSHOT_MARKS)})"
+        )
         raise NotASnapshot(
             f"{path}: not a release snapshot: it holds {what}, so `snakemake release` did not write it. The "
             f"build's diff leaves it out and compares against the newest real release; move it out of "
-            f"{Path(path).parent.parent}/ (each folder there holds one release, as snakemake release writes it)")
+            f"{Path(path).parent.parent}/ (each folder there holds one release, as snakemake release writes it)"
+        )
     return snapshot
 
 
 def _check_schema(snapshot, path):
     problems = schema_problems(snapshot, SNAPSHOT_SCHEMA, path)
     if problems:
-        raise SnapshotError("malformed snapshot (write it with `snakemake release`, or repair the entry):\n  "
-                            + "\n  ".join(problems))
+        raise SnapshotError(
+            "malformed snapshot (write it with `snakemake release`, or repair the entry):\n  " + "\n  ".join(problems)
+        )
 
 
 # ---- the digest ------------------------------------------------------------------------
+
 
 def _check_digest(snapshot, path):
     if "digest" not in snapshot:
@@ -223,23 +245,30 @@ def _check_digest(snapshot, path):
                 f"{UNSEALED_FORMAT}), so nothing shows it is unchanged since. Check that it is as released "
                 f"(git log -p -- {path} shows every change), then seal it: python -m articlekit release "
                 f"--seal {path} (it checks the snapshot against itself and adds the digest, changing nothing "
-                "else), and commit it.")
+                "else), and commit it."
+            )
         raise SnapshotError(
             f"{path}: its digest was removed: snapshot_format {snapshot.get('snapshot_format')!r} is "
-            "written with one, so the file was edited after `articlekit release` wrote it. "
-            + RESTORE.format(path=path))
+            "written with one, so the file was edited after `articlekit release` wrote it. " + RESTORE.format(path=path)
+        )
     problems = schema_problems(snapshot["digest"], DIGEST_SCHEMA, path, prefix=["digest"])
     if problems:
-        raise SnapshotError(f"{path}: its digest is not one `articlekit release` writes:\n  " + "\n  ".join(problems)
-                            + "\n" + RESTORE.format(path=path))
+        raise SnapshotError(
+            f"{path}: its digest is not one `articlekit release` writes:\n  "
+            + "\n  ".join(problems)
+            + "\n"
+            + RESTORE.format(path=path)
+        )
     if not snapshot_digest.matches(snapshot):
         raise SnapshotError(_tampered(snapshot, path))
 
 
 def _tampered(snapshot, path):
     changes = snapshot_digest.changed_entries(snapshot)
-    lines = [f"{path}: does not match its digest: it was changed after `articlekit release` wrote it, so it "
-             "no longer says what that release printed, and the diff will not compare against it."]
+    lines = [
+        f"{path}: does not match its digest: it was changed after `articlekit release` wrote it, so it "
+        "no longer says what that release printed, and the diff will not compare against it."
+    ]
     if changes:
         where, how = changes[0]
         lines.append(f"  first difference: {entry_name(where)} {how}{_now(snapshot, where, how)}")
@@ -280,6 +309,7 @@ def _show(value):
 
 # ---- agreeing with itself --------------------------------------------------------------
 
+
 def contradictions(snapshot, touching=None):
     """Where a snapshot disagrees with itself, as sentences naming both
     entries: a printed text or a claim's value that its value no longer
@@ -288,16 +318,18 @@ def contradictions(snapshot, touching=None):
     writes none; a hand edit of a value that nothing else repeats shows
     here only through the digest. touching: only those involving one of
     these entries ({(field, key)}, a key's base name for values)."""
-    return [sentence for involved, sentence in _contradictions(snapshot)
-            if touching is None or involved & touching]
+    return [sentence for involved, sentence in _contradictions(snapshot) if touching is None or involved & touching]
 
 
 def _contradictions(snapshot):
     """-> [(the entries involved, a sentence)]."""
     values, sources = snapshot.get("values", {}), snapshot.get("sources", {})
     bindings, claims = snapshot.get("bindings", {}), snapshot.get("claims", [])
-    if not (all(isinstance(x, dict) for x in (values, sources, bindings)) and isinstance(claims, list)
-            and all(isinstance(x, dict) for x in [*bindings.values(), *claims])):
+    if not (
+        all(isinstance(x, dict) for x in (values, sources, bindings))
+        and isinstance(claims, list)
+        and all(isinstance(x, dict) for x in [*bindings.values(), *claims])
+    ):
         return []  # not a snapshot's shape: the schema says what is wrong with it
     found = []
     found += _unmatched(values, sources, "values", "sources", "has no source")
@@ -311,8 +343,13 @@ def _contradictions(snapshot):
             found.append((involved, f"{place}: {exc}"))
             continue
         if printed != binding.get("text"):
-            found.append((involved, f"{place}.text: the release printed {binding.get('text')!r} for {key}, "
-                                    f"which the snapshot's value prints as {printed!r}"))
+            found.append(
+                (
+                    involved,
+                    f"{place}.text: the release printed {binding.get('text')!r} for {key}, "
+                    f"which the snapshot's value prints as {printed!r}",
+                )
+            )
     for n, claim in enumerate(claims):
         key = claim.get("key")
         involved = {("claims", n), ("values", str(key).split("[")[0])}
@@ -322,15 +359,24 @@ def _contradictions(snapshot):
             found.append((involved, f"claims[{n}]: {exc}"))
             continue
         if "value" in claim and not same_value(value, claim["value"]):
-            found.append((involved, f"claims[{n}].value: the claim on {key} recorded {_show(claim['value'])}, "
-                                    f"values[{key!r}] holds {_show(value)}"))
+            found.append(
+                (
+                    involved,
+                    f"claims[{n}].value: the claim on {key} recorded {_show(claim['value'])}, "
+                    f"values[{key!r}] holds {_show(value)}",
+                )
+            )
     if isinstance(snapshot.get("environment"), dict):
         expected = environment_record(values)
         for name in sorted(set(expected) | set(snapshot["environment"])):
             if not same_value(expected.get(name), snapshot["environment"].get(name)):
-                found.append(({("environment", name), ("values", f"environment.{name}")},
-                              f"environment.{name} is {_show(snapshot['environment'].get(name))}, "
-                              f"values['environment.{name}'] {_show(expected.get(name))}"))
+                found.append(
+                    (
+                        {("environment", name), ("values", f"environment.{name}")},
+                        f"environment.{name} is {_show(snapshot['environment'].get(name))}, "
+                        f"values['environment.{name}'] {_show(expected.get(name))}",
+                    )
+                )
     return found
 
 
@@ -352,6 +398,7 @@ def _unmatched(these, those, name, other, what):
 
 # ---- sealing an older snapshot --------------------------------------------------------
 
+
 def seal_file(path):
     """Append the digest to a snapshot_format 1 snapshot that agrees with
     itself; -> a sentence saying what was checked. SnapshotError, with the
@@ -367,13 +414,19 @@ def seal_file(path):
     _check_schema(snapshot, path)
     found = contradictions(snapshot)
     if found:
-        raise SnapshotError(f"{path}: not sealed: the snapshot contradicts itself, as a hand edit would leave it:\n  "
-                            + "\n  ".join(found) + "\n" + RESTORE.format(path=path))
+        raise SnapshotError(
+            f"{path}: not sealed: the snapshot contradicts itself, as a hand edit would leave it:\n  "
+            + "\n  ".join(found)
+            + "\n"
+            + RESTORE.format(path=path)
+        )
     write_json(path, snapshot_digest.sealed(snapshot))
     bound = {binding.get("key", "").split("[")[0] for binding in snapshot["bindings"].values()}
     bound |= {claim.get("key", "").split("[")[0] for claim in snapshot["claims"]}
     unchecked = sum(1 for key in snapshot["values"] if key not in bound and not key.startswith("environment."))
-    return (f"sealed {path}: its {len(snapshot['bindings'])} printed texts and {len(snapshot['claims'])} claims "
-            f"agree with their values, each of its {len(snapshot['values'])} values has its source; "
-            f"{unchecked} values nothing else repeats could not be checked against anything: "
-            f"if in doubt, git log -p -- {path}")
+    return (
+        f"sealed {path}: its {len(snapshot['bindings'])} printed texts and {len(snapshot['claims'])} claims "
+        f"agree with their values, each of its {len(snapshot['values'])} values has its source; "
+        f"{unchecked} values nothing else repeats could not be checked against anything: "
+        f"if in doubt, git log -p -- {path}"
+    )

@@ -35,8 +35,9 @@ ENTRY_DIGITS = 16
 
 def canonical(obj):
     """The bytes that are hashed: one spelling for one content."""
-    return json.dumps(to_jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return json.dumps(
+        to_jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 
 def _entry_hash(obj):
@@ -63,8 +64,12 @@ def content_hash(snapshot):
 def digest_of(snapshot):
     """The `digest` field for this snapshot's contents."""
     body = contents(snapshot)
-    return {"algorithm": ALGORITHM, "covers": COVERS, "sha256": content_hash(snapshot),
-            "entries": {field: _entry_hashes(value) for field, value in body.items()}}
+    return {
+        "algorithm": ALGORITHM,
+        "covers": COVERS,
+        "sha256": content_hash(snapshot),
+        "entries": {field: _entry_hashes(value) for field, value in body.items()},
+    }
 
 
 def sealed(snapshot):

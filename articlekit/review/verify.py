@@ -28,31 +28,39 @@ def problems(manifest, ledger=None, manifest_path=MANIFEST):
     if ledger is not None:
         forged = ledger.unowned(manifest_path, "manifest")
         if forged:
-            found.append(f"{forged}: the manifest is not the build's own, so nothing it lists is vouched for; "
-                         f"rebuild it: {rerun_command(['manifest'])}")
+            found.append(
+                f"{forged}: the manifest is not the build's own, so nothing it lists is vouched for; "
+                f"rebuild it: {rerun_command(['manifest'])}"
+            )
     for path, entry in manifest["outputs"].items():
         now, rule = file_digest(path), entry.get("rule") or "?"
         if now != entry.get("sha256"):
             what = "missing" if now is None else f"changed since rule {rule} made it"
-            found.append(f"{path}: {what} (SHA-256 {short(entry.get('sha256'))} in {manifest_path}, {short(now)} "
-                         f"now): the build did not write what is there. Make it again: {rerun_command([rule])}")
+            found.append(
+                f"{path}: {what} (SHA-256 {short(entry.get('sha256'))} in {manifest_path}, {short(now)} "
+                f"now): the build did not write what is there. Make it again: {rerun_command([rule])}"
+            )
     for path, entry in manifest["inputs"].items():
         now = file_digest(path)
         if now != entry.get("sha256"):
             what = "missing" if now is None else "changed since the build"
             readers = ", ".join(entry.get("read_by") or ["?"])
-            found.append(f"{path}: {what} (SHA-256 {short(entry.get('sha256'))} in {manifest_path}, {short(now)} "
-                         f"now; read by {readers}): the build's outputs were made from the earlier version. Build "
-                         "again (snakemake --cores all) to make them from this one, or restore the file")
+            found.append(
+                f"{path}: {what} (SHA-256 {short(entry.get('sha256'))} in {manifest_path}, {short(now)} "
+                f"now; read by {readers}): the build's outputs were made from the earlier version. Build "
+                "again (snakemake --cores all) to make them from this one, or restore the file"
+            )
     return found
 
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m articlekit verify", description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", default=MANIFEST, help=f"the build's manifest (default {MANIFEST})")
-    parser.add_argument("--ledger", default=LEDGER,
-                        help=f"Snakemake's record of what each rule wrote (default {LEDGER}); "
-                             "skipped when there is none")
+    parser.add_argument(
+        "--ledger",
+        default=LEDGER,
+        help=f"Snakemake's record of what each rule wrote (default {LEDGER}); skipped when there is none",
+    )
     args = parser.parse_args(argv)
     try:
         manifest = load_manifest(args.manifest)

@@ -57,11 +57,13 @@ def title_from(folder):
 def fill(text, title, folder):
     # nothing of this machine goes in (no path of this checkout, no home):
     # the article is built on others' machines and in CI as written
-    return (text.replace("__TITLE__", title)
-            .replace("__ENVNAME__", folder.resolve().name)
-            .replace("__ARTICLEKIT_VERSION__", __version__)
-            .replace("__DATE__", datetime.date.today().isoformat())
-            .replace("__PYTHON__", ".".join(platform.python_version_tuple()[:2])))
+    return (
+        text.replace("__TITLE__", title)
+        .replace("__ENVNAME__", folder.resolve().name)
+        .replace("__ARTICLEKIT_VERSION__", __version__)
+        .replace("__DATE__", datetime.date.today().isoformat())
+        .replace("__PYTHON__", ".".join(platform.python_version_tuple()[:2]))
+    )
 
 
 def new_article(folder, title=None):
@@ -71,9 +73,11 @@ def new_article(folder, title=None):
         raise NewArticleError(f"{folder} is a file, not a folder; name a new or empty folder")
     if folder.is_dir() and any(folder.iterdir()):
         present = sorted(p.name for p in folder.iterdir())
-        raise NewArticleError(f"{folder} is not empty (it holds {', '.join(present[:3])}"
-                              f"{', ...' if len(present) > 3 else ''}); name a new or empty folder, "
-                              "nothing is overwritten")
+        raise NewArticleError(
+            f"{folder} is not empty (it holds {', '.join(present[:3])}"
+            f"{', ...' if len(present) > 3 else ''}); name a new or empty folder, "
+            "nothing is overwritten"
+        )
     title = title or title_from(folder)
     written = []
     for source, relative in template_files():

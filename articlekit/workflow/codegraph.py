@@ -255,15 +255,19 @@ def experiment_files(name, package="experiments", article_root="."):
     it imports, and the articlekit files they use."""
     module = f"{package}.{name}"
     if experiment_path(name, package, article_root) is None:
-        raise ArticlekitError(f"experiment {name!r}: no {package}/{name}.py under {Path(article_root).resolve()}; "
-                         f"write it, or remove {name!r} from experiments: in config.yaml")
+        raise ArticlekitError(
+            f"experiment {name!r}: no {package}/{name}.py under {Path(article_root).resolve()}; "
+            f"write it, or remove {name!r} from experiments: in config.yaml"
+        )
     return _shown(module_graph([module], article_root), article_root)
 
 
 def main(argv=None):
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m articlekit.workflow.codegraph", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m articlekit.workflow.codegraph", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("modules", nargs="*", help="articlekit modules, e.g. articlekit.render.page")
     parser.add_argument("--experiment", action="append", default=[], help="an experiment's name")
     args = parser.parse_args(argv)

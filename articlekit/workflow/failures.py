@@ -81,8 +81,13 @@ class Failures(logging.Handler):
                 if rule in self.keep:
                     previous.discard(outputs)
             else:
-                self.failed.append((record.rule_name, [str(path) for path in record.log or []],
-                                    [str(path) for path in record.output or []]))
+                self.failed.append(
+                    (
+                        record.rule_name,
+                        [str(path) for path in record.log or []],
+                        [str(path) for path in record.output or []],
+                    )
+                )
         except OSError as error:
             if not self.warned:
                 self.warned = True
@@ -94,14 +99,18 @@ class Failures(logging.Handler):
             return None
         count = len(self.failed)
         rules = ", ".join(dict.fromkeys(rule for rule, _, _ in self.failed))
-        parts = [f"articlekit: {count} job{'s' * (count != 1)} failed ({rules}); what "
-                 f"{'their logs say' if count > 1 else 'its log says'}:"]
+        parts = [
+            f"articlekit: {count} job{'s' * (count != 1)} failed ({rules}); what "
+            f"{'their logs say' if count > 1 else 'its log says'}:"
+        ]
         for rule, logs, outputs in self.failed:
             kept = [kept for output, kept in previous.kept_copies(outputs)] if rule in self.keep else []
             where = f"log: {', '.join(logs)}" if logs else "no log"
             if kept:
-                where += (f"; its previous {'outputs are' if len(kept) > 1 else 'output is'} kept in "
-                          f"{', '.join(kept)}, until a run of it succeeds")
+                where += (
+                    f"; its previous {'outputs are' if len(kept) > 1 else 'output is'} kept in "
+                    f"{', '.join(kept)}, until a run of it succeeds"
+                )
             parts.append(f"\nrule {rule} ({where}):")
             parts.append(message_of(logs))
         return "\n".join(parts)
@@ -147,8 +156,11 @@ class Terminal(logging.Formatter):
 ERROR_HEADER = re.compile(r'^WorkflowError(?: in rule \S+)? in file "[^"]+", line \d+:$')
 
 
-FAILED_COMMAND = re.compile(r'^RuleException:\nCalledProcessError in file "([^"]+)", line \d+:\n'
-                            r"Command '.*' returned non-zero exit status -?\d+\.$", re.S)
+FAILED_COMMAND = re.compile(
+    r'^RuleException:\nCalledProcessError in file "([^"]+)", line \d+:\n'
+    r"Command '.*' returned non-zero exit status -?\d+\.$",
+    re.S,
+)
 
 
 def is_failed_command(text):
@@ -215,8 +227,10 @@ def message_of(logs):
         if text:
             texts.append((log, text))
     if not texts:
-        return ("its log is empty: the command stopped before articlekit could say why; Snakemake's error "
-                "above names the command")
+        return (
+            "its log is empty: the command stopped before articlekit could say why; Snakemake's error "
+            "above names the command"
+        )
     return "\n".join(shortened(log, last_record(text)) for log, text in texts)
 
 
@@ -226,7 +240,7 @@ def last_record(text):
     starts = [match for match in RECORD.finditer(text)]
     if not starts:
         return text
-    return text[starts[-1].end():].strip()
+    return text[starts[-1].end() :].strip()
 
 
 def shortened(log, message):

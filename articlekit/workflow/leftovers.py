@@ -37,5 +37,7 @@ def report(files, experiments):
     stems = sorted({Path(f).stem for f in files if f.startswith(("results/", "logs/"))} - set(experiments))
     whose = f" (of {', '.join(stems)}, which experiments: in config.yaml no longer declares)" if stems else ""
     again = ", or declare it again in experiments: to use them" if stems else ""
-    return (f"left over from an earlier build{whose}: {', '.join(files)}. No rule makes them and nothing reads "
-            f"them: delete them (rm {' '.join(map(shlex.quote, files))}){again}")
+    return (
+        f"left over from an earlier build{whose}: {', '.join(files)}. No rule makes them and nothing reads "
+        f"them: delete them (rm {' '.join(map(shlex.quote, files))}){again}"
+    )

@@ -61,8 +61,10 @@ class Recorder(logging.Handler):
         except OSError as error:
             if not self.failed:  # once: every reader will name what is unrecorded
                 self.failed = True
-                logger.warning(f"articlekit could not write {self.ledger.path} ({error}): the outputs of this "
-                               "run are unrecorded, and the build's readers refuse them")
+                logger.warning(
+                    f"articlekit could not write {self.ledger.path} ({error}): the outputs of this "
+                    "run are unrecorded, and the build's readers refuse them"
+                )
 
     def run_starts(self):
         if self.run_recorded:
@@ -113,9 +115,11 @@ def unrecordable(workflow):
 
     if workflow.dryrun or Quietness.PROGRESS not in (workflow.output_settings.quiet or ()):
         return None
-    return ("--quiet progress (a bare --quiet means it too) stops Snakemake reporting each finished job, which is "
-            "when articlekit records what the job wrote (.snakemake/articlekit/ledger.json); without that record "
-            "the build refuses its own outputs. Leave progress out: --quiet rules host reason")
+    return (
+        "--quiet progress (a bare --quiet means it too) stops Snakemake reporting each finished job, which is "
+        "when articlekit records what the job wrote (.snakemake/articlekit/ledger.json); without that record "
+        "the build refuses its own outputs. Leave progress out: --quiet rules host reason"
+    )
 
 
 def forced(workflow):
@@ -172,12 +176,16 @@ def unowned(workflow, ledger, outputs):
     if ledger.note and not ledger.outputs:
         # no record at all (an old checkout, .snakemake/ removed): one sentence, not one per output
         listed = ", ".join(shown(path) for path in outputs if os.path.isfile(path))
-        return (f"{ledger.note}, so the build cannot tell whether the {len(problems)} outputs already here "
-                f"are what their rules wrote ({shorten(listed)}), and takes none of them. Rebuild them once: "
-                f"snakemake --cores all --forceall{options}")
+        return (
+            f"{ledger.note}, so the build cannot tell whether the {len(problems)} outputs already here "
+            f"are what their rules wrote ({shorten(listed)}), and takes none of them. Rebuild them once: "
+            f"snakemake --cores all --forceall{options}"
+        )
     again = rerun_command(filter(None, reruns), options) if all(reruns) else "snakemake --cores all --forceall"
-    return ("These outputs are not what their rules wrote, so the build takes none of them (they are rules' "
-            "outputs, not sources):\n  " + "\n  ".join(problems) + f"\nRerun those rules: {again}")
+    return (
+        "These outputs are not what their rules wrote, so the build takes none of them (they are rules' "
+        "outputs, not sources):\n  " + "\n  ".join(problems) + f"\nRerun those rules: {again}"
+    )
 
 
 def shorten(text, width=160):

@@ -73,8 +73,11 @@ def reserved_rule_names(experiments=None):
     (settings.rule_names) before any rule exists, and NAME_combine for each
     experiment of config `experiments:` (a mapping, unchecked) with runs
     (the rule that combines its runs)."""
-    combined = [f"{name}_combine" for name, entry in (experiments or {}).items()
-                if isinstance(entry, dict) and isinstance(entry.get("runs"), int) and entry["runs"] > 1]
+    combined = [
+        f"{name}_combine"
+        for name, entry in (experiments or {}).items()
+        if isinstance(entry, dict) and isinstance(entry.get("runs"), int) and entry["runs"] > 1
+    ]
     return tuple(sorted({*settings.rule_names(module_files()), *combined}))
 
 
@@ -109,8 +112,11 @@ class Sweep:
     @property
     def chunks(self):
         """Every chunk's artifact, experiment by experiment."""
-        return tuple(f"results/robustness/{name}/chunk-{chunk}.json"
-                     for name in self.experiments for chunk in range(len(self.chunk_ranges)))
+        return tuple(
+            f"results/robustness/{name}/chunk-{chunk}.json"
+            for name in self.experiments
+            for chunk in range(len(self.chunk_ranges))
+        )
 
     @property
     def wildcard(self):
@@ -245,8 +251,9 @@ class Plan:
         return " ".join(f"--figure {shlex.quote(f'{name}={path}')}" for name, path in experiment.figures.items())
 
     def library_arguments(self, experiment):
-        return " ".join(f"--library {shlex.quote(library)}"
-                        for library in settings.recorded_libraries(self.publishing, experiment))
+        return " ".join(
+            f"--library {shlex.quote(library)}" for library in settings.recorded_libraries(self.publishing, experiment)
+        )
 
     def library_versions(self, experiment):
         """{library: version} for the experiment's rule's params ('not installed' for one that is not)."""
@@ -288,8 +295,12 @@ class Plan:
     def plan_sources(self):
         """The files the plan reads (configs, Snakefiles, schemas): the manifest's inputs."""
         article_schema = [ARTICLE_SCHEMA] if os.path.exists(ARTICLE_SCHEMA) else []
-        return sorted({_shown(path) for path in [*self.config_files, self.snakefile, *module_files(), MODULE_SCHEMA,
-                                                  *article_schema]})
+        return sorted(
+            {
+                _shown(path)
+                for path in [*self.config_files, self.snakefile, *module_files(), MODULE_SCHEMA, *article_schema]
+            }
+        )
 
 
 def build(config, config_files, machine, snakefile="Snakefile"):
@@ -318,14 +329,19 @@ def build(config, config_files, machine, snakefile="Snakefile"):
     occurrences = _shortcodes(text)
     cites_robustness = text is not None and "robustness" in settings.cited_experiments(text, occurrences)
     if cites_robustness and robustness is None:
-        raise PlanError(f"{article} binds robustness.* keys, but the config has no robustness: section; "
-                        "add one (robustness: {seeds: 100}) or take the keys out of the article")
+        raise PlanError(
+            f"{article} binds robustness.* keys, but the config has no robustness: section; "
+            "add one (robustness: {seeds: 100}) or take the keys out of the article"
+        )
 
     wanted = [lib for e in experiments for lib in e.libraries] + list(publishing.release_label)
     versions = {library: machine.library_version(library) for library in dict.fromkeys(wanted)}
     used = {lib for e in experiments for lib in e.libraries}
-    missing = {library: settings.missing_library(config, publishing, library)
-               for library, version in versions.items() if version is None and library in used}
+    missing = {
+        library: settings.missing_library(config, publishing, library)
+        for library, version in versions.items()
+        if version is None and library in used
+    }
 
     article_dir = os.path.dirname(article) or "."
     return Plan(
@@ -342,13 +358,15 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         release_label=settings.release_label(config, publishing, versions),
         extension=_extension(article_dir),
         article_style=tuple(p for p in [f"{article_dir}/style.css"] if os.path.exists(p)),
-        report_front_page=(os.path.abspath("report/workflow.rst") if os.path.exists("report/workflow.rst")
-                           else str(FOLDER / "report/workflow.rst")),
+        report_front_page=(
+            os.path.abspath("report/workflow.rst")
+            if os.path.exists("report/workflow.rst")
+            else str(FOLDER / "report/workflow.rst")
+        ),
         conda_env=os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None,
         cites_robustness=cites_robustness,
         sweep=_sweep(robustness, article, text, occurrences) if robustness else None,
-        matrix=_matrix(config, config_files, experiments, publishing, cites_robustness) if "matrix" in config
-        else None,
+        matrix=_matrix(config, config_files, experiments, publishing, cites_robustness) if "matrix" in config else None,
         missing_libraries=MappingProxyType(missing),
     )
 
@@ -376,8 +394,12 @@ def _renderer(choice, machine):
     name = machine.renderer(choice)
     version = machine.renderer_version(name) or NOT_INSTALLED
     pandoc = version if name == "pandoc" else machine.renderer_version("pandoc") or NOT_INSTALLED
-    return Renderer(name=name, version=version, pandoc_version=pandoc,
-                    typst_version=machine.library_version("typst") or NOT_INSTALLED)
+    return Renderer(
+        name=name,
+        version=version,
+        pandoc_version=pandoc,
+        typst_version=machine.library_version("typst") or NOT_INSTALLED,
+    )
 
 
 def _extension(article_dir):
@@ -386,8 +408,13 @@ def _extension(article_dir):
     (articlekit/render/extension.py): the build reads the package's."""
     from articlekit.render.extension import is_installed_copy
 
-    return tuple(sorted(str(path) for path in Path(article_dir, "_extensions").rglob("*")
-                        if path.is_file() and not is_installed_copy(path)))
+    return tuple(
+        sorted(
+            str(path)
+            for path in Path(article_dir, "_extensions").rglob("*")
+            if path.is_file() and not is_installed_copy(path)
+        )
+    )
 
 
 def _shortcodes(text):
@@ -410,8 +437,9 @@ def _sweep(robustness, article, text, occurrences):
     from articlekit.article.seed_keys import article_shortcodes, seed_figures
 
     # An article whose shortcodes do not parse reports nothing here.
-    shortcodes = (article_shortcodes(article, text, occurrences) if occurrences is not None
-                  else {"printed": [], "claims": []})
+    shortcodes = (
+        article_shortcodes(article, text, occurrences) if occurrences is not None else {"printed": [], "claims": []}
+    )
     return Sweep(
         settings=robustness,
         chunk_ranges=tuple(robustness.chunk_ranges),
@@ -438,9 +466,11 @@ def _matrix(config, config_files, experiments, publishing, cites_robustness):
         pins=MappingProxyType({entry["label"]: tuple(entry["pins"]) for entry in entries}),
         python=MappingProxyType({entry["label"]: entry.get("python") for entry in entries}),
         experiments=tuple(e.name for e in experiments if e.name not in excluded),
-        shared=(*(f"results/{name}.json" for name in excluded),
-                *([LISTINGS] if settings.listing_sources(publishing) else []),
-                *([ROBUSTNESS_JSON] if cites_robustness else [])),
+        shared=(
+            *(f"results/{name}.json" for name in excluded),
+            *([LISTINGS] if settings.listing_sources(publishing) else []),
+            *([ROBUSTNESS_JSON] if cites_robustness else []),
+        ),
         where_python=MappingProxyType(where_python),
     )
 

@@ -83,8 +83,12 @@ def check_config(config, config_files, snakefile, memory, validate=None):
 def _check(config, config_files, snakefile):
     experiments = config.get("experiments") or {}
     try:
-        check_against_schema(config, MODULE_SCHEMA, config_files,
-                             rule_names=[*reserved_rule_names(experiments), *settings.rule_names([snakefile])])
+        check_against_schema(
+            config,
+            MODULE_SCHEMA,
+            config_files,
+            rule_names=[*reserved_rule_names(experiments), *settings.rule_names([snakefile])],
+        )
         # its schema, and the types config.yaml gives what no schema describes
         check_article_config(config, ARTICLE_SCHEMA, config_files, experiments)
         # A top-level key is the module's, matrix:, or an experiment's
@@ -95,7 +99,9 @@ def _check(config, config_files, snakefile):
             config_files,
             "neither a setting of articlekit's module nor an experiment's parameters (experiments:)",
             explain=lambda key, guess: settings.undeclared_experiment(
-                key, config[key], codegraph.experiment_path(key),
+                key,
+                config[key],
+                codegraph.experiment_path(key),
                 where(config, "experiments", config_files) if "experiments" in config else "a new top-level key",
                 guess,
             ),
@@ -131,9 +137,14 @@ def check_footprints(plan):
 
     try:
         for experiment in plan.experiments:
-            footprint.check_plan(experiment.name, codegraph.experiment_path(experiment.name),
-                                 experiment.params(plan.config), experiment.mem_mb, experiment.runtime,
-                                 where=lambda key: where(plan.config, key, plan.config_files))
+            footprint.check_plan(
+                experiment.name,
+                codegraph.experiment_path(experiment.name),
+                experiment.params(plan.config),
+                experiment.mem_mb,
+                experiment.runtime,
+                where=lambda key: where(plan.config, key, plan.config_files),
+            )
     except (footprint.SizeError, SyntaxError) as error:
         raise PlanError(str(error)) from None
 

@@ -106,12 +106,16 @@ def undeclared_experiment(name, section, script, declare_at, guess):
     stands). declare_at: where experiments: is (config.yaml:9)."""
     declare = f"declare it under experiments: ({declare_at}) as `{name}: {{}}`"
     if script:
-        return (f"{script} is there, but experiments: does not declare {name!r}, so no rule runs it and nothing "
-                f"reads these parameters; {declare} (its figures:, libraries:, threads:, mem_mb: and runtime: "
-                f"go there too)")
+        return (
+            f"{script} is there, but experiments: does not declare {name!r}, so no rule runs it and nothing "
+            f"reads these parameters; {declare} (its figures:, libraries:, threads:, mem_mb: and runtime: "
+            f"go there too)"
+        )
     if isinstance(section, dict):
-        return (f"if it holds an experiment's parameters, {declare} and write experiments/{name}.py; if it is "
-                f"one of articlekit's settings, {guess}")
+        return (
+            f"if it holds an experiment's parameters, {declare} and write experiments/{name}.py; if it is "
+            f"one of articlekit's settings, {guess}"
+        )
     return None
 
 
@@ -158,10 +162,15 @@ def missing_library(config, publishing, library):
     how = "`pip install -r requirements.txt`" if os.path.exists("requirements.txt") else f"`pip install {library}`"
     if os.path.exists("environment.yml"):
         how += ", or use environment.yml"
-    without = (f" The experiments that do without it still build, e.g. `snakemake --cores 2 results/{others[0]}.json`."
-               if others else "")
-    return (f"{publishing.display(library)} is not installed, and the experiments {', '.join(users)} import it "
-            f"(their libraries: in config experiments:). Install it with {how}.{without}")
+    without = (
+        f" The experiments that do without it still build, e.g. `snakemake --cores 2 results/{others[0]}.json`."
+        if others
+        else ""
+    )
+    return (
+        f"{publishing.display(library)} is not installed, and the experiments {', '.join(users)} import it "
+        f"(their libraries: in config experiments:). Install it with {how}.{without}"
+    )
 
 
 def version_overrides(config):
@@ -169,8 +178,10 @@ def version_overrides(config):
     Raises ValueError naming the fix when it is not such a mapping."""
     given = config.get("versions") or {}
     if not isinstance(given, dict) or not all(isinstance(v, (str, int, float)) for v in given.values()):
-        raise ArticlekitError(f"--config versions={given!r}: write a mapping of library to version, "
-                         "e.g. --config versions='{NAME: \"9.9\"}' for a distribution NAME")
+        raise ArticlekitError(
+            f"--config versions={given!r}: write a mapping of library to version, "
+            "e.g. --config versions='{NAME: \"9.9\"}' for a distribution NAME"
+        )
     return {str(name): str(version) for name, version in given.items()}
 
 
@@ -252,8 +263,12 @@ class Robustness:
     @property
     def report_settings(self):
         """What the summary step is told (articlekit.review.robustness)."""
-        return {"flag_share": self.flag_share, "excluded": self.excluded, "unseeded": list(self.unseeded),
-                "fixed": dict(self.fixed or {})}
+        return {
+            "flag_share": self.flag_share,
+            "excluded": self.excluded,
+            "unseeded": list(self.unseeded),
+            "fixed": dict(self.fixed or {}),
+        }
 
 
 def chunk_ranges(seed_count, chunk):
@@ -271,14 +286,18 @@ def robustness(config, where=lambda key: "config"):
     excluded = dict(section.get("exclude") or {})
     for name in excluded:
         if name not in names:
-            raise ArticlekitError(f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
-                             f"not an experiment of this article (experiments: {', '.join(names)})")
+            raise ArticlekitError(
+                f"{where(f'robustness.exclude.{name}')}: robustness.exclude names {name!r}, which is "
+                f"not an experiment of this article (experiments: {', '.join(names)})"
+            )
 
     fixed = dict(section.get("fixed") or {})
     for prefix in fixed:
         if prefix.partition(".")[0] not in names:
-            raise ArticlekitError(f"{where(f'robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
-                             f"part is not an experiment of this article (experiments: {', '.join(names)})")
+            raise ArticlekitError(
+                f"{where('robustness.fixed')}: robustness.fixed names {prefix!r}, whose first "
+                f"part is not an experiment of this article (experiments: {', '.join(names)})"
+            )
 
     def seeded(entry):
         seed = entry.params(config).get("seed")
@@ -297,10 +316,12 @@ def robustness(config, where=lambda key: "config"):
     chunks = -(-found.seeds // found.chunk)
     if swept * chunks > MAX_SWEEP_JOBS:
         enough = -(-found.seeds // max(1, MAX_SWEEP_JOBS // swept))
-        raise ArticlekitError(f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
-                         f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
-                         f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
-                         f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds")
+        raise ArticlekitError(
+            f"{where('robustness.seeds')}: robustness.seeds = {found.seeds} in chunks of "
+            f"{found.chunk} makes {swept * chunks:,} jobs ({swept} experiments x {chunks:,} chunks), "
+            f"more than the {MAX_SWEEP_JOBS:,} a sweep may plan (each costs every plan time); "
+            f"raise robustness.chunk to at least {enough:,}, or lower robustness.seeds"
+        )
     return found
 
 
