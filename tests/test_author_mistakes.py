@@ -164,8 +164,8 @@ def test_failing_experiments_say_why_in_their_logs_and_the_terminal_once(server,
     edit(config, "experiments:\n", "experiments:\n  variance: {}\n  crash: {}\n")
     edit(
         article / "experiments/harmonic.py",
-        'save_figure(fig, figures["partial_sums"])',
-        'save_figure(fig, "figures/harmonic-partial.svg")',
+        'save_figure(fig, figures["partial_sums"],',
+        'save_figure(fig, "figures/harmonic-partial.svg",',
     )
     run = snakemake(server, article, "--keep-going")
 

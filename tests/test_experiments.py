@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from articlekit.core import jsonio
 from articlekit.core.jsonio import dumps, read_json
-from articlekit.experiment import footprint
+from articlekit.experiment import footprint as footprint_module  # not `footprint`: this file is the demo experiments' module, whose footprint() the check looks up
 from articlekit.experiment.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
@@ -702,7 +702,7 @@ def test_a_failure_during_the_write_leaves_the_old_artifact(tmp_path, monkeypatc
     # the footprint check counts what this process holds already: the test
     # runner's, after whatever tests ran before in it (a pytest-xdist worker
     # may hold past the rule's mem_mb), which is not what this test is about
-    monkeypatch.setattr(footprint, "held_memory", lambda: 0)
+    monkeypatch.setattr(footprint_module, "held_memory", lambda: 0)
     scaling = experiment("scaling")
     with pytest.raises(KeyboardInterrupt):
         run_experiment("scaling", scaling.run, argv=["--config", "config/test.yaml", "--json", str(target)])

@@ -190,7 +190,7 @@ def test_the_paths_every_rule_agrees_on_and_the_articles_own_files(article):
     assert plan.article_style == ("article/style.css",)
     assert plan.extension == ("article/_extensions/mine/mine.lua",)
     assert plan.conda_env == str(article / "environment.yml")
-    assert plan.report_front_page == str(plans.FOLDER / "report/workflow.rst")
+    assert plan.report_front_page == str(plans.FOLDER / "rules/report/workflow.rst")
     assert plan.results == ("results/scaling.json", "results/timing.json", "results/environment.json")
 
 

@@ -99,18 +99,20 @@ def test_an_experiment_gets_what_its_entry_declares_profile_or_none(articles, pl
     for profile in [[], *(["--profile", str(PROJECT_ROOT / p)] for p in CLUSTER_PROFILES)]:
         jobs = plan(folder, *profile)
         for experiment in experiments(folder):
-            (job,) = jobs[experiment.name]
             declared = (
                 experiment.mem_mb,
                 experiment.runtime,
                 CORES if experiment.takes_every_core else experiment.threads,
             )
-            assert (job["resources"]["mem_mb"], job["resources"]["runtime"], job["threads"]) == declared, (
-                experiment.name,
-                profile,
-            )
-            # the limits its script checks its footprint against
-            assert json.loads(job["params"]["limits"]) == f"--mem-mb {experiment.mem_mb} --runtime {experiment.runtime}"
+            assert jobs[experiment.name], experiment.name
+            for job in jobs[experiment.name]:  # one, or one per run of an entry with runs: N
+                assert (job["resources"]["mem_mb"], job["resources"]["runtime"], job["threads"]) == declared, (
+                    experiment.name,
+                    profile,
+                )
+                # the limits its script checks its footprint against
+                limits = f"--mem-mb {experiment.mem_mb} --runtime {experiment.runtime}"
+                assert json.loads(job["params"]["limits"]) == limits
 
 
 @pytest.mark.parametrize("profile", CLUSTER_PROFILES)

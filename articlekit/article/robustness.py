@@ -498,7 +498,10 @@ def main(argv=None):
     if args.baseline:
         artifacts.append((args.baseline, published_envelope(args.baseline)))
     values = merge(artifacts)["values"]
-    report = build(sweep, values, json.loads(args.shortcodes), settings)
+    shortcodes = json.loads(args.shortcodes)
+    if shortcodes.get("unparsed"):
+        raise RobustnessError(f"{shortcodes['unparsed']}; nothing summarised until it does")
+    report = build(sweep, values, shortcodes, settings)
     write_json(args.json, report)
     s = report["values"]["sweep"]
     print(

@@ -361,7 +361,7 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         report_front_page=(
             os.path.abspath("report/workflow.rst")
             if os.path.exists("report/workflow.rst")
-            else str(FOLDER / "report/workflow.rst")
+            else str(RULES_DIR / "report/workflow.rst")
         ),
         conda_env=os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None,
         cites_robustness=cites_robustness,
@@ -436,9 +436,17 @@ def _sweep(robustness, article, text, occurrences):
     the summary's module): every plan, a no-op's too, builds it."""
     from articlekit.article.seed_keys import article_shortcodes, seed_figures
 
-    # An article whose shortcodes do not parse reports nothing here.
+    # An article whose shortcodes do not parse says so here: its summary job
+    # fails (lint and bind name the line) instead of summarising no values,
+    # which would stand, up to date, once the article parses again.
     shortcodes = (
-        article_shortcodes(article, text, occurrences) if occurrences is not None else {"printed": [], "claims": []}
+        article_shortcodes(article, text, occurrences)
+        if occurrences is not None
+        else {
+            "printed": [],
+            "claims": [],
+            "unparsed": f"{article}: its shortcodes do not parse (lint and bind say where)",
+        }
     )
     return Sweep(
         settings=robustness,
