@@ -27,7 +27,9 @@ import torch.nn.functional as F
 
 from articlekit.core import jsonio
 from articlekit.core.jsonio import dumps, read_json
-from articlekit.experiment import footprint as footprint_module  # not `footprint`: this file is the demo experiments' module, whose footprint() the check looks up
+from articlekit.experiment import (
+    footprint as footprint_module,
+)  # not `footprint`: this file is the demo experiments' module, whose footprint() the check looks up
 from articlekit.experiment.artifacts import run_experiment
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]

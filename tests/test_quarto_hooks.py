@@ -146,12 +146,16 @@ def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
     for path in sorted([*workflow.rglob("*.smk"), *workflow.glob("*.py")]):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"open\(\s*ARTICLE|Path\(\s*ARTICLE\s*\)\.read", text), path
-        reads += [(path.name, m.group(1) or "")
-                  for m in re.finditer(r"(?:([\w.]+)\((?:ARTICLE,\s*)?)?read_text\((?:ARTICLE|plan\.article)\)", text)]
+        reads += [
+            (path.name, m.group(1) or "")
+            for m in re.finditer(r"(?:([\w.]+)\((?:ARTICLE,\s*)?)?read_text\((?:ARTICLE|plan\.article)\)", text)
+        ]
         # what the plan computes from the text it read once (_article_text)
-        reads += [(path.name, m.group(1))
-                  for m in re.finditer(r"([\w.]+)\((?:article,\s*)?text\b", text)
-                  if path.name == "plan.py" and m.group(1) not in {"scan", "_article_text", "_shortcodes"}]  # scan(text): validation
+        reads += [
+            (path.name, m.group(1))
+            for m in re.finditer(r"([\w.]+)\((?:article,\s*)?text\b", text)
+            if path.name == "plan.py" and m.group(1) not in {"scan", "_article_text", "_shortcodes"}
+        ]  # scan(text): validation
     assert reads and {name for _, name in reads} <= set(covered), reads
 
 
