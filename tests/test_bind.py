@@ -1,6 +1,5 @@
 """shortcodes + bind: every shortcode found, resolved, formatted and checked."""
 
-import json
 import re
 from pathlib import Path
 
@@ -93,39 +92,19 @@ def test_prose_shortcodes_become_quartos_spans():
     ) in md
 
 
-def marker_calls(md):
-    return [json.loads(bytes.fromhex(h)) for h in re.findall(r"@@articlekit-shortcode:([0-9A-F]+)@@", md)]
-
-
-def test_shortcodes_in_code_and_comments_become_markers_holding_quartos_text_parameters():
-    """Quarto's code parser hands a handler in "text" context each token as
-    written (quotes kept), named or not: the marker holds exactly that."""
-    md = to_quarto_markdown(
-        '```\n{{< value k fmt=".2e" expect=\'< 1\' >}}\n```\n\n`{{< meta x >}}` <!-- {{< value "k" >}} -->\n'
-    )
-    assert marker_calls(md) == [
-        {
-            "name": "value",
-            "params": [{"value": "k"}, {"name": "fmt", "value": '".2e"'}, {"name": "expect", "value": "'< 1'"}],
-            "raw": "{{< value k fmt=\".2e\" expect='< 1' >}}",
-        },
-        {"name": "meta", "params": [{"value": "x"}], "raw": "{{< meta x >}}"},
-        {"name": "value", "params": [{"value": '"k"'}], "raw": '{{< value "k" >}}'},
-    ]
-
-
-def test_pandoc_reads_no_shortcode_python_did_not_parse():
-    """The Lua filter has no parser: every shortcode reaches it taken apart,
-    except the escaped ones (printed as shortcodes) and those of a
-    shortcodes="false" block (shown as written)."""
+def test_a_prose_check_reads_no_shortcode_python_did_not_parse():
+    """The article as a prose check reads it (before any value is bound):
+    every prose shortcode taken apart into Quarto's span; in code, which is
+    never markup, each left as written, an escaped one printed as the
+    shortcode it shows; a shortcodes="false" block shown as written."""
     text = (FIXTURE / "index.qmd").read_text(encoding="utf-8")
     md = to_quarto_markdown(text)
     outside_spans = re.sub(r'data-(?:raw|value)="(?:\\.|[^"\\])*"', "", md)
     verbatim = '```{.markdown shortcodes="false"}\n{{< value demo.dk64.unscaled.max_weight fmt=".6f" >}}\n```'
-    assert outside_spans.count("{{<") == 1 and verbatim in outside_spans
-    assert '[]{.quarto-shortcode__-escaped data-value="{{< value demo.arrow >}}"}' in md
     in_code = [sc for sc in scan(text) if sc.context != "prose"]
-    assert [c["raw"] for c in marker_calls(md)] == [sc.raw for sc in in_code] and len(in_code) == 4
+    assert len(in_code) == 4 and all(sc.raw in outside_spans for sc in in_code)
+    assert outside_spans.count("{{<") == 1 + len(in_code) and verbatim in outside_spans
+    assert '[]{.quarto-shortcode__-escaped data-value="{{< value demo.arrow >}}"}' in md
     assert to_quarto_markdown("```\n{{{< value k >}}}\n```\n") == "```\n{{< value k >}}\n```\n"  # escaped, in code
 
 

@@ -3,6 +3,7 @@ prints the same bound values as the HTML, code in monospace, figures as
 vectors, the provenance table as an appendix and failed claims in sight."""
 
 import os
+import json
 import re
 import shutil
 import subprocess
@@ -207,14 +208,21 @@ def test_the_pdf_boxes_the_callouts_the_page_draws_and_no_other_div(tmp_path):
 
 def test_the_typst_source_written_from_the_articles_tree_is_the_one_read_from_the_article(built, tmp_path):
     """The PDF's Typst source is written from the tree `articlekit parse`
-    reads once (build/article.ast.json), the same as from the article."""
+    reads once from the bound article (build/article.ast.json), the same as
+    when the PDF binds and reads the article itself."""
+    from articlekit.article.bound import bound_markdown
     from articlekit.render.page import write_ast
 
     _, out, _ = built
     folder = out.parent.parent
     article, bindings = folder / "index.qmd", folder / "build" / "bindings.json"
+    bound = tmp_path / "article.bound.md"
+    bound.write_text(
+        bound_markdown(article.read_text(encoding="utf-8"), json.loads(bindings.read_text(encoding="utf-8"))),
+        encoding="utf-8",
+    )
     tree = tmp_path / "article.ast.json"
-    write_ast(article, tree)
+    write_ast(article, tree, bound=bound)
     (tmp_path / "read").mkdir()
     (tmp_path / "tree").mkdir()
     read = pdfmod.typst_source(article, bindings, tmp_path / "read")

@@ -150,7 +150,8 @@ def test_the_parse_command_names_the_line_and_exits_1(tmp_path, capsys):
     from articlekit.render import parse
 
     article = article_with(tmp_path, '<img src="/etc/passwd">')
-    assert parse.main([str(article), "--out", str(tmp_path / "tree.json")]) == 1
+    # the bound article is the article itself: it binds no value
+    assert parse.main([str(article), "--bound", str(article), "--out", str(tmp_path / "tree.json")]) == 1
     assert f"parse: {article}:5: raw HTML <img src=\"/etc/passwd\"> is not allowed" in capsys.readouterr().err
 
 

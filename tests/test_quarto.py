@@ -354,9 +354,13 @@ def test_a_broken_article_stops_the_quarto_build_with_one_clear_message(project,
 
 
 @pytest.mark.parametrize("case", ["missing key", "unknown format spec"])
-def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(project, edited, case, tmp_path):
-    """The bindings file older than the article: value.lua itself must stop
-    Quarto (whose error() only logs) and say why, once."""
+def test_a_shortcode_the_bindings_lack_stops_the_build_and_quartos_lua_with_one_message(
+    project, edited, case, tmp_path
+):
+    """The bindings file older than the article: the build's render, which
+    binds the document itself, names the article's line; and value.lua,
+    what an editor's Quarto runs, must stop Quarto (whose error() only
+    logs) and say why, once."""
     work, env, _, _ = project
     # the values of the article as committed: a test above built an edited one,
     # whose new claims the seed sweep's summary (robustness.*) was made for
@@ -379,7 +383,9 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
         work,
         env,
     )
-    edited(BROKEN[case][0])
+    line = edited(BROKEN[case][0])
+    sc = scan(BROKEN[case][0])[0]
+    ident = lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))
     done = run(
         [
             "python",
@@ -401,13 +407,39 @@ def test_quartos_lua_stops_on_a_shortcode_the_bindings_lack_with_one_message(pro
         check=False,
     )
     assert done.returncode == 1 and not (tmp_path / "a.html").exists()
-    sc = scan(BROKEN[case][0])[0]
-    ident = lookup_id(sc.args[0], sc.kwargs.get("fmt", ""), sc.kwargs.get("expect", ""))
     assert done.stderr.strip().splitlines() == [
-        f"render: article/index.qmd: quarto failed (exit 1): value shortcode: no binding for key '{sc.args[0]}' "
-        f"(lookup id '{ident}'); the bindings file is older than the article or the key is misspelled: "
-        "rerun python -m articlekit bind"
+        f"render: article/index.qmd:{line}: no binding for key '{sc.args[0]}' in {sc.raw} (lookup id '{ident}'): "
+        "the bindings file is older than the article or the key is misspelled; run python -m articlekit bind again"
     ]
+    # Quarto itself, with the packaged extension and that bindings file (no hooks)
+    done = run(
+        [
+            "quarto",
+            "render",
+            "index.qmd",
+            "--to",
+            "html",
+            "--profile",
+            "articlekit-build",
+            "-M",
+            f"shortcodes:{json.dumps([str(VALUE_LUA)])}",
+            "-M",
+            f"value-bindings:{bindings}",
+            "--output",
+            "stale.html",
+        ],
+        work / "article",
+        env,
+        check=False,
+    )
+    assert done.returncode != 0 and not (work / "article" / "stale.html").exists()
+    message = (
+        f"value shortcode: no binding for key '{sc.args[0]}' (lookup id '{ident}'); the bindings file is older "
+        "than the article or the key is misspelled: rerun python -m articlekit bind"
+    )
+    assert (done.stdout + done.stderr).count(message) == 1, done.stderr[-3000:]
+    for leftover in ("index_files", "stale.html"):
+        shutil.rmtree(work / "article" / leftover, ignore_errors=True)
 
 
 def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(project, edited):
@@ -419,7 +451,16 @@ def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(proje
         r"failed: .*\(strict=false",
         done.stdout + done.stderr,
     )
-    assert "⚠ claim failed: &gt; 2" in (work / "build/article.html").read_text(encoding="utf-8")
+    page = (work / "build/article.html").read_text(encoding="utf-8")
+    assert "⚠ claim failed: &gt; 2" in page
+    # an editor's page (quarto render, value.lua looking each shortcode up)
+    # binds the same values with the same marks as the build's bound document
+    editor_env = {**env, "ARTICLEKIT_SNAKEMAKE_ARGS": " ".join([*FAST, "--config", "renderer=quarto", "strict=false"])}
+    run(["quarto", "render", "index.qmd"], work / "article", editor_env)
+    native = work / "build/quarto/article/index.html"
+    assert bound_marks(native) == bound_marks(work / "build/article.html")
+    assert [m for m in bound_marks(native) if m[0] == "claim-failed"], "no failed claim's mark on the page"
+    assert sorted(set(bound_links(native))) == sorted(set(bound_links(work / "build/article.html"))) != []
 
 
 # --- Quarto's own commands in the article's folder: quarto render, quarto preview ---------
@@ -459,6 +500,39 @@ def page_text(html):
 
 def bound_links(path):
     return [a for a in page_anchors(path).links if "bound-value" in a[1]]
+
+
+class Marks(HTMLParser):
+    """Every claim's span: (class, title, data-claim, text), in page order."""
+
+    CLASSES = ("claim-checked", "claim-failed", "claim-inconclusive")
+
+    def __init__(self):
+        super().__init__()
+        self.marks, self._open = [], None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "span" and (attrs.get("class") or "") in self.CLASSES:
+            self._open = [attrs["class"], attrs.get("title") or "", attrs.get("data-claim") or "", ""]
+            if self._open[0] == "claim-checked":  # empty: closed at once
+                self.marks.append(tuple(self._open))
+                self._open = None
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self._open:
+            self.marks.append(tuple(self._open))
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self._open[3] += data
+
+
+def bound_marks(path):
+    parser = Marks()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.marks
 
 
 def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):

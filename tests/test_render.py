@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,8 @@ from articlekit.article.bind import bind
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.workfiles import owner_tag
-from articlekit.article.shortcodes import scan, to_quarto_markdown
+from articlekit.article.bound import bound_markdown
+from articlekit.article.shortcodes import scan
 from articlekit.core.keys import lookup
 from articlekit.data.values import merge
 
@@ -203,74 +203,7 @@ def test_auto_picks_quarto_only_when_it_is_on_path(monkeypatch):
     assert renderers.choose("pandoc") == "pandoc"
 
 
-# --- the filter calls handlers exactly as Quarto does --------------------------
-
-RECORDER = r"""
-local function show(x)
-  if type(x) == "string" then return "string:" .. x end
-  return pandoc.utils.type(x) .. ":" .. pandoc.utils.stringify(x)
-end
-return {
-  ["record"] = function(...)
-    local n = select("#", ...)
-    local args, kwargs, meta, raw_args, context = ...
-    local kw = {}
-    for k, v in pairs(kwargs) do table.insert(kw, k .. "=" .. show(v)) end
-    table.sort(kw)
-    local out = "n=" .. n .. " context=" .. context .. " args=" .. show(args[1])
-      .. " kwargs=" .. table.concat(kw, ",") .. " missing=" .. show(kwargs["nothing"])
-      .. " raw=" .. table.concat(raw_args, ",") .. " meta=" .. show(meta["who.name"])
-    if context == "text" then return out end
-    if context == "block" then return pandoc.Para({ pandoc.Str("BLOCK " .. out) }) end
-    return pandoc.Str(out)
-  end,
-}
-"""
-
-
-def run_filter(tmp_path, text):
-    ext = tmp_path / "_extensions" / "record"
-    ext.mkdir(parents=True)
-    (ext / "record.lua").write_text(RECORDER)
-    (ext / "_extension.yml").write_text("contributes:\n  shortcodes:\n    - record.lua\n")
-    from articlekit.article.shortcodes import to_quarto_markdown
-
-    meta = tmp_path / "meta.yaml"
-    meta.write_text(json.dumps({"shortcodes": rendermod.shortcode_files(tmp_path), "who": {"name": "ann"}}))
-    lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
-    done = subprocess.run(
-        [
-            rendermod.pandoc_path(),
-            "-f",
-            "markdown",
-            "-t",
-            "plain",
-            "--wrap",
-            "none",
-            "--metadata-file",
-            str(meta),
-            "--lua-filter",
-            str(lua),
-        ],
-        input=to_quarto_markdown(text),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def test_the_value_extension_comes_from_the_package_and_the_articles_own_load_after_it(tmp_path):
-    committed = subprocess.run(
-        ["git", "ls-files", "article/_extensions"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    assert committed == ""  # no article keeps a copy
-    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
-    ext = tmp_path / "_extensions" / "mine"
-    ext.mkdir(parents=True)
-    (ext / "_extension.yml").write_text("contributes:\n  shortcodes:\n    - mine.lua\n")
-    (tmp_path / "_quarto.yml").write_text("project:\n  type: default\n")
-    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA), str((ext / "mine.lua").resolve())]
+# --- the extension: the package's, never a copy ------------------------------
 
 
 def test_the_copy_a_quarto_users_render_installs_is_never_read_by_the_build(tmp_path):
@@ -284,7 +217,6 @@ def test_the_copy_a_quarto_users_render_installs_is_never_read_by_the_build(tmp_
     assert not extension.install(tmp_path)  # current: left as it is
     copy = tmp_path / "_extensions" / "articlekit" / "value" / "value.lua"
     assert copy.read_bytes() == VALUE_LUA.read_bytes()
-    assert rendermod.shortcode_files(tmp_path) == [str(VALUE_LUA)]
     copy.write_text("-- an older articlekit's\n")
     assert not extension.is_current(tmp_path)
     extension.refresh_if_installed(tmp_path)
@@ -298,25 +230,6 @@ def test_the_extension_ships_as_package_data():
 
     shipped = shipped_data_files()
     assert VALUE_LUA in shipped and VALUE_LUA.parent / "_extension.yml" in shipped
-
-
-def test_handlers_get_args_kwargs_meta_raw_args_context_as_in_quarto(tmp_path):
-    out = run_filter(
-        tmp_path,
-        'Prose {{< record k.a fmt=".6f" expect="< 1e-12" >}} here.\n\n'
-        '{{< record k.b >}}\n\n'
-        '```\n{{< record k.c fmt=".2e" expect="< 1e-12" >}}\n```\n',
-    )
-    inline, block, text = [line.strip() for line in out.splitlines() if "n=" in line]
-    assert inline == (
-        'Prose n=5 context=inline args=Inlines:k.a kwargs=expect=Inlines:< 1e-12,fmt=Inlines:.6f '
-        'missing=Inlines: raw=k.a,.6f,< 1e-12 meta=Inlines:ann here.'
-    )
-    assert block.startswith("BLOCK n=5 context=block args=Inlines:k.b kwargs= ")
-    assert text == (
-        'n=5 context=text args=string:k.c kwargs=expect=string:"< 1e-12",fmt=string:".2e" '
-        'missing=Inlines: raw=k.c,".2e","< 1e-12" meta=Inlines:ann'
-    )
 
 
 def test_value_lua_also_accepts_plain_string_arguments(tmp_path, rendered):
@@ -347,12 +260,6 @@ end
 
 
 # --- the lookup id: Python defines it, value.lua builds the same -----------------
-
-ARTICLES = [
-    ROOT / "article" / "index.qmd",
-    FIXTURE / "index.qmd",
-    ROOT / "examples" / "summation" / "article" / "index.qmd",
-]
 
 
 def probe_bindings(ids):
@@ -386,45 +293,6 @@ def printed_ids(sc):
     if sc.name == "claim":
         return ([f"K {ident}"] if sc.context != "prose" else []) + [f"E {ident}"]
     return [f"K {ident}"] if sc.name == "source" else []
-
-
-@pytest.mark.parametrize("article", ARTICLES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_value_lua_builds_pythons_lookup_id_for_every_shortcode(tmp_path, article):
-    """Each shortcode, in prose and in code, reaches value.lua as the Pandoc
-    route hands it (the arguments as Quarto would); the id value.lua builds
-    finds the binding Python's lookup_id names, in document order."""
-    front, body = rendermod.split_front_matter(article.read_text(encoding="utf-8"), article)
-    shortcodes = [sc for sc in scan(body) if not sc.escaped]
-    expected = [printed for sc in shortcodes for printed in printed_ids(sc)]
-    assert len({sc.lookup_id for sc in shortcodes if sc.name in ("value", "claim", "source")}) > 1
-    write_json(tmp_path / "probe.json", probe_bindings(sc.lookup_id for sc in shortcodes))
-    meta = tmp_path / "meta.yaml"
-    meta.write_text(
-        json.dumps(
-            {"shortcodes": [str(VALUE_LUA)], "value-bindings": str(tmp_path / "probe.json"), "renderer": "probe"}
-        )
-    )
-    lua = resources.files("articlekit.render") / "filters" / "quarto_shortcodes.lua"
-    done = subprocess.run(
-        [
-            rendermod.pandoc_path(),
-            "-f",
-            "markdown",
-            "-t",
-            "plain",
-            "--wrap",
-            "none",
-            "--metadata-file",
-            str(meta),
-            "--lua-filter",
-            str(lua),
-        ],
-        input=to_quarto_markdown(body),
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr  # value.lua names the id it built and did not find
-    assert re.findall(r"⟦([TKE] .*?)⟧", done.stdout, re.S) == expected
 
 
 def test_relative_paths_work_as_the_rule_passes_them(tmp_path, monkeypatch):
@@ -484,17 +352,18 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     name = rendermod.render(article, bindings, "auto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert name == "Quarto 1.9.38"
     html_call, md_call, scripts_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
-    assert html_call.startswith("render index.qmd --to html --output render-")
-    assert md_call.startswith("render index.qmd --to gfm --output render-")
+    # Quarto renders the bound document (every shortcode resolved by bind), written beside the article
+    assert re.match(r"render render-\S+-bound\.qmd --to html --output render-", html_call)
+    assert re.match(r"render render-\S+-bound\.qmd --to gfm --output render-", md_call)
     # the page that says which scripts are Quarto's own (the page check's)
     assert re.match(r"render render-\S+-scripts\.qmd --to html --output render-", scripts_call)
-    assert f"-M value-bindings:{bindings.resolve()} -M renderer:Quarto 1.9.38" in html_call
+    assert "-M renderer:Quarto 1.9.38" in html_call
     # _quarto.yml's settings handed over, for a Quarto that would not read them (a hidden folder)
     assert html_call.split()[-2] == md_call.split()[-2] == "--metadata-file"
-    # the packaged extension, named by metadata (a YAML list): no copy in the article's folder
-    assert f"-M shortcodes:{json.dumps([str(VALUE_LUA)])} " in html_call
-    assert (tmp_path / "out" / "a.html").read_text() == "rendered html of index.qmd\n"
-    assert (tmp_path / "out" / "a.md").read_text() == "rendered gfm of index.qmd\n"
+    # no shortcode is left for Quarto to look up: no bindings file, no shortcode extension
+    assert "value-bindings" not in html_call and "shortcodes:" not in html_call
+    assert re.fullmatch(r"rendered html of render-\S+-bound\.qmd\n", (tmp_path / "out" / "a.html").read_text())
+    assert re.fullmatch(r"rendered gfm of render-\S+-bound\.qmd\n", (tmp_path / "out" / "a.md").read_text())
     # nothing left in the article's folder but Quarto's scratch folder, which
     # the article's own .gitignore (committed, as Quarto would write it) names
     assert set(os.listdir(article.parent)) - before == {".quarto"}
@@ -632,13 +501,16 @@ def test_a_killed_renders_folder_goes_even_when_its_pid_came_back(tmp_path):
 
 
 def test_the_page_written_from_the_articles_tree_is_the_page_read_from_the_article(tmp_path):
-    """`articlekit parse` reads the article once for every page Pandoc
-    writes; written from that tree, the HTML and the markdown are the same
-    bytes as when the render reads the article itself."""
+    """`articlekit parse` reads the bound article (bind's) once for every
+    page Pandoc writes; written from that tree, the HTML and the markdown are
+    the same bytes as when the render binds and reads the article itself."""
     folder = tmp_path / "article"
     _, read_page, read_md = bind_and_render(folder)
+    bound = folder / "build" / "article.bound.md"
+    document = json.loads((folder / "build" / "bindings.json").read_text(encoding="utf-8"))
+    bound.write_text(bound_markdown((folder / "index.qmd").read_text(encoding="utf-8"), document), encoding="utf-8")
     tree = folder / "build" / "article.ast.json"
-    rendermod.write_ast(folder / "index.qmd", tree)
+    rendermod.write_ast(folder / "index.qmd", tree, bound=bound)
     html_out, md_out = tmp_path / "from-tree.html", tmp_path / "from-tree.md"
     rendermod.render(folder / "index.qmd", folder / "build" / "bindings.json", "pandoc", html_out, md_out, ast=tree)
     assert html_out.read_text(encoding="utf-8") == read_page

@@ -1,11 +1,14 @@
-"""Resolve every shortcode of the article into build/bindings.json.
+"""Resolve every shortcode of the article into build/bindings.json, and
+write the bound document that every format is rendered from.
 
     python -m articlekit bind article/index.qmd --values build/values.json \\
-        --strict true --out build/bindings.json
+        --strict true --out build/bindings.json --bound build/article.bound.md
 
-Python does all the work (lookup, formatting, claims, provenance); the Lua
-shortcode only looks the finished text up by its lookup id, so what the
-article prints is decided, and tested, here.
+Python does all the work (lookup, formatting, claims, provenance): the
+bound document (articlekit.article.bound) is the article with each
+shortcode replaced by what it prints, as attributed spans, and the Lua that
+editors run (value.lua) only looks the finished text up by its lookup id,
+so what the article prints is decided, and tested, here.
 
 The document's shape is bindings_schema.json, owned by
 articlekit.article.bindings, through which it is written (and every reader
@@ -61,7 +64,8 @@ from articlekit.data.baseline import load_baseline
 from articlekit.article.departures import departures_of, departures_record, departures_section
 from articlekit.core.fmt import format_value
 from articlekit.core.text import md_text, short_text
-from articlekit.core.jsonio import read_json
+from articlekit.core.jsonio import read_json, write_text_atomic
+from articlekit.article.bound import bound_markdown
 from articlekit.article.bindings import BindingsError, write_bindings
 from articlekit.article import disclosure
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
@@ -417,12 +421,14 @@ def main(argv):
     )
     parser.add_argument("--out", required=True, help="where to write build/bindings.json")
     parser.add_argument("--baseline", help="baseline/published.yaml, for {{< departures >}}")
+    parser.add_argument("--bound", help="where to write build/article.bound.md, the document every format renders")
     args = parser.parse_args(argv)
     try:
         text = read_article(args.article)  # refused when empty: it would publish an empty page
         baseline = load_baseline(args.baseline) if args.baseline else None  # BaselineError: a ValueError
         values_doc = read_json(args.values)
         document = bind(args.article, text, values_doc, args.strict, baseline)
+        bound = bound_markdown(text, document, args.article) if args.bound else None
     except BindError as exc:
         print(
             f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
@@ -433,6 +439,8 @@ def main(argv):
         return 1
     try:
         write_bindings(args.out, document)
+        if bound is not None:
+            write_text_atomic(args.bound, bound)
     except BindingsError as exc:
         print(f"bind: {exc}", file=sys.stderr)
         return 1

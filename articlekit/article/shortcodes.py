@@ -25,19 +25,15 @@ block or inline code: context "text"), or "comment" (inside an HTML comment;
 Quarto treats the raw HTML as text too). Fenced blocks with the attribute
 shortcodes="false" are shown verbatim, as in Quarto.
 
-This module is the one parser of that grammar. The renderers' Lua reads
-what it parsed: for the Pandoc route, `to_quarto_markdown` hands Pandoc the
-document with every shortcode already taken apart (a span in prose, as
-Quarto's own pre-processing writes it; a marker holding the parameters in
-code and raw HTML), so articlekit/render/filters/quarto_shortcodes.lua only
-calls the handlers; under Quarto, Quarto's parser hands value.lua the same
-parameters.
+This module is the one parser of that grammar. What it parsed is resolved
+once, into the bound document every format renders
+(articlekit.article.bound); under an editor's Quarto, Quarto's own parser
+hands value.lua the same parameters.
 
 The lookup id (`lookup_id`) is how a shortcode finds its binding in
 build/bindings.json; it is defined here, once, and value.lua follows it.
 """
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -322,11 +318,12 @@ def scan(text):
         )
 
 
-# --- handing the parsed shortcodes to Pandoc -----------------------------------
+# --- the article as a prose check reads it, before any value is bound ----------
 #
-# The Pandoc route runs no shortcode parser of its own: the document it reads
-# has every shortcode already taken apart here, and
-# articlekit/render/filters/quarto_shortcodes.lua only calls the handlers.
+# The bound document (articlekit.article.bound) is what every format renders;
+# a check of the prose alone (a preview's piece, a pre-render) reads the
+# article with each prose shortcode as the span Quarto's own pre-processing
+# writes, so that nothing in a shortcode's arguments reads as markup.
 
 
 def _attr(value):
@@ -348,34 +345,18 @@ def as_quarto_span(sc):
     return "[" + "".join(params) + "]{.quarto-shortcode__ data-raw=" + _attr(" ".join(sc.raw.split())) + "}"
 
 
-# Where Pandoc keeps text verbatim (a code block, inline code, raw HTML such as
-# a comment) a span would be read as text, so a shortcode there becomes this
-# marker: HEX is the UTF-8 of a JSON call {"name", "params", "raw"}, in hex
-# digits, which no markdown reader changes.
-TEXT_MARKER = "@@articlekit-shortcode:{}@@"
-
-
-def as_text_marker(sc):
-    """A shortcode in code or raw HTML for quarto_shortcodes.lua, which calls
-    its handler with context "text". The parameters are as Quarto's code
-    parser hands them there: {"name": key, "value": token} or {"value":
-    token}, each token as written (quotes kept). An escaped shortcode is
-    printed as the shortcode itself, as Quarto does."""
-    if sc.escaped:
-        return sc.raw[1:-1]
-    params = [{"name": key, "value": token} if key is not None else {"value": token} for key, _, token in sc.params]
-    call = json.dumps({"name": sc.name, "params": params, "raw": sc.raw}, ensure_ascii=False)
-    return TEXT_MARKER.format(call.encode("utf-8").hex().upper())
-
-
 def to_quarto_markdown(text):
-    """The document as Pandoc should read it: every prose shortcode replaced
-    by its Quarto span, every one in code or raw HTML by its text marker.
+    """The document as a prose check reads it: every prose shortcode replaced
+    by its Quarto span; one in code or raw HTML left as written (code is
+    never markup), an escaped one there printed as the shortcode it shows.
     Shortcodes in shortcodes="false" code blocks are left as written."""
     out, pos = [], 0
     for sc in scan(text):
         out.append(text[pos : sc.start])
-        out.append(as_quarto_span(sc) if sc.context == "prose" else as_text_marker(sc))
+        if sc.context == "prose":
+            out.append(as_quarto_span(sc))
+        else:
+            out.append(sc.raw[1:-1] if sc.escaped else sc.raw)
         pos = sc.end
     out.append(text[pos:])
     return "".join(out)

@@ -28,8 +28,8 @@ render gives (tests/test_preview.py compares them):
 - figures are numbered in page order ("Figure N:", quarto_layout.lua counts
   per render);
 - each key's first place in the prose keeps its id (at-...) and the others
-  lose theirs, as value.lua decides in one render: the first paragraph that
-  is only that value (its block pass runs first), else the first place.
+  lose theirs, as the bound document of the whole article gives it
+  (articlekit.article.bound: the first in document order).
 - Two chunks giving a heading the same identifier (Pandoc would have made
   the second one unique) or an article with footnotes or reference-link
   definitions (whose numbering and targets span the document) is rendered
@@ -48,14 +48,12 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.core.jsonio import dumps
 from articlekit.core.text import md_text
 from articlekit.render.page import (
     HTML_FILTERS,
     RenderError,
     build_root,
     empty_folder,
-    extension_folders,
     figure_data,
     filter_files,
     filter_library_files,
@@ -70,7 +68,8 @@ from articlekit.render.page import (
     split_front_matter,
 )
 from articlekit.article.prose_guard import check_tree
-from articlekit.article.shortcodes import CLOSE, OPEN, parse_inner, scan, to_quarto_markdown
+from articlekit.article.bound import bound_markdown
+from articlekit.article.shortcodes import CLOSE, OPEN, ShortcodeSyntaxError, parse_inner, scan
 from articlekit.core.sources import read_text
 
 BODY_MARK = "<!--articlekit-preview-body-->"
@@ -224,19 +223,16 @@ class IncrementalPage:
 
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
-        depends on: the filters and extensions, the metadata, the options."""
+        depends on: the filters, the metadata, the options."""
         lua = [str(p) for p in (*filter_files(), *filter_library_files(), *HTML_FILTERS)]
-        lua += [
-            str(p) for folder in extension_folders(self.article_dir) for p in sorted(folder.rglob("*")) if p.is_file()
-        ]
         return [
             self.pandoc,
             [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
             {k: v for k, v in front.items()},
         ]
 
-    def metadata(self, front, bindings_path):
-        return pandoc_metadata(front, self.article_dir, Path(bindings_path), self.pandoc)
+    def metadata(self, front):
+        return pandoc_metadata(front, self.pandoc)
 
     # --- rendering pieces --------------------------------------------------------
 
@@ -250,11 +246,14 @@ class IncrementalPage:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=".piece-") as tmp:
             tmp = Path(tmp).resolve()
-            bindings = tmp / "bindings.json"
-            bindings.write_text(dumps(used), encoding="utf-8")  # NaN tagged, as write_json does
-            metadata = self.metadata(front, bindings)
+            metadata = self.metadata(front)
             source, out = tmp / "piece.md", tmp / "piece.html"
-            markdown = to_quarto_markdown(markdown)
+            written = markdown
+            try:
+                markdown = bound_markdown(markdown, used, self.article)
+            except ShortcodeSyntaxError as exc:
+                message = str(exc).split(": ", 1)[1]
+                raise RenderError(f"{self.article}:{exc.line + first_line - 1}: {message}") from None
             source.write_text(markdown, encoding="utf-8")
             reader = "markdown"
             try:
@@ -268,7 +267,7 @@ class IncrementalPage:
                     try:
                         figures = check_tree(
                             json.loads(tree.read_text(encoding="utf-8")),
-                            "\n" * (first_line - 1) + markdown,
+                            "\n" * (first_line - 1) + written,
                             self.article,
                             self.article_dir_in_root,
                         )
@@ -433,26 +432,13 @@ def renumber_code_blocks(fragments):
     return out
 
 
-def alone_in_paragraph(fragment, anchor):
-    """Whether the value holding id at-ANCHOR is a paragraph of its own (so
-    value.lua's block pass placed it before any inline one)."""
-    pattern = (
-        r'<p><a [^>]*id="at-' + re.escape(anchor) + r'"[^>]*>(?:(?!</a>).)*</a>'
-        r'(?: <span class="claim-failed"[^>]*>[^<]*</span>)?</p>'
-    )
-    return re.search(pattern, fragment, re.S) is not None
-
-
 def keep_first_places(fragments):
-    """Each at-ANCHOR id on the one element a single render gives it."""
-    holders = {}  # anchor -> fragments holding it, in order
+    """Each at-ANCHOR id on the one element a single render gives it: the
+    first fragment's (each chunk's bound text gives its own first place one)."""
+    keep = {}  # anchor -> the first fragment holding it
     for n, fragment in enumerate(fragments):
         for anchor in _PLACED.findall(fragment):
-            holders.setdefault(anchor, []).append(n)
-    keep = {}
-    for anchor, where in holders.items():
-        alone = (n for n in where if len(where) > 1 and alone_in_paragraph(fragments[n], anchor))
-        keep[anchor] = next(alone, where[0])
+            keep.setdefault(anchor, n)
     return [
         _PLACED.sub(lambda m: m.group(0) if keep[m.group(1)] == n else "", fragment)
         for n, fragment in enumerate(fragments)

@@ -5,28 +5,27 @@ build/article.md (GitHub markdown, for diffs between builds).
         --renderer auto --html build/article.html --md build/article.md
 
 --renderer auto picks Quarto when `quarto` is on PATH, otherwise Pandoc 3
-(the pypandoc-binary wheel's, or `pandoc` on PATH). Both run the same
-shortcode file, the Quarto extension shipped in this package
-(articlekit/render/quarto/_extensions/value/value.lua); no article keeps a copy.
-Both name it by its absolute path in the metadata field `shortcodes`
-(Quarto's own document option), so a render writes nothing into the
-article's folder for it, and renders running at once share nothing.
-Extensions the article keeps in its own _extensions/ still load.
+(the pypandoc-binary wheel's, or `pandoc` on PATH). Neither looks a value
+up: both render the bound document (articlekit.article.bound: bind wrote
+it, --bound; made now from the bindings when not given), whose shortcodes
+are already the values, marks and tables they print, and both run
+articlekit/render/filters/bound.lua first, which writes those spans as a
+page shows them. The Quarto extension (render/quarto/_extensions/value)
+is what an editor's own `quarto render` runs on the article itself.
 
-- quarto: `quarto render` in the article's folder (where a bare --output
-  lands), with the packaged shortcodes, the bindings path and the renderer
-  name passed as metadata (-M), and _quarto.yml's settings as a metadata
-  file: Quarto ignores _quarto.yml when a folder of the path starts with
-  ".", and renders the same page either way with them handed over. It
-  renders with the profile articlekit-build, so the article's default
-  profile (a Quarto user's own `quarto render`: its pre-render, its
+- quarto: `quarto render` of the bound document, written beside the
+  article (render-*-bound.qmd, so that its links and _quarto.yml resolve as
+  the article's) in the article's folder (where a bare --output lands), with
+  the renderer name passed as metadata (-M) and _quarto.yml's settings as a
+  metadata file: Quarto ignores _quarto.yml when a folder of the path
+  starts with ".", and renders the same page either way with them handed
+  over. It renders with the profile articlekit-build, so the article's
+  default profile (a Quarto user's own `quarto render`: its pre-render, its
   output-dir; articlekit.render.quarto_hooks) never applies here. Its
   leftovers are removed, even when it fails.
-- pandoc: the prose shortcodes are first rewritten into the spans Quarto's
-  own pre-processing produces (articlekit.article.shortcodes.to_quarto_markdown),
-  Quarto-only front matter is dropped, and Pandoc runs
-  articlekit/render/filters/quarto_shortcodes.lua, which calls the extension's handlers
-  the way Quarto does, then articlekit/render/filters/quarto_layout.lua, which writes
+- pandoc: Pandoc writes the page from the bound document's tree (--ast,
+  `articlekit parse`'s), Quarto-only front matter dropped, running bound.lua
+  and then articlekit/render/filters/quarto_layout.lua, which writes
   callouts and figures as Quarto does. toc and css are read from
   _quarto.yml's html format.
 
@@ -74,7 +73,7 @@ from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
-from articlekit.render.extension import PACKAGED_EXTENSIONS, is_installed_copy, refresh_if_installed
+from articlekit.render.extension import refresh_if_installed
 from articlekit.render.pagecheck import check_page, script_digests
 from articlekit.render.renderers import (
     CHOICES,
@@ -90,6 +89,7 @@ from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
 from articlekit.article.figures import FigureError, alt_text, figure_file
 from articlekit.article.prose_guard import check_front_matter, check_tree
+from articlekit.article.bound import BoundError, bound_markdown
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
 from articlekit.core.errors import ArticlekitError
 
@@ -168,42 +168,6 @@ def quarto_options(project_dir, article_dir):
 PAGE_CSS = Path(__file__).resolve().parent / "page.css"
 
 
-def extension_folders(article_dir):
-    """The packaged extensions, then the _extensions folders Quarto searches
-    itself: the document's folder and its parents, up to the project root
-    (the folder with _quarto.yml)."""
-    folders = [PACKAGED_EXTENSIONS]
-    for folder in [article_dir, *article_dir.parents]:
-        if (folder / "_extensions").is_dir():
-            folders.append(folder / "_extensions")
-        if (folder / "_quarto.yml").exists():
-            break
-    return folders
-
-
-def shortcode_files(article_dir):
-    """Every shortcode Lua file the extensions contribute, the packaged ones
-    first, as Quarto discovers them (_extension.yml, contributes: shortcodes:)."""
-    return contributed_shortcodes(extension_folders(article_dir))
-
-
-def contributed_shortcodes(folders):
-    """The copy of the packaged extension that a Quarto user's render
-    installs into the article (_extensions/articlekit/) is left out: it is
-    the packaged one again, maybe older (articlekit.render.extension)."""
-    files = []
-    manifests = [
-        m
-        for folder in folders
-        for m in sorted(folder.rglob("_extension.y*ml"))
-        if folder == PACKAGED_EXTENSIONS or not is_installed_copy(m)
-    ]
-    for manifest in manifests:
-        contributes = (load_yaml(manifest) or {}).get("contributes") or {}
-        files += [str((manifest.parent / name).resolve()) for name in contributes.get("shortcodes") or []]
-    return files
-
-
 # --- the two renderers --------------------------------------------------------
 
 
@@ -234,29 +198,26 @@ def run_tool(cmd, article, cwd=None):
         raise RenderError("missing resource(s): " + "; ".join(missing))
 
 
-def pandoc_metadata(front, article_dir, bindings, pandoc):
-    """The metadata file's contents: Pandoc's share of the front matter, the
-    shortcode files, the bindings path and the renderer's name."""
+def pandoc_metadata(front, pandoc):
+    """The metadata file's contents: Pandoc's share of the front matter and
+    the renderer's name ({{< meta renderer >}})."""
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
-    # Paths are markdown-escaped: Pandoc reads metadata strings as markdown,
-    # where -- would become a dash and _x_ emphasis.
-    metadata.update(
-        {
-            "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
-            "value-bindings": md_text(str(bindings.resolve())),
-            "renderer": display_name("pandoc", tool_version(pandoc)),
-        }
-    )
+    metadata["renderer"] = display_name("pandoc", tool_version(pandoc))
     # A page says its language (screen readers pick their voice by it):
     # English unless the front matter says otherwise, as Quarto does.
     metadata.setdefault("lang", "en")
     return metadata
 
 
+# The filter every format runs first: the bound document's spans written as
+# the format shows them (articlekit.article.bound says what they are).
+BOUND_FILTER = resources.files("articlekit.render") / "filters" / "bound.lua"
+
+
 def filter_files():
-    """The Lua filters the Pandoc route runs, in order."""
-    filters = resources.files("articlekit.render") / "filters"
-    return [filters / name for name in ("quarto_shortcodes.lua", "quarto_layout.lua")]
+    """The Lua filters the Pandoc route runs, in order: the bound spans,
+    then callouts and figures as Quarto lays them out."""
+    return [BOUND_FILTER, resources.files("articlekit.render") / "filters" / "quarto_layout.lua"]
 
 
 # Lua that the filters load themselves (dofile, from their own folder): the
@@ -322,44 +283,64 @@ def empty_folder(workdir):
 # reads the article itself; the tree is Pandoc's alone.
 
 
-def pandoc_source(article, workdir, ast=None):
-    """(front matter, the file Pandoc reads, its reader): the tree when one
-    is given, else the body written into workdir as Pandoc is handed it
-    (the prose shortcodes as Quarto's pre-processing writes them, the front
-    matter's lines blank, so a message still names the article's line)."""
-    front, body = split_front_matter(read_text(article), article)
-    if ast is not None:
-        return front, Path(ast).resolve(), "json"
-    source = Path(workdir) / "article.md"
+def bound_text(article, document, bound=None):
+    """The bound document's text (articlekit.article.bound): the file
+    `bound` that bind wrote, when given, else made now from the bindings
+    document. A shortcode that does not parse is named by the article's line."""
+    if bound is not None:
+        return read_text(bound)
     try:
-        markdown = to_quarto_markdown(body)
+        return bound_markdown(read_text(article), document, article)
     except ShortcodeSyntaxError as exc:  # "LINE: ...": named by the article, as bind names it
         raise RenderError(f"{article}:{exc}") from None
-    source.write_text(markdown, encoding="utf-8")
-    return front, source, "markdown"
+    except BoundError as exc:  # "FILE:LINE: ...", with its fix
+        raise RenderError(str(exc)) from None
 
 
-def read_tree(article, workdir, out):
-    """Pandoc's reading of the article (its tree, JSON) into `out`, unchecked."""
-    _, source, reader = pandoc_source(article, workdir)
+def pandoc_source(article, ast):
+    """(front matter, the tree Pandoc writes from, its reader)."""
+    front, _ = split_front_matter(read_text(article), article)
+    return front, Path(ast).resolve(), "json"
+
+
+def read_tree(article, workdir, out, bound):
+    """Pandoc's reading of the bound document's text `bound` (its tree, JSON)
+    into `out`, unchecked. The front matter's lines are blank, so that a
+    message still names the article's line."""
+    _, body = split_front_matter(bound, article)
+    source = Path(workdir) / "article.md"
+    source.write_text(body, encoding="utf-8")
     run_tool(
-        [pandoc_path(), str(source), "--from", reader, "--to", "json", "--output", str(out)],
+        [pandoc_path(), str(source), "--from", "markdown", "--to", "json", "--output", str(out)],
         article,
         cwd=article.parent.resolve(),
     )
 
 
-def write_ast(article, out, root=None):
-    """Read the article with Pandoc into `out` (its tree, as JSON), atomically,
-    once the prose check passed (check_prose): a tree that holds raw HTML,
-    an image that is not a figure or an attribute that loads is never
-    written, and no renderer runs."""
+def unbound_text(article):
+    """The article as a prose check reads it before any value is bound: each
+    prose shortcode as the span Quarto's pre-processing writes
+    (to_quarto_markdown), so that nothing in its arguments reads as markup."""
+    try:
+        return to_quarto_markdown(read_text(article))
+    except ShortcodeSyntaxError as exc:  # "LINE: ...": named by the article, as bind names it
+        raise RenderError(f"{article}:{exc}") from None
+
+
+def write_ast(article, out, root=None, bound=None):
+    """Read the bound document (the file `bound`, bind's) with Pandoc into
+    `out` (its tree, as JSON), atomically, once the prose check passed
+    (check_prose, whose messages name the article's lines): a tree that
+    holds raw HTML, an image that is not a figure or an attribute that
+    loads is never written, and no renderer runs. Without `bound`, the
+    article unbound (unbound_text): a tree to check, not to render."""
     article, out = Path(article), Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".parse-{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article's folder
         tree = workdir / "article.ast.json"
-        read_tree(article, workdir, tree)
+        text = read_text(bound) if bound is not None else unbound_text(article)
+        read_tree(article, workdir, tree, text)
         check_prose(article, tree, workdir, root)
         os.replace(tree, out)
 
@@ -407,12 +388,13 @@ def check_prose(article, tree, workdir, root=None):
     return figures
 
 
-def checked_tree(article, workdir, ast=None, root=None):
-    """(the article's tree file, the figures it shows): the tree `ast` when
-    given (articlekit parse wrote it), else read now; checked either way."""
+def checked_tree(article, workdir, ast=None, root=None, bound=None):
+    """(the bound document's tree file, the figures it shows): the tree
+    `ast` when given (articlekit parse wrote it), else read now from the
+    bound text `bound`; checked either way."""
     tree = Path(ast).resolve() if ast is not None else Path(workdir) / "article.ast.json"
     if ast is None:
-        read_tree(Path(article), workdir, tree)
+        read_tree(Path(article), workdir, tree, bound)
     return tree, check_prose(article, tree, workdir, root)
 
 
@@ -501,16 +483,17 @@ def check_style_sheets(project_dir, options):
                 )
 
 
-def render_with_pandoc(article, bindings, html_out, md_out, workdir, ast, figures):
-    """ast: the article's tree (checked_tree); figures: figure_data's file.
+def render_with_pandoc(article, bound, html_out, md_out, workdir, ast, figures):
+    """bound: not read here (Pandoc writes from its tree); ast: the bound
+    document's tree (checked_tree); figures: figure_data's file.
     -> (the renderer's name, the digests of the scripts it puts on a page:
     none, Pandoc's page has no script)."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
-    front, source, reader = pandoc_source(article, workdir, ast)
+    front, source, reader = pandoc_source(article, ast)
     project_dir = project_root(article_dir)
     options = project_options(project_dir)
-    metadata = pandoc_metadata(front, article_dir, bindings, pandoc)
+    metadata = pandoc_metadata(front, pandoc)
     metadata["figure-data"] = md_text(str(figures))
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
@@ -611,25 +594,24 @@ def refuse_front_matter_files(article, front):
         )
 
 
-def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figures):
-    """ast: not read here (Quarto reads the article itself, once the tree's
-    check passed); figures: figure_data's file, which embed_figures.lua
-    reads inside Quarto. -> (the renderer's name, the digests of Quarto's
-    own scripts: those of a page it renders with the same options and the
+def render_with_quarto(article, bound, html_out, md_out, workdir, ast, figures):
+    """bound: the bound document's text, which Quarto renders (from the
+    article's folder, as the article); ast: not read here (its check
+    passed); figures: figure_data's file, which embed_figures.lua reads
+    inside Quarto. -> (the renderer's name, the digests of Quarto's own
+    scripts: those of a page it renders with the same options and the
     article's front matter over an empty body)."""
     quarto = quarto_path()
     name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
     front, _ = split_front_matter(read_text(article), article)
     refuse_front_matter_files(article, front)
-    # Quarto reads an -M value as YAML: a JSON list of the packaged
-    # shortcode files (JSON quoting keeps any path intact). It adds the
-    # article's own _extensions/ on top, as always.
-    shortcodes = json.dumps(contributed_shortcodes([PACKAGED_EXTENSIONS]))
     config = quarto_options(project_root(article_dir), article_dir)
     listed = config.get("filters")
-    # scroll_regions after Quarto's own filters, which write tables anew
+    # the bound spans first, as shortcodes are resolved before any other
+    # filter; scroll_regions after Quarto's own filters, which write tables anew
     config["filters"] = [
+        str(BOUND_FILTER),
         *([listed] if isinstance(listed, str) else listed or []),
         str(EMBED_FIGURES_FILTER),
         {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"},
@@ -647,13 +629,16 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
     refresh_if_installed(article_dir)
     scripts_source = article_dir / f"render-{owner_tag()}-scripts.qmd"
     scripts_page = workdir / "quarto-scripts.html"
+    bound_source = article_dir / f"render-{owner_tag()}-bound.qmd"
     renders = [
-        (article.name, "html", html_out),
-        *([(article.name, "gfm", md_out)] if md_out else []),
+        (bound_source.name, "html", html_out),
+        *([(bound_source.name, "gfm", md_out)] if md_out else []),
         (scripts_source.name, "html", scripts_page),
     ]
     try:
-        leftovers += [scripts_source, article_dir / f"{scripts_source.stem}_files"]
+        for made in (bound_source, scripts_source):
+            leftovers += [made, article_dir / f"{made.stem}_files"]
+        bound_source.write_text(bound, encoding="utf-8")
         # the front matter both routes render: a script another key of it
         # adds is the article's, not Quarto's own
         rendered = {key: value for key, value in front.items() if key in PANDOC_METADATA}
@@ -676,10 +661,6 @@ def render_with_quarto(article, bindings, html_out, md_out, workdir, ast, figure
                     produced.name,
                     "--profile",
                     BUILD_PROFILE,
-                    "-M",
-                    f"shortcodes:{shortcodes}",
-                    "-M",
-                    f"value-bindings:{bindings.resolve()}",
                     "-M",
                     f"renderer:{name}",
                     "-M",
@@ -808,10 +789,11 @@ def check_structure(text, provenance_md, html_path, md_path):
         )
 
 
-def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False):
-    """md_path None: the HTML only (the preview's quick route). ast: the
-    article's tree (write_ast), for Pandoc to write from instead of reading
-    the article again; read now when not given. Either way the prose is
+def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False, bound=None):
+    """md_path None: the HTML only (the preview's quick route). bound: the
+    bound document bind wrote (made now from the bindings when not given).
+    ast: its tree (write_ast), for Pandoc to write from instead of reading
+    it again; read now when not given. Either way the prose is
     checked (check_prose) and the figures embedded (figure_data) before a
     renderer runs. root: the build's folder (figures/ under it), the
     current one by default. keep_last_good: also keep the page, once it
@@ -829,13 +811,14 @@ def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
         html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
         check_style_sheets(project_dir, project_options(project_dir))
+        bound_doc = bound_text(article, document, bound)
         try:
-            tree, figures = checked_tree(article, workdir, ast, root)
+            tree, figures = checked_tree(article, workdir, ast, root, bound_doc)
             figures = figure_data(figures, article, workdir, root)
         except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
             raise RenderError(str(exc)) from None
         run = render_with_quarto if chosen == "quarto" else render_with_pandoc
-        name, own_scripts = run(article, bindings, html_tmp, md_tmp, workdir, tree, figures)
+        name, own_scripts = run(article, bound_doc, html_tmp, md_tmp, workdir, tree, figures)
         # the options the page is checked against are the ones the render read
         check_page(
             html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path, own_scripts=own_scripts
@@ -887,12 +870,22 @@ def main(argv):
     parser.add_argument("--renderer", choices=CHOICES, default="auto")
     parser.add_argument("--html", required=True)
     parser.add_argument("--md", required=True)
+    parser.add_argument("--bound", help="build/article.bound.md from `articlekit bind`: the document rendered")
     parser.add_argument(
         "--ast", help="build/article.ast.json from `articlekit parse` (checked there), for Pandoc to write from"
     )
     args = parser.parse_args(argv)
     try:
-        name = render(args.article, args.bindings, args.renderer, args.html, args.md, args.ast, keep_last_good=True)
+        name = render(
+            args.article,
+            args.bindings,
+            args.renderer,
+            args.html,
+            args.md,
+            args.ast,
+            keep_last_good=True,
+            bound=args.bound,
+        )
     except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in

@@ -2,10 +2,10 @@
 
     python -m articlekit pdf article/index.qmd --bindings build/bindings.json --out build/article.pdf
 
-Pandoc 3 (the same one `articlekit render` uses) writes Typst source, running
-the article's own shortcode extension through articlekit/render/filters/quarto_shortcodes.lua
-as the HTML's Pandoc route does, so the PDF prints the very texts of
-build/bindings.json. The `typst` package then compiles it in-process, with
+Pandoc 3 (the same one `articlekit render` uses) writes Typst source from the
+bound document (articlekit.article.bound, bind's), its spans written for
+Typst by articlekit/render/filters/bound.lua, so the PDF prints the very
+texts of build/bindings.json. The `typst` package then compiles it in-process, with
 Typst's embedded fonts only, so the PDF looks the same on every machine.
 
 This route serves whichever renderer built the HTML: the Quarto on our
@@ -35,9 +35,9 @@ from articlekit.render.page import (
     build_root,
     checked_tree,
     expected_literal_shortcodes,
+    bound_text,
     pandoc_source,
     remove_stale_render_folders,
-    shortcode_files,
 )
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.article.bindings import load_bindings
@@ -70,30 +70,26 @@ def renderer_name(pandoc):
     return f"Pandoc {tool_version(pandoc)} and Typst (typst {importlib.metadata.version('typst')} for Python)"
 
 
-def typst_source(article, bindings, workdir, ast=None, root=None):
+def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
     """Write the article as Typst source in workdir -> its path. ast: the
-    article's tree (articlekit.render.page.write_ast), written from instead
-    of reading the article again; checked either way, as the page's is
+    bound document's tree (articlekit.render.page.write_ast), written from
+    instead of reading it again (bound: bind's file, else made now from
+    the bindings); checked either way, as the page's is
     (raw Typst in the prose is refused there), and each figure must be the
     file its rule wrote (figure_file: no symbolic link), which Typst reads."""
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
     try:
-        tree, figures = checked_tree(article, workdir, ast, root)
+        text = None if ast is not None else bound_text(article, load_bindings(bindings), bound)
+        tree, figures = checked_tree(article, workdir, ast, root, text)
         for figure in figures:
             figure_file(build_root(root, article), figure.path, article, figure.line)
     except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
         raise RenderError(str(exc)) from None
-    front, source, reader = pandoc_source(article, workdir, tree)
+    front, source, reader = pandoc_source(article, tree)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
     metadata.update(PAGE)
-    metadata.update(
-        {
-            "shortcodes": [md_text(path) for path in shortcode_files(article_dir)],
-            "value-bindings": md_text(str(bindings.resolve())),
-            "renderer": md_text(renderer_name(pandoc)),
-        }
-    )
+    metadata["renderer"] = md_text(renderer_name(pandoc))
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
@@ -121,7 +117,7 @@ def typst_source(article, bindings, workdir, ast=None, root=None):
         "--output",
         str(out),
     ]
-    for lua in ("pdf_prepare.lua", "quarto_shortcodes.lua", "pdf_finish.lua"):
+    for lua in ("pdf_prepare.lua", "bound.lua", "pdf_finish.lua"):
         cmd += ["--lua-filter", str(kit / "filters" / lua)]
     run_pandoc(cmd, cwd=article_dir)
     return out

@@ -43,7 +43,8 @@ LISTINGS = "results/listings.json"
 VALUES = "build/values.json"
 BINDINGS = "build/bindings.json"
 LINT_REPORT = "build/lint.txt"
-PANDOC_TREE = "build/article.ast.json"  # the article as Pandoc reads it
+BOUND_ARTICLE = "build/article.bound.md"  # the article with its shortcodes resolved (bind's)
+PANDOC_TREE = "build/article.ast.json"  # the bound article as Pandoc reads it
 AUDIT_JSON = "build/audit.json"
 ROBUSTNESS_JSON = "build/robustness.json"
 MATRIX_JSON = "build/matrix.json"
@@ -195,7 +196,7 @@ class Plan:
     # the paths every rule agrees on, as the rules read them (PLAN.values)
     releases, listings, values, bindings, lint_report = RELEASES, LISTINGS, VALUES, BINDINGS, LINT_REPORT
     pandoc_tree, audit_json, robustness_json, matrix_json = PANDOC_TREE, AUDIT_JSON, ROBUSTNESS_JSON, MATRIX_JSON
-    manifest, ledger = MANIFEST, LEDGER
+    manifest, ledger, bound_article = MANIFEST, LEDGER, BOUND_ARTICLE
 
     config: dict  # a copy of the checked config, for what is looked up by key (where a key is)
     config_files: tuple

@@ -1,14 +1,15 @@
 --[[
-pdf_prepare.lua: marks for the PDF edition, before the shortcodes run.
+pdf_prepare.lua: marks for the PDF edition, before the bound spans are lowered.
 
-`articlekit pdf` runs this on the markdown as Quarto's pre-processing leaves
-it (shortcodes as spans), then quarto_shortcodes.lua, then pdf_finish.lua:
+`articlekit pdf` runs this on the bound document (articlekit/article/bound.py:
+every shortcode resolved), then bound.lua, then pdf_finish.lua:
 
-- The section that places {{< provenance >}} becomes the appendix (new,
-  landscape pages, lettered "Appendix A"), and the table is wrapped in a Div of class
-  "provenance" so that pdf_finish.lua can find it once it exists.
-- Each value shortcode in prose is wrapped in a Span of class "bound-value",
-  so the number it becomes is never hyphenated at a line end.
+- The section that places the provenance table (its Div of class
+  "provenance", which pdf_finish.lua finds) becomes the appendix (new,
+  landscape pages, lettered "Appendix A").
+- Each bound value in prose (a link of class "bound-value") is wrapped in a
+  Span of that class, so the number it becomes is never hyphenated at a
+  line end.
 - Image sources become absolute paths: Typst resolves them against the
   folder of the .typ file, a temporary one; Pandoc runs in the article's
   folder, where relative paths start.
@@ -20,28 +21,12 @@ local APPENDIX = [[
 #counter(heading).update(0)
 #set heading(numbering: (..n) => if n.pos().len() == 1 { "Appendix " + numbering("A.", ..n) } else { numbering("A.1", ..n) })]]
 
-local function shortcode_name(el)
-  if el == nil or el.t ~= "Span" or not el.classes:includes("quarto-shortcode__") then
-    return nil
-  end
-  local first = el.content[1]
-  return first ~= nil and first.t == "Span" and first.attributes["data-value"] or nil
-end
-
-local function sole_shortcode(block)
-  if (block.t == "Para" or block.t == "Plain") and #block.content == 1 then
-    return shortcode_name(block.content[1])
-  end
-  return nil
-end
-
 local function mark_appendix(blocks)
   local last_header = nil
   for i, block in ipairs(blocks) do
     if block.t == "Header" then
       last_header = i
-    elseif sole_shortcode(block) == "provenance" then
-      blocks[i] = pandoc.Div({ block }, pandoc.Attr("", { "provenance" }))
+    elseif block.t == "Div" and block.classes:includes("provenance") then
       if last_header ~= nil then
         blocks:insert(last_header, pandoc.RawBlock("typst", APPENDIX))
       end
@@ -51,13 +36,13 @@ local function mark_appendix(blocks)
   return blocks
 end
 
--- a value alone in its paragraph keeps Quarto's "block" context: left as is
+-- a value alone in its paragraph is left as is
 local function wrap_values(inlines)
   if #inlines == 1 then
     return nil
   end
   return inlines:map(function(el)
-    if shortcode_name(el) == "value" then
+    if el.t == "Link" and el.classes:includes("bound-value") then
       return pandoc.Span({ el }, pandoc.Attr("", { "bound-value" }))
     end
     return el

@@ -67,6 +67,8 @@ rule bind:
         code=command_code("bind"),
     output:
         json=PLAN.bindings,
+        # the article with every shortcode resolved: what every format renders
+        bound=PLAN.bound_article,
     log:
         "logs/bind.log",
     benchmark:
@@ -75,17 +77,19 @@ rule bind:
         strict=PLAN.strict,
     shell:
         "python -m articlekit bind {input.article} --values {input.values} "
-        "--strict {params.strict} --baseline {input.baseline} --out {output.json} 2> {log}"
+        "--strict {params.strict} --baseline {input.baseline} --out {output.json} "
+        "--bound {output.bound} 2> {log}"
 
 
-# The article as Pandoc reads it (its tree, in Pandoc's JSON), read once for
-# the HTML, the markdown and the PDF, which Pandoc writes from it: reading
-# is most of what each costs. It is written only once the prose check
-# passed (articlekit/article/prose_guard.py: raw HTML, images, attributes).
-# Its Pandoc's version is a param: a new Pandoc reads the article again.
+# The bound article as Pandoc reads it (its tree, in Pandoc's JSON), read
+# once for the HTML, the markdown and the PDF, which Pandoc writes from it:
+# reading is most of what each costs. It is written only once the prose
+# check passed (articlekit/article/prose_guard.py: raw HTML, images,
+# attributes). Its Pandoc's version is a param: a new Pandoc reads it again.
 rule parse_article:
     input:
         article=PLAN.article,
+        bound=PLAN.bound_article,
         code=command_code("parse"),
     output:
         ast=PLAN.pandoc_tree,
@@ -96,7 +100,7 @@ rule parse_article:
     params:
         pandoc_version=PLAN.renderer.pandoc_version,
     shell:
-        "python -m articlekit parse {input.article} --out {output.ast} 2> {log}"
+        "python -m articlekit parse {input.article} --bound {input.bound} --out {output.ast} 2> {log}"
 
 
 rule render:
@@ -106,10 +110,11 @@ rule render:
         quarto=PLAN.quarto_project,
         style=PLAN.article_style,
         bindings=PLAN.bindings,
+        bound=PLAN.bound_article,
         lint=PLAN.lint_report,
         figures=article_figures,
         # checked when it was read (raw HTML refused): Pandoc writes the
-        # page from it; Quarto reads the article once it passed
+        # page from it; Quarto reads the bound article once it passed
         ast=PLAN.pandoc_tree,
         code=command_code("render"),
     output:
@@ -127,7 +132,8 @@ rule render:
         renderer_version=PLAN.renderer.version,
     shell:
         "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} --ast {input.ast} --html {output.html} --md {output.md} 2> {log}"
+        "--renderer {params.renderer} --bound {input.bound} --ast {input.ast} "
+        "--html {output.html} --md {output.md} 2> {log}"
 
 
 rule pdf:

@@ -1,0 +1,157 @@
+"""The bound document: the article with every shortcode already resolved.
+
+`articlekit bind` checks the article's shortcodes against the values and
+writes this document beside build/bindings.json; every format the build
+writes (the page, its markdown, the PDF, Word, JATS) is rendered from it,
+by Pandoc or by Quarto, so no renderer looks a value up. What a shortcode
+becomes is plain Pandoc markdown that every reader takes apart the same way:
+
+    {{< value K >}}            [TEXT](#ANCHOR "TITLE"){#at-ANCHOR .bound-value}
+                               (the id on the key's first place in the document only;
+                               code=true puts TEXT in backticks)
+    ... a claim that fails     followed by [MARK: EXPECT]{claim-mark=CLASS title="MESSAGE"}
+    {{< claim K expect=E >}}   []{.claim-checked data-claim="K E"} (or its mark)
+    {{< source K >}}           [`K`](#ANCHOR "TITLE"){.bound-source}
+    {{< meta NAME >}}          []{.bound-meta name=NAME}: the renderer fills it in
+    {{< provenance >}}         ::: {.provenance .column-screen-inset}  the table  :::
+    {{< departures >}}         ::: {.bound-departures}  the section  :::
+
+Inside code, an HTML comment or raw HTML, a shortcode becomes its plain
+text. Each format's Lua filter (articlekit/render/filters/bound.lua) then
+writes these spans as the format shows them: links on the page, plain
+numbers in the markdown that diffs read, coloured marks in the PDF. The
+text of every value is escaped for markdown (articlekit.core.text.md_text),
+so a value never turns into markup.
+
+value.lua, Quarto's shortcode extension, still resolves the article's own
+shortcodes where an editor renders it (`quarto render`, `quarto preview`);
+tests/test_bound.py holds the two to the same values and marks.
+"""
+
+from articlekit.article.shortcodes import scan
+from articlekit.core.errors import ArticlekitError
+from articlekit.core.text import md_text
+
+# The block shortcodes and the fenced div each becomes.
+BLOCK_DIVS = {
+    "provenance": ("provenance_md", "{.provenance .column-screen-inset}"),
+    "departures": ("departures_md", "{.bound-departures}"),
+}
+
+
+class BoundError(ArticlekitError):
+    """A shortcode the bound document cannot hold (the article's line)."""
+
+
+def _quoted(text):
+    """A link title or attribute value in double quotes, as Pandoc reads it:
+    backslash and quote escaped, and | too (a pipe table's cell ends at one)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("|", "\\|") + '"'
+
+
+def _code_span(text):
+    """TEXT as inline code, fenced by more backticks than it holds in a row."""
+    fence = "`" * (max(_backtick_runs(text), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _backtick_runs(text):
+    runs, current = [], 0
+    for char in text:
+        current = current + 1 if char == "`" else 0
+        runs.append(current)
+    return [run for run in runs if run]
+
+
+def claim_mark(binding):
+    """{text, class} shown beside a claim that does not hold, or None."""
+    claim = binding.get("claim")
+    mark = claim.get("mark") if isinstance(claim, dict) else None
+    return mark if isinstance(mark, dict) else None
+
+
+def _mark(binding, mark):
+    text = md_text(f"{mark['text']}: {binding['expect']}")
+    return f"[{text}]{{claim-mark={_quoted(mark['class'])} title={_quoted(binding['claim'].get('message', ''))}}}"
+
+
+class _Binder:
+    def __init__(self, document, article):
+        self.bindings = document["bindings"]
+        self.document = document
+        self.article = article
+        self.placed = set()  # anchors whose first place has its id
+
+    def binding(self, sc):
+        found = self.bindings.get(sc.lookup_id)
+        if found is None:
+            raise BoundError(
+                f"{sc.where(self.article)}: no binding for key {sc.lookup_parts[0]!r} in {sc.raw} "
+                f"(lookup id {sc.lookup_id!r}): the bindings file is older than the article or the key is "
+                "misspelled; run python -m articlekit bind again"
+            )
+        return found
+
+    def block(self, sc):
+        field, attributes = BLOCK_DIVS[sc.name]
+        markdown = self.document.get(field)
+        if markdown is None:
+            raise BoundError(f"{sc.where(self.article)}: {field} is missing from the bindings file: bind again")
+        return markdown, attributes
+
+    def in_prose(self, sc):
+        if sc.name in BLOCK_DIVS:
+            markdown, attributes = self.block(sc)
+            return f"::: {attributes}\n{markdown.rstrip()}\n:::"
+        if sc.name == "meta":
+            return f"[]{{.bound-meta name={_quoted(sc.args[0] if sc.args else '')}}}"
+        b = self.binding(sc)
+        mark = claim_mark(b)
+        if sc.name == "claim":
+            return (
+                _mark(b, mark) if mark else f"[]{{.claim-checked data-claim={_quoted(b['key'] + ' ' + b['expect'])}}}"
+            )
+        if sc.name == "source":
+            return f"[{_code_span(b['key'])}](#{b['anchor']} {_quoted(b['title'])}){{.bound-source}}"
+        shown = _code_span(b["text"]) if sc.kwargs.get("code") == "true" else md_text(b["text"])
+        ident = ""
+        if b["anchor"] not in self.placed:
+            self.placed.add(b["anchor"])
+            ident = f"#at-{b['anchor']} "
+        link = f"[{shown}](#{b['anchor']} {_quoted(b['title'])}){{{ident}.bound-value}}"
+        return f"{link} {_mark(b, mark)}" if mark else link
+
+    def in_text(self, sc):
+        """Inside code or raw HTML: the plain string, nothing that could become markup."""
+        if sc.name in BLOCK_DIVS:
+            return self.block(sc)[0]
+        if sc.name == "meta":
+            raise BoundError(
+                f"{sc.where(self.article)}: {sc.raw} sits in code or raw HTML, where the renderer's "
+                "metadata is not known when the article is bound; move it into the prose"
+            )
+        b = self.binding(sc)
+        mark = claim_mark(b)
+        if sc.name == "claim":
+            return f"{mark['text']}: {b['key']} {b['expect']}" if mark else ""
+        return f"{b['text']}  {mark['text']}: {b['expect']}" if mark else b["text"]
+
+
+def bound_markdown(text, document, article="the article"):
+    """The article `text` with each shortcode resolved from the bindings
+    `document` (articlekit.article.bind's). An escaped shortcode,
+    {{{< x >}}}, prints as {{< x >}}; one in a shortcodes="false" block is
+    left as written."""
+    binder = _Binder(document, article)
+    out, pos = [], 0
+    for sc in scan(text):
+        out.append(text[pos : sc.start])
+        literal = sc.raw[1:-1] if sc.escaped else None
+        if sc.context == "prose":
+            out.append(md_text(literal) if literal is not None else binder.in_prose(sc))
+        else:
+            out.append(literal if literal is not None else binder.in_text(sc))
+        pos = sc.end
+    out.append(text[pos:])
+    return "".join(out)

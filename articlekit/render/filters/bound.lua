@@ -1,0 +1,154 @@
+--[[
+bound.lua: the bound document's spans, written as the output format shows them.
+
+`articlekit bind` writes the article with every shortcode resolved
+(articlekit/article/bound.py says what each becomes); this filter looks
+nothing up. It only decides how each piece looks in the format at hand:
+
+  piece                     page (HTML)                 PDF (Typst)            other formats
+  value  .bound-value link  the link, as bound          the number             the number
+  claim-mark= span          span of the mark's class    bold, claim-mark=      bold
+  .claim-checked span       kept (shows what was checked) dropped               dropped
+  .bound-source link        the key, breakable at dots  the key as code        the key as code
+  .bound-meta span          the metadata field's text   (same)                 (same)
+  .provenance div           breakable keys and paths    the div, its anchors   its table, without
+                                                        and links dropped      anchors or links
+  .bound-departures div     its blocks                  (same, as other)       its blocks, plain
+
+"Other formats" are the markdown that diffs read (its text must not move
+with a link's target), Word and JATS unless their module says otherwise
+(metadata `bound-links: keep` keeps the links and anchors, which both can
+carry). Quarto runs this filter as the first of the build's (`filters:`),
+Pandoc as the first after its reader.
+]]
+
+local FORMAT_NAME = FORMAT
+
+local function is_html()
+  if quarto ~= nil and quarto.doc ~= nil and quarto.doc.is_format ~= nil then
+    return quarto.doc.is_format("html")
+  end
+  return FORMAT_NAME:match("html") ~= nil
+end
+
+local function is_typst()
+  return FORMAT_NAME:match("typst") ~= nil
+end
+
+local keep_links = false -- metadata bound-links: keep (Word, JATS)
+local metadata = nil
+
+-- A key split after each dot with <wbr>: a long key may wrap on a phone,
+-- and copying it still gives the key.
+local function breakable_key(key)
+  local parts = pandoc.Inlines({})
+  for piece in key:gmatch("[^.]+%.?") do
+    if #parts > 0 then
+      parts:insert(pandoc.RawInline("html", "<wbr>"))
+    end
+    parts:insert(pandoc.Str(piece))
+  end
+  return parts
+end
+
+-- A path in the provenance table may wrap after a slash, a key after a dot,
+-- never inside a name: the table stays narrow enough to read on a phone.
+local function breakable_code(code)
+  local text = code.text:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;")
+  text = text:gsub(text:find("/", 1, true) and "(/)" or "(%.)", "%1<wbr>")
+  return pandoc.RawInline("html", "<code>" .. text .. "</code>")
+end
+
+local function meta_text(name)
+  local node = metadata[name]
+  if node == nil then
+    io.stderr:write("WARNING: unknown meta key " .. name .. " in a meta shortcode\n")
+    return pandoc.Inlines({ pandoc.Strong({ pandoc.Str("?meta:" .. name) }) })
+  end
+  if pandoc.utils.type(node) == "Inlines" then
+    return node
+  end
+  return pandoc.Inlines(pandoc.utils.stringify(node))
+end
+
+local function first_text(inlines)
+  return pandoc.utils.stringify(inlines)
+end
+
+local function inline(el)
+  if el.t == "Link" and el.classes:includes("bound-value") then
+    if is_html() or keep_links then
+      return el
+    end
+    return el.content
+  end
+  if el.t == "Link" and el.classes:includes("bound-source") then
+    if is_html() then
+      return pandoc.Link(breakable_key(first_text(el.content)), el.target, el.title, pandoc.Attr("", { "bound-source" }))
+    end
+    if keep_links then
+      return pandoc.Link(el.content, el.target, el.title)
+    end
+    return el.content
+  end
+  if el.t ~= "Span" then
+    return nil
+  end
+  local mark = el.attributes["claim-mark"]
+  if mark ~= nil then
+    if is_html() then
+      return pandoc.Span(el.content, pandoc.Attr("", { mark }, { title = el.attributes["title"] }))
+    end
+    if is_typst() then -- pdf_finish.lua colours it by its class
+      return pandoc.Span({ pandoc.Strong(el.content) }, pandoc.Attr("", {}, { ["claim-mark"] = mark }))
+    end
+    return pandoc.Strong(el.content)
+  end
+  if el.classes:includes("claim-checked") then
+    return is_html() and el or pandoc.Inlines({})
+  end
+  if el.classes:includes("bound-meta") then
+    return meta_text(el.attributes["name"])
+  end
+  return nil
+end
+
+-- markdown output is for diffs: keep the anchors' text, drop the spans and
+-- the bound values' links (Word and JATS keep them: bound-links: keep)
+local function plain_blocks(blocks)
+  if keep_links then
+    return blocks
+  end
+  return blocks:walk({
+    Span = function(span) return span.content end,
+    Link = function(link)
+      if link.classes:includes("bound-value") then
+        return link.content
+      end
+    end,
+  })
+end
+
+local function block(div)
+  if div.classes:includes("bound-departures") then
+    return is_html() and div.content or plain_blocks(div.content)
+  end
+  if div.classes:includes("provenance") then
+    if is_html() then
+      return pandoc.Div(div.content:walk({ Code = breakable_code }), div.attr)
+    end
+    if is_typst() then -- pdf_finish.lua finds the table by the div
+      return pandoc.Div(plain_blocks(div.content), pandoc.Attr("", { "provenance" }))
+    end
+    return plain_blocks(div.content)
+  end
+  return nil
+end
+
+function Pandoc(doc)
+  metadata = doc.meta
+  keep_links = pandoc.utils.stringify(doc.meta["bound-links"] or "") == "keep"
+  doc.blocks = doc.blocks:walk({ Div = block })
+  doc.blocks = doc.blocks:walk({ Inline = inline })
+  return doc
+end
