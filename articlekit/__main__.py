@@ -28,7 +28,7 @@ COMMANDS = {
     "bind": ("articlekit.article.bind", "resolve every shortcode and check its claim"),
     "parse": ("articlekit.render.parse", "read the article as Pandoc does, once for every page"),
     "render": ("articlekit.render.page", "render the article with Quarto or Pandoc"),
-    "pdf": ("articlekit.render.pdf", "render the article to PDF through Typst"),
+    "pdf": ("articlekit.render.formats.pdf", "render the article to PDF through Typst (= render --to pdf)"),
     "preview": ("articlekit.render.preview", "serve the article, re-rendering on each save"),
     "quarto": ("articlekit.render.quarto_hooks", "pre-render/post-render of a Quarto user's quarto render"),
     "audit": ("articlekit.review.audit", "published edition vs this build"),

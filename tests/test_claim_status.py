@@ -28,7 +28,7 @@ from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, binding_m
 from articlekit.data.baseline import load_baseline
 from articlekit.data.values import merge
 from articlekit.render import page as rendermod
-from articlekit.render import pdf as pdfmod
+from articlekit.render.formats import pdf as pdfmod
 from articlekit.render.preview import Preview
 from articlekit.review import matrix as matrixlib
 from articlekit.review.audit import audit, summary_line, to_html, to_markdown

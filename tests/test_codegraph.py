@@ -14,18 +14,18 @@ def files_of(*modules):
 
 
 def test_a_command_runs_its_module_what_it_imports_and_the_data_files_it_names():
-    pdf = files_of("articlekit.render.pdf")
+    pdf = files_of("articlekit.render.formats.pdf")
     assert {
-        "articlekit/render/pdf.py",
+        "articlekit/render/formats/pdf.py",
         "articlekit/render/page.py",
         "articlekit/core/jsonio.py",
         "articlekit/render/__init__.py",
     } <= set(pdf)
-    # named in pdf.py as strings, from its own folder: kit / "pdf_style.typ", "pdf_finish.lua"
+    # named in pdf.py as strings, from its own folder: HERE / "pdf_style.typ", "pdf_finish.lua"
     assert {
-        "articlekit/render/pdf_style.typ",
-        "articlekit/render/filters/pdf_prepare.lua",
-        "articlekit/render/filters/pdf_finish.lua",
+        "articlekit/render/formats/pdf_style.typ",
+        "articlekit/render/formats/pdf_prepare.lua",
+        "articlekit/render/formats/pdf_finish.lua",
     } <= set(pdf)
     assert "articlekit/render/preview.py" not in pdf and "articlekit/article/lint.py" not in pdf
 
@@ -38,7 +38,7 @@ def test_a_module_names_only_the_data_files_of_its_own_folder():
         "articlekit/render/page.css",
         "articlekit/render/quarto/_extensions/value/value.lua",
     } <= page
-    assert "articlekit/render/pdf_style.typ" not in page
+    assert "articlekit/render/formats/pdf_style.typ" not in page
     assert not any(path.startswith("articlekit/review/") for path in page)
 
 

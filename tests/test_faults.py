@@ -659,9 +659,13 @@ def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
     md = tmp_path / "a.md"
     md.write_text("| Key |\n|:--|\n| `a` |\n")
     text = "# Where\n\n{{< provenance >}}\n"
-    rendermod.check_structure(text, provenance_md, table, md)
+    rendermod.check_page_structure(text, provenance_md, table)
+    rendermod.check_markdown_structure(text, md)
     with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
-        rendermod.check_structure(text, provenance_md, flattened, md)
+        rendermod.check_page_structure(text, provenance_md, flattened)
+    md.write_text("| Key | |:--| | `a` |\n")  # flattened into a line
+    with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
+        rendermod.check_markdown_structure(text, md)
 
 
 # --- the release snapshot -----------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from articlekit.render import pdf as pdfmod
+from articlekit.render.formats import pdf as pdfmod
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.page import expected_literal_shortcodes

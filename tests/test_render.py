@@ -339,7 +339,11 @@ def quarto_standin(tmp_path, monkeypatch, **env):
     monkeypatch.setenv("QUARTO_STANDIN_LOG", str(tmp_path / "calls"))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr(rendermod, "check_structure", lambda *args: None)  # the stand-in writes no table
+    # the stand-in writes no table
+    from articlekit.render.formats import gfm, html
+
+    monkeypatch.setattr(html, "check_page_structure", lambda *args: None)
+    monkeypatch.setattr(gfm, "check_markdown_structure", lambda *args: None)
     return article, bindings
 
 
@@ -351,10 +355,11 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     name = rendermod.render(article, bindings, "auto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert name == "Quarto 1.9.38"
-    html_call, md_call, scripts_call = (tmp_path / "calls").read_text().splitlines()[1:]  # after --version
+    # each format's render asks Quarto's version, then renders
+    html_call, scripts_call, md_call = [c for c in (tmp_path / "calls").read_text().splitlines() if c != "--version"]
     # Quarto renders the bound document (every shortcode resolved by bind), written beside the article
-    assert re.match(r"render render-\S+-bound\.qmd --to html --output render-", html_call)
-    assert re.match(r"render render-\S+-bound\.qmd --to gfm --output render-", md_call)
+    assert re.match(r"render render-\S+-bound-html\.qmd --to html --output render-", html_call)
+    assert re.match(r"render render-\S+-bound-gfm\.qmd --to gfm --output render-", md_call)
     # the page that says which scripts are Quarto's own (the page check's)
     assert re.match(r"render render-\S+-scripts\.qmd --to html --output render-", scripts_call)
     assert "-M renderer:Quarto 1.9.38" in html_call
@@ -362,8 +367,8 @@ def test_the_quarto_path_runs_quarto_in_the_articles_folder(tmp_path, monkeypatc
     assert html_call.split()[-2] == md_call.split()[-2] == "--metadata-file"
     # no shortcode is left for Quarto to look up: no bindings file, no shortcode extension
     assert "value-bindings" not in html_call and "shortcodes:" not in html_call
-    assert re.fullmatch(r"rendered html of render-\S+-bound\.qmd\n", (tmp_path / "out" / "a.html").read_text())
-    assert re.fullmatch(r"rendered gfm of render-\S+-bound\.qmd\n", (tmp_path / "out" / "a.md").read_text())
+    assert re.fullmatch(r"rendered html of render-\S+-bound-html\.qmd\n", (tmp_path / "out" / "a.html").read_text())
+    assert re.fullmatch(r"rendered gfm of render-\S+-bound-gfm\.qmd\n", (tmp_path / "out" / "a.md").read_text())
     # nothing left in the article's folder but Quarto's scratch folder, which
     # the article's own .gitignore (committed, as Quarto would write it) names
     assert set(os.listdir(article.parent)) - before == {".quarto"}

@@ -91,6 +91,14 @@ class _Binder:
                 f"(lookup id {sc.lookup_id!r}): the bindings file is older than the article or the key is "
                 "misspelled; run python -m articlekit bind again"
             )
+        claim = found.get("claim")
+        if isinstance(claim, dict) and claim.get("holds") is False and claim_mark(found) is None:
+            # never a claim left unmarked
+            raise BoundError(
+                f"{sc.where(self.article)}: the claim '{found['key']} {found['expect']}' is {claim.get('status')}, "
+                "but its binding carries no mark to show: the bindings file is older than articlekit; "
+                "rerun python -m articlekit bind"
+            )
         return found
 
     def block(self, sc):

@@ -74,7 +74,9 @@ from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.render.extension import refresh_if_installed
-from articlekit.render.pagecheck import check_page, script_digests
+from articlekit.render import formats
+from articlekit.render.formats import Format, Job
+from articlekit.render.pagecheck import script_digests
 from articlekit.render.renderers import (
     CHOICES,
     RenderError,
@@ -483,40 +485,58 @@ def check_style_sheets(project_dir, options):
                 )
 
 
-def render_with_pandoc(article, bound, html_out, md_out, workdir, ast, figures):
-    """bound: not read here (Pandoc writes from its tree); ast: the bound
-    document's tree (checked_tree); figures: figure_data's file.
-    -> (the renderer's name, the digests of the scripts it puts on a page:
-    none, Pandoc's page has no script)."""
-    article_dir = article.parent.resolve()
+def embedded_figures(job):
+    """figure_data for the job's figures (a format that embeds them: the page,
+    Word): a figure that is not the file its rule wrote stops the render at
+    the article's line."""
+    try:
+        return figure_data(job.figures, job.article, job.workdir, job.root)
+    except FigureError as exc:
+        raise RenderError(str(exc)) from None
+
+
+def pandoc_run(job, metadata=None):
+    """(the args every Pandoc run of the page shares, its metadata): the
+    bound tree, the front matter's share, the renderer's name."""
     pandoc = pandoc_path()
-    front, source, reader = pandoc_source(article, ast)
+    front, source, reader = pandoc_source(job.article, job.tree)
+    meta = {**pandoc_metadata(front, pandoc), **(metadata or {})}
+    meta_file = job.workdir / "metadata.yaml"
+    meta_file.write_text(yaml.safe_dump(meta, allow_unicode=True), encoding="utf-8")
+    return pandoc_common_args(pandoc, source, meta_file, empty_folder(job.workdir), reader), meta
+
+
+def pandoc_page(job):
+    """The HTML page through Pandoc, from the bound tree, its figures
+    embedded (job.extra["figure-data"]). -> the renderer's name; the
+    scripts it puts on a page: none, Pandoc's page has no script."""
+    article_dir = job.article.parent.resolve()
     project_dir = project_root(article_dir)
-    options = project_options(project_dir)
-    metadata = pandoc_metadata(front, pandoc)
-    metadata["figure-data"] = md_text(str(figures))
-    meta_file = workdir / "metadata.yaml"
-    meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
-    common = pandoc_common_args(pandoc, source, meta_file, empty_folder(workdir), reader)
+    common, metadata = pandoc_run(job, {"figure-data": md_text(str(job.extra["figure-data"]))})
     # --embed-resources embeds the style sheets (checked: they load nothing);
     # the figures are data URIs by then, and nothing else names a file
     html = (
         common
-        + html_filter_args()
-        + ["--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(html_out)]
-        + pandoc_page_args(project_dir, options)
+        + [arg for path in job.fmt.filters for arg in ("--lua-filter", str(path))]
+        + ["--to", job.fmt.writer, "--standalone", "--embed-resources", "--mathml", "--output", str(job.produced)]
+        + pandoc_page_args(project_dir, project_options(project_dir))
     )
-    run_tool(html, article, cwd=article_dir)
-    if md_out is None:  # the preview: HTML only
-        return metadata["renderer"], frozenset()
-    # No --standalone: the metadata (an absolute bindings path) would make
-    # two builds' markdown differ; the title goes on top as a heading.
-    # Math as Quarto's gfm writes it ($...$, $$...$$), not Pandoc's default
-    # (```math blocks): article.md comes out the same from both renderers.
-    run_tool(common + ["--to", "gfm-tex_math_gfm+tex_math_dollars", "--output", str(md_out)], article, cwd=article_dir)
+    run_tool(html, job.article, cwd=article_dir)
+    job.extra["own-scripts"] = frozenset()
+    return metadata["renderer"]
+
+
+def pandoc_markdown(job):
+    """The GitHub markdown through Pandoc, from the bound tree. No
+    --standalone: metadata would make two builds' markdown differ; the
+    title goes on top as a heading. -> the renderer's name."""
+    common, metadata = pandoc_run(job)
+    run_tool(common + ["--to", job.fmt.writer, "--output", str(job.produced)], job.article, cwd=job.article.parent)
     if metadata.get("title"):
-        md_out.write_text(f"# {metadata['title']}\n\n" + md_out.read_text(encoding="utf-8"), encoding="utf-8")
-    return metadata["renderer"], frozenset()
+        job.produced.write_text(
+            f"# {metadata['title']}\n\n" + job.produced.read_text(encoding="utf-8"), encoding="utf-8"
+        )
+    return metadata["renderer"]
 
 
 # The Quarto profile the build renders with. The article's _quarto.yml
@@ -594,13 +614,14 @@ def refuse_front_matter_files(article, front):
         )
 
 
-def render_with_quarto(article, bound, html_out, md_out, workdir, ast, figures):
-    """bound: the bound document's text, which Quarto renders (from the
-    article's folder, as the article); ast: not read here (its check
-    passed); figures: figure_data's file, which embed_figures.lua reads
-    inside Quarto. -> (the renderer's name, the digests of Quarto's own
-    scripts: those of a page it renders with the same options and the
-    article's front matter over an empty body)."""
+def quarto_render(job, to, scripts=False):
+    """Quarto writes job.produced, format `to`, from the bound document
+    (written beside the article, so that its links and _quarto.yml resolve
+    as the article's), with figures embedded where job.extra names their
+    data. scripts: also render a page of the article's front matter over an
+    empty body, whose scripts are Quarto's own (job.extra["own-scripts"],
+    for the page check). -> the renderer's name."""
+    article = job.article
     quarto = quarto_path()
     name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
@@ -616,37 +637,37 @@ def render_with_quarto(article, bound, html_out, md_out, workdir, ast, figures):
         str(EMBED_FIGURES_FILTER),
         {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"},
     ]
-    options = workdir / "quarto-options.yaml"
+    options = job.workdir / "quarto-options.yaml"
     options.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     # Quarto resolves a bare --output name against its working directory
     # (quarto-cli src/command/render/output.ts) and refuses one with a path,
     # so it runs in the article's folder and the output lands there.
-    leftovers = [article_dir / f"{article.stem}_files"]  # Quarto's intermediates, kept when a render fails
-    leftovers = [path for path in leftovers if not path.exists()]
     remove_stale(article_dir, "render-", "-")  # outputs of a Quarto render killed before its move
     # Quarto loads the article's copy of the extension too, when a Quarto
     # user's render installed one: the package's own, never an older one
     refresh_if_installed(article_dir)
-    scripts_source = article_dir / f"render-{owner_tag()}-scripts.qmd"
-    scripts_page = workdir / "quarto-scripts.html"
-    bound_source = article_dir / f"render-{owner_tag()}-bound.qmd"
-    renders = [
-        (bound_source.name, "html", html_out),
-        *([(bound_source.name, "gfm", md_out)] if md_out else []),
-        (scripts_source.name, "html", scripts_page),
-    ]
+    tag = f"render-{owner_tag()}"
+    bound_source = article_dir / f"{tag}-bound-{to}.qmd"
+    scripts_source = article_dir / f"{tag}-scripts.qmd"
+    scripts_page = job.workdir / "quarto-scripts.html"
+    renders = [(bound_source, to, job.produced), *([(scripts_source, "html", scripts_page)] if scripts else [])]
+    leftovers = []
+    metadata = ["-M", f"renderer:{name}"]
+    if "figure-data" in job.extra:
+        metadata += ["-M", f"figure-data:{job.extra['figure-data']}"]
     try:
-        for made in (bound_source, scripts_source):
-            leftovers += [made, article_dir / f"{made.stem}_files"]
-        bound_source.write_text(bound, encoding="utf-8")
-        # the front matter both routes render: a script another key of it
-        # adds is the article's, not Quarto's own
-        rendered = {key: value for key, value in front.items() if key in PANDOC_METADATA}
-        scripts_source.write_text(
-            "---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" + SCRIPTS_BODY, encoding="utf-8"
-        )
+        for source, _, _ in renders:
+            leftovers += [source, article_dir / f"{source.stem}_files"]
+        bound_source.write_text(job.bound, encoding="utf-8")
+        if scripts:
+            # the front matter both routes render: a script another key of it
+            # adds is the article's, not Quarto's own
+            rendered = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+            scripts_source.write_text(
+                "---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" + SCRIPTS_BODY, encoding="utf-8"
+            )
         for n, (source, fmt, out) in enumerate(renders):
-            produced = article_dir / f"render-{owner_tag()}-{n}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+            produced = article_dir / f"{tag}-{n}-{fmt}.{'html' if fmt == 'html' else 'md'}"
             leftovers.append(produced)
             # --profile: the build's, which no file configures, so none of a
             # Quarto user's own profile (pre-render, output-dir) applies
@@ -654,17 +675,14 @@ def render_with_quarto(article, bound, html_out, md_out, workdir, ast, figures):
                 [
                     quarto,
                     "render",
-                    source,
+                    source.name,
                     "--to",
                     fmt,
                     "--output",
                     produced.name,
                     "--profile",
                     BUILD_PROFILE,
-                    "-M",
-                    f"renderer:{name}",
-                    "-M",
-                    f"figure-data:{figures}",
+                    *metadata,
                     "--metadata-file",
                     str(options),
                 ],
@@ -675,11 +693,9 @@ def render_with_quarto(article, bound, html_out, md_out, workdir, ast, figures):
     finally:
         for path in leftovers:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-    # Quarto's gfm template leaves two blank lines under the title; the
-    # Pandoc route one. article.md is diffed between builds: one form.
-    if md_out:
-        md_out.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", md_out.read_text(encoding="utf-8")), encoding="utf-8")
-    return name, script_digests(scripts_page)
+    if scripts:
+        job.extra["own-scripts"] = script_digests(scripts_page)
+    return name
 
 
 # --- checks and main -----------------------------------------------------------
@@ -716,20 +732,19 @@ def failed_claim_warnings(bindings):
     ]
 
 
-# The work folders the page commands make beside their outputs.
-WORK_FOLDER_PREFIXES = (".render-", ".pdf-")
 # The preview's, in its output folder: by default preview/ beside the build's
 # outputs (build/preview), where a build clears a killed preview's too.
 PREVIEW_FOLDER, PREVIEW_WORK_PREFIX = "preview", ".preview-"
 
 
 def remove_stale_render_folders(folder):
-    """Remove the .render-TAG-* and .pdf-TAG-* work folders of renders that
-    were killed (their process is gone), and those of a killed preview in
-    FOLDER/preview; a live render's or preview's are left alone. Either
-    command clears every kind: after a kill, Snakemake may rerun only one
-    of them, and a preview may never start again."""
-    for prefix in WORK_FOLDER_PREFIXES:
+    """Remove the work folders of renders that were killed (their process is
+    gone), every format's (.render-TAG-*, .pdf-TAG-*, ...: the registry's
+    work_prefixes), and those of a killed preview in FOLDER/preview; a live
+    render's or preview's are left alone. Every format's render clears every
+    kind: after a kill, Snakemake may rerun only one of them, and a preview
+    may never start again."""
+    for prefix in formats.work_prefixes():
         remove_stale(folder, prefix, "-")
     remove_stale_preview_folders(Path(folder) / PREVIEW_FOLDER)
 
@@ -766,12 +781,16 @@ class _Anchors(HTMLParser):
 _TABLE_RULE = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$", re.M)
 
 
-def check_structure(text, provenance_md, html_path, md_path):
+def provenance_placed(text):
+    """How many provenance tables the article places."""
+    return sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
+
+
+def check_page_structure(text, provenance_md, html_path):
     """The provenance table (the bindings document's provenance_md) came out
-    as a table, in both outputs: written inside a paragraph, Pandoc would
+    as a table on the page: written inside a paragraph, Pandoc would
     flatten it into text, and no shortcode would be left over to tell."""
-    placed = sum(1 for sc in scan(text) if sc.name == "provenance" and sc.context == "prose" and not sc.escaped)
-    if not placed:
+    if not provenance_placed(text):
         return
     rows = sum(1 for line in provenance_md.splitlines() if line.startswith("|")) - 2
     parser = _Anchors()
@@ -782,60 +801,70 @@ def check_structure(text, provenance_md, html_path, md_path):
             f"table cells{', ' + parser.outside[0] + ' outside one' if parser.outside else ''}); "
             "put {{< provenance >}} alone in its paragraph, with blank lines around it"
         )
-    if md_path and len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
+
+
+def check_markdown_structure(text, md_path):
+    """The provenance table came out as a table in the markdown too."""
+    placed = provenance_placed(text)
+    if placed and len(_TABLE_RULE.findall(Path(md_path).read_text(encoding="utf-8"))) < placed:
         raise RenderError(
             f"{md_path}: the provenance table is not a table; put {{{{< provenance >}}}} alone "
             "in its paragraph, with blank lines around it"
         )
 
 
-def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False, bound=None):
-    """md_path None: the HTML only (the preview's quick route). bound: the
-    bound document bind wrote (made now from the bindings when not given).
-    ast: its tree (write_ast), for Pandoc to write from instead of reading
-    it again; read now when not given. Either way the prose is
-    checked (check_prose) and the figures embedded (figure_data) before a
-    renderer runs. root: the build's folder (figures/ under it), the
-    current one by default. keep_last_good: also keep the page, once it
-    replaced html_path, as last_good_page(html_path)."""
-    article, bindings = Path(article), Path(bindings)
-    html_path, md_path = Path(html_path), md_path and Path(md_path)
-    for out in filter(None, (html_path, md_path)):
-        out.parent.mkdir(parents=True, exist_ok=True)
-    chosen = choose(renderer)
+def render_format(fmt, article, bindings, out, renderer="auto", ast=None, root=None, bound=None, keep_last_good=False):
+    """Write the article in the format `fmt` (a name, or a Format of
+    articlekit.render.formats) to `out`, atomically. What every format
+    shares happens here: the bound document (bind's file `bound`, else made
+    now from the bindings), its tree (`ast`, written by articlekit parse,
+    else read now) checked by the prose check, a work folder of the
+    format's beside the output (a killed render's is removed), no shortcode
+    left in a text output, then the format's own check, then the move.
+    renderer: "quarto" or "pandoc" (or "auto") for a format Quarto can
+    write; every other format is Pandoc's. keep_last_good: keep the output,
+    once in place, as last_good_page(out) too. -> the renderer's name."""
+    fmt = fmt if isinstance(fmt, Format) else formats.get(fmt)
+    article, bindings, out = Path(article), Path(bindings), Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    route = choose(renderer) if fmt.quarto else "pandoc"
     text = read_text(article)  # first: a byte that is not UTF-8 is named before any renderer runs
     document = load_bindings(bindings)  # and a bindings file that is not one, with its fix
-    remove_stale_render_folders(html_path.parent)
-    project_dir = project_root(article.parent.resolve())
-    with tempfile.TemporaryDirectory(dir=html_path.parent, prefix=f".render-{owner_tag()}-") as tmp:
+    remove_stale_render_folders(out.parent)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f"{fmt.work_prefix}{owner_tag()}-") as tmp:
         workdir = Path(tmp).resolve()  # pandoc runs in the article folder
-        html_tmp, md_tmp = workdir / "article.html", md_path and workdir / "article.gfm.md"
-        check_style_sheets(project_dir, project_options(project_dir))
         bound_doc = bound_text(article, document, bound)
         try:
-            tree, figures = checked_tree(article, workdir, ast, root, bound_doc)
-            figures = figure_data(figures, article, workdir, root)
+            tree, shown = checked_tree(article, workdir, ast, root, bound_doc)
         except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
             raise RenderError(str(exc)) from None
-        run = render_with_quarto if chosen == "quarto" else render_with_pandoc
-        name, own_scripts = run(article, bound_doc, html_tmp, md_tmp, workdir, tree, figures)
-        # the options the page is checked against are the ones the render read
-        check_page(
-            html_tmp, project_options(project_dir), project_dir / "_quarto.yml", out=html_path, own_scripts=own_scripts
+        job = Job(
+            fmt, article, bindings, document, bound_doc, tree, shown, workdir, workdir / out.name, out, route,
+            build_root(root, article),
         )
-        allowed = expected_literal_shortcodes(text)
-        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
-            if out:
-                check_output(done, allowed)
-        check_structure(text, document["provenance_md"], html_tmp, md_tmp)
-        for done, out in ((html_tmp, html_path), (md_tmp, md_path)):
-            if out:
-                os.replace(done, out)
+        name = fmt.write(job)
+        if fmt.text:
+            check_output(job.produced, expected_literal_shortcodes(text))
+        fmt.check(job)
+        os.replace(job.produced, out)
         if keep_last_good:
-            kept = last_good_page(html_path)
+            kept = last_good_page(out)
             kept.parent.mkdir(exist_ok=True)
-            shutil.copyfile(html_path, workdir / "last-good.html")
-            os.replace(workdir / "last-good.html", kept)
+            shutil.copyfile(out, workdir / "last-good")
+            os.replace(workdir / "last-good", kept)
+    return name
+
+
+def render(
+    article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False, bound=None
+):
+    """The page (format html) and, unless md_path is None (the preview's
+    quick route), its markdown (format gfm), each through render_format.
+    keep_last_good: also keep the page, once it replaced html_path, as
+    last_good_page(html_path). -> the renderer's name."""
+    name = render_format("html", article, bindings, html_path, renderer, ast, root, bound, keep_last_good)
+    if md_path is not None:
+        render_format("gfm", article, bindings, md_path, renderer, ast, root, bound)
     return name
 
 
@@ -864,38 +893,50 @@ def after_failure(html_path):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="python -m articlekit render", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m articlekit render",
+        description=__doc__.splitlines()[0],
+        epilog="formats: " + ", ".join(f"{name} ({formats.get(name).describe})" for name in formats.names()),
+    )
     parser.add_argument("article")
     parser.add_argument("--bindings", required=True, help="build/bindings.json from `articlekit bind`")
-    parser.add_argument("--renderer", choices=CHOICES, default="auto")
-    parser.add_argument("--html", required=True)
-    parser.add_argument("--md", required=True)
+    parser.add_argument("--renderer", choices=CHOICES, default="auto", help="for the formats Quarto can write")
+    parser.add_argument("--to", help="the format to write (one of the formats below), with --out")
+    parser.add_argument("--out", help="where --to's format goes (build/article.docx, ...)")
+    parser.add_argument("--html", help="the page (format html), without --to")
+    parser.add_argument("--md", help="and its markdown (format gfm)")
     parser.add_argument("--bound", help="build/article.bound.md from `articlekit bind`: the document rendered")
     parser.add_argument(
         "--ast", help="build/article.ast.json from `articlekit parse` (checked there), for Pandoc to write from"
     )
     args = parser.parse_args(argv)
+    if bool(args.to) != bool(args.out) or bool(args.to) == bool(args.html):
+        parser.error("give --to FORMAT --out PATH, or --html PATH (and --md PATH)")
+    jobs = [(args.to, args.out)] if args.to else [("html", args.html), *([("gfm", args.md)] if args.md else [])]
     try:
-        name = render(
-            args.article,
-            args.bindings,
-            args.renderer,
-            args.html,
-            args.md,
-            args.ast,
-            keep_last_good=True,
-            bound=args.bound,
-        )
+        for name, out in jobs:
+            fmt = formats.get(name)
+            renderer = render_format(
+                fmt,
+                args.article,
+                args.bindings,
+                out,
+                args.renderer,
+                args.ast,
+                keep_last_good=fmt.keeps_last_good,
+                bound=args.bound,
+            )
     except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-            exc = DiskFull(args.html)  # named by the output, not by the work folder it was written in
+            exc = DiskFull(out)  # named by the output, not by the work folder it was written in
         print(f"render: {exc}", file=sys.stderr)
-        if after_failure(args.html):
-            print(f"render: {after_failure(args.html)}", file=sys.stderr)
+        if after_failure(out):
+            print(f"render: {after_failure(out)}", file=sys.stderr)
         return 1
-    print(f"render: {args.article} -> {args.html}, {args.md} ({name})", file=sys.stderr)
-    for line in failed_claim_warnings(args.bindings):
-        say_in_log_and_terminal(line)
+    print(f"render: {args.article} -> {', '.join(out for _, out in jobs)} ({renderer})", file=sys.stderr)
+    if any(formats.get(name).says_failed_claims for name, _ in jobs):
+        for line in failed_claim_warnings(args.bindings):
+            say_in_log_and_terminal(line)
     return 0
 
 

@@ -98,7 +98,7 @@ from articlekit.render.page import (
     PREVIEW_WORK_PREFIX,
     RenderError,
     check_output,
-    check_structure,
+    check_page_structure,
     expected_literal_shortcodes,
     remove_stale_preview_folders,
     render,
@@ -323,7 +323,7 @@ class Preview:
             check_output(staged, expected_literal_shortcodes(text))
             if structure != self.structure_checked:
                 tables.write_text(table_html, encoding="utf-8")
-                check_structure(text, document["provenance_md"], tables, None)
+                check_page_structure(text, document["provenance_md"], tables)
                 self.structure_checked = structure
         except RenderError:
             staged.unlink()

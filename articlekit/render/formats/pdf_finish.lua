@@ -50,7 +50,8 @@ local function table_layout(tbl)
   return tbl
 end
 
-local callouts = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "callouts.lua" }))
+-- the callouts' finder every format shares, in the renderers' filters folder
+local callouts = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "..", "filters", "callouts.lua" }))
 
 local function callout(div)
   local kind = callouts.kind(div)
@@ -101,7 +102,7 @@ end
 -- value.lua's mark in the PDF: a Span whose attribute claim-mark names the
 -- class bind gave it (articlekit.core.status: failed or inconclusive), all of
 -- it in that class's colour; the marks inside code get theirs from the show
--- rules articlekit.render.pdf writes
+-- rules articlekit.render.formats.pdf writes
 local function claim_mark(span)
   local class = span.attributes["claim-mark"]
   if class == nil then

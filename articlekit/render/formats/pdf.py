@@ -9,9 +9,10 @@ texts of build/bindings.json. The `typst` package then compiles it in-process, w
 Typst's embedded fonts only, so the PDF looks the same on every machine.
 
 This route serves whichever renderer built the HTML: the Quarto on our
-machines ships without Quarto's Typst resources. articlekit/render/filters/pdf_prepare.lua
-and pdf_finish.lua make the provenance section an appendix, size tables to
-the page and give Typst absolute image paths; articlekit/render/pdf_style.typ sets
+machines ships without Quarto's Typst resources. Its own filters, beside
+it (articlekit/render/formats/pdf_prepare.lua and pdf_finish.lua), make the
+provenance section an appendix, size tables to the page and give Typst
+absolute image paths; articlekit/render/formats/pdf_style.typ sets
 code, tables, figures and the marks of claims that do not hold, each in its
 status's colour (their words come from articlekit.core.status, as on the page).
 """
@@ -21,29 +22,31 @@ import importlib.metadata
 import os
 import subprocess
 import sys
-import tempfile
 from importlib import resources
-from pathlib import Path
 
 import yaml
 
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.article.figures import figure_file
+from articlekit.render.formats import Format
 from articlekit.render.page import (
+    BOUND_FILTER,
     PANDOC_METADATA,
+    bound_text,
     build_root,
     checked_tree,
     expected_literal_shortcodes,
-    bound_text,
     pandoc_source,
-    remove_stale_render_folders,
+    render_format,
 )
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.article.bindings import load_bindings
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_text
-from articlekit.core.workfiles import owner_tag
+
+# This format's own filters and Typst style lie beside it.
+HERE = resources.files("articlekit.render.formats")
 
 # Pandoc's Typst template variables: an A4 paper, numbered sections.
 PAGE = {
@@ -93,7 +96,6 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
     meta_file = workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
     out = workdir / "article.typ"
-    kit = resources.files("articlekit.render")
     marks = workdir / "claim_marks.typ"
     marks.write_text(claim_mark_rules(), encoding="utf-8")
     cmd = [
@@ -111,14 +113,15 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
         "--metadata-file",
         str(meta_file),
         "--include-in-header",
-        str(kit / "pdf_style.typ"),
+        str(HERE / "pdf_style.typ"),
         "--include-in-header",
         str(marks),
         "--output",
         str(out),
     ]
-    for lua in ("pdf_prepare.lua", "bound.lua", "pdf_finish.lua"):
-        cmd += ["--lua-filter", str(kit / "filters" / lua)]
+    prepare, finish = FORMAT.filters  # around the bound spans' own filter: its Div of the table, its marks
+    for lua in (prepare, BOUND_FILTER, finish):
+        cmd += ["--lua-filter", str(lua)]
     run_pandoc(cmd, cwd=article_dir)
     return out
 
@@ -157,18 +160,36 @@ def compile_pdf(typ):
     return pdf
 
 
+def write(job):
+    """The Typst source from the bound tree, checked, compiled in-process."""
+    typ = typst_source(job.article, job.bindings, job.workdir, job.tree, job.root)
+    check_source(typ, job.article)
+    job.produced.write_bytes(compile_pdf(typ))
+    return renderer_name(pandoc_path())
+
+
+def check(job):
+    """A whole PDF: Typst's bytes, from the header to the end-of-file mark."""
+    data = job.produced.read_bytes()
+    if not data.startswith(b"%PDF-") or b"%%EOF" not in data[-1024:]:
+        raise RenderError(f"{job.out}: Typst wrote no whole PDF ({len(data)} bytes)")
+
+
+FORMAT = Format(
+    name="pdf",
+    output="build/article.pdf",
+    describe="the PDF edition, through Typst (no TeX)",
+    writer="typst",
+    write=write,
+    check=check,
+    filters=(HERE / "pdf_prepare.lua", HERE / "pdf_finish.lua"),
+    work_folder=".pdf-",
+    text=False,
+)
+
+
 def render_pdf(article, bindings, out, ast=None):
-    article, bindings, out = Path(article), Path(bindings), Path(out)
-    load_bindings(bindings)  # value.lua reads it: a file that is not one is named here, with its fix
-    out.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_render_folders(out.parent)  # left by a killed run
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".pdf-{owner_tag()}-") as tmp:
-        workdir = Path(tmp).resolve()
-        typ = typst_source(article, bindings, workdir, ast)
-        check_source(typ, article)
-        pdf = workdir / "article.pdf"
-        pdf.write_bytes(compile_pdf(typ))
-        os.replace(pdf, out)  # atomic: the old PDF or the new one, never half of one
+    return render_format(FORMAT, article, bindings, out, ast=ast)
 
 
 def main(argv):

@@ -1,0 +1,40 @@
+"""The markdown: build/article.md, GitHub's, the text that diffs between builds read.
+
+Numbers without their links (a moved anchor would show as a change), math
+as Quarto's gfm writes it ($...$), the title as a heading on top: the same
+bytes from Quarto and from Pandoc. Its provenance table must be a table.
+"""
+
+import re
+
+from articlekit.core.sources import read_text
+from articlekit.render.formats import Format
+from articlekit.render.page import check_markdown_structure, pandoc_markdown, quarto_render
+
+
+def write(job):
+    if job.renderer == "quarto":
+        name = quarto_render(job, "gfm")
+        # Quarto's gfm template leaves two blank lines under the title; the
+        # Pandoc route one. article.md is diffed between builds: one form.
+        text = job.produced.read_text(encoding="utf-8")
+        job.produced.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", text), encoding="utf-8")
+        return name
+    return pandoc_markdown(job)
+
+
+def check(job):
+    check_markdown_structure(read_text(job.article), job.produced)
+
+
+FORMAT = Format(
+    name="gfm",
+    output="build/article.md",
+    describe="GitHub markdown, for diffs between builds",
+    # Math as Quarto's gfm writes it ($...$, $$...$$), not Pandoc's default
+    # (```math blocks): article.md comes out the same from both renderers.
+    writer="gfm-tex_math_gfm+tex_math_dollars",
+    write=write,
+    check=check,
+    quarto=True,
+)
