@@ -714,7 +714,7 @@ def test_a_tampered_release_snapshot_fails_the_diff_naming_the_file_and_the_entr
 
 
 # When the build is killed: which job's start it waits for, and how long after.
-KILLS = [("rule scaling:", 0.5), ("rule bind:", 0.2), ("rule render:", 1.0)]
+KILLS = [("rule scaling:", 0.5), ("rule bind:", 0.2), ("rule html:", 1.0)]
 
 
 @pytest.mark.slow
@@ -733,7 +733,7 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     stale = [case / "build/.render-999999999-x", case / "build/.pdf-999999999-x"]
     change(case / "experiments/scaling.py")
     for number, (job, delay) in enumerate(KILLS):
-        if job == "rule render:":
+        if job == "rule html:":
             for folder in stale:
                 folder.mkdir()
                 (folder / "article.html").write_text("<html>half")

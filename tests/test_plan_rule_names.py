@@ -57,7 +57,7 @@ def line_of(path, needle):
     return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line)
 
 
-@pytest.mark.parametrize("name, runs", [("audit", 1), ("render", 1), ("harmonic_combine", 3)])
+@pytest.mark.parametrize("name, runs", [("audit", 1), ("html", 1), ("harmonic_combine", 3)])
 def test_an_experiment_named_like_a_rule_stops_the_plan_at_its_line_with_the_fix(skeleton, tmp_path, name, runs):
     folder = with_experiment(skeleton, tmp_path, name, runs)
     done = dry_run(folder)
@@ -72,5 +72,5 @@ def test_an_experiment_named_like_a_rule_stops_the_plan_at_its_line_with_the_fix
 
 def test_a_combine_rule_is_reserved_only_for_an_experiment_with_runs():
     module = set(reserved_rule_names())
-    assert {"all", "audit", "values", "bind", "render", "pdf", "diff", "release", "manifest"} <= module
+    assert {"all", "audit", "values", "bind", "html", "gfm", "pdf", "diff", "release", "manifest"} <= module
     assert set(reserved_rule_names({"timing": {"runs": 4}, "scaling": {}, "odd": None})) == module | {"timing_combine"}

@@ -246,7 +246,7 @@ def test_an_edit_to_a_review_module_reruns_only_review_rules(snakemake, project,
     the module its command runs; the modules are those the rules read."""
     stage = {job["rule"]: command_stage(job["shell"]) for job in base.jobs.values()}
     review = {rule for rule, package in stage.items() if package == "articlekit.review"}
-    assert {"audit", "diff"} <= review and not review & {"bind", "render", "pdf"}
+    assert {"audit", "diff"} <= review and not review & {"bind", "html", "pdf"}
     modules = [p for p in base.sources() if p.startswith("articlekit/review/") and p.endswith(".py")]
     assert "articlekit/review/agreement.py" in modules, modules
     targets = {job["rule"] for job in base.jobs.values() if not job["runs"]}  # rule all
@@ -266,7 +266,7 @@ def test_a_new_release_reaches_the_diff(snakemake, project, base):
         release = sealed({**snapshot, "released_at": "2999-01-01T00:00:00+00:00", "label": "a-newer-release"})
         newer.write_text(json.dumps(release), encoding="utf-8")  # sealed as a release is, or the diff refuses it
         after = check(snakemake, base, what=f"a newer release {newer.relative_to(project)}")
-        assert "diff" in after.scheduled and "render" not in after.scheduled
+        assert "diff" in after.scheduled and "html" not in after.scheduled
     finally:
         shutil.rmtree(newer.parent)
 
@@ -283,7 +283,7 @@ def test_a_publishing_rule_reaches_the_diff(snakemake, project, base):
     assert edit != text, "config/test.yaml's publishing.error_measures is not written on one line"
     with edited(project, CONFIG, edit):
         after = check(snakemake, base, [CONFIG], what="publishing.error_measures")
-    assert "diff" in after.scheduled and not {"listings", "bind", "render"} & after.scheduled
+    assert "diff" in after.scheduled and not {"listings", "bind", "html"} & after.scheduled
 
 
 def test_a_library_upgrade_reruns_exactly_what_imports_it(snakemake, project, base):
@@ -302,13 +302,13 @@ def test_the_build_settings_reach_the_steps_that_read_them(snakemake, base):
 
 def test_the_renderer_and_its_version_reach_the_pages(snakemake, base, tmp_path):
     after = check(snakemake, base, config=["renderer=quarto"])
-    assert "render" in after.scheduled
+    assert "html" in after.scheduled
     # a Pandoc that says it is another version (the render and the PDF run it)
     pandoc = tmp_path / "pandoc"
     pandoc.write_text("#!/bin/sh\necho 'pandoc 99.0'\n")
     pandoc.chmod(0o755)
     after = check(snakemake, base, env={"PYPANDOC_PANDOC": str(pandoc)}, what="a new Pandoc")
-    assert {"render", "pdf"} <= after.scheduled
+    assert {"html", "pdf"} <= after.scheduled
 
 
 # ---- the page shows it ----------------------------------------------------------------

@@ -21,7 +21,7 @@ import pytest
 from articlekit.article.prose_guard import ProseError
 from articlekit.core.jsonio import write_json
 from articlekit.render import page as rendermod
-from articlekit.render.pdf import render_pdf
+from articlekit.render.formats.pdf import render_pdf
 from articlekit.render.renderers import RenderError
 from tests.test_render import make_article
 

@@ -106,7 +106,7 @@ def test_a_prose_edit_reruns_no_experiment(built):
     try:
         article.write_text(original + "\nA closing sentence without numbers.\n")
         planned = planned_rules(built)
-        assert "render" in planned
+        assert "html" in planned
         assert not planned & EXPERIMENT_RULES
     finally:
         article.write_text(original)
@@ -202,8 +202,8 @@ def pandoc_standin(folder, version):
 def test_switching_the_renderer_renders_again_and_auto_counts_as_what_it_picks(built, tmp_path):
     no_quarto = {"PATH": path_without_quarto()}
     # what truly depends on the render, as Snakemake derives it from the rules
-    render_and_after = planned_rules(built, "--forcerun", "render", env=no_quarto)
-    assert "render" in render_and_after
+    render_and_after = planned_rules(built, "--forcerun", "html", env=no_quarto)
+    assert "html" in render_and_after
     try:
         snakemake(built, "--touch", "--config", "renderer=pandoc", env=no_quarto)  # as if rendered by Pandoc
         assert planned_rules(built, "--config", "renderer=quarto", env=no_quarto) == render_and_after
@@ -223,22 +223,22 @@ def test_a_new_quarto_pandoc_or_typst_renders_again_what_it_renders(built, tmp_p
     try:
         # rendered by Pandoc (config/test.yaml): both pages go through it
         snakemake(built, "--touch", "--config", "renderer=pandoc")
-        assert planned_rules(built, "--config", "renderer=pandoc", env=newer_pandoc) & {"render", "pdf"} == {
-            "render",
+        assert planned_rules(built, "--config", "renderer=pandoc", env=newer_pandoc) & {"html", "pdf"} == {
+            "html",
             "pdf",
         }
         snakemake(built, "--touch", "--config", "renderer=quarto", env=quarto)
         assert planned_rules(built, "--config", "renderer=quarto", env=quarto) == set()
-        assert planned_rules(built, "--config", "renderer=quarto", env=newer_quarto) & {"render", "pdf"} == {"render"}
+        assert planned_rules(built, "--config", "renderer=quarto", env=newer_quarto) & {"html", "pdf"} == {"html"}
         # the PDF goes through Pandoc and Typst whichever renderer made the HTML; and the article's
         # tree, which Pandoc reads and the raw-HTML check refuses or passes before either renders
         # (articlekit/article/prose_guard.py), is an input of both: a new Pandoc checks it again
         assert planned_rules(built, "--config", "renderer=quarto", env={**quarto, **newer_pandoc}) & {
-            "render",
+            "html",
             "pdf",
-        } == {"render", "pdf"}
+        } == {"html", "pdf"}
         assert planned_rules(built, "--config", "renderer=quarto", 'versions={typst: "99.0"}', env=quarto) & {
-            "render",
+            "html",
             "pdf",
         } == {"pdf"}
     finally:

@@ -15,11 +15,12 @@ section of its config.yaml, handed to each command as `--publishing JSON`.
       per_build: [environment.date]      # differ on every build: never a change
       where_run: ["*.host"]              # where an experiment ran: listed, never compared
       built_at: environment.time_utc     # when the build ran, for the diff's header
+      formats: [html, gfm, pdf, docx, jats]  # one rule each (articlekit/render/formats)
 
 Every key is optional, and a missing one means "nothing article-specific":
 only Python is recorded, no key is volatile, no machine key is compared, no
 listing is cut, every float is judged in ULPs of itself in float64, every
-value is compared. articlekit itself names no library and no key: whatever
+value is compared, and the article is written in the default formats. articlekit itself names no library and no key: whatever
 an article wants to record, compare loosely or list comes from here.
 
 A key pattern is a values.json key in which `*` stands for any run of
@@ -54,6 +55,7 @@ KEYS = (
     "per_build",
     "where_run",
     "built_at",
+    "formats",
 )
 PATTERN_KEYS = ("error_measures", "single_precision", "spread", "per_build", "where_run")
 # What each pattern key means, for its error message.
@@ -92,6 +94,7 @@ class Publishing:
     per_build: tuple = ()
     where_run: tuple = ()
     built_at: str = None
+    formats: tuple = None  # the formats the article is written in (articlekit/render/formats); None: the default
 
     def display(self, library):
         """'numpy' -> 'NumPy': the name a reader knows the library by."""
@@ -166,7 +169,18 @@ def parse(section, where="publishing"):
         listings=MappingProxyType(_listings(section.get("listings"), f"{where}.listings")),
         **{key: _patterns(section.get(key), f"{where}.{key}", _PATTERN_EXAMPLE[key]) for key in PATTERN_KEYS},
         built_at=_key(section.get("built_at"), f"{where}.built_at"),
+        formats=_formats(section, f"{where}.formats"),
     )
+
+
+def _formats(section, where):
+    """The formats listed (names; the Plan checks each has a module), None when the key is absent."""
+    if "formats" not in section:
+        return None
+    formats = _names(section["formats"], where, "a list of format names, e.g. [html, gfm, pdf, docx, jats]")
+    if not formats:
+        raise PublishingError(f"{where}: an empty list writes the article in no format; list at least html")
+    return formats
 
 
 def from_json(text):

@@ -32,7 +32,7 @@ rule parse_article checks it (raw HTML, an image that is no figure, an
 attribute that loads: refused), on the pieces the save changed
 (articlekit.render.prose_pieces: Pandoc's read of the whole article would
 cost more than the rest of the save). Anything else changed, or no run recorded,
-and Snakemake runs (`snakemake build/article.html --omit-from render`: the
+and Snakemake runs (`snakemake build/article.html --omit-from html`: the
 experiments that need it, the values, the bindings, the lint, the figures,
 never the render). A value the page shows is never older than its inputs.
 """
@@ -110,7 +110,7 @@ class Settings:
             "--show-failed-logs",
             *self.args,
             "--omit-from",
-            "render",
+            "html",  # the page's rule (articlekit/render/formats/html.py): the editor's Quarto renders it
         ]
 
     @property

@@ -27,7 +27,7 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
   parse_article checks it, on the pieces that changed), when only the article's text changed
   since Snakemake last ran for it (a second, not a Snakemake plan per
   save); otherwise through Snakemake, `snakemake build/article.html
-  --omit-from render`, from the project's folder (the first folder above
+  --omit-from html`, from the project's folder (the first folder above
   holding a Snakefile and a config.yaml), options of its own in
   $ARTICLEKIT_SNAKEMAKE_ARGS (e.g. `--configfile config/test.yaml`);
 - writes the metadata file its project reads (build/quarto-metadata.yml,

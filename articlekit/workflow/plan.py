@@ -79,7 +79,9 @@ def reserved_rule_names(experiments=None):
         for name, entry in (experiments or {}).items()
         if isinstance(entry, dict) and isinstance(entry.get("runs"), int) and entry["runs"] > 1
     ]
-    return tuple(sorted({*settings.rule_names(module_files()), *combined}))
+    from articlekit.render import formats  # every format's rule is named after it, chosen or not
+
+    return tuple(sorted({*settings.rule_names(module_files()), *formats.names(), *combined}))
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,19 @@ class Renderer:
     version: str
     pandoc_version: str
     typst_version: str
+
+
+@dataclass(frozen=True)
+class FormatRule:
+    """One format the article is written in (config publishing.formats), as
+    its rule reads it: the rule takes the format's name."""
+
+    name: str
+    output: str
+    module: str  # its module in articlekit/render/formats: the rule's code, with the render command's
+    quarto: bool  # Quarto writes it when the build renders with Quarto: the renderer is its param
+    tools: tuple = ("pandoc",)  # what writes it on the Pandoc route (formats.Format.tools)
+    caption: str = None  # its caption in Snakemake's report (rules/report/article-NAME.rst), if any
 
 
 @dataclass(frozen=True)
@@ -214,6 +229,7 @@ class Plan:
     report_front_page: str
     conda_env: object  # the article's environment.yml, absolute, or None
     cites_robustness: bool  # the article binds robustness.* keys
+    formats: tuple = ()  # FormatRule, one per format the article is written in
     sweep: object = None  # Sweep, for an article with a robustness: section
     matrix: object = None  # Matrix, for an article with a matrix: section
     missing_libraries: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -264,6 +280,15 @@ class Plan:
         """Why the experiment cannot run here (a library it lists is not installed), or None."""
         missing = [library for library in experiment.libraries if self.versions[library] is None]
         return self.missing_libraries[missing[0]] if missing else None
+
+    # ---- the formats
+
+    def format_tools(self, fmt):
+        """The versions of what writes the format (a param of its rule)."""
+        if fmt.quarto and self.renderer.name == "quarto":
+            return f"quarto {self.renderer.version}"
+        versions = {"pandoc": self.renderer.pandoc_version, "typst": self.renderer.typst_version}
+        return ", ".join(f"{tool} {versions[tool]}" for tool in fmt.tools)
 
     # ---- what the article reads, and publishing
 
@@ -369,7 +394,30 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         sweep=_sweep(robustness, article, text, occurrences) if robustness else None,
         matrix=_matrix(config, config_files, experiments, publishing, cites_robustness) if "matrix" in config else None,
         missing_libraries=MappingProxyType(missing),
+        formats=_formats(publishing, line_of),
     )
+
+
+def _formats(publishing, line_of):
+    """The rules of the formats publishing.formats chooses (articlekit's
+    default set when it does not say), each a module of articlekit/render/formats."""
+    from articlekit.render import formats
+
+    chosen = publishing.formats or formats.DEFAULT
+    unknown = [name for name in chosen if name not in formats.names()]
+    if unknown:
+        raise PlanError(
+            f"{line_of(('publishing', 'formats'))}: publishing.formats: no format {unknown[0]!r}; the formats are "
+            f"{', '.join(formats.names())} (a module each in articlekit/render/formats/)"
+        )
+    rules = []
+    for name in chosen:
+        fmt = formats.get(name)
+        caption = RULES_DIR / "report" / f"article-{name}.rst"
+        rules.append(
+            FormatRule(name, fmt.output, fmt.module, fmt.quarto, fmt.tools, str(caption) if caption.exists() else None)
+        )
+    return tuple(rules)
 
 
 def _own_copy(config):

@@ -25,7 +25,7 @@ from typing import Callable
 from articlekit.core.errors import ArticlekitError
 
 # What a build writes when config publishing.formats does not say.
-DEFAULT = ("html", "gfm", "pdf", "docx", "jats")
+DEFAULT = ("html", "gfm", "pdf")
 
 
 class FormatError(ArticlekitError):
@@ -44,6 +44,7 @@ class Format:
     work_folder: str = ""  # prefix of its work folder beside the output: .NAME- by default
     text: bool = True  # UTF-8 text, in which a shortcode left over is looked for
     quarto: bool = False  # Quarto writes it when the build renders with Quarto
+    tools: tuple = ("pandoc",)  # what writes it otherwise: their versions are its rule's params
     keeps_last_good: bool = False  # also kept as build/last-good/<output>, which Snakemake leaves alone
     says_failed_claims: bool = False  # its rule says a strict=false build's failed claims on the terminal
 

@@ -185,6 +185,7 @@ FORMAT = Format(
     filters=(HERE / "pdf_prepare.lua", HERE / "pdf_finish.lua"),
     work_folder=".pdf-",
     text=False,
+    tools=("pandoc", "typst"),
 )
 
 

@@ -103,64 +103,49 @@ rule parse_article:
         "python -m articlekit parse {input.article} --bound {input.bound} --out {output.ast} 2> {log}"
 
 
-rule render:
-    input:
-        article=PLAN.article,
-        extension=PLAN.extension,
-        quarto=PLAN.quarto_project,
-        style=PLAN.article_style,
-        bindings=PLAN.bindings,
-        bound=PLAN.bound_article,
-        lint=PLAN.lint_report,
-        figures=article_figures,
-        # checked when it was read (raw HTML refused): Pandoc writes the
-        # page from it; Quarto reads the bound article once it passed
-        ast=PLAN.pandoc_tree,
-        code=command_code("render"),
-    output:
-        html="build/article.html",
-        md="build/article.md",
-    log:
-        "logs/render.log",
-    benchmark:
-        "benchmarks/out/render.tsv"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        renderer=PLAN.renderer.name,
-        renderer_version=PLAN.renderer.version,
-    shell:
-        "python -m articlekit render {input.article} --bindings {input.bindings} "
-        "--renderer {params.renderer} --bound {input.bound} --ast {input.ast} "
-        "--html {output.html} --md {output.md} 2> {log}"
+# One rule per format the article is written in (config publishing.formats;
+# articlekit/render/formats/, a module each), named after the format. Each
+# renders the bound article's tree; its code is the render command's and
+# its own module's, so an edit to one format reruns that format alone.
+for fmt in PLAN.formats:
 
-
-rule pdf:
-    input:
-        article=PLAN.article,
-        extension=PLAN.extension,
-        bindings=PLAN.bindings,
-        lint=PLAN.lint_report,
-        figures=article_figures,
-        ast=PLAN.pandoc_tree,
-        code=command_code("pdf"),
-    output:
-        pdf=report(
-            "build/article.pdf",
-            caption="report/article-pdf.rst",
-            category="Article",
-        ),
-    log:
-        "logs/pdf.log",
-    benchmark:
-        "benchmarks/out/pdf.tsv"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        pandoc_version=PLAN.renderer.pandoc_version,
-        typst_version=PLAN.renderer.typst_version,
-    shell:
-        "python -m articlekit pdf {input.article} --bindings {input.bindings} "
-        "--ast {input.ast} --out {output.pdf} 2> {log}"
+    rule:
+        name:
+            fmt.name
+        input:
+            article=PLAN.article,
+            extension=PLAN.extension,
+            quarto=PLAN.quarto_project if fmt.quarto else [],
+            style=PLAN.article_style if fmt.quarto else [],
+            bindings=PLAN.bindings,
+            bound=PLAN.bound_article,
+            lint=PLAN.lint_report,
+            figures=article_figures,
+            # checked when it was read (raw HTML refused): Pandoc writes
+            # from it; Quarto reads the bound article once it passed
+            ast=PLAN.pandoc_tree,
+            code=format_code(fmt),
+        output:
+            out=(
+                report(fmt.output, caption=fmt.caption, category="Article")
+                if fmt.caption
+                else fmt.output
+            ),
+        log:
+            f"logs/{fmt.name}.log",
+        benchmark:
+            f"benchmarks/out/{fmt.name}.tsv"
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            # the shell runs when the job does, after the loop: what it
+            # needs of the format goes through params
+            format=fmt.name,
+            # what writes it: an upgrade, or a switch of renderer, writes it again
+            tools=PLAN.format_tools(fmt),
+            renderer=PLAN.renderer.name if fmt.quarto else "pandoc",
+        shell:
+            "python -m articlekit render {input.article} --to {params.format} "
+            "--bindings {input.bindings} --renderer {params.renderer} "
+            "--bound {input.bound} --ast {input.ast} --out {output.out} 2> {log}"

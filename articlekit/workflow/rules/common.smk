@@ -70,6 +70,12 @@ def command_code(command):
     return codegraph.package_files("articlekit.__main__", COMMANDS[command][0])
 
 
+def format_code(fmt):
+    """What `python -m articlekit render --to FORMAT` runs: the render
+    command and the format's own module, not the other formats'."""
+    return codegraph.package_files("articlekit.__main__", COMMANDS["render"][0], fmt.module)
+
+
 def module_code(module):
     """What `python -m MODULE` runs (a dotted articlekit module)."""
     return codegraph.package_files(module)
