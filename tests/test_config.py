@@ -260,7 +260,9 @@ def rule_names():
 
 def test_the_rule_names_are_read_from_the_module_s_rules():
     names = rule_names()
-    assert {"all", "audit", "values", "bind", "html", "gfm", "pdf", "diff", "release", "matrix", "robustness"} <= set(names)
+    assert {"all", "audit", "values", "bind", "html", "gfm", "pdf", "diff", "release", "matrix", "robustness"} <= set(
+        names
+    )
     rule_files = sorted((PROJECT_ROOT / "articlekit/workflow/rules").glob("*.smk"))
     assert len(rule_files) >= 6, rule_files
     for path in rule_files:

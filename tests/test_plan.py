@@ -19,6 +19,7 @@ import textwrap
 import pytest
 import yaml
 
+from articlekit.render import formats
 from articlekit.workflow import plan as plans
 from articlekit.workflow import plantime
 from articlekit.workflow.plan import PlanError, build
@@ -169,6 +170,34 @@ def test_the_renderer_auto_stands_for_and_the_versions_the_render_rules_take(art
     assert (pandoc.name, pandoc.version, pandoc.pandoc_version) == ("pandoc", "3.8.2.1", "3.8.2.1")
     missing = build(config(), [], Machine(renderers={"pandoc": None}, versions={"typst": None})).renderer
     assert (missing.version, missing.typst_version) == ("not installed", "not installed")
+
+
+def test_one_rule_per_format_the_config_chooses_each_with_the_versions_of_what_writes_it(article):
+    default = build(config(), [], Machine(renderer="quarto"))
+    assert [(f.name, f.output, f.quarto) for f in default.formats] == [
+        (name, formats.get(name).output, formats.get(name).quarto) for name in formats.DEFAULT
+    ]
+    html, pdf = (next(f for f in default.formats if f.name == name) for name in ("html", "pdf"))
+    assert default.format_tools(html) == "quarto 1.9.38"
+    assert default.format_tools(pdf) == "pandoc 3.8.2.1, typst 0.13.1"
+    assert pdf.caption == str(plans.RULES_DIR / "report/article-pdf.rst") and html.caption is None
+    chosen = build(config(publishing={**config()["publishing"], "formats": ["gfm"]}), [], Machine())
+    assert [f.name for f in chosen.formats] == ["gfm"]
+    assert chosen.format_tools(chosen.formats[0]) == "pandoc 3.8.2.1"  # renderer pandoc: Pandoc writes it
+
+
+def test_a_format_with_no_module_is_refused_at_its_config_line(article):
+    path = write_config(
+        article,
+        """\
+        publishing:
+          formats: [html, odt]
+        """,
+    )
+    with pytest.raises(PlanError) as refused:
+        build(yaml.safe_load(path.read_text(encoding="utf-8")), [str(path)], Machine())
+    assert str(refused.value).startswith("config.yaml:2: publishing.formats: no format 'odt'; the formats are ")
+    assert ", ".join(formats.names()) in str(refused.value)
 
 
 def test_the_paths_every_rule_agrees_on_and_the_articles_own_files(article):

@@ -100,6 +100,55 @@ def test_every_file_a_build_leaves_is_a_rules_so_none_is_reported_left_over(buil
     assert "left over" not in plan.stdout + plan.stderr
 
 
+PLANTED_FORMAT = '''"""Plain text: build/article.txt, a format planted by a test."""
+
+from articlekit.render.formats import Format
+
+
+def write(job):
+    from articlekit.render.page import pandoc_run, run_tool
+
+    common, metadata = pandoc_run(job)
+    run_tool(common + ["--to", "plain", "--output", str(job.produced)], job.article, cwd=job.article.parent)
+    return metadata["renderer"]
+
+
+def check(job):
+    pass
+
+
+FORMAT = Format(name="plain", output="build/article.txt", describe="plain text", writer="plain", write=write, check=check)
+'''
+
+
+def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built):
+    """Planted in the copy's own articlekit: the module, and its name in
+    publishing.formats. The Plan makes its rule; the bound values reach its
+    output; an edit to its module reruns that rule and no other format's."""
+    from articlekit.render import formats
+
+    module = built / "articlekit/render/formats/plain.py"
+    config = built / "config/test.yaml"
+    original = config.read_text(encoding="utf-8")
+    chosen = f"  formats: [{', '.join([*formats.DEFAULT, 'plain'])}]\n"
+    try:
+        module.write_text(PLANTED_FORMAT, encoding="utf-8")
+        config.write_text(original.replace("publishing:\n", "publishing:\n" + chosen, 1), encoding="utf-8")
+        assert len(config.read_text(encoding="utf-8").splitlines()) == len(original.splitlines()) + 1
+        assert planned_rules(built) & {*formats.names(), "plain"} == {"plain"}  # the others are up to date
+        snakemake(built, "build/article.txt")
+        bindings = json.loads((built / "build/bindings.json").read_text(encoding="utf-8"))["bindings"]
+        text = (built / "build/article.txt").read_text(encoding="utf-8")
+        shown = [b["text"] for b in bindings.values() if b["in_prose"] and "\n" not in b["text"]]
+        assert shown and all(value in text for value in shown)
+        module.write_text(PLANTED_FORMAT + "# an edit\n", encoding="utf-8")
+        assert planned_rules(built) & {*formats.names(), "plain"} == {"plain"}
+    finally:
+        module.unlink(missing_ok=True)
+        config.write_text(original, encoding="utf-8")
+        snakemake(built, "--touch")
+
+
 def test_a_prose_edit_reruns_no_experiment(built):
     article = built / "article/index.qmd"
     original = article.read_text()

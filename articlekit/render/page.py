@@ -839,7 +839,17 @@ def render_format(fmt, article, bindings, out, renderer="auto", ast=None, root=N
         except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
             raise RenderError(str(exc)) from None
         job = Job(
-            fmt, article, bindings, document, bound_doc, tree, shown, workdir, workdir / out.name, out, route,
+            fmt,
+            article,
+            bindings,
+            document,
+            bound_doc,
+            tree,
+            shown,
+            workdir,
+            workdir / out.name,
+            out,
+            route,
             build_root(root, article),
         )
         name = fmt.write(job)
@@ -855,9 +865,7 @@ def render_format(fmt, article, bindings, out, renderer="auto", ast=None, root=N
     return name
 
 
-def render(
-    article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False, bound=None
-):
+def render(article, bindings, renderer, html_path, md_path=None, ast=None, root=None, keep_last_good=False, bound=None):
     """The page (format html) and, unless md_path is None (the preview's
     quick route), its markdown (format gfm), each through render_format.
     keep_last_good: also keep the page, once it replaced html_path, as

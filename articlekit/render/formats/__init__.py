@@ -78,7 +78,9 @@ class Job:
 
 def names():
     """Every format this package has a module for, sorted."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_")))
+    return tuple(
+        sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_"))
+    )
 
 
 def get(name):
