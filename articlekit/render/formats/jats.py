@@ -1,0 +1,305 @@
+"""The JATS bundle: build/article.jats.zip, the article as a journal takes it.
+
+Pandoc's jats_archiving writer writes article.xml from the bound tree, its
+front matter from the article's (title, subtitle, author, date, abstract,
+keywords as <kwd>, lang as xml:lang). The zip holds it beside the figures
+it shows, each the file its rule wrote, packed under its build path
+(figures/NAME.svg, which <graphic xlink:href> names, its <alt-text> the
+one the file carries, as on the page: jats_figures.lua rewrites each
+image), and a MECA manifest.xml
+listing the two kinds of item (article-metadata, figure). Its entries are
+sorted and dated 1980-01-01, so that two renders of one build give the
+same bytes.
+
+A bound value stays a link to its row of the provenance table: an <xref>
+whose rid is the row's id (bind requires the table of an article that binds
+a value, and the DTD check requires every rid to name an id), the first
+place of each key keeping the id the audit links to (at-v-...).
+
+The check reads the zip back: article.xml is well-formed and valid against
+the JATS 1.3 Archiving DTD with MathML 3 (Biopython's copy, read locally;
+the DOCTYPE says that DTD), every value the prose prints is in its text,
+every <graphic> is a file of the zip, no shortcode is left, and its
+article-title is the front matter's title.
+"""
+
+import copy
+import io
+import json
+import re
+import zipfile
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from xml.sax.saxutils import quoteattr
+
+import Bio
+from lxml import etree
+
+from articlekit.article.figures import FigureError, alt_text, figure_file
+from articlekit.core.sources import read_text
+from articlekit.core.text import md_text
+from articlekit.render.formats import Format
+from articlekit.render.page import (
+    FIGURE_TYPES,
+    check_output,
+    expected_literal_shortcodes,
+    figure_bytes,
+    pandoc_run,
+    run_tool,
+    split_front_matter,
+)
+from articlekit.render.renderers import RenderError
+
+HERE = resources.files("articlekit.render.formats")
+
+# The DTD the check validates against, and the DOCTYPE that names it:
+# JATS 1.3, Archiving and Interchange, with MathML 3 (Pandoc's template
+# names 1.2; what it writes is valid against 1.3, which is what we check).
+DTD = Path(Bio.__file__).parent / "Entrez" / "DTDs" / "JATS-archivearticle1-3-mathml3.dtd"
+DOCTYPE = (
+    '<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD with MathML3 '
+    'v1.3 20210610//EN" "JATS-archivearticle1-3-mathml3.dtd">'
+)
+PANDOC_DOCTYPE = re.compile(r'<!DOCTYPE article PUBLIC "[^"]*"\s+"[^"]*">')
+PANDOC_ARTICLE = re.compile(r'<article ([^>]*)dtd-version="1\.2"')
+
+ARTICLE_XML = "article.xml"
+MANIFEST_XML = "manifest.xml"
+MANIFEST_NS = "https://manuscriptexchange.org/schema/manifest"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+XLINK_HREF = f"{{{XLINK_NS}}}href"
+
+# A zip entry's date: the earliest a zip can say; the same for every build.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+# At most this many of the DTD's complaints are named in one message.
+SHOWN_ERRORS = 5
+
+
+def packed_figures(job):
+    """{link as written: {"href": path inside the zip, "alt": the alt text
+    the file carries, when it has one}}, {path inside the zip: bytes}: each
+    figure the tree shows, read from the file its rule wrote (figure_file:
+    a regular file in figures/, no symbolic link), packed under its path in
+    the build (figures/NAME)."""
+    links, files = {}, {}
+    for figure in job.figures:
+        inside = PurePosixPath(Path(figure.path).as_posix())
+        if Path(figure.path).suffix.lower() not in FIGURE_TYPES:
+            raise RenderError(
+                f"{job.article}:{figure.line}: {figure.path} is not an image the bundle packs (a figure is "
+                f"one of {', '.join(sorted(FIGURE_TYPES))})"
+            )
+        try:
+            path = figure_file(job.root, figure.path, job.article, figure.line)
+            files[str(inside)] = figure_bytes(path)
+        except FigureError as exc:
+            raise RenderError(str(exc)) from None
+        except OSError as exc:
+            raise RenderError(
+                f"{job.article}:{figure.line}: the figure {figure.path} cannot be read: {exc.strerror}"
+            ) from None
+        links[figure.link] = {"href": str(inside)}
+        alt = alt_text(files[str(inside)], FIGURE_TYPES[Path(figure.path).suffix.lower()])
+        if alt:
+            links[figure.link]["alt"] = alt
+    return links, files
+
+
+def jats_metadata(job, figure_list):
+    """What the JATS template takes beyond the front matter's share
+    (pandoc_metadata): keywords as its tags, the abstract as blocks (a
+    one-line abstract would be inline text, which <abstract> refuses),
+    the figures' paths in the zip, and the bound values' links to their
+    provenance rows kept (bound.lua's bound-links: keep)."""
+    front, _ = split_front_matter(read_text(job.article), job.article)
+    metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
+    if front.get("keywords"):
+        metadata["tags"] = front["keywords"]
+    if isinstance(front.get("abstract"), str):
+        metadata["abstract"] = front["abstract"].rstrip("\n") + "\n"  # a block scalar: blocks
+    return metadata
+
+
+def declared(xml, lang, pandoc_version):
+    """Pandoc's article.xml naming the DTD it is checked against, in the
+    article's language."""
+    xml, doctypes = PANDOC_DOCTYPE.subn(DOCTYPE, xml, count=1)
+    xml, articles = PANDOC_ARTICLE.subn(
+        lambda m: f'<article {m.group(1)}dtd-version="1.3" xml:lang={quoteattr(lang)}', xml, count=1
+    )
+    if not (doctypes and articles):
+        raise RenderError(
+            f"{pandoc_version}'s jats_archiving writer wrote a header articlekit does not know "
+            f"({xml[:300]!r}): articlekit/render/formats/jats.py (declared) must learn it"
+        )
+    return xml
+
+
+def manifest(figures):
+    """MECA's manifest.xml: the article's XML, then each figure, with its media type."""
+    root = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={None: MANIFEST_NS, "xlink": XLINK_NS})
+    root.set("manifest-version", "1")
+    items = [("article-metadata", ARTICLE_XML, "application/xml")]
+    items += [("figure", name, FIGURE_TYPES[PurePosixPath(name).suffix.lower()]) for name in sorted(figures)]
+    for n, (kind, name, media) in enumerate(items):
+        item = etree.SubElement(root, f"{{{MANIFEST_NS}}}item", id=f"item-{n}", **{"item-type": kind})
+        etree.SubElement(item, f"{{{MANIFEST_NS}}}instance", {"media-type": media, XLINK_HREF: name})
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def zip_bytes(entries):
+    """A zip of {name: bytes}, entries sorted and dated ZIP_DATE, as a Unix
+    zip of plain files: the same entries give the same bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        for name in sorted(entries):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = 0o100644 << 16
+            bundle.writestr(info, entries[name], compresslevel=9)
+    return buffer.getvalue()
+
+
+def write(job):
+    """article.xml from the bound tree, its figures and manifest, zipped."""
+    links, figures = packed_figures(job)
+    figure_list = job.workdir / "jats-figures.json"
+    figure_list.write_text(json.dumps(links), encoding="utf-8")
+    common, metadata = pandoc_run(job, jats_metadata(job, figure_list))
+    xml_path = job.workdir / ARTICLE_XML
+    filters = [arg for path in job.fmt.filters for arg in ("--lua-filter", str(path))]
+    run_tool(
+        common + filters + ["--to", job.fmt.writer, "--standalone", "--output", str(xml_path)],
+        job.article,
+        cwd=job.article.parent.resolve(),
+    )
+    xml = declared(xml_path.read_text(encoding="utf-8"), metadata["lang"], metadata["renderer"])
+    entries = {ARTICLE_XML: xml.encode("utf-8"), MANIFEST_XML: manifest(figures), **figures}
+    job.produced.write_bytes(zip_bytes(entries))
+    return metadata["renderer"]
+
+
+# --- the check ---------------------------------------------------------------
+
+
+def read_bundle(path):
+    """{name: bytes} of the zip at path, or RenderError."""
+    try:
+        with zipfile.ZipFile(path) as bundle:
+            return {name: bundle.read(name) for name in bundle.namelist()}
+    except zipfile.BadZipFile as exc:
+        raise RenderError(f"{path}: not a zip: {exc}") from None
+
+
+def parsed(data, where):
+    """article.xml's tree: its own DOCTYPE is not followed (its system id
+    names no file here, and nothing is fetched), entities are not expanded."""
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    try:
+        return etree.fromstring(data, parser).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise RenderError(f"{where} is not well-formed XML: line {exc.lineno}: {exc.msg}") from None
+
+
+def check_valid(doc, lines, where):
+    """The JATS 1.3 Archiving DTD (MathML 3) takes the document; else the
+    first complaints, each with its line of XML."""
+    dtd = etree.DTD(str(DTD))
+    if dtd.validate(doc):
+        return
+    errors = dtd.error_log.filter_from_errors()
+    shown = [
+        f"  line {e.line}: {e.message}\n    {lines[e.line - 1].strip()[:160] if 0 < e.line <= len(lines) else ''}"
+        for e in errors[:SHOWN_ERRORS]
+    ]
+    more = f"\n  ... and {len(errors) - SHOWN_ERRORS} more" if len(errors) > SHOWN_ERRORS else ""
+    raise RenderError(
+        f"{where} is not valid JATS (the JATS 1.3 Archiving DTD with MathML 3, {DTD.name}):\n"
+        + "\n".join(shown)
+        + more
+        + "\nthe markup of the article (or a filter's: articlekit/render/filters/bound.lua, "
+        "articlekit/render/formats/jats_figures.lua) that Pandoc wrote there is one JATS does not have; "
+        "write it another way"
+    )
+
+
+def words(text):
+    return re.findall(r"\w+", text)
+
+
+def plain(text):
+    return " ".join(text.split())
+
+
+def prose_text(root):
+    """The document's text, whitespace folded, without the provenance
+    table (the table-wrap of the rows with v-... ids), which quotes every
+    value too: a value the prose lost must not be found there."""
+    root = copy.deepcopy(root)
+    for table in list(root.iter("table-wrap")):
+        if any((e.get("id") or "").startswith("v-") for e in table.iter()):
+            table.getparent().remove(table)
+    return plain("".join(root.itertext()))
+
+
+def check(job):
+    """The zip as a journal reads it: valid JATS, every value shown, every
+    figure packed, no shortcode left, the title the front matter's."""
+    where = f"{job.out} ({ARTICLE_XML})"
+    entries = read_bundle(job.produced)
+    if ARTICLE_XML not in entries:
+        raise RenderError(f"{job.out}: the bundle has no {ARTICLE_XML} (it holds {', '.join(sorted(entries))})")
+    data = entries[ARTICLE_XML]
+    doc = parsed(data, where)
+    check_valid(doc, data.decode("utf-8").splitlines(), where)
+    root = doc.getroot()
+
+    # a shortcode left over, or a metadata key no renderer knew
+    unpacked = job.workdir / f"checked-{ARTICLE_XML}"
+    unpacked.write_bytes(data)
+    try:
+        check_output(unpacked, expected_literal_shortcodes(read_text(job.article)))
+    except RenderError as exc:
+        raise RenderError(str(exc).replace(str(unpacked), where)) from None
+
+    front, _ = split_front_matter(read_text(job.article), job.article)
+    title = root.find("front/article-meta/title-group/article-title")
+    if front.get("title") and (title is None or words("".join(title.itertext())) != words(str(front["title"]))):
+        shown = "none" if title is None else repr(plain("".join(title.itertext())))
+        raise RenderError(
+            f"{where}: its <article-title> is {shown}, not the front matter's title {front['title']!r} "
+            f"({job.article}): the JATS template takes the title from the front matter's title:"
+        )
+
+    text = prose_text(root)
+    for binding in job.document["bindings"].values():
+        if binding.get("in_prose") and plain(binding["text"]) not in text:
+            raise RenderError(
+                f"{where}: the value of {binding['key']} that the prose prints, {binding['text']!r} "
+                f"({', '.join(binding['locations'])}), is not in its text: a filter dropped or changed it "
+                "(articlekit/render/filters/bound.lua writes a bound value for JATS)"
+            )
+
+    for graphic in root.iter("graphic", "inline-graphic"):
+        href = graphic.get(XLINK_HREF) or ""
+        if href not in entries or href.startswith("/") or ".." in PurePosixPath(href).parts:
+            raise RenderError(
+                f"{where}: line {graphic.sourceline}: <{graphic.tag} xlink:href={href!r}> names no file of "
+                f"the bundle (it holds {', '.join(sorted(entries))}): every figure must be an image link "
+                "into figures/ that the build wrote (articlekit/render/formats/jats_figures.lua packs it)"
+            )
+
+
+FORMAT = Format(
+    name="jats",
+    output="build/article.jats.zip",
+    describe="JATS XML (Archiving 1.3) with its figures, zipped as MECA",
+    writer="jats_archiving",
+    write=write,
+    check=check,
+    filters=(HERE / "jats_figures.lua",),
+    work_folder=".jats-",
+    text=False,
+)
