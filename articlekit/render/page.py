@@ -185,9 +185,10 @@ def tool_error(stderr):
     return found.group(1).strip() if found else stderr.strip()
 
 
-def run_tool(cmd, article, cwd=None):
-    """Run a renderer's command; a failure stops with the tool's own message."""
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def run_tool(cmd, article, cwd=None, env=None):
+    """Run a renderer's command; a failure stops with the tool's own message.
+    env: its environment, when not this process's (the Word edition's epoch)."""
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if done.returncode != 0 and "No space left on device" in done.stderr:
         raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
     if done.returncode != 0:

@@ -7,7 +7,8 @@ nothing up. It only decides how each piece looks in the format at hand:
 
   piece                     page (HTML)                 PDF (Typst)            other formats
   value  .bound-value link  the link, as bound          the number             the number
-  claim-mark= span          span of the mark's class    bold, claim-mark=      bold
+  claim-mark= span          span of the mark's class    bold, claim-mark=      bold (Word: in the
+                                                                               style "Claim Failed"...)
   .claim-checked span       kept (shows what was checked) dropped               dropped
   .bound-source link        the key, breakable at dots  the key as code        the key as code
   .bound-meta span          the metadata field's text   (same)                 (same)
@@ -33,6 +34,16 @@ end
 
 local function is_typst()
   return FORMAT_NAME:match("typst") ~= nil
+end
+
+local function is_docx()
+  return FORMAT_NAME == "docx"
+end
+
+-- A claim mark's Word character style: its class in words ("claim-failed"
+-- is "Claim Failed"), as articlekit/render/formats/docx.py colours it.
+local function word_style(class)
+  return (class:gsub("-", " "):gsub("(%a)(%w*)", function(first, rest) return first:upper() .. rest end))
 end
 
 local keep_links = false -- metadata bound-links: keep (Word, JATS)
@@ -101,6 +112,9 @@ local function inline(el)
     end
     if is_typst() then -- pdf_finish.lua colours it by its class
       return pandoc.Span({ pandoc.Strong(el.content) }, pandoc.Attr("", {}, { ["claim-mark"] = mark }))
+    end
+    if is_docx() then -- bold, in its character style (the reference document's colour)
+      return pandoc.Span({ pandoc.Strong(el.content) }, pandoc.Attr("", {}, { ["custom-style"] = word_style(mark) }))
     end
     return pandoc.Strong(el.content)
   end

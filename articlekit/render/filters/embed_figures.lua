@@ -11,7 +11,8 @@
 -- data by the experiment's save_figure), beside the caption; a file with
 -- none keeps the caption as its alt text. An image articlekit did not embed stops the
 -- render (the prose check refuses it before: this is the second lock).
--- HTML only: the markdown keeps the links, the PDF reads the checked files.
+-- The page and Word (whose writer embeds a data: URI as the picture itself);
+-- the markdown keeps the links, the PDF reads the checked files.
 
 local figures = nil
 
@@ -40,13 +41,16 @@ local function embed(img)
   if quarto ~= nil then
     -- Quarto writes a figure's alt text from fig-alt only, and none without it
     img.attributes["fig-alt"] = data.alt or pandoc.utils.stringify(img.caption)
+  elseif data.alt and FORMAT == "docx" then
+    -- Word's picture description is the image's own inlines (its alt text)
+    img.caption = pandoc.Inlines(data.alt)
   elseif data.alt then
     img.attributes["alt"] = data.alt
   end
   return img
 end
 
-if not FORMAT:match("html") then
+if not (FORMAT:match("html") or FORMAT == "docx") then
   return {}
 end
 
