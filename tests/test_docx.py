@@ -13,6 +13,8 @@ from collections import Counter
 from html.parser import HTMLParser
 
 import docx
+from docx.enum.section import WD_ORIENT
+from docx.shared import Pt, Twips
 import pytest
 
 from articlekit.article.bind import bind
@@ -101,6 +103,27 @@ def test_the_provenance_table_is_a_word_table_of_one_row_per_key(built):
     table, found, rows = docxmod.provenance_rows(docx.Document(out), keys)
     assert found == keys and rows == len(keys)
     assert table.style.name == "Table"  # Pandoc's table style, from the reference document
+
+
+def test_the_section_of_the_provenance_table_is_on_landscape_pages_the_body_on_portrait_a4(built):
+    """As the PDF's Appendix A: seven columns on a portrait page broke every word."""
+    _, bindings, _, out = built
+    document = docx.Document(out)
+    body, appendix = document.sections[0], document.sections[-1]
+    assert len(document.sections) == 2
+    assert (body.orientation, body.page_width, body.page_height) == (
+        WD_ORIENT.PORTRAIT,
+        Twips(docxmod.A4[0]),
+        Twips(docxmod.A4[1]),
+    )
+    assert (appendix.orientation, appendix.page_width) == (WD_ORIENT.LANDSCAPE, Twips(docxmod.A4[1]))
+    keys = {b["key"] for b in read_json(bindings)["bindings"].values()}
+    table, _, _ = docxmod.provenance_rows(document, keys)
+    sizes = {run.font.size for row in table.rows for cell in row.cells for p in cell.paragraphs for run in p.runs}
+    assert sizes == {Pt(8)}
+    # the section break sits right before the heading of the table's section
+    xml = zipfile.ZipFile(out).read("word/document.xml").decode()
+    assert re.search(r'<w:sectPr><w:pgSz w:w="11906" w:h="16838" w:orient="portrait"/>.*?</w:p><w:p><w:pPr><w:pStyle w:val="Heading', xml, re.S)
 
 
 def test_a_failed_claim_is_bold_in_its_own_character_style(built):

@@ -25,7 +25,7 @@ from typing import Callable
 from articlekit.core.errors import ArticlekitError
 
 # What a build writes when config publishing.formats does not say.
-DEFAULT = ("html", "gfm", "pdf", "jats")
+DEFAULT = ("html", "gfm", "pdf", "docx", "jats")
 
 
 class FormatError(ArticlekitError):

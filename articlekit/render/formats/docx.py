@@ -32,7 +32,9 @@ import zipfile
 
 import docx
 from docx.enum.style import WD_STYLE_TYPE
-from docx.shared import RGBColor
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
+from docx.shared import Pt, RGBColor
 
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
@@ -209,6 +211,68 @@ def reference_doc(job):
     return path
 
 
+# A4, as the PDF edition: (width, height) in twentieths of a point, and the margins
+A4 = (11906, 16838)
+MARGIN = 1134  # 2 cm
+
+
+def appendix_in_landscape(path, keys):
+    """The section that places the provenance table (its last heading before
+    the table, to the end) on landscape A4 pages, the table's text at 8
+    points, as the PDF's Appendix A: seven columns on a portrait page break
+    every word. The body before it stays portrait A4."""
+    document = docx.Document(path)
+    table, found, _ = provenance_rows(document, keys)
+    if table is None or not found:
+        return
+    body = document.element.body
+    heading = None
+    for element in body.iterchildren():
+        if element is table._tbl:
+            break
+        if element.tag == qn("w:p") and element.pPr is not None and element.pPr.pStyle is not None:
+            if element.pPr.pStyle.val.startswith("Heading"):
+                heading = element
+    if heading is None:
+        return
+    # the body's own section ends before the appendix's heading: portrait
+    portrait = OxmlElement("w:p")
+    portrait_pr = OxmlElement("w:pPr")
+    portrait_pr.append(section_properties(*A4, "portrait"))
+    portrait.append(portrait_pr)
+    heading.addprevious(portrait)
+    # the document's last section, the appendix: landscape
+    last = body.sectPr
+    for child in list(last):
+        if child.tag in (qn("w:pgSz"), qn("w:pgMar")):
+            last.remove(child)
+    for child in reversed(list(section_properties(A4[1], A4[0], "landscape"))):
+        last.insert(0, child)
+    for row in table.rows:
+        for cell in row.cells:
+            for paragraph in cell.paragraphs:
+                for run in paragraph.runs:
+                    run.font.size = Pt(8)
+    document.save(path)
+
+
+def section_properties(width, height, orient):
+    """A w:sectPr of one page size and orientation, with the edition's margins."""
+    sect = OxmlElement("w:sectPr")
+    size = OxmlElement("w:pgSz")
+    size.set(qn("w:w"), str(width))
+    size.set(qn("w:h"), str(height))
+    size.set(qn("w:orient"), orient)
+    margins = OxmlElement("w:pgMar")
+    for side in ("top", "right", "bottom", "left"):
+        margins.set(qn(f"w:{side}"), str(MARGIN))
+    for side in ("header", "footer", "gutter"):
+        margins.set(qn(f"w:{side}"), "0" if side == "gutter" else "709")
+    sect.append(size)
+    sect.append(margins)
+    return sect
+
+
 def write(job):
     """Pandoc's docx writer over the bound tree, its figures embedded."""
     article_dir = job.article.parent.resolve()
@@ -222,6 +286,8 @@ def write(job):
     )
     epoch = document_epoch(job.article, front)
     run_tool(cmd, job.article, cwd=article_dir, env=pandoc_env(job, epoch))
+    if provenance_placed(read_text(job.article)):
+        appendix_in_landscape(job.produced, {b["key"] for b in job.document["bindings"].values()})
     finish_package(job.produced, job.workdir, epoch)
     return metadata["renderer"]
 
