@@ -30,14 +30,23 @@ def leftovers(made, root="."):
     return found
 
 
-def report(files, experiments):
-    """The warning for leftover files, or None. experiments: the names experiments: declares."""
+def report(files, experiments, root="."):
+    """The warning for leftover files, or None. experiments: the names
+    experiments: declares. A leftover whose name is an experiment's script
+    (experiments/NAME.py) is that experiment's, taken out of the config;
+    another is a rule's this build no longer has (a format no longer chosen,
+    a rule of an older articlekit)."""
     if not files:
         return None
     stems = sorted({Path(f).stem for f in files if f.startswith(("results/", "logs/"))} - set(experiments))
-    whose = f" (of {', '.join(stems)}, which experiments: in config.yaml no longer declares)" if stems else ""
-    again = ", or declare it again in experiments: to use them" if stems else ""
+    taken_out = [stem for stem in stems if Path(root, "experiments", f"{stem}.py").exists()]
+    gone = [stem for stem in stems if stem not in taken_out]
+    whose = [
+        *([f"of {', '.join(taken_out)}, which experiments: in config.yaml no longer declares"] if taken_out else []),
+        *([f"of {', '.join(gone)}, a rule this build no longer has"] if gone else []),
+    ]
+    again = ", or declare it again in experiments: to use them" if taken_out else ""
     return (
-        f"left over from an earlier build{whose}: {', '.join(files)}. No rule makes them and nothing reads "
-        f"them: delete them (rm {' '.join(map(shlex.quote, files))}){again}"
+        f"left over from an earlier build{' (' + '; '.join(whose) + ')' if whose else ''}: {', '.join(files)}. "
+        f"No rule makes them and nothing reads them: delete them (rm {' '.join(map(shlex.quote, files))}){again}"
     )
