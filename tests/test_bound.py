@@ -15,7 +15,7 @@ import pytest
 
 from articlekit.article.bound import BoundError, bound_markdown
 from articlekit.article.shortcodes import ShortcodeSyntaxError
-from articlekit.render.page import BOUND_FILTER
+from articlekit.render.luafilters import BOUND_FILTER
 from articlekit.render.renderers import pandoc_path
 
 pytestmark = pytest.mark.unit

@@ -123,7 +123,11 @@ def test_the_section_of_the_provenance_table_is_on_landscape_pages_the_body_on_p
     assert sizes == {Pt(8)}
     # the section break sits right before the heading of the table's section
     xml = zipfile.ZipFile(out).read("word/document.xml").decode()
-    assert re.search(r'<w:sectPr><w:pgSz w:w="11906" w:h="16838" w:orient="portrait"/>.*?</w:p><w:p><w:pPr><w:pStyle w:val="Heading', xml, re.S)
+    assert re.search(
+        r'<w:sectPr><w:pgSz w:w="11906" w:h="16838" w:orient="portrait"/>.*?</w:p><w:p><w:pPr><w:pStyle w:val="Heading',
+        xml,
+        re.S,
+    )
 
 
 def test_a_failed_claim_is_bold_in_its_own_character_style(built):

@@ -17,6 +17,7 @@ import yaml
 from articlekit.render import page as rendermod
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import write_json
+from articlekit.render import pagecheck
 from articlekit.render.pagecheck import PageError, check_page
 from tests.test_render import bind_and_render, make_article
 
@@ -390,19 +391,19 @@ def test_a_page_that_loads_a_local_file_stops_the_render_and_keeps_the_old_page(
     a hidden folder): the page check stops the render, the old page stays."""
     values, good, _ = bind_and_render(tmp_path / "article")
     html_out, md_out = tmp_path / "article" / "build" / "article.html", tmp_path / "article" / "build" / "article.md"
-    real = rendermod.render_with_pandoc
+    real = rendermod.pandoc_page
 
-    def misbehaving(article, bindings, html, md, *rest):
-        made = real(article, bindings, html, md, *rest)
-        html.write_text(
-            html.read_text(encoding="utf-8").replace(
+    def misbehaving(job):
+        made = real(job)
+        job.produced.write_text(
+            job.produced.read_text(encoding="utf-8").replace(
                 "</head>", '<script src="https://cdn.example.org/x.js"></script></head>'
             ),
             encoding="utf-8",
         )
         return made
 
-    monkeypatch.setattr(rendermod, "render_with_pandoc", misbehaving)
+    monkeypatch.setattr(rendermod, "pandoc_page", misbehaving)
     article = tmp_path / "article" / "index.qmd"
     with pytest.raises(rendermod.RenderError, match=re.escape('<script src="https://cdn.example.org/x.js">')) as failed:
         rendermod.render(article, tmp_path / "article" / "build" / "bindings.json", "pandoc", html_out, md_out)
@@ -421,7 +422,7 @@ def test_the_render_checks_against_the_articles_own_quarto_yml(tmp_path, monkeyp
     bindings = tmp_path / "bindings.json"
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, True))
     seen = []
-    monkeypatch.setattr(rendermod, "check_page", lambda page, options, where, out, **_: seen.append((options, where)))
+    monkeypatch.setattr(pagecheck, "check_page", lambda page, options, where, out, **_: seen.append((options, where)))
     rendermod.render(article, bindings, "pandoc", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert seen == [(yaml.safe_load(quarto_yml.read_text(encoding="utf-8"))["format"]["html"], quarto_yml)]
     assert seen[0][0]["toc"] is False

@@ -340,10 +340,8 @@ def quarto_standin(tmp_path, monkeypatch, **env):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     # the stand-in writes no table
-    from articlekit.render.formats import gfm, html
-
-    monkeypatch.setattr(html, "check_page_structure", lambda *args: None)
-    monkeypatch.setattr(gfm, "check_markdown_structure", lambda *args: None)
+    monkeypatch.setattr(rendermod, "check_page_structure", lambda *args: None)
+    monkeypatch.setattr(rendermod, "check_markdown_structure", lambda *args: None)
     return article, bindings
 
 

@@ -130,11 +130,14 @@ def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built):
     module = built / "articlekit/render/formats/plain.py"
     config = built / "config/test.yaml"
     original = config.read_text(encoding="utf-8")
-    chosen = f"  formats: [{', '.join([*formats.DEFAULT, 'plain'])}]\n"
+    listed = re.search(r"^  formats: \[(.*?)\]", original, re.M)
     try:
         module.write_text(PLANTED_FORMAT, encoding="utf-8")
-        config.write_text(original.replace("publishing:\n", "publishing:\n" + chosen, 1), encoding="utf-8")
-        assert len(config.read_text(encoding="utf-8").splitlines()) == len(original.splitlines()) + 1
+        config.write_text(
+            original.replace(listed.group(0), f"  formats: [{listed.group(1)}, plain]", 1), encoding="utf-8"
+        )
+        edited = [a != b for a, b in zip(original.splitlines(), config.read_text(encoding="utf-8").splitlines())]
+        assert sum(edited) == 1 and len(edited) == len(original.splitlines())  # one line of config
         assert planned_rules(built) & {*formats.names(), "plain"} == {"plain"}  # the others are up to date
         snakemake(built, "build/article.txt")
         bindings = json.loads((built / "build/bindings.json").read_text(encoding="utf-8"))["bindings"]

@@ -49,8 +49,8 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.text import md_text
+from articlekit.render import formats
 from articlekit.render.page import (
-    HTML_FILTERS,
     RenderError,
     build_root,
     empty_folder,
@@ -224,7 +224,7 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters, the metadata, the options."""
-        lua = [str(p) for p in (*filter_files(), *filter_library_files(), *HTML_FILTERS)]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files(), *formats.get("html").filters)]
         return [
             self.pandoc,
             [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],

@@ -63,7 +63,6 @@ import sys
 import tempfile
 import time
 from html.parser import HTMLParser
-from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -76,6 +75,13 @@ from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_tex
 from articlekit.render.extension import refresh_if_installed
 from articlekit.render import formats
 from articlekit.render.formats import Format, Job
+from articlekit.render.luafilters import (
+    BOUND_FILTER,
+    EMBED_FIGURES_FILTER,
+    LIBRARY,
+    QUARTO_LAYOUT_FILTER,
+    SCROLL_REGIONS_FILTER,
+)
 from articlekit.render.pagecheck import script_digests
 from articlekit.render.renderers import (
     CHOICES,
@@ -212,25 +218,14 @@ def pandoc_metadata(front, pandoc):
     return metadata
 
 
-# The filter every format runs first: the bound document's spans written as
-# the format shows them (articlekit.article.bound says what they are).
-BOUND_FILTER = resources.files("articlekit.render") / "filters" / "bound.lua"
-
-
 def filter_files():
     """The Lua filters the Pandoc route runs, in order: the bound spans,
     then callouts and figures as Quarto lays them out."""
-    return [BOUND_FILTER, resources.files("articlekit.render") / "filters" / "quarto_layout.lua"]
-
-
-# Lua that the filters load themselves (dofile, from their own folder): the
-# page and the PDF depend on it as on the filters (the preview's cache too).
-FILTER_LIBRARY = ("callouts.lua",)
+    return [BOUND_FILTER, QUARTO_LAYOUT_FILTER]
 
 
 def filter_library_files():
-    filters = resources.files("articlekit.render") / "filters"
-    return [filters / name for name in FILTER_LIBRARY]
+    return list(LIBRARY)
 
 
 def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown"):
@@ -254,18 +249,8 @@ def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown
 
 
 def html_filter_args():
-    """The filters only HTML runs (HTML_FILTERS)."""
-    return [arg for path in HTML_FILTERS for arg in ("--lua-filter", str(path))]
-
-
-EMBED_FIGURES_FILTER = resources.files("articlekit.render") / "filters" / "embed_figures.lua"
-# The page's filters, on both routes (Pandoc's run, Quarto's filters:):
-# embed_figures swaps each figure's link for the data URI articlekit made
-# of the figure's file, with its alt text (figure_data); scroll_regions
-# makes each code block and table, the boxes that scroll sideways, take
-# keyboard focus under a name.
-SCROLL_REGIONS_FILTER = resources.files("articlekit.render") / "filters" / "scroll_regions.lua"
-HTML_FILTERS = (EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER)
+    """The filters only the page runs (the html format's)."""
+    return [arg for path in formats.get("html").filters for arg in ("--lua-filter", str(path))]
 
 
 def empty_folder(workdir):

@@ -40,8 +40,8 @@ local function is_docx()
   return FORMAT_NAME == "docx"
 end
 
--- A claim mark's Word character style: its class in words ("claim-failed"
--- is "Claim Failed"), as articlekit/render/formats/docx.py colours it.
+-- A claim mark's Word character style: its class in words (each dash a
+-- space, each word capitalised), as articlekit/render/formats/docx.py colours it.
 local function word_style(class)
   return (class:gsub("-", " "):gsub("(%a)(%w*)", function(first, rest) return first:upper() .. rest end))
 end

@@ -30,26 +30,15 @@ import re
 import time
 import zipfile
 
-import docx
-from docx.enum.style import WD_STYLE_TYPE
-from docx.oxml import OxmlElement
-from docx.oxml.ns import qn
-from docx.shared import Pt, RGBColor
-
+from articlekit.core.sources import read_text
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.render.formats import Format
-from articlekit.render.page import (
-    EMBED_FIGURES_FILTER,
-    embedded_figures,
-    expected_literal_shortcodes,
-    pandoc_run,
-    provenance_placed,
-    run_tool,
-    split_front_matter,
-)
+from articlekit.render.luafilters import EMBED_FIGURES_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path
-from articlekit.core.sources import read_text
+
+# What renders (python-docx, articlekit.render.page) is imported by the
+# functions that render: the Plan reads FORMAT on every Snakemake call.
 
 # The colour of each claim mark's style: the page's and the PDF's
 # (page.css, pdf_style.typ), by the mark's class.
@@ -199,6 +188,12 @@ def add_png_fallbacks(files, workdir):
 def reference_doc(job):
     """Pandoc's own reference document with the claim marks' character
     styles added (bold, in their status's colour) -> its path."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.shared import RGBColor
+
+    from articlekit.render.page import run_tool
+
     path = job.workdir / "reference.docx"
     run_tool([pandoc_path(), "--output", str(path), "--print-default-data-file", "reference.docx"], job.article)
     reference = docx.Document(path)
@@ -221,6 +216,11 @@ def appendix_in_landscape(path, keys):
     the table, to the end) on landscape A4 pages, the table's text at 8
     points, as the PDF's Appendix A: seven columns on a portrait page break
     every word. The body before it stays portrait A4."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+    from docx.shared import Pt
+
     document = docx.Document(path)
     table, found, _ = provenance_rows(document, keys)
     if table is None or not found:
@@ -258,6 +258,9 @@ def appendix_in_landscape(path, keys):
 
 def section_properties(width, height, orient):
     """A w:sectPr of one page size and orientation, with the edition's margins."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
     sect = OxmlElement("w:sectPr")
     size = OxmlElement("w:pgSz")
     size.set(qn("w:w"), str(width))
@@ -275,6 +278,8 @@ def section_properties(width, height, orient):
 
 def write(job):
     """Pandoc's docx writer over the bound tree, its figures embedded."""
+    from articlekit.render.page import embedded_figures, pandoc_run, provenance_placed, run_tool, split_front_matter
+
     article_dir = job.article.parent.resolve()
     front, _ = split_front_matter(read_text(job.article), job.article)
     figures = embedded_figures(job)
@@ -327,6 +332,10 @@ def check(job):
     """The document holds every number the page shows in prose, the
     provenance table as a Word table of one row per key, one embedded
     picture per figure shown, and no shortcode left over."""
+    import docx
+
+    from articlekit.render.page import expected_literal_shortcodes, provenance_placed
+
     try:
         document = docx.Document(job.produced)
     except Exception as exc:  # python-docx raises zip, XML and its own errors alike

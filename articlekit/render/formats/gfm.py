@@ -3,28 +3,33 @@
 Numbers without their links (a moved anchor would show as a change), math
 as Quarto's gfm writes it ($...$), the title as a heading on top: the same
 bytes from Quarto and from Pandoc. Its provenance table must be a table.
+What renders is imported when it renders (the Plan reads FORMAT on every
+Snakemake call).
 """
 
 import re
 
-from articlekit.core.sources import read_text
 from articlekit.render.formats import Format
-from articlekit.render.page import check_markdown_structure, pandoc_markdown, quarto_render
 
 
 def write(job):
+    from articlekit.render import page
+
     if job.renderer == "quarto":
-        name = quarto_render(job, "gfm")
+        name = page.quarto_render(job, "gfm")
         # Quarto's gfm template leaves two blank lines under the title; the
         # Pandoc route one. article.md is diffed between builds: one form.
         text = job.produced.read_text(encoding="utf-8")
         job.produced.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", text), encoding="utf-8")
         return name
-    return pandoc_markdown(job)
+    return page.pandoc_markdown(job)
 
 
 def check(job):
-    check_markdown_structure(read_text(job.article), job.produced)
+    from articlekit.core.sources import read_text
+    from articlekit.render import page
+
+    page.check_markdown_structure(read_text(job.article), job.produced)
 
 
 FORMAT = Format(

@@ -6,43 +6,40 @@ first, and what it wrote must pass the page check (articlekit.render.pagecheck:
 nothing loaded, run or navigated to but the page itself; every option
 _quarto.yml asks for) and show the provenance table as a table. It is kept
 as build/last-good/article.html too, the page a failed render names.
+
+The Plan reads FORMAT on every Snakemake call: what renders is imported
+when it renders (articlekit.render.page and what it imports).
 """
 
-from articlekit.core.sources import read_text
 from articlekit.render.formats import Format
-from articlekit.render.page import (
-    HTML_FILTERS,
-    check_page_structure,
-    check_style_sheets,
-    embedded_figures,
-    pandoc_page,
-    project_options,
-    project_root,
-    quarto_render,
-)
-from articlekit.render.pagecheck import check_page
+from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
 
 
 def write(job):
-    project_dir = project_root(job.article.parent.resolve())
-    check_style_sheets(project_dir, project_options(project_dir))
-    job.extra["figure-data"] = embedded_figures(job)
+    from articlekit.render import page
+
+    project_dir = page.project_root(job.article.parent.resolve())
+    page.check_style_sheets(project_dir, page.project_options(project_dir))
+    job.extra["figure-data"] = page.embedded_figures(job)
     if job.renderer == "quarto":
-        return quarto_render(job, "html", scripts=True)
-    return pandoc_page(job)
+        return page.quarto_render(job, "html", scripts=True)
+    return page.pandoc_page(job)
 
 
 def check(job):
-    project_dir = project_root(job.article.parent.resolve())
+    from articlekit.core.sources import read_text
+    from articlekit.render import page, pagecheck
+
+    project_dir = page.project_root(job.article.parent.resolve())
     # the options the page is checked against are the ones the render read
-    check_page(
+    pagecheck.check_page(
         job.produced,
-        project_options(project_dir),
+        page.project_options(project_dir),
         project_dir / "_quarto.yml",
         out=job.out,
         own_scripts=job.extra["own-scripts"],
     )
-    check_page_structure(read_text(job.article), job.document["provenance_md"], job.produced)
+    page.check_page_structure(read_text(job.article), job.document["provenance_md"], job.produced)
 
 
 FORMAT = Format(
@@ -52,7 +49,8 @@ FORMAT = Format(
     writer="html5",
     write=write,
     check=check,
-    filters=HTML_FILTERS,
+    # the page's own filters, after the bound spans' and the layout's
+    filters=(EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER),
     work_folder=".render-",
     quarto=True,
     keeps_last_good=True,

@@ -33,24 +33,16 @@ from pathlib import Path, PurePosixPath
 from xml.sax.saxutils import quoteattr
 
 import Bio
-from lxml import etree
 
 from articlekit.article.figures import FigureError, alt_text, figure_file
 from articlekit.core.sources import read_text
 from articlekit.core.text import md_text
 from articlekit.render.formats import Format
-from articlekit.render.page import (
-    FIGURE_TYPES,
-    check_output,
-    expected_literal_shortcodes,
-    figure_bytes,
-    pandoc_run,
-    run_tool,
-    split_front_matter,
-)
 from articlekit.render.renderers import RenderError
 
 HERE = resources.files("articlekit.render.formats")
+# What renders (lxml, articlekit.render.page) is imported by the functions
+# that render: the Plan reads FORMAT on every Snakemake call.
 
 # The DTD the check validates against, and the DOCTYPE that names it:
 # JATS 1.3, Archiving and Interchange, with MathML 3 (Pandoc's template
@@ -82,6 +74,8 @@ def packed_figures(job):
     figure the tree shows, read from the file its rule wrote (figure_file:
     a regular file in figures/, no symbolic link), packed under its path in
     the build (figures/NAME)."""
+    from articlekit.render.page import FIGURE_TYPES, figure_bytes
+
     links, files = {}, {}
     for figure in job.figures:
         inside = PurePosixPath(Path(figure.path).as_posix())
@@ -112,6 +106,8 @@ def jats_metadata(job, figure_list):
     one-line abstract would be inline text, which <abstract> refuses),
     the figures' paths in the zip, and the bound values' links to their
     provenance rows kept (bound.lua's bound-links: keep)."""
+    from articlekit.render.page import split_front_matter
+
     front, _ = split_front_matter(read_text(job.article), job.article)
     metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
     if front.get("keywords"):
@@ -138,6 +134,10 @@ def declared(xml, lang, pandoc_version):
 
 def manifest(figures):
     """MECA's manifest.xml: the article's XML, then each figure, with its media type."""
+    from lxml import etree
+
+    from articlekit.render.page import FIGURE_TYPES
+
     root = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={None: MANIFEST_NS, "xlink": XLINK_NS})
     root.set("manifest-version", "1")
     items = [("article-metadata", ARTICLE_XML, "application/xml")]
@@ -164,6 +164,8 @@ def zip_bytes(entries):
 
 def write(job):
     """article.xml from the bound tree, its figures and manifest, zipped."""
+    from articlekit.render.page import pandoc_run, run_tool
+
     links, figures = packed_figures(job)
     figure_list = job.workdir / "jats-figures.json"
     figure_list.write_text(json.dumps(links), encoding="utf-8")
@@ -196,6 +198,8 @@ def read_bundle(path):
 def parsed(data, where):
     """article.xml's tree: its own DOCTYPE is not followed (its system id
     names no file here, and nothing is fetched), entities are not expanded."""
+    from lxml import etree
+
     parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
     try:
         return etree.fromstring(data, parser).getroottree()
@@ -206,6 +210,8 @@ def parsed(data, where):
 def check_valid(doc, lines, where):
     """The JATS 1.3 Archiving DTD (MathML 3) takes the document; else the
     first complaints, each with its line of XML."""
+    from lxml import etree
+
     dtd = etree.DTD(str(DTD))
     if dtd.validate(doc):
         return
@@ -247,6 +253,8 @@ def prose_text(root):
 def check(job):
     """The zip as a journal reads it: valid JATS, every value shown, every
     figure packed, no shortcode left, the title the front matter's."""
+    from articlekit.render.page import check_output, expected_literal_shortcodes, split_front_matter
+
     where = f"{job.out} ({ARTICLE_XML})"
     entries = read_bundle(job.produced)
     if ARTICLE_XML not in entries:

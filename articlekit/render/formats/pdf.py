@@ -30,22 +30,14 @@ from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.article.figures import figure_file
 from articlekit.render.formats import Format
-from articlekit.render.page import (
-    BOUND_FILTER,
-    PANDOC_METADATA,
-    bound_text,
-    build_root,
-    checked_tree,
-    expected_literal_shortcodes,
-    pandoc_source,
-    render_format,
-)
+from articlekit.render.luafilters import BOUND_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
-from articlekit.article.bindings import load_bindings
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_text
 
-# This format's own filters and Typst style lie beside it.
+# This format's own filters and Typst style lie beside it. What renders
+# (articlekit.render.page) is imported by the functions that render: the
+# Plan reads FORMAT on every Snakemake call.
 HERE = resources.files("articlekit.render.formats")
 
 # Pandoc's Typst template variables: an A4 paper, numbered sections.
@@ -80,6 +72,10 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
     the bindings); checked either way, as the page's is
     (raw Typst in the prose is refused there), and each figure must be the
     file its rule wrote (figure_file: no symbolic link), which Typst reads."""
+    # what renders is imported when it renders: the Plan reads FORMAT on every Snakemake call
+    from articlekit.article.bindings import load_bindings
+    from articlekit.render.page import PANDOC_METADATA, bound_text, build_root, checked_tree, pandoc_source
+
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
     try:
@@ -136,6 +132,8 @@ def run_pandoc(cmd, cwd):
 
 def check_source(typ, article):
     """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)."""
+    from articlekit.render.page import expected_literal_shortcodes
+
     text = typ.read_text(encoding="utf-8")
     left = text.count("{{<") + text.count("{{\\<")
     allowed = expected_literal_shortcodes(read_text(article))
@@ -190,6 +188,8 @@ FORMAT = Format(
 
 
 def render_pdf(article, bindings, out, ast=None):
+    from articlekit.render.page import render_format
+
     return render_format(FORMAT, article, bindings, out, ast=ast)
 
 
