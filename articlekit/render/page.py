@@ -329,7 +329,14 @@ def write_ast(article, out, root=None, bound=None):
         tree = workdir / "article.ast.json"
         text = read_text(bound) if bound is not None else unbound_text(article)
         read_tree(article, workdir, tree, text)
-        check_prose(article, tree, workdir, root)
+        shown = check_prose(article, tree, workdir, root)
+        # each figure the file its rule wrote, checked once before any
+        # format's rule starts (and removes its old output): each checks again
+        for figure in shown:
+            try:
+                figure_file(build_root(root, article), figure.path, article, figure.line)
+            except FigureError as exc:
+                raise RenderError(str(exc)) from None
         os.replace(tree, out)
 
 

@@ -90,6 +90,8 @@ rule parse_article:
     input:
         article=PLAN.article,
         bound=PLAN.bound_article,
+        # checked once here, each the file its rule wrote, before any format starts
+        figures=article_figures,
         code=command_code("parse"),
     output:
         ast=PLAN.pandoc_tree,
