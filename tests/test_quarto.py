@@ -313,9 +313,21 @@ def test_under_quarto_value_lua_builds_pythons_lookup_id_for_every_shortcode(pro
 
 
 @pytest.fixture
-def edited(project):
-    """Append to the article; undo (and check nothing stray is left) after."""
-    work = project[0]
+def scratch(project, quarto_env, tmp_path):
+    """The module's project as `project` gives it, in a copy of its own (the
+    build's mtimes kept: up to date there too), for a test that edits the
+    article and builds: the module's project stays built as committed, so
+    that the tests after it do not each build it again first."""
+    work, _, version, seconds = project
+    copy = shutil.copytree(work, tmp_path / "scratch", symlinks=True)
+    return copy, {**copy_environment(copy), **quarto_env}, version, seconds
+
+
+@pytest.fixture
+def edited(scratch):
+    """Append to the article of the scratch copy; undo (and check nothing
+    stray is left) after."""
+    work = scratch[0]
     article = work / "article/index.qmd"
     original = article.read_text(encoding="utf-8")
 
@@ -342,8 +354,8 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", BROKEN)
-def test_a_broken_article_stops_the_quarto_build_with_one_clear_message(project, edited, case):
-    work, env, _, _ = project
+def test_a_broken_article_stops_the_quarto_build_with_one_clear_message(scratch, edited, case):
+    work, env, _, _ = scratch
     shortcode, message = BROKEN[case]
     line = edited(shortcode)
     done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env, check=False)
@@ -355,15 +367,16 @@ def test_a_broken_article_stops_the_quarto_build_with_one_clear_message(project,
 
 @pytest.mark.parametrize("case", ["missing key", "unknown format spec"])
 def test_a_shortcode_the_bindings_lack_stops_the_build_and_quartos_lua_with_one_message(
-    project, edited, case, tmp_path
+    scratch, edited, case, tmp_path
 ):
     """The bindings file older than the article: the build's render, which
     binds the document itself, names the article's line; and value.lua,
     what an editor's Quarto runs, must stop Quarto (whose error() only
     logs) and say why, once."""
-    work, env, _, _ = project
-    # the values of the article as committed: a test above built an edited one,
-    # whose new claims the seed sweep's summary (robustness.*) was made for
+    work, env, _, _ = scratch
+    # the values of the article as committed (nothing to do unless a test
+    # built an edited one in the module's project, whose new claims the seed
+    # sweep's summary, robustness.*, would have been made for)
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     bindings = tmp_path / "bindings.json"  # of the article as committed
     run(
@@ -442,8 +455,8 @@ def test_a_shortcode_the_bindings_lack_stops_the_build_and_quartos_lua_with_one_
         shutil.rmtree(work / "article" / leftover, ignore_errors=True)
 
 
-def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(project, edited):
-    work, env, _, _ = project
+def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(scratch, edited):
+    work, env, _, _ = scratch
     line = edited(BROKEN["failed claim"][0])
     done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "strict=false"], work, env)
     assert re.search(
@@ -540,7 +553,7 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     tooltips and links as Snakemake's page; nothing beside the source; and
     the build still has nothing to do (the extension's copy is not its input)."""
     work, env, version, _ = project
-    # Snakemake's page of the article as it stands (a test above built an edited one)
+    # Snakemake's page of the article as it stands (nothing to do unless a test built an edited one)
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
     native = work / "build/quarto/article/index.html"
@@ -717,10 +730,10 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     assert git_status(folder) == ""
 
 
-def test_quarto_render_stops_on_a_typed_number_with_the_lint_s_message(project, edited):
+def test_quarto_render_stops_on_a_typed_number_with_the_lint_s_message(scratch, edited):
     """The pre-render lints, as the build does: the render fails
     with the lint's file:line and the command to rerun, and writes no page."""
-    work, env, _, _ = project
+    work, env, _, _ = scratch
     line = edited("The answer is 42.")
     native = work / "build/quarto/article/index.html"
     before = native.stat().st_mtime_ns if native.exists() else None

@@ -7,8 +7,9 @@ must agree, except what may differ between any two builds (timings, date,
 host, executor), and every rule must have run as its own SLURM job.
 
 The version matrix likewise (`snakemake matrix` on tests/slurm/matrix.yaml,
-one environment): each cell (one experiment in one environment) a SLURM job,
-the environments made where Snakemake runs, the results the local run's.
+one environment, in a copy of each of the two builds): each cell (one
+experiment in one environment) a SLURM job, the environments made where
+Snakemake runs, the results the local run's.
 
 Skipped, with the reason, where SLURM or munge is missing or cannot start;
 with REQUIRE_SLURM=1 (CI, after .ci/install-slurm.sh) that is a failure.
@@ -17,6 +18,7 @@ with REQUIRE_SLURM=1 (CI, after .ci/install-slurm.sh) that is a failure.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,18 +113,16 @@ def local_environment():
     return {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
 
 
-def run_locally(tmp_path_factory, name, args, configfiles=FAST):
-    """snakemake ARGS in a fresh copy of the project -> (copy, its output)."""
-    work = copy_project(tmp_path_factory.mktemp(name) / "project")
-    return work, snakemake(work, args, local_environment(), LOCAL_TIMEOUT, configfiles)
+def run_locally(work, args, configfiles=FAST):
+    """snakemake ARGS in the copy work -> its output."""
+    return snakemake(work, args, local_environment(), LOCAL_TIMEOUT, configfiles)
 
 
-def run_on_the_cluster(tmp_path_factory, cluster, name, args, configfiles=FAST):
-    """snakemake ARGS --profile PROFILE in a fresh copy -> (copy, its output);
-    on failure, the daemons' logs too."""
-    work = copy_project(tmp_path_factory.mktemp(name) / "project")
+def run_on_the_cluster(work, cluster, args, configfiles=FAST):
+    """snakemake ARGS --profile PROFILE in the copy work -> its output; on
+    failure, the daemons' logs too."""
     try:
-        return work, snakemake(work, [*args, "--profile", PROFILE], cluster.env, SLURM_TIMEOUT, configfiles)
+        return snakemake(work, [*args, "--profile", PROFILE], cluster.env, SLURM_TIMEOUT, configfiles)
     except BaseException:
         print(cluster.describe(), file=sys.stderr)
         raise
@@ -130,13 +130,16 @@ def run_on_the_cluster(tmp_path_factory, cluster, name, args, configfiles=FAST):
 
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory):
-    work, out = run_locally(tmp_path_factory, "local", [])
-    return work, set(FINISHED.findall(out)) - {"all"}
+    """(copy, the rules it ran): the default target built locally in a fresh copy."""
+    work = copy_project(tmp_path_factory.mktemp("local") / "project")
+    return work, set(FINISHED.findall(run_locally(work, []))) - {"all"}
 
 
 @pytest.fixture(scope="module")
 def slurm_build(tmp_path_factory, cluster):
-    return run_on_the_cluster(tmp_path_factory, cluster, "cluster", [])
+    """(copy, Snakemake's output): the default target built through SLURM in a fresh copy."""
+    work = copy_project(tmp_path_factory.mktemp("cluster") / "project")
+    return work, run_on_the_cluster(work, cluster, [])
 
 
 def artifacts(root):
@@ -208,14 +211,35 @@ def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build
 # ---- the version matrix ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def local_matrix(tmp_path_factory):
-    return run_locally(tmp_path_factory, "matrix-local", ["matrix"], MATRIX)[0]
+def copy_of_build(build, tmp_path_factory, name):
+    """A copy of a built project, mtimes kept, so that Snakemake finds the
+    build up to date: `snakemake matrix` there runs only the matrix's own
+    jobs, not again the timing, the sweep and the listings its columns take
+    from the main build (tests/test_matrix.py runs it from a fresh copy)."""
+    work = tmp_path_factory.mktemp(name) / "project"
+    shutil.copytree(build, work, symlinks=True)
+    return work
+
+
+def only_the_matrix_ran(out):
+    """A matrix run in a copy of a build must not build it again: that
+    would cost this module minutes and prove nothing new."""
+    again = sorted({rule for rule in FINISHED.findall(out) if not rule.startswith("matrix")})
+    assert not again, f"`snakemake matrix` in a built copy ran the build's rules {again} again:\n{out[-3000:]}"
 
 
 @pytest.fixture(scope="module")
-def slurm_matrix(tmp_path_factory, cluster):
-    return run_on_the_cluster(tmp_path_factory, cluster, "matrix-cluster", ["matrix"], MATRIX)[0]
+def local_matrix(tmp_path_factory, local_build):
+    work = copy_of_build(local_build[0], tmp_path_factory, "matrix-local")
+    only_the_matrix_ran(run_locally(work, ["matrix"], MATRIX))
+    return work
+
+
+@pytest.fixture(scope="module")
+def slurm_matrix(tmp_path_factory, cluster, slurm_build):
+    work = copy_of_build(slurm_build[0], tmp_path_factory, "matrix-cluster")
+    only_the_matrix_ran(run_on_the_cluster(work, cluster, ["matrix"], MATRIX))
+    return work
 
 
 def matrix_config(root):
@@ -293,7 +317,7 @@ def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cl
     for path in [*chunks, "build/robustness.json"]:
         assert json.loads((remote / path).read_text()) == json.loads((local / path).read_text()), path
     assert (remote / "build/robustness.md").read_text() == (local / "build/robustness.md").read_text()
-    # This build's jobs: the matrix's project sweeps too, for its columns.
+    # This build's jobs, not those of another copy on the same cluster.
     completed = [
         job
         for job in cluster.jobs()
