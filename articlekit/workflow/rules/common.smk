@@ -73,7 +73,9 @@ def command_code(command):
 def format_code(fmt):
     """What `python -m articlekit render --to FORMAT` runs: the render
     command and the format's own module, not the other formats'."""
-    return codegraph.package_files("articlekit.__main__", COMMANDS["render"][0], fmt.module)
+    return codegraph.package_files(
+        "articlekit.__main__", COMMANDS["render"][0], fmt.module
+    )
 
 
 def module_code(module):
