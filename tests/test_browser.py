@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from articlekit.article.bound import bound_markdown
 from articlekit.article.shortcodes import scan
 from articlekit.core.jsonio import write_json
 from articlekit.data.publishing import parse as parse_publishing
@@ -670,7 +671,12 @@ def test_hostile_prose_is_refused_by_both_renderers_and_nothing_is_fetched(built
     first = text[:at].count("\n") + 1
     expected = [f"article/index.qmd:{first + 2 * n}:" for n in range(len(lines))]
     env = {**copy_environment(work), "PATH": f"{quarto_folder() or ''}{os.pathsep}{os.environ['PATH']}"}
-    commands = {"parse": ["parse", "article/index.qmd", "--out", "build/hostile.ast.json"]}
+    # the bound article, as bind writes it for the build's parse (bind checks
+    # shortcodes, not what else the prose holds)
+    bound = work / "build" / "hostile.bound.md"
+    document = json.loads((work / "build" / "bindings.json").read_text(encoding="utf-8"))
+    bound.write_text(bound_markdown(article.read_text(encoding="utf-8"), document), encoding="utf-8")
+    commands = {"parse": ["parse", "article/index.qmd", "--bound", str(bound), "--out", "build/hostile.ast.json"]}
     for renderer in ("pandoc", "quarto") if quarto_folder() else ("pandoc",):
         commands[renderer] = [
             "render",

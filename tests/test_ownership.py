@@ -297,8 +297,8 @@ def test_a_page_edited_after_the_build_is_named_by_verify(server, case):
     page.write_text(page.read_text(encoding="utf-8").replace("</body>", "<p>Added later.</p></body>"), encoding="utf-8")
     checked = verify(case)
     assert checked.returncode == 1
-    assert "build/article.html: changed since rule render made it" in checked.stderr, checked.stderr
-    assert "snakemake --cores all --forcerun render" in checked.stderr
+    assert "build/article.html: changed since rule html made it" in checked.stderr, checked.stderr
+    assert "snakemake --cores all --forcerun html" in checked.stderr
     code, plan = snakemake(server, case, "--dry-run")
     assert code != 0 and "build/article.html: not what rule render wrote" in plan, plan[-3000:]
 

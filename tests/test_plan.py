@@ -277,6 +277,16 @@ def test_an_article_that_binds_the_sweep_gets_its_outputs_its_figures_and_its_cl
         build(config(), [], Machine())
 
 
+def test_an_article_whose_shortcodes_do_not_parse_stops_the_sweeps_summary_at_its_line(article):
+    """The summary may be the first job to run, before lint and bind: it
+    says what they would, at the article's line."""
+    (article / "article/index.qmd").write_text(
+        "Across seeds {{< value robustness.scaling.x.median >}}.\n\nBroken {{< value a.b\n", encoding="utf-8"
+    )
+    unparsed = json.loads(build(config(robustness={"seeds": 10}), [], Machine()).sweep.shortcodes_json)["unparsed"]
+    assert unparsed.startswith("article/index.qmd:3: shortcode '{{< value a.b' is never closed")
+
+
 def test_a_sweep_that_names_no_experiment_is_refused_at_its_line(article):
     path = write_config(
         article,

@@ -260,7 +260,7 @@ def test_in_a_folder_under_a_hidden_one_quarto_still_makes_the_article_s_page(pr
     work, env, _, _ = project
     hidden = shutil.copytree(work, tmp_path / ".hidden" / "project", symlinks=True)
     run(
-        ["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "--forcerun", "render"],
+        ["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto", "--forcerun", "html", "gfm"],
         hidden,
         {**copy_environment(hidden), "PATH": env["PATH"]},
     )

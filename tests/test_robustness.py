@@ -450,7 +450,7 @@ def test_the_default_build_runs_the_sweep_only_when_the_article_binds_its_keys(p
         article.write_text("\n\n".join(p for p in paragraphs if "robustness." not in p and "robustness-" not in p))
         counts = job_counts(project)
         assert not {"robustness_chunk", "robustness_summary", "robustness_report"} & set(counts)
-        assert counts["render"] == 1
+        assert counts["html"] == 1
     finally:
         article.write_text(original)
 

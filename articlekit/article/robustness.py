@@ -500,7 +500,7 @@ def main(argv=None):
     values = merge(artifacts)["values"]
     shortcodes = json.loads(args.shortcodes)
     if shortcodes.get("unparsed"):
-        raise RobustnessError(f"{shortcodes['unparsed']}; nothing summarised until it does")
+        raise RobustnessError(f"{shortcodes['unparsed']} (nothing summarised until the article parses)")
     report = build(sweep, values, shortcodes, settings)
     write_json(args.json, report)
     s = report["values"]["sweep"]

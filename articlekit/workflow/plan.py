@@ -480,6 +480,20 @@ def _shortcodes(text):
         return None
 
 
+def _unparsed(article, text):
+    """What is wrong with an article whose shortcodes do not parse, at its
+    line, as bind says it: the sweep's summary may be the first job to stop."""
+    from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
+
+    if text is None:
+        return f"{article}: there is no article to summarise the sweep for"
+    try:
+        scan(text)
+    except ShortcodeSyntaxError as error:
+        return f"{article}:{error}"
+    return f"{article}: its shortcodes do not parse (lint and bind say where)"
+
+
 def _sweep(robustness, article, text, occurrences):
     """The sweep's jobs. Light on purpose (articlekit.article.seed_keys, not
     the summary's module): every plan, a no-op's too, builds it."""
@@ -494,7 +508,7 @@ def _sweep(robustness, article, text, occurrences):
         else {
             "printed": [],
             "claims": [],
-            "unparsed": f"{article}: its shortcodes do not parse (lint and bind say where)",
+            "unparsed": _unparsed(article, text),
         }
     )
     return Sweep(
