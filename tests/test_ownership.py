@@ -300,7 +300,7 @@ def test_a_page_edited_after_the_build_is_named_by_verify(server, case):
     assert "build/article.html: changed since rule html made it" in checked.stderr, checked.stderr
     assert "snakemake --cores all --forcerun html" in checked.stderr
     code, plan = snakemake(server, case, "--dry-run")
-    assert code != 0 and "build/article.html: not what rule render wrote" in plan, plan[-3000:]
+    assert code != 0 and "build/article.html: not what rule html wrote" in plan, plan[-3000:]
 
 
 @pytest.mark.slow
