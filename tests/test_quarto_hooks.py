@@ -136,6 +136,8 @@ def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
         "settings.cited_experiments": "the word robustness",
         "figure_links": "figures",
         "article_shortcodes": "robustness",
+        # the sweep summary's message for an article that does not parse: bind stops on it first
+        "_unparsed": "robustness",
         "seed_figures": "figures",
         "scan": "validation only",
     }
