@@ -89,6 +89,7 @@ def job_for(built, produced, tmp_path):
     return Job(
         fmt=jats.FORMAT,
         article=article,
+        source=article.read_text(encoding="utf-8"),
         bindings=bindings,
         document=read_json(bindings),
         bound="",

@@ -28,6 +28,8 @@ shortcodes where an editor renders it (`quarto render`, `quarto preview`);
 tests/test_bound.py holds the two to the same values and marks.
 """
 
+import re
+
 from articlekit.article.shortcodes import scan
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.text import md_text
@@ -51,17 +53,9 @@ def _quoted(text):
 
 def _code_span(text):
     """TEXT as inline code, fenced by more backticks than it holds in a row."""
-    fence = "`" * (max(_backtick_runs(text), default=0) + 1)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _backtick_runs(text):
-    runs, current = [], 0
-    for char in text:
-        current = current + 1 if char == "`" else 0
-        runs.append(current)
-    return [run for run in runs if run]
 
 
 def claim_mark(binding):

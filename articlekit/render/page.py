@@ -834,6 +834,7 @@ def render_format(fmt, article, bindings, out, renderer="auto", ast=None, root=N
         job = Job(
             fmt,
             article,
+            text,
             bindings,
             document,
             bound_doc,

@@ -63,6 +63,7 @@ class Job:
 
     fmt: Format
     article: Path  # the article's .qmd (its lines name every message)
+    source: str  # its text, read once for the render
     bindings: Path  # build/bindings.json
     document: dict  # its contents
     bound: str  # the bound document's text

@@ -30,7 +30,6 @@ import re
 import time
 import zipfile
 
-from articlekit.core.sources import read_text
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.render.formats import Format
@@ -281,7 +280,7 @@ def write(job):
     from articlekit.render.page import embedded_figures, pandoc_run, provenance_placed, run_tool, split_front_matter
 
     article_dir = job.article.parent.resolve()
-    front, _ = split_front_matter(read_text(job.article), job.article)
+    front, _ = split_front_matter(job.source, job.article)
     figures = embedded_figures(job)
     common, metadata = pandoc_run(job, {"figure-data": md_text(str(figures)), "bound-links": "keep"})
     cmd = (
@@ -291,7 +290,7 @@ def write(job):
     )
     epoch = document_epoch(job.article, front)
     run_tool(cmd, job.article, cwd=article_dir, env=pandoc_env(job, epoch))
-    if provenance_placed(read_text(job.article)):
+    if provenance_placed(job.source):
         appendix_in_landscape(job.produced, {b["key"] for b in job.document["bindings"].values()})
     finish_package(job.produced, job.workdir, epoch)
     return metadata["renderer"]
@@ -358,7 +357,7 @@ def check(job):
                 "document or filters/bound.lua lost it: render the page (--to html) to see whether it is "
                 "there, and look at bound.lua's docx lowering (metadata bound-links: keep)"
             )
-    source = read_text(job.article)
+    source = job.source
     if provenance_placed(source):
         keys = {b["key"] for b in bindings.values()}
         table, found, rows = provenance_rows(document, keys)

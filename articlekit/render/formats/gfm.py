@@ -26,10 +26,9 @@ def write(job):
 
 
 def check(job):
-    from articlekit.core.sources import read_text
     from articlekit.render import page
 
-    page.check_markdown_structure(read_text(job.article), job.produced)
+    page.check_markdown_structure(job.source, job.produced)
 
 
 FORMAT = Format(

@@ -27,7 +27,6 @@ def write(job):
 
 
 def check(job):
-    from articlekit.core.sources import read_text
     from articlekit.render import page, pagecheck
 
     project_dir = page.project_root(job.article.parent.resolve())
@@ -39,7 +38,7 @@ def check(job):
         out=job.out,
         own_scripts=job.extra["own-scripts"],
     )
-    page.check_page_structure(read_text(job.article), job.document["provenance_md"], job.produced)
+    page.check_page_structure(job.source, job.document["provenance_md"], job.produced)
 
 
 FORMAT = Format(

@@ -35,7 +35,6 @@ from xml.sax.saxutils import quoteattr
 import Bio
 
 from articlekit.article.figures import FigureError, alt_text, figure_file
-from articlekit.core.sources import read_text
 from articlekit.core.text import md_text
 from articlekit.render.formats import Format
 from articlekit.render.renderers import RenderError
@@ -108,7 +107,7 @@ def jats_metadata(job, figure_list):
     provenance rows kept (bound.lua's bound-links: keep)."""
     from articlekit.render.page import split_front_matter
 
-    front, _ = split_front_matter(read_text(job.article), job.article)
+    front, _ = split_front_matter(job.source, job.article)
     metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
     if front.get("keywords"):
         metadata["tags"] = front["keywords"]
@@ -268,11 +267,11 @@ def check(job):
     unpacked = job.workdir / f"checked-{ARTICLE_XML}"
     unpacked.write_bytes(data)
     try:
-        check_output(unpacked, expected_literal_shortcodes(read_text(job.article)))
+        check_output(unpacked, expected_literal_shortcodes(job.source))
     except RenderError as exc:
         raise RenderError(str(exc).replace(str(unpacked), where)) from None
 
-    front, _ = split_front_matter(read_text(job.article), job.article)
+    front, _ = split_front_matter(job.source, job.article)
     title = root.find("front/article-meta/title-group/article-title")
     if front.get("title") and (title is None or words("".join(title.itertext())) != words(str(front["title"]))):
         shown = "none" if title is None else repr(plain("".join(title.itertext())))
