@@ -152,6 +152,28 @@ def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built):
         snakemake(built, "--touch")
 
 
+def test_a_parameter_in_a_config_file_outside_the_project_reruns_its_experiment(built, tmp_path):
+    """--configfile naming a file elsewhere (an absolute path): its edited
+    parameter reaches the experiment's rule, and the plan says so."""
+    test_config = (built / "config/test.yaml").read_text(encoding="utf-8")
+    example = re.search(r"^example:\n(?:  .*\n)+", test_config, re.M).group(0)
+    seed = int(re.search(r"seed: (\d+)", example).group(1))
+    outside = tmp_path / "over.yaml"
+    outside.write_text(re.sub(r"seed: \d+", f"seed: {seed + 1}", example), encoding="utf-8")
+    # the helpers add --configfile config/test.yaml last, which would replace this list
+    plan = subprocess.run(
+        ["snakemake", "--cores", "2", "--dry-run", "--configfile", "config/test.yaml", str(outside)],
+        cwd=built,
+        env=copy_environment(built),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    planned = set(re.findall(r"^(?:local)?rule (\w+):", plan.stdout, re.M))
+    assert "example" in planned and not planned & (EXPERIMENT_RULES - {"example"})
+
+
 def test_a_prose_edit_reruns_no_experiment(built):
     article = built / "article/index.qmd"
     original = article.read_text()

@@ -159,7 +159,7 @@ def unowned(workflow, ledger, outputs):
         return None
     adopt_finished(workflow, ledger, outputs)
     rules, files = forced(workflow)
-    options = "".join(f" --configfile {shlex.quote(shown(path))}" for path in workflow.overwrite_configfiles)
+    options = "".join(f" --configfile {shlex.quote(str(shown(path)))}" for path in workflow.overwrite_configfiles)
     problems, reruns = [], []
     for path in outputs:
         rule = ledger.rule_of(path) or producer(workflow, path)
