@@ -18,6 +18,7 @@ import sys
 
 from articlekit import __version__
 from articlekit.core.errors import run_command
+from articlekit.core.log import log
 
 COMMANDS = {
     "new": ("articlekit.skeleton.new", "write the skeleton of a new article, ready to build"),
@@ -96,7 +97,7 @@ def main(argv=None):
             if argv
             else ""
         )
-        print(said + usage(), end="", file=sys.stderr)
+        log.error((said + usage()).removesuffix("\n"))  # usage() ends in the newline the logger adds
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
     return run_command(argv[0], module.main, argv[1:])

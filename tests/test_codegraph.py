@@ -64,6 +64,7 @@ def test_an_experiment_runs_its_file_the_articles_modules_and_the_artifact_api()
             "articlekit/core/fmt.py",  # a figure's alt text prints its headline numbers (experiment/figure_text.py)
             "articlekit/core/jsonio.py",
             "articlekit/core/ledger.py",  # a combine step checks its runs against it (experiment/runs.py)
+            "articlekit/core/log.py",  # what a step says goes through it (the errors, the progress lines)
             "articlekit/core/workfiles.py",
             "articlekit/experiment/__init__.py",
             "articlekit/experiment/artifacts.py",

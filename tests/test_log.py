@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from articlekit.core.errors import ArticlekitError, run_command
+
 
 @pytest.fixture
 def logmod():
@@ -75,3 +77,40 @@ def test_it_does_not_propagate_to_a_root_logger_someone_else_configured(logmod, 
 
 def test_the_logger_is_the_one_articlekit_logs_through(logmod):
     assert logmod.log is logging.getLogger("articlekit")
+
+
+class Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture
+def records(logmod):
+    handler = Records()
+    logmod.log.addHandler(handler)
+    yield handler.records
+    logmod.log.removeHandler(handler)
+
+
+def test_a_users_mistake_is_one_error_through_the_logger(records, capsys):
+    def main(argv):
+        raise ArticlekitError("no such key", where="config.yaml:3", fix="remove it")
+
+    assert run_command("config", main, []) == 1
+    assert [(r.levelno, r.getMessage()) for r in records] == [
+        (logging.ERROR, "config: config.yaml:3: no such key; remove it")
+    ]
+    assert capsys.readouterr().err == "config: config.yaml:3: no such key; remove it\n"
+
+
+def test_an_unknown_command_says_so_through_the_logger(records, capsys):
+    from articlekit.__main__ import main, usage
+
+    assert main(["biind"]) == 2
+    said = "articlekit: unknown command 'biind'; did you mean 'bind'?\n\n" + usage()
+    assert capsys.readouterr().err == said
+    assert [r.levelno for r in records] == [logging.ERROR]

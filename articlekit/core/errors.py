@@ -16,7 +16,8 @@ stage's own class (ConfigError, BindError, ...) subclasses it.
 """
 
 import errno
-import sys
+
+from articlekit.core.log import log
 
 
 class ArticlekitError(ValueError):
@@ -63,11 +64,11 @@ def run_command(name, main, argv=None):
     try:
         return main(argv)
     except ArticlekitError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
+        log.error(f"{name}: {exc}")
         return 1
     except OSError as exc:
         said = _os_problem(exc)
         if said is None:
             raise
-        print(f"{name}: {said}", file=sys.stderr)
+        log.error(f"{name}: {said}")
         return 1
