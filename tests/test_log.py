@@ -5,15 +5,22 @@ contextlib.redirect_stderr see it), and once, whoever else configures
 logging in the process (Snakemake, an experiment's configure_logging,
 pytest). No module of the package prints to sys.stderr by itself."""
 
+import ast
 import contextlib
 import importlib
 import io
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 
 from articlekit.core.errors import ArticlekitError, run_command
+
+PACKAGE = Path(__file__).resolve().parent.parent / "articlekit"
+
+# "articlekit/PATH.py": why it may still write to sys.stderr itself.
+ALLOWED = {}
 
 
 @pytest.fixture
@@ -114,3 +121,64 @@ def test_an_unknown_command_says_so_through_the_logger(records, capsys):
     said = "articlekit: unknown command 'biind'; did you mean 'bind'?\n\n" + usage()
     assert capsys.readouterr().err == said
     assert [r.levelno for r in records] == [logging.ERROR]
+
+
+# ---- no module prints to stderr by itself ---------------------------------------
+
+
+def is_stderr(node):
+    """sys.stderr or sys.__stderr__ (or a bare `stderr` taken from sys)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id == "sys" and node.attr in ("stderr", "__stderr__")
+    return isinstance(node, ast.Name) and node.id == "stderr"
+
+
+def stderr_writes(source):
+    """(line, what) of every print(..., file=sys.stderr) and sys.stderr.write(...) in the source."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "print":
+            if any(k.arg == "file" and is_stderr(k.value) for k in node.keywords):
+                found.append((node.lineno, "print(..., file=sys.stderr)"))
+        elif isinstance(func, ast.Attribute) and func.attr in ("write", "writelines") and is_stderr(func.value):
+            found.append((node.lineno, f"sys.stderr.{func.attr}(...)"))
+    return found
+
+
+def test_the_scan_sees_each_way_of_writing_to_stderr():
+    source = (
+        "import sys\n"
+        "from sys import stderr\n"
+        "print('a', file=sys.stderr)\n"
+        "print('b', end='', file=sys.stderr, flush=True)\n"
+        "sys.stderr.write('c')\n"
+        "print('d', file=stderr)\n"
+        "print('e')\n"
+        "print('f', file=sys.stdout)\n"
+        "sys.stdout.write('g')\n"
+        "sys.stderr.flush()\n"
+    )
+    assert [line for line, _ in stderr_writes(source)] == [3, 4, 5, 6]
+
+
+def package_files():
+    return sorted(path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
+
+
+def test_no_module_writes_to_stderr_but_through_the_logger():
+    assert package_files(), PACKAGE
+    found = []
+    for path in package_files():
+        name = path.relative_to(PACKAGE.parent).as_posix()
+        if name in ALLOWED:
+            continue
+        found += [f"{name}:{line}: {what}" for line, what in sorted(stderr_writes(path.read_text(encoding="utf-8")))]
+    assert not found, "say it with articlekit.core.log's log.info/warning/error instead:\n" + "\n".join(found)
+
+
+def test_every_allowed_file_still_writes_to_stderr():
+    for name in ALLOWED:
+        assert stderr_writes((PACKAGE.parent / name).read_text(encoding="utf-8")), f"{name}: take it off ALLOWED"

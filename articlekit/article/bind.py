@@ -55,10 +55,10 @@ do; with --strict false it renders its own mark, never the failed one
 import argparse
 import os
 import re
-import sys
 
 from articlekit.core import claims as claimlib
 from articlekit.core.commands import reproduce_command
+from articlekit.core.log import log
 from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS, binding_mark, claim_said, status_of
 from articlekit.data.baseline import load_baseline
 from articlekit.article.departures import departures_of, departures_record, departures_section
@@ -309,9 +309,9 @@ def _check_claim(expect, key, values):
     return claim
 
 
-def _log_claim(log, binding, where):
+def _log_claim(claim_log, binding, where):
     if binding["claim"] is not None:
-        log.append(
+        claim_log.append(
             {
                 "location": where,
                 "key": binding["key"],
@@ -430,27 +430,24 @@ def main(argv):
         document = bind(args.article, text, values_doc, args.strict, baseline)
         bound = bound_markdown(text, document, args.article) if args.bound else None
     except BindError as exc:
-        print(
-            f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:",
-            file=sys.stderr,
-        )
+        log.error(f"bind: {len(exc.problems)} problem(s) in {' and '.join(files_of(exc.problems, args.article))}:")
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            log.error(problem)
         return 1
     try:
         write_bindings(args.out, document)
         if bound is not None:
             write_text_atomic(args.bound, bound)
     except BindingsError as exc:
-        print(f"bind: {exc}", file=sys.stderr)
+        log.error(f"bind: {exc}")
         return 1
     failed = sum(c["status"] == FAILS for c in document["claims"])
     undecided = [c for c in document["claims"] if c["status"] == INCONCLUSIVE]
     for c in undecided:
-        print("bind: warning: " + inconclusive_message(c, values_doc["sources"]), file=sys.stderr)
+        log.warning("bind: warning: " + inconclusive_message(c, values_doc["sources"]))
     for message in document["departure_warnings"] + disclosure.warnings(document["bindings"]):
-        print("bind: warning: " + message, file=sys.stderr)
-    print(
+        log.warning("bind: warning: " + message)
+    log.info(
         f"bind: {len(document['bindings'])} bindings, {len(document['claims'])} claims checked"
         + (f", {failed} {STATUS[FAILS].counted} (shown as warnings: strict=false)" if failed else "")
         + (f", {len(undecided)} {STATUS[INCONCLUSIVE].counted} (shown as warnings: strict=false)" if undecided else "")
@@ -459,7 +456,6 @@ def main(argv):
             if document["departure_warnings"]
             else ""
         )
-        + f" -> {args.out}",
-        file=sys.stderr,
+        + f" -> {args.out}"
     )
     return 0

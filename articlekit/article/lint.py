@@ -62,11 +62,11 @@ import argparse
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass
 
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan
+from articlekit.core.log import log
 from articlekit.core.sources import read_text
 
 # Markup a reader does not see. Each is blanked out except the parts in the
@@ -294,10 +294,9 @@ def main(argv):
     parser.add_argument("--out", help="where to write the report (only when clean); default: print it (stdout)")
     args = parser.parse_args(argv)
     if not os.path.exists(args.values):
-        print(
+        log.error(
             f"lint: no {args.values}: the values are what a typed number is compared with; build them first "
-            "(`snakemake build/values.json` in the article's folder) or name them with --values",
-            file=sys.stderr,
+            "(`snakemake build/values.json` in the article's folder) or name them with --values"
         )
         return 1
     try:
@@ -306,12 +305,12 @@ def main(argv):
         findings, found = lint(args.article, text, values)
         shortcodes = [sc for sc in scan(text) if not sc.escaped]
     except ShortcodeSyntaxError as exc:
-        print(f"lint: {args.article}:{exc}", file=sys.stderr)
+        log.error(f"lint: {args.article}:{exc}")
         return 1
     if findings:
-        print(f"lint: {len(findings)} typed number(s) in {args.article}:", file=sys.stderr)
+        log.error(f"lint: {len(findings)} typed number(s) in {args.article}:")
         for finding in findings:
-            print(finding, file=sys.stderr)
+            log.error(finding)
         return 1
     marked = sum(n.marked for n in found)
     report = (
@@ -325,5 +324,5 @@ def main(argv):
         print(report, end="")
         return 0
     write_text_atomic(args.out, report)
-    print(report.rstrip(), file=sys.stderr)
+    log.info(report.rstrip())
     return 0

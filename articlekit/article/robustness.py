@@ -76,6 +76,7 @@ from articlekit.core.equality import is_number, same_value
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
+from articlekit.core.log import log
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
 from articlekit.data.values import flatten, merge, published_envelope
 from articlekit.experiment.artifacts import envelope, read_artifact
@@ -504,10 +505,9 @@ def main(argv=None):
     report = build(sweep, values, shortcodes, settings)
     write_json(args.json, report)
     s = report["values"]["sweep"]
-    print(
+    log.info(
         f"robustness: {s['seeds']} seeds, {s['runs']} runs ({s['failed_runs']} failed), {s['claims']} claims "
-        f"({s['flagged']} flagged) -> {args.json}",
-        file=sys.stderr,
+        f"({s['flagged']} flagged) -> {args.json}"
     )
     return 0
 

@@ -32,6 +32,7 @@ from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
+from articlekit.core.log import log
 from articlekit.experiment.artifacts import pyplot, save_figure
 
 ARTICLE_SEED, SEEDS, SPREAD = "#cf222e", "#57606a", "#d0d7de"
@@ -172,7 +173,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     figures = dict(item.split("=", 1) for item in args.figure)
     write_figures(read_json(args.report), figures)
-    print(f"seed figure: {len(figures)} -> {', '.join(figures.values())}", file=sys.stderr)
+    log.info(f"seed figure: {len(figures)} -> {', '.join(figures.values())}")
     return 0
 
 

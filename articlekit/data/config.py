@@ -44,6 +44,7 @@ import yaml
 
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.log import log
 from articlekit.core.sources import (
     SourceError,
     load_yaml,
@@ -583,7 +584,6 @@ def main(argv):
     """python -m articlekit config FILE...: the checks a build makes, by hand.
     Later files override earlier ones, as with several --configfile."""
     import argparse
-    import sys
 
     parser = argparse.ArgumentParser(prog="python -m articlekit config", description=main.__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="config files, e.g. config.yaml config/test.yaml")
@@ -593,9 +593,9 @@ def main(argv):
         merged = read_configs(args.files)
         check_config(merged, args.schema, args.files)
     except (OSError, ConfigError) as exc:
-        print(f"config: {exc}", file=sys.stderr)
+        log.error(f"config: {exc}")
         return 1
-    print(f"config: {', '.join(args.files)} match {args.schema}", file=sys.stderr)
+    log.info(f"config: {', '.join(args.files)} match {args.schema}")
     return 0
 
 

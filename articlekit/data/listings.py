@@ -30,10 +30,10 @@ comment-only lines, not the docstring.
 
 import argparse
 import ast
-import sys
 from pathlib import Path
 
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.log import log
 from articlekit.experiment.artifacts import write_artifact
 from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.sources import read_text
@@ -111,10 +111,9 @@ def main(argv):
     args = parser.parse_args(argv)
     listed = args.publishing.listings
     if not listed:
-        print(
+        log.error(
             "listings: publishing.listings names no source file; add e.g. "
-            "listings: {NAME: {source: experiments/FILE.py, functions: [FUNCTION]}} to the config",
-            file=sys.stderr,
+            "listings: {NAME: {source: experiments/FILE.py, functions: [FUNCTION]}} to the config"
         )
         return 1
     values = {}
@@ -123,7 +122,7 @@ def main(argv):
         try:
             values[name] = listing_values(read_text(path), list(listing.functions))
         except (OSError, SyntaxError, ArticlekitError) as exc:
-            print(f"listings: {path} (publishing.listings.{name}): {exc}", file=sys.stderr)
+            log.error(f"listings: {path} (publishing.listings.{name}): {exc}")
             return 1
     sources = {name: listing.source for name, listing in listed.items()}
     # one listing: its path, as a single-file listing always had
@@ -135,9 +134,7 @@ def main(argv):
         values=values,
     )
     for name, listing in values.items():
-        print(
-            f"listings: {name}: {len(listing['functions'])} functions, {listing['core_lines']} core lines "
-            f"-> {args.out}",
-            file=sys.stderr,
+        log.info(
+            f"listings: {name}: {len(listing['functions'])} functions, {listing['core_lines']} core lines -> {args.out}"
         )
     return 0

@@ -40,11 +40,11 @@ makes it again, before any of it reaches build/values.json.
 """
 
 import argparse
-import sys
 
 from pathlib import Path
 
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.log import log
 from articlekit.data.baseline import load_baseline
 from articlekit.experiment.artifacts import check_envelope, envelope, read_artifact
 from articlekit.core.jsonio import write_json
@@ -153,8 +153,5 @@ def main(argv):
         artifacts.append((args.baseline, published_envelope(args.baseline)))
     document = merge(artifacts)
     write_json(args.out, document)
-    print(
-        f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}",
-        file=sys.stderr,
-    )
+    log.info(f"values: {len(document['values'])} keys from {len(document['versions'])} artifacts -> {args.out}")
     return 0

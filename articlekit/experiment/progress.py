@@ -26,7 +26,9 @@ import sys
 import threading
 import time
 
-log = logging.getLogger("experiment")
+from articlekit.core.log import log
+
+experiment_log = logging.getLogger("experiment")  # the job's log (artifacts.configure_logging)
 
 DEFAULT_SECONDS = 30.0
 
@@ -42,14 +44,14 @@ def every_seconds():
 def say(line):
     """One progress line: into the job's log and onto the terminal (its stderr),
     unless the log already is the terminal."""
-    log.info("%s", line)
+    experiment_log.info("%s", line)
     if not any(
         isinstance(h, logging.StreamHandler)
         and not isinstance(h, logging.FileHandler)
         and getattr(h, "stream", None) in (sys.stderr, sys.stdout)
         for h in logging.getLogger().handlers
     ):
-        print(line, file=sys.stderr, flush=True)
+        log.info(line)
 
 
 class Progress:

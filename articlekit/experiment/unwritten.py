@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from articlekit.core.errors import run_command
+from articlekit.core.log import log
 
 GUIDE = "docs/authoring.md"
 
@@ -106,10 +107,10 @@ def main(argv=None):
     said = f"{args.module.rpartition('.')[2]}: {reason(args.module, args.json, args.log)}"
     if args.log:
         Path(args.log).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.log, "a", encoding="utf-8") as log:
-            log.write(said + "\n")
+        with open(args.log, "a", encoding="utf-8") as log_file:
+            log_file.write(said + "\n")
     else:
-        print(said, file=sys.stderr)
+        log.error(said)
     return 1
 
 

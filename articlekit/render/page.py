@@ -68,6 +68,7 @@ from pathlib import Path
 import yaml
 
 from articlekit.core.css import fetched_at, loads_nothing
+from articlekit.core.log import log
 from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
@@ -200,7 +201,7 @@ def run_tool(cmd, article, cwd=None, env=None):
     if done.returncode != 0:
         raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
     if done.stderr.strip():
-        print(done.stderr.rstrip(), file=sys.stderr)
+        log.warning(done.stderr.rstrip())
     # Pandoc only warns when a figure is missing; the article must not ship without it.
     missing = [line for line in done.stderr.splitlines() if "Could not fetch resource" in line]
     if missing:
@@ -931,11 +932,11 @@ def main(argv):
     except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(out)  # named by the output, not by the work folder it was written in
-        print(f"render: {exc}", file=sys.stderr)
+        log.error(f"render: {exc}")
         if after_failure(out):
-            print(f"render: {after_failure(out)}", file=sys.stderr)
+            log.error(f"render: {after_failure(out)}")
         return 1
-    print(f"render: {args.article} -> {', '.join(out for _, out in jobs)} ({renderer})", file=sys.stderr)
+    log.info(f"render: {args.article} -> {', '.join(out for _, out in jobs)} ({renderer})")
     if any(formats.get(name).says_failed_claims for name, _ in jobs):
         for line in failed_claim_warnings(args.bindings):
             say_in_log_and_terminal(line)
@@ -946,8 +947,7 @@ def say_in_log_and_terminal(line):
     """A warning the author must see: a rule sends stderr to its log and
     stdout to the terminal, so it goes to both; where they are one stream
     (the command typed in a terminal, 2>&1), it is said once."""
-    print(line, file=sys.stderr)
-    sys.stderr.flush()
+    log.warning(line)  # the handler flushes sys.stderr, before stdout is written
     try:
         one_stream = os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
     except (OSError, ValueError, AttributeError):  # a stream with no file under it (captured): two streams

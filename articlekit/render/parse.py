@@ -14,10 +14,10 @@ the version as a param, so a new Pandoc reads the article again.
 
 import argparse
 import errno
-import sys
 
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import DiskFull
+from articlekit.core.log import log
 from articlekit.render.page import write_ast
 
 
@@ -32,7 +32,7 @@ def main(argv):
     except (ArticlekitError, OSError) as exc:  # RenderError, SourceError among them
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             exc = DiskFull(args.out)  # named by the output, not by the work folder it was written in
-        print(f"parse: {exc}", file=sys.stderr)
+        log.error(f"parse: {exc}")
         return 1
-    print(f"parse: {args.article} -> {args.out}", file=sys.stderr)
+    log.info(f"parse: {args.article} -> {args.out}")
     return 0

@@ -74,7 +74,6 @@ import json
 import os
 import re
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -82,6 +81,7 @@ from pathlib import Path
 
 import psutil
 
+from articlekit.core.log import log
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
 from articlekit.article.bindings import write_bindings
@@ -507,26 +507,22 @@ def main(argv):
 
     article = Path(args.article)
     if not article.is_file():
-        print(
+        log.error(
             f"preview: no article at {article} in {root}: run it in the article's project (the folder with "
-            f"its Snakefile and config.yaml, or any folder inside it), or name the article",
-            file=sys.stderr,
+            f"its Snakefile and config.yaml, or any folder inside it), or name the article"
         )
         return 1
     if not Path(args.values).is_file():
-        print(f"preview: no values at {args.values}; run `snakemake build/values.json` first", file=sys.stderr)
+        log.error(f"preview: no values at {args.values}; run `snakemake build/values.json` first")
         return 1
     baseline = args.baseline if args.baseline and Path(args.baseline).is_file() else None
     try:
         lock = PreviewLock(args.out)
     except AlreadyRunning as exc:
-        print(f"preview: {exc}", file=sys.stderr)
+        log.error(f"preview: {exc}")
         return 1
     except OSError as exc:
-        print(
-            f"preview: cannot lock {args.out}/{PreviewLock.NAME} ({exc}); give it an --out folder you can write",
-            file=sys.stderr,
-        )
+        log.error(f"preview: cannot lock {args.out}/{PreviewLock.NAME} ({exc}); give it an --out folder you can write")
         return 1
     try:
         return serve(args, article, baseline, lock, root)
@@ -627,7 +623,7 @@ def serve(args, article, baseline, lock, root):
         try:
             server = PreviewServer((args.host, args.port), make_handler(preview))
         except OSError as exc:
-            print(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0", file=sys.stderr)
+            log.error(f"preview: cannot listen on {args.host}:{args.port}: {exc}; try --port 0")
             return 1
         lock.describe(server.url)
         server.start()

@@ -56,6 +56,7 @@ from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.article.figures import figure_links
 from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
+from articlekit.core.log import log
 from articlekit.core.sources import SourceError, read_text
 from articlekit.data.config import ConfigError, read_configs
 from articlekit.render import prose_pieces
@@ -261,12 +262,13 @@ def bind_here(config, strict, text):
         with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
             status = run_command(name, main, argv)  # as `python -m articlekit NAME` runs it
         if status != 0:  # what the rule's log would hold, which Snakemake would show
-            sys.stderr.write(out.getvalue())
+            if out.getvalue():
+                log.error(out.getvalue().removesuffix("\n"))
             said += [line for line in out.getvalue().splitlines() if line.strip()]
     try:
         checked.result()
     except (ValueError, RenderError, OSError) as exc:  # a ProseError is a ValueError
-        print(f"parse: {exc}", file=sys.stderr)
+        log.error(f"parse: {exc}")
         said += [f"parse: {line}" if at == 0 else line for at, line in enumerate(str(exc).splitlines())]
     if said:
         raise Unbound("lint, bind or the prose check found problems in the article", said)
@@ -296,7 +298,7 @@ def bind_with_snakemake(config, text):
         errors="replace",
     ) as process:
         for line in process.stdout:
-            sys.stderr.write(line)
+            log.info(line.removesuffix("\n"))
             said.append(line.rstrip("\n"))
     if process.returncode != 0:
         raise Unbound(f"snakemake exit {process.returncode}", failed_logs(said))
@@ -348,6 +350,6 @@ def bindings_for_render(config):
             f"bound in {time.perf_counter() - started:.1f} s without Snakemake (only "
             f"{config.article}'s text changed since its last run)"
         )
-    print(f"quarto pre-render: {why}: running `{config.shown_command}`", file=sys.stderr, flush=True)
+    log.info(f"quarto pre-render: {why}: running `{config.shown_command}`")
     path = bind_with_snakemake(config, text)
     return path, f"made by Snakemake in {time.perf_counter() - started:.1f} s"

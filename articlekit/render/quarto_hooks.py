@@ -55,7 +55,6 @@ import argparse
 import html
 import os
 import re
-import sys
 from pathlib import Path
 
 import psutil
@@ -63,6 +62,7 @@ import yaml
 
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import write_text_atomic
+from articlekit.core.log import log
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import read_text
 from articlekit.render import quarto_bind
@@ -149,10 +149,9 @@ def pre_render(project_dir):
     article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
     if install(article.parent):
-        print(
+        log.info(
             f"quarto pre-render: installed articlekit's value extension into "
-            f"{(article.parent / INSTALLED_COPY).relative_to(root)}/",
-            file=sys.stderr,
+            f"{(article.parent / INSTALLED_COPY).relative_to(root)}/"
         )
     os.chdir(root)  # the rules' paths are the project's
     failure = None
@@ -170,7 +169,7 @@ def pre_render(project_dir):
     write_metadata(root, project_dir, article, bindings, failure)
     if project_dir != article.parent:
         lead_to_the_page(root, article)
-    print(f"quarto pre-render: {config.article}: {how}", file=sys.stderr)
+    log.info(f"quarto pre-render: {config.article}: {how}")
 
 
 def lead_to_the_page(root, article):
@@ -258,7 +257,7 @@ def write_metadata(root, project_dir, article, bindings, failure):
         metadata["value-unbound"] = "mark"
         html_options = metadata.setdefault("format", {}).setdefault("html", {})
         html_options["include-before-body"] = [str(banner)]
-        print("quarto pre-render: " + "\n".join(failure), file=sys.stderr)
+        log.warning("quarto pre-render: " + "\n".join(failure))
     write_if_changed(
         root / (METADATA if project_dir == article.parent else PROJECT_METADATA),
         yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False),
@@ -312,6 +311,6 @@ def main(argv):
     try:
         HOOKS[args.hook](Path.cwd())
     except (HookError, RenderError, OSError) as exc:
-        print(f"quarto {args.hook}: {exc}", file=sys.stderr)
+        log.error(f"quarto {args.hook}: {exc}")
         return 1
     return 0

@@ -47,7 +47,7 @@ the baseline), the two must agree, or the entry moves unexpectedly.
 """
 
 import argparse
-import sys
+import logging
 
 from articlekit.data.classes import (
     CITED,
@@ -81,6 +81,7 @@ from articlekit.data.publishing import add_argument as add_publishing_argument
 from articlekit.core.keys import split_key
 from articlekit.core.commands import reproduce_command
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.log import log
 from articlekit.review import edition_environment
 
 CSS = {
@@ -693,9 +694,9 @@ def main(argv):
     args = parser.parse_args(argv)
     messages = []
 
-    def say(line):
+    def say(line, level=logging.INFO):
         messages.append(line)
-        print(line, file=sys.stderr)
+        log.log(level, line)
 
     try:
         baseline = load_baseline(args.baseline)
@@ -703,7 +704,7 @@ def main(argv):
         bindings_doc = load_bindings(args.bindings)
         matrix = edition_environment.load_matrix(args.matrix, args.matrix_sha256)
     except (ArticlekitError, OSError) as exc:  # the log says it too
-        say(f"audit: {exc}")
+        say(f"audit: {exc}", logging.ERROR)
         _write_log(args.log, messages)
         return 1
     report = audit(baseline, values_doc, bindings_doc)
@@ -721,12 +722,16 @@ def main(argv):
             verdict = (
                 f"explained: {row['explained']}" if row["explained"] else "unexplained: a strict build stops on it"
             )
-            say(f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']} [{verdict}]")
+            say(
+                f"  WARNING {row['status']}: {where}{row['id']} ({row['key']}): {row['why']} [{verdict}]",
+                logging.WARNING,
+            )
     say(f"audit: details in {args.md} and {args.html}")
     for line in report["disagreements"]:
         say(
             f"audit: {args.bindings} and {args.baseline} disagree: {line}; bind the article again with the same "
-            "baseline and values (snakemake --forcerun bind)"
+            "baseline and values (snakemake --forcerun bind)",
+            logging.ERROR,
         )
     _write_log(args.log, messages)
     return 1 if report["disagreements"] else 0

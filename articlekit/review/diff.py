@@ -31,8 +31,8 @@ one). Moves inside the agreement rule are listed as such, not as changes.
 """
 
 import argparse
-import sys
 
+from articlekit.core.log import log
 from articlekit.review.agreement import FLOAT_ULPS, between_builds
 from articlekit.core.equality import same_value
 from articlekit.data.baseline import load_baseline
@@ -373,20 +373,19 @@ def main(argv):
         baseline = load_baseline(args.baseline) if args.baseline else None
         snapshot = load_snapshot(args.snapshot) if args.snapshot else None
     except ArticlekitError as exc:  # SnapshotError, BaselineError among them
-        print(f"diff: {exc}", file=sys.stderr)
+        log.error(f"diff: {exc}")
         return 1
     if snapshot is None:
         write_report(args.json, {"against": None, "status": "no release yet"}, {args.md: no_release_markdown()})
-        print("diff: no release yet, nothing to compare", file=sys.stderr)
+        log.info("diff: no release yet, nothing to compare")
         return 0
     diff = compare(snapshot, values_doc, bindings_doc, baseline, args.publishing)
     diff["against"]["snapshot"] = args.snapshot
     write_report(args.json, diff, {args.md: to_markdown(diff, args.publishing)})
     s = diff["summary"]
-    print(
+    log.info(
         f"diff against {snapshot['label']}: {s['numbers_changed']} numbers, {s['texts_changed']} texts, "
         f"{s['claims_changed']} claims, {s['environment_changed']} environment entries changed "
-        f"({s['moved_within_rule']} moved within their rule)",
-        file=sys.stderr,
+        f"({s['moved_within_rule']} moved within their rule)"
     )
     return 0

@@ -32,6 +32,7 @@ from collections import defaultdict
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.ledger import Ledger, file_digest, key
+from articlekit.core.log import log
 
 FORMAT = 1
 MANIFEST = "build/manifest.json"
@@ -105,10 +106,7 @@ def main(argv):
     args = parser.parse_args(argv)
     document = build_manifest(Ledger.load(args.ledger), args.outputs, args.read)
     write_json(args.out, document)
-    print(
-        f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}",
-        file=sys.stderr,
-    )
+    log.info(f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}")
     return 0
 
 

@@ -28,6 +28,7 @@ import argparse
 import re
 import sys
 
+from articlekit.core.log import log
 from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
 from articlekit.core.errors import ArticlekitError, run_command
@@ -453,23 +454,19 @@ def main(argv=None):
             write_json(args.json, matrix)
             write_text_atomic(args.md, to_markdown(matrix, args.publishing))
             write_text_atomic(args.html, to_html(matrix, args.publishing))
-            print(
+            log.info(
                 f"matrix: {len(matrix['rows'])} rows x {len(matrix['environments'])} environments, "
-                f"{matrix['differing']} differ -> {args.html}",
-                file=sys.stderr,
+                f"{matrix['differing']} differ -> {args.html}"
             )
             return 0
         found = problems(read_json(args.matrix))
         for line in found:
-            print(line, file=sys.stderr)
+            log.error(line)
         if found:
-            print(
-                f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}",
-                file=sys.stderr,
-            )
+            log.error(f"the matrix page shows the other environments: {args.matrix.replace('.json', '.html')}")
         return 1 if found else 0
     except ArticlekitError as exc:  # BindError, BaselineError among them
-        print(f"matrix: {exc}", file=sys.stderr)
+        log.error(f"matrix: {exc}")
         return 1
 
 

@@ -40,6 +40,7 @@ import yaml
 
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
+from articlekit.core.log import log
 from articlekit.data.classes import same_release
 from articlekit.data.config import where as config_line
 
@@ -254,7 +255,7 @@ def lock(label, pins, out, python=None, where=None):
     try:
         interpreter, version = entry_python(python, where)
     except PythonNotFound as exc:
-        print(f"matrix environment {label!r}: {exc}; nothing was installed.", file=sys.stderr)
+        log.error(f"matrix environment {label!r}: {exc}; nothing was installed.")
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         wanted = Path(tmp) / "requirements.in"
@@ -272,16 +273,15 @@ def lock(label, pins, out, python=None, where=None):
             "--quiet",
             *uv_source_flags(settings),
         ]
-        print("$ " + shlex.join(command), file=sys.stderr)
+        log.info("$ " + shlex.join(command))
         done = subprocess.run(command, capture_output=True, text=True, env=uv_environ(settings))
     if done.returncode != 0:
         sources = " ".join(["PyPI" if "index-url" not in settings else "", *uv_source_flags(settings)[2:]]).strip()
         reason = "\n    ".join(line for line in done.stderr.strip().splitlines() if line.strip())
-        print(
+        log.error(
             f"matrix environment {label!r}: its pins {', '.join(pins)} cannot be resolved "
             f"(package sources: {sources}); nothing was installed.\n    {reason}\n"
-            f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists).",
-            file=sys.stderr,
+            f"Fix the pin in the matrix: section of the config (pip index versions NAME lists what exists)."
         )
         return 1
     write_text_atomic(out, f"# {label}: {' '.join(pins)} (Python {version})\n" + done.stdout)
@@ -291,10 +291,10 @@ def lock(label, pins, out, python=None, where=None):
 # ---- install: the venv, recorded ---------------------------------------------------
 
 
-def _run_logged(command, log, env):
-    log.write("$ " + shlex.join(command) + "\n")
-    log.flush()
-    return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env).returncode
+def _run_logged(command, log_file, env):
+    log_file.write("$ " + shlex.join(command) + "\n")
+    log_file.flush()
+    return subprocess.run(command, stdout=log_file, stderr=subprocess.STDOUT, text=True, env=env).returncode
 
 
 def install(label, lock_file, venv, out, log_path, project=".", python_request=None):
@@ -317,7 +317,7 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
         interpreter, _ = entry_python(python_request)
     except PythonNotFound as exc:  # gone since the lock found it: recorded like any failed install
         Path(log_path).write_text(f"{exc}\n", encoding="utf-8")
-        print(f"matrix environment {label!r} did not install: {exc}", file=sys.stderr)
+        log.warning(f"matrix environment {label!r} did not install: {exc}")
         write_json(out, {**record, "installed": False, "error": str(exc)})
         return 0
     steps = [
@@ -344,12 +344,12 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
             *uv_source_flags(settings),
         ],
     ]
-    with open(log_path, "w", encoding="utf-8") as log:
+    with open(log_path, "w", encoding="utf-8") as log_file:
         for step in steps:
-            if _run_logged(step, log, env) != 0:
-                log.close()
+            if _run_logged(step, log_file, env) != 0:
+                log_file.close()
                 tail = Path(log_path).read_text(encoding="utf-8").strip().splitlines()[-3:]
-                print(f"matrix environment {label!r} did not install; see {log_path}", file=sys.stderr)
+                log.warning(f"matrix environment {label!r} did not install; see {log_path}")
                 write_json(out, {**record, "installed": False, "error": "\n".join(tail)})
                 return 0
         freeze = subprocess.run(
@@ -410,16 +410,13 @@ def run_experiment(environment, experiment, params, out, log_path=None, librarie
         ]
         # The venv's own packages only: nothing of the main environment leaks in.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        with open(log_path, "w", encoding="utf-8") as log:
-            status = _run_logged(command, log, env)
+        with open(log_path, "w", encoding="utf-8") as log_file:
+            status = _run_logged(command, log_file, env)
     if status != 0:
         # A crash under another version is a finding, not a broken build:
         # recorded, and the matrix names the log.
         Path(out).unlink(missing_ok=True)
-        print(
-            f"matrix environment {record['label']!r}: experiments/{experiment}.py failed; see {log_path}",
-            file=sys.stderr,
-        )
+        log.warning(f"matrix environment {record['label']!r}: experiments/{experiment}.py failed; see {log_path}")
         write_json(
             out,
             {
@@ -468,7 +465,7 @@ def main(argv=None):
     try:
         return _dispatch(args)
     except FileNotFoundError as exc:
-        print(f"matrix: {exc}", file=sys.stderr)
+        log.error(f"matrix: {exc}")
         return 1
 
 

@@ -19,10 +19,10 @@ else in the file changes."""
 
 import argparse
 import re
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from articlekit.core.log import log
 from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
 from articlekit.article.bindings import load_bindings
@@ -173,7 +173,7 @@ def main(argv):
         force=args.force,
         publishing=args.publishing,
     )
-    print(f"release: froze this build as {target}", file=sys.stderr)
+    log.info(f"release: froze this build as {target}")
     return 0
 
 
@@ -181,8 +181,8 @@ def _seal(paths):
     failed = 0
     for path in paths:
         try:
-            print(f"release: {seal_file(path)}", file=sys.stderr)
+            log.info(f"release: {seal_file(path)}")
         except SnapshotError as exc:
-            print(f"release: {exc}", file=sys.stderr)
+            log.error(f"release: {exc}")
             failed += 1
     return 1 if failed else 0

@@ -77,6 +77,7 @@ from articlekit.core.commands import REPRODUCE, reproduce_command
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import read_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
+from articlekit.core.log import log
 from articlekit.core.status import STATUS, status_of
 from articlekit.core.text import short_text
 from articlekit.data.baseline import DEFAULT_BASELINE, load_baseline
@@ -450,23 +451,20 @@ def main(argv):
     )
     args = parser.parse_args(argv)
 
-    def say(line):
-        print(line, file=sys.stderr, flush=True)
-
     def out(line):
         print(line, flush=True)
 
     try:
-        return reproduce(" ".join(args.key.split()), args, say, out)
+        return reproduce(" ".join(args.key.split()), args, log.info, out)
     except UnknownKey as exc:
-        say(f"reproduce: {exc}")
+        log.error(f"reproduce: {exc}")
         return USAGE
     except RerunFailed as exc:
-        say(f"reproduce: {exc}")
+        log.error(f"reproduce: {exc}")
         return RERUN_BROKEN
     except ReproduceError as exc:
-        say(f"reproduce: {exc}")
+        log.error(f"reproduce: {exc}")
         return USAGE
     except ArticlekitError as exc:  # a malformed key, an index out of range
-        say(f"reproduce: {exc}")
+        log.error(f"reproduce: {exc}")
         return USAGE

@@ -20,6 +20,7 @@ from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_text_atomic
+from articlekit.core.log import log
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS
 from articlekit.review.pages import cell, code, counts_table, html_page, section
 
@@ -270,9 +271,9 @@ def main(argv=None):
         write_text_atomic(args.md, to_markdown(report))
         write_text_atomic(args.html, to_html(report))
     except ArticlekitError as exc:
-        print(f"robustness page: {exc}", file=sys.stderr)
+        log.error(f"robustness page: {exc}")
         return 1
-    print(f"robustness page -> {args.html}", file=sys.stderr)
+    log.info(f"robustness page -> {args.html}")
     return 0
 
 

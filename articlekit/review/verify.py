@@ -16,9 +16,9 @@ what it proves.
 
 import argparse
 import os
-import sys
 
 from articlekit.core.ledger import LEDGER, Ledger, file_digest, rerun_command, short
+from articlekit.core.log import log
 from articlekit.review.manifest import MANIFEST, ManifestError, load_manifest
 
 
@@ -65,15 +65,15 @@ def main(argv):
     try:
         manifest = load_manifest(args.manifest)
     except ManifestError as exc:
-        print(f"verify: {exc}", file=sys.stderr)
+        log.error(f"verify: {exc}")
         return 1
     ledger = Ledger.load(args.ledger) if os.path.exists(args.ledger) else None
     found = problems(manifest, ledger, args.manifest)
     files = len(manifest["outputs"]) + len(manifest["inputs"])
     if found:
-        print(f"verify: {len(found)} of {files} files do not match {args.manifest}:", file=sys.stderr)
+        log.error(f"verify: {len(found)} of {files} files do not match {args.manifest}:")
         for problem in found:
-            print(f"  {problem}", file=sys.stderr)
+            log.error(f"  {problem}")
         return 1
     against = f"{args.manifest} and {args.ledger}" if ledger else f"{args.manifest} (no {args.ledger} here)"
     print(f"verify: all {files} files match {against}")

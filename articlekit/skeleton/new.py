@@ -25,11 +25,11 @@ import argparse
 import datetime
 import platform
 import shlex
-import sys
 from pathlib import Path
 
 from articlekit import __version__
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.log import log
 
 TEMPLATE = Path(__file__).resolve().parent / "article"
 
@@ -96,7 +96,7 @@ def main(argv):
     try:
         written = new_article(args.path, args.title)
     except (NewArticleError, OSError) as exc:
-        print(f"new: {exc}", file=sys.stderr)
+        log.error(f"new: {exc}")
         return 1
     print(f"new: wrote {len(written)} files in {args.path}:")
     for path in written:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import write_text_atomic
+from articlekit.core.log import log
 
 PACKAGE = "articlekit"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -276,7 +277,7 @@ def main(argv=None):
         for name in args.experiment:
             files += experiment_files(name)
     except (ArticlekitError, SyntaxError) as exc:
-        print(f"codegraph: {exc}", file=sys.stderr)
+        log.error(f"codegraph: {exc}")
         return 1
     print("\n".join(sorted(set(files))))
     return 0

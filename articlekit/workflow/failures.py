@@ -42,6 +42,7 @@ from snakemake.logging import logger
 from snakemake_interface_logger_plugins.common import LogEvent
 
 import articlekit
+from articlekit.core.log import log
 from articlekit.workflow import previous
 
 ARTICLEKIT_FOLDER = Path(articlekit.__file__).resolve().parent
@@ -119,7 +120,7 @@ class Failures(logging.Handler):
         said = self.summary()
         if said:
             sys.stdout.flush()
-            print(said, file=sys.stderr, flush=True)
+            log.error(said)
 
 
 class Terminal(logging.Formatter):
@@ -219,19 +220,19 @@ def message_of(logs):
     traceback cut to the frame of the article's code it came from and its
     exception."""
     texts = []
-    for log in logs:
+    for path in logs:
         try:
-            text = Path(log).read_text(encoding="utf-8", errors="replace").strip()
+            text = Path(path).read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             text = ""
         if text:
-            texts.append((log, text))
+            texts.append((path, text))
     if not texts:
         return (
             "its log is empty: the command stopped before articlekit could say why; Snakemake's error "
             "above names the command"
         )
-    return "\n".join(shortened(log, last_record(text)) for log, text in texts)
+    return "\n".join(shortened(path, last_record(text)) for path, text in texts)
 
 
 def last_record(text):
@@ -243,7 +244,7 @@ def last_record(text):
     return text[starts[-1].end() :].strip()
 
 
-def shortened(log, message):
+def shortened(path, message):
     """A message cut to LONGEST lines, a traceback in it to its origin."""
     if TRACEBACK in message:
         head, _, trace = message.partition(TRACEBACK)
@@ -252,13 +253,13 @@ def shortened(log, message):
         own = [frame for frame in frames if is_the_articles(frame[0])]
         exception = trace.strip().splitlines()[-1] if trace.strip() else ""
         origin = f"{shown(own[-1][0])}:{own[-1][1]}, in {own[-1][2]}: " if own else ""
-        cause = f"{origin}{exception} (the traceback: {log})"
+        cause = f"{origin}{exception} (the traceback: {path})"
         head = head.strip()
         # "harmonic: failed" and its cause on one line; a longer message above it
         message = f"{head}: {cause}" if head and "\n" not in head else "\n".join(filter(None, [head, cause]))
     lines = message.splitlines()
     if len(lines) > LONGEST:
-        lines = lines[:LONGEST] + [f"... and {len(lines) - LONGEST} more lines in {log}"]
+        lines = lines[:LONGEST] + [f"... and {len(lines) - LONGEST} more lines in {path}"]
     return "\n".join(lines)
 
 

@@ -21,11 +21,11 @@ import argparse
 import importlib.metadata
 import os
 import subprocess
-import sys
 from importlib import resources
 
 import yaml
 
+from articlekit.core.log import log
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.article.figures import figure_file
@@ -125,7 +125,7 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
 def run_pandoc(cmd, cwd):
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if done.stderr.strip():
-        print(done.stderr.rstrip(), file=sys.stderr)
+        log.warning(done.stderr.rstrip())
     if done.returncode != 0:
         raise RenderError(f"pandoc failed (exit {done.returncode}): {done.stderr.strip()}")
 
@@ -154,7 +154,7 @@ def compile_pdf(typ):
     except typst.TypstError as exc:
         raise RenderError(f"typst could not compile {typ.name}: {exc}") from None
     for warning in warnings:
-        print(f"typst warning: {warning}", file=sys.stderr)
+        log.warning(f"typst warning: {warning}")
     return pdf
 
 
@@ -203,7 +203,7 @@ def main(argv):
     try:
         render_pdf(args.article, args.bindings, args.out, args.ast)
     except (ArticlekitError, OSError) as exc:  # RenderError, ProseError among them
-        print(f"pdf: {exc}", file=sys.stderr)
+        log.error(f"pdf: {exc}")
         return 1
-    print(f"pdf: {args.article} -> {args.out}", file=sys.stderr)
+    log.info(f"pdf: {args.article} -> {args.out}")
     return 0
