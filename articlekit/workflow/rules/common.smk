@@ -13,7 +13,7 @@ from snakemake.utils import validate
 from articlekit.__main__ import COMMANDS
 from articlekit.workflow import codegraph, failures, ownership, plancache
 from articlekit.workflow import plan as plans
-from articlekit.workflow import plantime, wiring
+from articlekit.workflow import plantime, prompt_exit, wiring
 from articlekit.workflow.plan import PlanError
 
 CONFIG_FILES = [*workflow.configfiles, *workflow.overwrite_configfiles]
@@ -32,6 +32,9 @@ atexit.register(PLAN_MEMORY.save)
 # terminal, once (failures.py).
 OWNED = ownership.watch(workflow, plans.LEDGER)
 FAILURES = failures.watch(workflow)
+# The process ends with its last job, not up to a second later, when
+# Snakemake's scheduler would have woken again (prompt_exit.py).
+prompt_exit.at_shutdown()
 
 plantime.check_config_files(CONFIG_FILES)
 try:
