@@ -27,7 +27,8 @@ The same rounds time Snakemake alone, a one-rule workflow beside the
 copies: its no-op, and a run of its one job. That is the floor no article
 can go under: Snakemake's own plan, and for any build that runs a job, the
 second or so it waits before it exits (its job-rate limiter's timer, which
-the default --max-jobs-per-timespan 100/1s starts after each round of jobs).
+the default --max-jobs-per-timespan 100/1s starts after each round of jobs;
+an article's build does not wait for it: articlekit/workflow/prompt_exit.py).
 
 Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x.
 """
