@@ -43,9 +43,13 @@ MATRIX = [*FAST, "tests/slurm/matrix.yaml"]
 # counts the CPUs the job may use: with the test cluster's task/none, all of
 # the node's. Equal cores keep the timing rule's threads param equal.)
 CORES = os.cpu_count() or 1
-# Typical on a quiet 2-core machine: about a minute locally, three through
-# SLURM (its status polling backs off by 10 s whenever no job has finished
-# yet); the limits leave room for a busy machine: they catch a hang, not a
+# The Snakemake that submits to the test cluster polls its status every 2 s,
+# without the plugin's back-off of 10 s more after each poll that finds no
+# job finished, meant for a real cluster (tests/slurm/fast_polling, its
+# sitecustomize.py, says why; tests/test_slurm_polling.py that it holds).
+FAST_POLLING = Path(__file__).resolve().parent / "slurm" / "fast_polling"
+# Typical on a quiet 2-core machine: about a minute locally, two through
+# SLURM; the limits leave room for a busy machine: they catch a hang, not a
 # slow build.
 LOCAL_TIMEOUT = 300
 SLURM_TIMEOUT = 600
@@ -86,9 +90,10 @@ def cluster():
         local_slurm.stop()
 
 
-def snakemake(workdir, args, env, timeout, configfiles=FAST):
+def snakemake(workdir, args, env, timeout, configfiles=FAST, python_path=()):
     """Run snakemake in workdir; kill its whole process group on timeout."""
-    env = dict(env, PYTHONPATH=str(workdir))  # the copy's code, not the editable install's
+    # the copy's code, not the editable install's
+    env = dict(env, PYTHONPATH=os.pathsep.join([str(workdir), *map(str, python_path)]))
     # one --configfile for them all: a second would replace the first
     cmd = ["snakemake", *args, "--cores", str(CORES), "--configfile", *configfiles]
     start = time.monotonic()
@@ -122,7 +127,7 @@ def run_on_the_cluster(work, cluster, args, configfiles=FAST):
     """snakemake ARGS --profile PROFILE in the copy work -> its output; on
     failure, the daemons' logs too."""
     try:
-        return snakemake(work, [*args, "--profile", PROFILE], cluster.env, SLURM_TIMEOUT, configfiles)
+        return snakemake(work, [*args, "--profile", PROFILE], cluster.env, SLURM_TIMEOUT, configfiles, [FAST_POLLING])
     except BaseException:
         print(cluster.describe(), file=sys.stderr)
         raise

@@ -1,0 +1,41 @@
+"""The test cluster's status polls at a steady 2 s, in the Snakemake that submits the jobs.
+
+tests/test_slurm.py puts this folder on PYTHONPATH. The SLURM plugin waits
+10 s longer before each status query that finds no job finished (up to
+180 s): right for a real cluster's scheduler, which should not be asked
+every second, but on the one-node test cluster, whose jobs take a second or
+two and whose squeue answers at once, that back-off alone made the build
+through SLURM take four minutes where the same build takes one locally.
+The profile cannot say it: the plugin's +10 s is not a setting. So the
+interval the plugin sets is capped here at the profile's first interval
+(slurm-init-seconds-before-status-checks), and nothing else changes:
+which jobs are submitted, how, and how their status is read are the
+plugin's own.
+
+Only in a `snakemake` process (the jobs' own processes, which inherit the
+PYTHONPATH, are left alone), and only while the plugin's base class keeps
+the interval as the property this patches; if it ever does not, nothing is
+patched and the test is only slower.
+"""
+
+import os
+import sys
+
+CAP_SECONDS = 2  # tests/slurm/profile: slurm-init-seconds-before-status-checks
+
+
+def cap_status_check_interval():
+    try:
+        from snakemake_interface_executor_plugins.executors.remote import RemoteExecutor
+    except ImportError:
+        return
+    interval = RemoteExecutor.__dict__.get("next_seconds_between_status_checks")
+    if not isinstance(interval, property) or interval.fset is None:
+        return
+    RemoteExecutor.next_seconds_between_status_checks = property(
+        interval.fget, lambda self, seconds: interval.fset(self, min(seconds, CAP_SECONDS))
+    )
+
+
+if os.path.basename(sys.argv[0] if sys.argv else "") == "snakemake":
+    cap_status_check_interval()
