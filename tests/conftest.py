@@ -2,11 +2,12 @@
 the article built from it."""
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.shared_build import copy_of_test_build
 
 # The tiers (unit, workflow, e2e), their marks, the check that a unit test
 # runs no Snakemake, and the xdist groups: tests/tiers.py.
@@ -52,25 +53,13 @@ def params(test_config):
 def built_project(tmp_path_factory):
     """A fresh copy of the project built end to end on config/test.yaml, for
     the tests that read the rendered pages (build/article.{md,html},
-    build/audit.html), built the way tests.workspace.TEST_BUILD says.
+    build/audit.html): this worker's copy of the run's one TEST_BUILD
+    (tests/shared_build.py).
     BUILT_PROJECT=folder reuses a project built there, to iterate on these
     tests without rebuilding."""
-    from tests.workspace import TEST_BUILD, copy_environment, copy_project
-
     if os.environ.get("BUILT_PROJECT"):
         return Path(os.environ["BUILT_PROJECT"]).resolve()
-    work = copy_project(tmp_path_factory.mktemp("built") / "project")
-    proc = subprocess.run(
-        list(TEST_BUILD),
-        cwd=work,
-        env=copy_environment(work),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"building the article failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return work
+    return copy_of_test_build(tmp_path_factory).project
 
 
 @pytest.fixture(scope="module")

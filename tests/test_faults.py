@@ -44,7 +44,8 @@ from articlekit.render import page as rendermod
 from articlekit.core.jsonio import DiskFull, loads, write_json
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core.workfiles import owner_tag
-from tests.workspace import copy_environment, copy_project
+from tests.shared_build import copy_of_test_build
+from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, copy_environment
 from snakemake_fork import SnakemakeServer
 
 FAST = ["--configfile", "config/test.yaml", "--config", "strict=false"]
@@ -69,7 +70,7 @@ def environment(work):
     """The copy's own code first (copy_environment), and the PDF's date fixed
     (SOURCE_DATE_EPOCH), so that two builds' PDFs compare byte for byte."""
     env = copy_environment(work)
-    env["SOURCE_DATE_EPOCH"] = "1767225600"
+    env.update(TEST_BUILD_ENVIRONMENT)
     return env
 
 
@@ -114,18 +115,12 @@ def wait_for(log, text, run, timeout=300):
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    """The clean build, by the real `snakemake` command (every case's runs are forked)."""
-    work = copy_project(tmp_path_factory.mktemp("faults") / "template")
-    built = subprocess.run(
-        ["snakemake", "--cores", "2", *FAST],
-        cwd=work,
-        env=environment(work),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
-    return work
+    """The clean build, by the real `snakemake` command (every case's runs are
+    forked): this worker's copy of the run's one TEST_BUILD, the PDF's date
+    fixed as environment() fixes it (tests/shared_build.py)."""
+    assert TEST_BUILD_ENVIRONMENT["SOURCE_DATE_EPOCH"] == environment(".")["SOURCE_DATE_EPOCH"]
+    assert list(TEST_BUILD[1:3]) == ["--cores", "2"] and list(TEST_BUILD[3:]) == FAST  # as snakemake() builds
+    return copy_of_test_build(tmp_path_factory).project
 
 
 def in_background(case):

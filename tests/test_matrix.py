@@ -24,6 +24,7 @@ from articlekit.data.config import ConfigError, check_config
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.data.baseline import load_baseline
 from articlekit.data.values import merge, published_envelope
+from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment, copy_project
 
 SCHEMA = "config/schema.yaml"
@@ -554,9 +555,10 @@ def test_rows_do_not_depend_on_how_fast_the_main_build_ran(tmp_path):
 
 
 def _snakemake(work, *args, also=(), check=True):
-    """snakemake on config/test.yaml, plus the config files in `also`."""
+    """snakemake on config/test.yaml, plus the config files in `also`; strict=false,
+    as the run's shared build was made (tests.workspace.TEST_BUILD)."""
     proc = subprocess.run(
-        ["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also],
+        ["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also, "--config", "strict=false"],
         cwd=work,
         env=copy_environment(work),
         capture_output=True,
@@ -581,8 +583,10 @@ EXPERIMENTS = ["environment", "scaling", "example", "multihead", "parity", "mask
 
 
 @pytest.mark.slow
-def test_snakemake_matrix_builds_each_environment_and_the_page(tmp_path, test_config):
-    work = copy_project(tmp_path / "project")
+def test_snakemake_matrix_builds_each_environment_and_the_page(tmp_path_factory, test_config):
+    # in a copy of the run's one build (tests/shared_build.py): the matrix's own jobs
+    # run, its columns take the timing, the sweep and the listings from that build
+    work = copy_of_test_build(tmp_path_factory).project
     environments = test_config["matrix"]["environments"]
     assert len(environments) >= 3  # CI runs the NumPy axis
 

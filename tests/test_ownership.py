@@ -39,6 +39,10 @@ from articlekit.review import verify as verifymod
 from articlekit.review.manifest import ManifestError, build_manifest
 from tests.workspace import copy_environment
 
+# Each end-to-end case works in a copy of its own of the built template: any
+# worker may take it (tests/tiers.py).
+pytestmark = pytest.mark.spread
+
 FAST = ["--configfile", "config/test.yaml", "--config", "strict=false"]
 VICTIM = "results/parity.json"
 FORGED = 3.0e-16  # parity.sdpa.max_abs_diff, as the hostile experiment would have the page say

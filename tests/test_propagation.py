@@ -37,7 +37,7 @@ from articlekit.__main__ import COMMANDS
 from articlekit.review.snapshot_digest import sealed
 from tests.workspace import copy_environment
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spread]  # each case changes and restores its copy
 
 PLAN_PATCH = f"{Path(__file__).with_name('snakemake_plan.py')}:record_plan"
 # What the project copy was built with (conftest's built_project).

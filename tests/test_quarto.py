@@ -33,9 +33,10 @@ from articlekit.render.page import expected_literal_shortcodes
 from articlekit.article.shortcodes import lookup_id, scan
 from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
+from tests.shared_build import BuildFailed, shared_build
 from tests.workspace import copy_environment, copy_project
 
-pytestmark = [pytest.mark.quarto, pytest.mark.slow]
+pytestmark = [pytest.mark.quarto, pytest.mark.slow, pytest.mark.spread]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_QUARTO = ROOT.parent / "shared" / "quarto" / "bin"
@@ -80,21 +81,30 @@ def git_status(work):
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, quarto_env):
-    """(folder, env, quarto version, build seconds): the project built with Quarto."""
-    work = copy_project(tmp_path_factory.mktemp("quarto") / "project")
-    env = {**copy_environment(work), **quarto_env}
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"],
-    ):
-        run(cmd, work, env)
-    version = run(["quarto", "--version"], work, env).stdout.strip()
-    start = time.perf_counter()
-    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
-    seconds = time.perf_counter() - start
-    print(f"\nbuild with Quarto {version} on config/test.yaml: {seconds:.0f} s")
-    return work, env, version, seconds
+    """(folder, env, quarto version, build seconds): the project built with
+    Quarto, in a git repository of its own: this worker's copy of the build
+    made once in the run (tests/shared_build.py), so that the module's tests
+    may go to any worker."""
+
+    def make(folder):
+        work = copy_project(folder)
+        env = {**copy_environment(work), **quarto_env}
+        for cmd in (
+            ["git", "init", "-q"],
+            ["git", "add", "-A"],
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"],
+        ):
+            run(cmd, work, env)
+        return run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env, check=False)
+
+    try:
+        built = shared_build(tmp_path_factory, "quarto", make)
+    except BuildFailed as exc:
+        pytest.fail(str(exc), pytrace=False)
+    env = {**copy_environment(built.project), **quarto_env}
+    version = run(["quarto", "--version"], built.project, env).stdout.strip()
+    print(f"\nbuild with Quarto {version} on config/test.yaml: {built.seconds:.0f} s")
+    return built.project, env, version, built.seconds
 
 
 class Anchors(HTMLParser):

@@ -36,7 +36,7 @@ import pypdf
 import pytest
 import yaml
 
-from tests.workspace import TEST_BUILD, MissingCommit, copy_commit, copy_environment
+from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, MissingCommit, copy_commit, copy_environment
 
 # The commit whose outputs this build must reproduce. Move it only when the
 # article changes on purpose (its prose, a value, a page, an experiment's
@@ -74,9 +74,9 @@ def config_of(project):
 
 
 def build(project, *extra):
-    done = subprocess.run(
-        [*TEST_BUILD, *extra], cwd=project, env=copy_environment(project), capture_output=True, text=True, timeout=900
-    )
+    """REFERENCE built as the built_project fixture is (TEST_BUILD, the PDF's and Word file's date fixed)."""
+    env = {**copy_environment(project), **TEST_BUILD_ENVIRONMENT}
+    done = subprocess.run([*TEST_BUILD, *extra], cwd=project, env=env, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         pytest.fail(
             f"building the reference {REFERENCE[:9]} in {project} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"

@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workspace import copy_project
+from tests.shared_build import copy_of_test_build
+from tests.workspace import TEST_BUILD, copy_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_cluster import LocalSlurm, SlurmUnavailable, missing_requirements  # noqa: E402
@@ -94,8 +95,9 @@ def snakemake(workdir, args, env, timeout, configfiles=FAST, python_path=()):
     """Run snakemake in workdir; kill its whole process group on timeout."""
     # the copy's code, not the editable install's
     env = dict(env, PYTHONPATH=os.pathsep.join([str(workdir), *map(str, python_path)]))
-    # one --configfile for them all: a second would replace the first
-    cmd = ["snakemake", *args, "--cores", str(CORES), "--configfile", *configfiles]
+    # one --configfile for them all: a second would replace the first; strict=false
+    # as in TEST_BUILD, so that the local build may be the run's shared one
+    cmd = ["snakemake", *args, "--cores", str(CORES), "--configfile", *configfiles, "--config", "strict=false"]
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
@@ -135,7 +137,17 @@ def run_on_the_cluster(work, cluster, args, configfiles=FAST):
 
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory):
-    """(copy, the rules it ran): the default target built locally in a fresh copy."""
+    """(copy, the rules it ran): the default target built locally in a fresh
+    copy: the run's one TEST_BUILD (tests/shared_build.py) where it has this
+    machine's cores, so that both builds give the timing rule equal threads."""
+    if TEST_BUILD[1:3] == ("--cores", str(CORES)) and TEST_BUILD[3:] == (
+        "--configfile",
+        *FAST,
+        "--config",
+        "strict=false",
+    ):
+        built = copy_of_test_build(tmp_path_factory)
+        return built.project, set(FINISHED.findall(built.output)) - {"all"}
     work = copy_project(tmp_path_factory.mktemp("local") / "project")
     return work, set(FINISHED.findall(run_locally(work, []))) - {"all"}
 
@@ -167,7 +179,9 @@ def comparable(path, root):
     return data
 
 
-def test_the_cluster_build_writes_what_the_local_build_writes(cluster, local_build, slurm_build):
+# slurm_build is asked for before local_build: the run's shared build, which
+# another worker may be making, is then most likely made when it is wanted.
+def test_the_cluster_build_writes_what_the_local_build_writes(cluster, slurm_build, local_build):
     local, _ = local_build
     remote, _ = slurm_build
     assert artifacts(remote) == artifacts(local)
@@ -183,7 +197,7 @@ def slurm_rule(job):
     return job["comment"].removeprefix("rule_").split("_wildcards_")[0]
 
 
-def test_every_rule_ran_as_its_own_slurm_job(cluster, local_build, slurm_build):
+def test_every_rule_ran_as_its_own_slurm_job(cluster, slurm_build, local_build):
     _, rules = local_build
     remote, _ = slurm_build
     assert rules, "the local build ran no rule"
@@ -199,7 +213,7 @@ def test_every_rule_ran_as_its_own_slurm_job(cluster, local_build, slurm_build):
     assert environment["slurm_job_id"] in {job["id"] for job in jobs}
 
 
-def test_the_timing_rule_gets_a_node_to_itself(cluster, local_build, slurm_build):
+def test_the_timing_rule_gets_a_node_to_itself(cluster, slurm_build, local_build):
     _, rules = local_build
     if "timing" not in rules:
         pytest.skip("the build has no timing rule")
@@ -311,7 +325,7 @@ def test_each_matrix_cell_ran_as_its_own_slurm_job_in_its_environment(cluster, s
     assert not made_here & {d.name.removeprefix("rule_") for d in logs.iterdir()}, sorted(logs.iterdir())
 
 
-def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cluster, local_build, slurm_build):
+def test_the_seed_sweep_through_slurm_gives_the_local_sweep_one_job_per_chunk(cluster, slurm_build, local_build):
     """The article binds the sweep's keys, so both builds ran it (config/test.yaml's
     robustness: a few seeds): each chunk its own SLURM job, each chunk and the
     summary equal to the local run's (a sweep holds no timings)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import tiers
 from tests.tiers import what_it_starts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,3 +172,42 @@ def test_an_older_mark_of_a_whole_build_puts_a_test_in_e2e(suite):
 )
 def test_what_a_unit_test_may_not_start(command, started):
     assert what_it_starts(command) == started
+
+
+class FakeItem:
+    """What the xdist hooks read of a collected test: its id, tier and marks."""
+
+    def __init__(self, nodeid, tier, *marks):
+        self.nodeid, self.tier, self.marks = nodeid, tier, [getattr(pytest.mark, m) for m in marks]
+
+    def get_closest_marker(self, name):
+        return next((m.mark for m in self.marks if m.name == name), None)
+
+    def add_marker(self, marker):
+        self.marks.append(marker)
+
+
+def grouped(*items):
+    for item in items:
+        if not item.get_closest_marker("spread"):
+            item.add_marker(pytest.mark.xdist_group(tiers.module_of(item)))
+    return sorted(items, key=tiers.handed_out_order(items))
+
+
+def test_a_module_is_one_unit_of_work_and_a_spread_modules_tests_each_their_own():
+    a1, a2 = FakeItem("tests/test_a.py::one", "e2e"), FakeItem("tests/test_a.py::two", "unit")
+    s1, s2 = FakeItem("tests/test_s.py::one", "e2e", "spread"), FakeItem("tests/test_s.py::two", "e2e", "spread")
+    grouped(a1, a2, s1, s2)
+    assert tiers._group(a1) == tiers._group(a2) == "tests/test_a.py"
+    assert tiers._group(s1) == "tests/test_s.py::one" and tiers._group(s2) == "tests/test_s.py::two"
+
+
+def test_the_longest_units_are_handed_out_first_then_by_tier():
+    unit = FakeItem("tests/test_u.py::u", "unit")
+    workflow = FakeItem("tests/test_w.py::w", "workflow")
+    spread = FakeItem("tests/test_s.py::s", "e2e", "spread")
+    module_e2e = FakeItem("tests/test_m.py::m", "e2e")
+    module_unit = FakeItem("tests/test_m.py::n", "unit")  # in its module's unit, handed out with it
+    longest = [FakeItem(f"{module}::x", "workflow") for module in tiers.LONGEST_FIRST]
+    order = grouped(unit, workflow, spread, module_unit, module_e2e, *reversed(longest))
+    assert order == [*longest, module_unit, module_e2e, spread, workflow, unit]

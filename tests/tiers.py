@@ -23,10 +23,13 @@ What it cannot see: a command started by a command the test started (say
 by hand.
 
 Under pytest-xdist (`-n auto`, with `--dist loadgroup` from pyproject.toml)
-each module is one unit of work, so a module-scoped build is made once; the
-tests that read the session's `built_project` (from any module) are one
-unit together, so the article is built once in the whole run. Heavier tiers are handed out
-first, so that no worker is left with a long build at the end.
+each module is one unit of work, so that a module-scoped fixture is made
+once; a module marked `spread` gives each of its tests to any worker, for
+its module fixtures are cheap to make again (a copy of a build made once
+in the run, tests/shared_build.py). The longest units go first: the
+modules named in LONGEST_FIRST, then the other units holding an e2e test,
+then workflow, then unit, so that no worker is left with a long one at
+the end.
 """
 
 import os
@@ -67,8 +70,10 @@ BUILD_STEPS = {
     "articlekit": "an articlekit command (a build step)",
 }
 
-# The xdist group of every test that reads the session's built project.
-BUILT_PROJECT_GROUP = "built_project"
+# Modules that are one long unit of work (minutes: a cluster of their own
+# and two builds, a background pool of builds), as .ci/run's slowest
+# durations show them: handed out before any other.
+LONGEST_FIRST = ("tests/test_slurm.py", "tests/test_faults.py")
 
 _running = None  # the test being set up, run or torn down in this process
 
@@ -147,34 +152,41 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     """Give each test its tier's mark, its xdist group, and (under xdist) an
-    order that hands the heavier groups out first."""
+    order that hands the longer units of work out first."""
     for item in items:
         item.tier = tier_of(item)
         if not item.get_closest_marker(item.tier):  # unit, and e2e by an older mark: -m selects them too
             item.add_marker(item.tier)
-        if not item.get_closest_marker("xdist_group"):
-            # fixturenames holds the fixtures' fixtures too: a test that reads
-            # a module fixture made from built_project is in its group
-            uses_build = BUILT_PROJECT_GROUP in getattr(item, "fixturenames", ())
-            group = BUILT_PROJECT_GROUP if uses_build else item.nodeid.split("::")[0]
-            item.add_marker(pytest.mark.xdist_group(group))
+        if not item.get_closest_marker("xdist_group") and not item.get_closest_marker("spread"):
+            item.add_marker(pytest.mark.xdist_group(module_of(item)))  # (a spread test is a unit alone)
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
-        items.sort(key=_handed_out_order(items))
+        items.sort(key=handed_out_order(items))
 
 
-def _handed_out_order(items):
-    """Sort key: the built project's group first (the longest), then groups
-    holding an e2e test, then workflow, then unit; collection order within."""
-    weight = {"e2e": 1, "workflow": 2, "unit": 3}
-    heaviest = {BUILT_PROJECT_GROUP: 0}
+def module_of(item):
+    return item.nodeid.split("::")[0]
+
+
+def handed_out_order(items):
+    """Sort key: LONGEST_FIRST's modules, then the units holding an e2e
+    test (a module's before a spread test's: a module is the longer), then
+    workflow, then unit; collection order within."""
+    weight = {"e2e": 2, "workflow": 4, "unit": 5}
+    heaviest = {}
     for item in items:
-        group = _group(item)
-        heaviest[group] = min(heaviest.get(group, 3), weight[item.tier])
+        group, rank = _group(item), weight[item.tier]
+        if module_of(item) in LONGEST_FIRST:
+            rank = LONGEST_FIRST.index(module_of(item)) / len(LONGEST_FIRST)
+        elif item.tier == "e2e" and item.get_closest_marker("spread"):
+            rank = 3
+        heaviest[group] = min(heaviest.get(group, rank), rank)
     return lambda item: heaviest[_group(item)]
 
 
 def _group(item):
-    return item.get_closest_marker("xdist_group").args[0]
+    """The unit of work a test is in: its xdist group, or itself."""
+    group = item.get_closest_marker("xdist_group")
+    return group.args[0] if group else item.nodeid
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,6 +18,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # because those tests read the pages, and a timing claim failing on a busy
 # machine must not hide them (the strict build is tested in test_workflow.py).
 TEST_BUILD = ("snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--config", "strict=false")
+# ... with the PDF's and the Word file's date fixed, so that two builds of
+# one source compare byte for byte (tests/test_faults.py rebuilds and compares).
+TEST_BUILD_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "1767225600"}
 
 
 class MissingCommit(Exception):
