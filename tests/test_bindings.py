@@ -212,3 +212,24 @@ def test_the_audit_fixture_is_a_bindings_file():
 def test_write_bindings_then_load_bindings_gives_the_document_back(bound, tmp_path):
     write_bindings(tmp_path / "b.json", bound[2])
     assert load_bindings(tmp_path / "b.json") == bound[2]
+
+
+def test_a_bindings_file_read_again_is_checked_again_once_it_changed(bound, tmp_path, monkeypatch):
+    """A render reads the file twice and checks its schema once; a file
+    edited in between (another size or mtime) is checked again."""
+    import articlekit.article.bindings as bindingsmod
+
+    checks = []
+    real_check = bindingsmod.check_bindings
+    monkeypatch.setattr(bindingsmod, "check_bindings", lambda doc, path: checks.append(path) or real_check(doc, path))
+    path = tmp_path / "b.json"
+    write_bindings(path, bound[2])
+    load_bindings(path)
+    load_bindings(path)
+    assert len(checks) == 1
+    document = copy.deepcopy(bound[2])
+    document["bindings"][a_binding(document)]["locations"] = ["index.qmd"]
+    write_json(path, document)
+    with pytest.raises(BindingsError, match="locations"):
+        load_bindings(path)
+    assert len(checks) == 2

@@ -77,6 +77,7 @@ def load_bindings(path):
     """The bindings document at path, checked; BindingsError naming the file otherwise."""
     path = Path(path)
     try:
+        seen = _as_on_disk(path)  # before the read: a file replaced after it is checked next time
         document = read_json(path)
     except FileNotFoundError:
         raise BindingsError(f"{path}: no bindings file there; {REBUILD}") from None
@@ -84,8 +85,20 @@ def load_bindings(path):
         raise BindingsError(f"{path}: cannot read the bindings file ({exc.strerror})") from None
     except ValueError as exc:  # not JSON: read_json names file, line and column
         raise BindingsError(f"{exc}; {REBUILD}") from None
-    check_bindings(document, path)
+    # A render reads the file twice (the page, then its warnings): the schema,
+    # a tenth of a second, is checked once per file as it is on disk.
+    if seen not in _CHECKED:
+        check_bindings(document, path)
+        _CHECKED.add(seen)
     return document
+
+
+_CHECKED = set()  # (file, mtime, size) of the bindings files this process found sound
+
+
+def _as_on_disk(path):
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
 
 
 def write_bindings(path, document):
