@@ -43,8 +43,9 @@ def run_root(tmp_path_factory):
     return base.parent if base.name.startswith("popen-gw") else base
 
 
-def shared_build(tmp_path_factory, name, make, timeout=900):
-    """This worker's copy of the build `name`, made once in the run.
+def shared_build(tmp_path_factory, name, make, timeout=1800):
+    """This worker's copy of the build `name`, made once in the run; a worker
+    waits up to `timeout` s for the lock (longer than a build may take).
 
     make(folder) builds the project into folder (created by it) and returns
     a CompletedProcess-like result (.returncode, .stdout, .stderr).

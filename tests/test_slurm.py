@@ -140,12 +140,7 @@ def local_build(tmp_path_factory):
     """(copy, the rules it ran): the default target built locally in a fresh
     copy: the run's one TEST_BUILD (tests/shared_build.py) where it has this
     machine's cores, so that both builds give the timing rule equal threads."""
-    if TEST_BUILD[1:3] == ("--cores", str(CORES)) and TEST_BUILD[3:] == (
-        "--configfile",
-        *FAST,
-        "--config",
-        "strict=false",
-    ):
+    if TEST_BUILD == ("snakemake", "--cores", str(CORES), "--configfile", *FAST, "--config", "strict=false"):
         built = copy_of_test_build(tmp_path_factory)
         return built.project, set(FINISHED.findall(built.output)) - {"all"}
     work = copy_project(tmp_path_factory.mktemp("local") / "project")

@@ -171,16 +171,21 @@ def handed_out_order(items):
     """Sort key: LONGEST_FIRST's modules, then the units holding an e2e
     test (a module's before a spread test's: a module is the longer), then
     workflow, then unit; collection order within."""
-    weight = {"e2e": 2, "workflow": 4, "unit": 5}
     heaviest = {}
     for item in items:
-        group, rank = _group(item), weight[item.tier]
-        if module_of(item) in LONGEST_FIRST:
-            rank = LONGEST_FIRST.index(module_of(item)) / len(LONGEST_FIRST)
-        elif item.tier == "e2e" and item.get_closest_marker("spread"):
-            rank = 3
+        group, rank = _group(item), _rank(item)
         heaviest[group] = min(heaviest.get(group, rank), rank)
     return lambda item: heaviest[_group(item)]
+
+
+def _rank(item):
+    """How early a test's unit goes out, by this test alone (lower: earlier)."""
+    module = module_of(item)
+    if module in LONGEST_FIRST:
+        return (0, LONGEST_FIRST.index(module))
+    if item.tier == "e2e":
+        return (2, 0) if item.get_closest_marker("spread") else (1, 0)
+    return ({"workflow": 3, "unit": 4}[item.tier], 0)
 
 
 def _group(item):
