@@ -30,6 +30,15 @@ second or so it waits before it exits (its job-rate limiter's timer, which
 the default --max-jobs-per-timespan 100/1s starts after each round of jobs;
 an article's build does not wait for it: articlekit/workflow/prompt_exit.py).
 
+A one-rule workflow understates the floor of a DAG of dozens of jobs, each
+with its code files as inputs: so each setup has its own, the floor lines.
+Its built copy's DAG, as `snakemake --detailed-summary` gives it, becomes a
+Snakefile of the same jobs and files whose every command is a touch
+(benchmarks/same_dag.py), timed in a copy beside it in the same rounds: its
+no-op is Snakemake's alone for this DAG, its prose edit reruns the same jobs
+doing nothing. What the article's build spends above its floor is
+articlekit's: the plan, and each step's work.
+
 Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x.
 """
 
@@ -38,17 +47,20 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import same_dag  # noqa: E402
 from benchmarks.timed import timed  # noqa: E402
-from tests.workspace import PROJECT_ROOT, copy_project  # noqa: E402
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
 
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 TARGETS = {"no-op": 1.2, "prose": 3.0}
+FLOOR_SNAKEFILE = "Snakefile.same-dag"
 DEFAULT_CONFIGS = ("config.yaml", "config/test.yaml")
 
 # Snakemake alone: one rule, one job.
@@ -79,14 +91,17 @@ def load():
 
 
 class Setup:
-    """One project on one config: its copy, its build command, its figures."""
+    """One project on one config: its copy, its build command, its figures,
+    and beside it the floor: the same DAG with no work (same_dag.py)."""
 
     def __init__(self, label, checkout, configfile, folder, cores):
         self.label, self.configfile = label, configfile
+        self.folder, self.cores = Path(folder), cores
         self.work = copy_project(folder, root=checkout)
         self.build = ["snakemake", "--cores", str(cores), "--configfile", configfile]
         self.ratios = {scenario: ([], []) for scenario in ("no-op", "prose")}
-        self.rules, self.job_seconds = {}, {}
+        self.floor_ratios = {scenario: ([], []) for scenario in ("no-op", "prose")}
+        self.rules, self.floor_rules, self.job_seconds = {}, {}, {}
 
     @property
     def name(self):
@@ -95,21 +110,42 @@ class Setup:
     def cold(self):
         wall, _, _, log = timed(self.build, self.work)
         self.cold_wall, self.cold_rules = wall, sorted(set(FINISHED.findall(log)))
+        # The floor: a copy of the built project, its DAG as a Snakefile of touches
+        summary = subprocess.run(
+            [*self.build, "--detailed-summary"],
+            cwd=self.work,
+            env=copy_environment(self.work),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        self.floor = self.folder.with_name(self.folder.name + "-same-dag")
+        shutil.copytree(self.work, self.floor, symlinks=True)
+        (self.floor / FLOOR_SNAKEFILE).write_text(same_dag.snakefile(summary.splitlines()), encoding="utf-8")
+        self.floor_build = ["snakemake", "--snakefile", FLOOR_SNAKEFILE, "--cores", str(self.cores)]
+        timed(self.floor_build, self.floor)
 
     def round(self, number):
-        article = self.work / "article/index.qmd"
         for scenario in self.ratios:
-            start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], self.work)
-            if scenario == "prose":
-                time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
-                with article.open("a", encoding="utf-8") as f:
-                    f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
-            wall, cpu, _, log = timed(self.build, self.work)
-            self.ratios[scenario][0].append(wall / start_wall)
-            self.ratios[scenario][1].append(cpu / start_cpu)
+            wall, cpu, log = self.scenario(scenario, number, self.work, self.build, self.ratios)
             self.rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})
             if scenario == "prose":
                 self.job_seconds = {rule: benchmark_seconds(self.work, rule) for rule in self.rules[scenario]}
+            _, _, log = self.scenario(scenario, number, self.floor, self.floor_build, self.floor_ratios)
+            self.floor_rules[scenario] = len(set(FINISHED.findall(log)) - {"all"})
+
+    @staticmethod
+    def scenario(scenario, number, work, build, ratios):
+        """Time one scenario in `work` after the start-up it is divided by."""
+        start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], work)
+        if scenario == "prose":
+            time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
+            with (work / "article/index.qmd").open("a", encoding="utf-8") as f:
+                f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
+        wall, cpu, _, log = timed(build, work)
+        ratios[scenario][0].append(wall / start_wall)
+        ratios[scenario][1].append(cpu / start_cpu)
+        return wall, cpu, log
 
 
 def main(argv=None):
@@ -169,6 +205,9 @@ def main(argv=None):
         for scenario, (wall, cpu) in setup.ratios.items():
             ran = ", ".join(setup.rules[scenario]) or "(none)"
             print(f"  {scenario:<32} {summary(wall):>22} {summary(cpu):>22}  {ran}")
+        for scenario, (wall, cpu) in setup.floor_ratios.items():
+            jobs = f"{setup.floor_rules[scenario]} jobs, each a touch"
+            print(f"  {'floor, ' + scenario:<32} {summary(wall):>22} {summary(cpu):>22}  {jobs}")
         print(
             "  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
             + ", ".join(
