@@ -228,3 +228,35 @@ def test_the_typst_source_written_from_the_articles_tree_is_the_one_read_from_th
     read = pdfmod.typst_source(article, bindings, tmp_path / "read")
     from_tree = pdfmod.typst_source(article, bindings, tmp_path / "tree", ast=tree)
     assert from_tree.read_text(encoding="utf-8") == read.read_text(encoding="utf-8")
+
+
+def test_a_forged_tree_with_raw_typst_is_refused_before_typst_reads_it_and_leaves_no_pdf(tmp_path):
+    """The PDF is written from build/article.ast.json, a file anyone can
+    edit after `articlekit parse` checked it: the render checks the tree it
+    is given once more, and a raw Typst block there (which could make the
+    PDF embed any file Typst can read) stops it at the article's line."""
+    from articlekit.article.bound import bound_markdown
+    from articlekit.render.page import write_ast
+    from articlekit.render.renderers import pandoc_path
+
+    article, values = make_article(tmp_path / "article")
+    bindings = tmp_path / "bindings.json"
+    write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, strict=True))
+    bound = tmp_path / "article.bound.md"
+    bound.write_text(bound_markdown(article.read_text(encoding="utf-8"), read_json(bindings)), encoding="utf-8")
+    tree = tmp_path / "article.ast.json"
+    write_ast(article, tree, bound=bound)  # checked: the article itself is fine
+    raw = subprocess.run(
+        [pandoc_path(), "--from", "markdown", "--to", "json"],
+        input='```{=typst}\n#image("/etc/passwd")\n```\n',
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    forged = json.loads(tree.read_text(encoding="utf-8"))
+    forged["blocks"] += json.loads(raw)["blocks"]
+    tree.write_text(json.dumps(forged), encoding="utf-8")
+    out = tmp_path / "article.pdf"
+    with pytest.raises(pdfmod.RenderError, match="raw typst"):
+        pdfmod.render_pdf(article, bindings, out, ast=tree)
+    assert not out.exists()

@@ -22,6 +22,7 @@ import importlib.metadata
 import os
 import subprocess
 from importlib import resources
+from pathlib import Path
 
 import yaml
 
@@ -65,13 +66,15 @@ def renderer_name(pandoc):
     return f"Pandoc {tool_version(pandoc)} and Typst (typst {importlib.metadata.version('typst')} for Python)"
 
 
-def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
+def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, shown=None):
     """Write the article as Typst source in workdir -> its path. ast: the
     bound document's tree (articlekit.render.page.write_ast), written from
     instead of reading it again (bound: bind's file, else made now from
     the bindings); checked either way, as the page's is
-    (raw Typst in the prose is refused there), and each figure must be the
-    file its rule wrote (figure_file: no symbolic link), which Typst reads."""
+    (raw Typst in the prose is refused there), unless `shown` says it was:
+    the figures the check of that very tree found (render_format's, the
+    job's). Each figure must be the file its rule wrote (figure_file: no
+    symbolic link), which Typst reads."""
     # what renders is imported when it renders: the Plan reads FORMAT on every Snakemake call
     from articlekit.article.bindings import load_bindings
     from articlekit.render.page import PANDOC_METADATA, bound_text, build_root, checked_tree, pandoc_source
@@ -79,8 +82,11 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None):
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
     try:
-        text = None if ast is not None else bound_text(article, load_bindings(bindings), bound)
-        tree, figures = checked_tree(article, workdir, ast, root, text)
+        if shown is not None:
+            tree, figures = Path(ast).resolve(), shown
+        else:
+            text = None if ast is not None else bound_text(article, load_bindings(bindings), bound)
+            tree, figures = checked_tree(article, workdir, ast, root, text)
         for figure in figures:
             figure_file(build_root(root, article), figure.path, article, figure.line)
     except ValueError as exc:  # ProseError, FigureError: their message names the line and the fix
@@ -159,8 +165,9 @@ def compile_pdf(typ):
 
 
 def write(job):
-    """The Typst source from the bound tree, checked, compiled in-process."""
-    typ = typst_source(job.article, job.bindings, job.workdir, job.tree, job.root)
+    """The Typst source from the bound tree (checked by render_format),
+    compiled in-process."""
+    typ = typst_source(job.article, job.bindings, job.workdir, job.tree, job.root, shown=job.figures)
     check_source(typ, job.article)
     job.produced.write_bytes(compile_pdf(typ))
     return renderer_name(pandoc_path())
