@@ -1,6 +1,6 @@
 """Snakemake's floor for one article's DAG: the same jobs and files, no work.
 
-    python benchmarks/same_dag.py SUMMARY.tsv > Snakefile
+    python benchmarks/same_dag.py SUMMARY.tsv [--without-code] > Snakefile
 
 A build can be no faster than Snakemake deciding what to run for its DAG.
 What that costs grows with the DAG (each job's files stat'ed, its record
@@ -13,6 +13,10 @@ project, its no-op is Snakemake's own no-op for this DAG, and after a
 prose edit it reruns the jobs the article's build reruns, doing nothing in
 each: what is left of a rebuild once every step costs nothing and the
 plan is free.
+
+--without-code leaves out the inputs that are code (articlekit's files, the
+article's Python modules): the floor of the same DAG had its rules no code
+inputs, which is what listing them costs.
 
 Not copied: params, resources, conda environments (none changes which jobs
 run on an unchanged tree or after a prose edit), and the plan itself. Its
@@ -32,22 +36,30 @@ articlekit.workflow.prompt_exit.at_shutdown()
 '''
 
 
-def jobs(summary_lines):
+def is_code(path):
+    """A code input: a file of the articlekit package (its modules and the
+    data files they name), or a Python module of the article's."""
+    return "/articlekit/" in "/" + path or path.endswith(".py")
+
+
+def jobs(summary_lines, code=True):
     """[(rule, outputs, inputs, log)] from --detailed-summary's rows, one per
-    job: a job's outputs share its rule, log and inputs."""
+    job: a job's outputs share its rule, log and inputs. code=False: without
+    the code inputs (is_code), to see what listing them costs."""
     grouped = {}
     for row in csv.DictReader(summary_lines, delimiter="\t"):
         if row["rule"] in ("", "-"):  # an input no rule makes
             continue
-        inputs = tuple(sorted(filter(None, row["input-file(s)"].split(","))))
+        listed = filter(None, row["input-file(s)"].split(","))
+        inputs = tuple(sorted(path for path in listed if code or not is_code(path)))
         key = (row["rule"], row["log-file(s)"], inputs)
         grouped.setdefault(key, []).append(row["output_file"])
     return [(rule, sorted(outputs), list(inputs), log) for (rule, log, inputs), outputs in grouped.items()]
 
 
-def snakefile(summary_lines):
+def snakefile(summary_lines, code=True):
     """The Snakefile's text: rule all asks for every output, and each job is a rule."""
-    found = jobs(summary_lines)
+    found = jobs(summary_lines, code)
     every = sorted(path for _, outputs, _, _ in found for path in outputs)
     rules = [f"rule all:\n    input:\n        {every!r},\n"]
     for number, (rule, outputs, inputs, log) in enumerate(found):
@@ -63,4 +75,5 @@ def snakefile(summary_lines):
 
 
 if __name__ == "__main__":
-    sys.stdout.write(snakefile(Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()))
+    summary = Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()
+    sys.stdout.write(snakefile(summary, code="--without-code" not in sys.argv[2:]))

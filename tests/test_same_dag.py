@@ -40,3 +40,15 @@ def test_each_job_is_a_rule_of_its_own_that_touches_its_outputs_and_all_asks_for
     assert listed == sorted(row.split("\t")[0] for row in SUMMARY[1:])
     # a job with no log has no log: directive
     assert "log:" not in text.split("rule values_2:", 1)[1]
+
+
+def test_without_code_a_job_keeps_every_input_but_articlekits_files_and_python_modules():
+    summary = [
+        SUMMARY[0],
+        "build/article.html\t-\thtml\t-\tarticle/index.qmd,articlekit/render/page.py,"
+        "articlekit/render/page.css,/site/articlekit/core/log.py,experiments/attention.py,build/values.json\t-\tok\t-",
+    ]
+    [(_, _, inputs, _)] = jobs(summary, code=False)
+    assert inputs == ["article/index.qmd", "build/values.json"]
+    [(_, _, every, _)] = jobs(summary)
+    assert len(every) == 6
