@@ -68,6 +68,51 @@ def test_a_shortcode_may_span_lines_and_hold_quoted_closers():
     assert sc.kwargs == {"expect": "contains '>}}'"}
 
 
+def test_an_escaped_quote_keeps_a_quoted_argument_open_and_an_apostrophe_opens_none():
+    (sc,) = scan('{{< value k expect="contains \\"a >}} b\\"" >}}')
+    assert sc.kwargs == {"expect": 'contains "a >}} b"'}
+    # a quote that does not start an argument (after a letter) is text
+    (sc,) = scan("{{< value k note=don't >}} and after")
+    assert sc.kwargs == {"note": "don't"} and sc.raw.endswith(">}}")
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("one\n\n{{< value k\n\nexpect='1' >}}", 3),  # a blank line ends the paragraph
+        ("{{< value k\n  \t\n >}}", 1),  # blank but for spaces and tabs
+        ('{{< value k expect="a\n\nb" >}}', 1),  # inside quotes too
+        ("x\n{{< value k {{< value j >}}", 2),  # another opens first
+        ("{{< value k", 1),  # the document ends
+    ],
+)
+def test_a_shortcode_left_open_is_named_by_the_line_it_opens_on(text, line):
+    from articlekit.article.shortcodes import ShortcodeSyntaxError
+
+    with pytest.raises(ShortcodeSyntaxError, match="never closed") as raised:
+        scan(text)
+    assert raised.value.line == line
+
+
+def test_each_shortcode_s_line_and_context_follow_the_document_down():
+    text = (
+        "---\ntitle: {{< value t >}}\n---\n"  # lines 1-3: front matter, skipped
+        "{{< value a >}} `{{< value b >}}`\n"  # 4: prose, then inline code
+        "\n```python\n{{< value c >}}\n```\n"  # 7: a code block
+        "{{< value d\n  >}} {{< value e >}}\n"  # 9: prose again, d spans two lines
+        "<!-- {{< value f >}} -->\n"  # 11: a comment
+    )
+    found = [(sc.args[0], sc.line, sc.context) for sc in scan(text)]
+    assert found == [
+        ("a", 4, "prose"),
+        ("b", 4, "code"),
+        ("c", 7, "code"),
+        ("d", 9, "prose"),
+        ("e", 10, "prose"),
+        ("f", 11, "comment"),
+    ]
+
+
 def test_lookup_id_is_key_fmt_expect_with_white_space_collapsed():
     assert lookup_id("k", ".6f", "<  1e-12 ") == "k|.6f|< 1e-12"
     assert lookup_id("k") == "k||"

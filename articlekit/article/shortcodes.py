@@ -34,6 +34,8 @@ The lookup id (`lookup_id`) is how a shortcode finds its binding in
 build/bindings.json; it is defined here, once, and value.lua follows it.
 """
 
+import bisect
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -191,10 +193,10 @@ def _inside_shortcode(text, floor, at):
 
 
 def kind_at(spans, offset):
-    for start, end, kind in spans:
-        if start <= offset < end:
-            return kind
-    return "prose"
+    """The kind of the region of `spans` (regions': in order, end to end)
+    that holds `offset`, found by bisection."""
+    found = bisect.bisect_right(spans, (offset, math.inf)) - 1
+    return spans[found][2] if found >= 0 and offset < spans[found][1] else "prose"
 
 
 # --- parsing ----------------------------------------------------------------
@@ -232,20 +234,26 @@ def parse_inner(inner):
     return name, args, kwargs, [token for _, _, token in params], params
 
 
+# The characters _find_close acts on; it jumps over every other one.
+_SIGNIFICANT = re.compile(r"""[\n\\"'>{]""")
+_BLANK_LINE_AHEAD = re.compile(r"[ \t]*\n")
+
+
 def _find_close(text, pos):
     """Offset of the >}} that closes a shortcode whose arguments start at pos,
     skipping quoted strings (an expect may contain '>}}' in quotes); -1 when
     the paragraph ends (a blank line) or another {{< opens first: a
     shortcode never spans paragraphs, so the next one's >}} is not its."""
     quote = None
-    i = pos
-    while i < len(text):
+    found = _SIGNIFICANT.search(text, pos)
+    while found:
+        i = found.start()
         c = text[i]
-        if c == "\n" and text[i + 1 :].lstrip(" \t").startswith("\n"):
+        if c == "\n" and _BLANK_LINE_AHEAD.match(text, i + 1):
             return -1
         if quote:
             if c == "\\":
-                i += 2
+                found = _SIGNIFICANT.search(text, i + 2)
                 continue
             if c == quote:
                 quote = None
@@ -255,7 +263,7 @@ def _find_close(text, pos):
             return i
         elif text.startswith(OPEN, i):
             return -1
-        i += 1
+        found = _SIGNIFICANT.search(text, i + 1)
     return -1
 
 
@@ -279,6 +287,9 @@ def scan(text):
     spans = regions(text)
     found = []
     pos = 0
+    # Shortcodes come in order: the line is carried forward from the last
+    # one, not counted from the top each time.
+    line, counted = 1, 0
     while True:
         at = text.find(OPEN, pos)
         if at < 0:
@@ -286,7 +297,8 @@ def scan(text):
         escaped = at > 0 and text[at - 1] == "{"
         start = at - 1 if escaped else at
         close = _find_close(text, at + len(OPEN))
-        line = text.count("\n", 0, at) + 1
+        line += text.count("\n", counted, at)
+        counted = at
         if close < 0:
             opening = text[at:].split("\n", 1)[0][:60]
             raise ShortcodeSyntaxError(
