@@ -361,6 +361,42 @@ def test_a_footprint_larger_than_the_entry_declares_is_refused_before_any_job(ar
     plantime.check_footprints(build({"experiments": {"big": {"mem_mb": 100}}, "big": {"n": 10}}, [], Machine()))
 
 
+def test_a_footprint_check_that_passed_is_remembered_until_the_source_or_an_entry_changes(article, tmp_path):
+    from articlekit.experiment import footprint
+    from articlekit.workflow import codegraph
+    from articlekit.workflow.plancache import PlanMemory
+
+    (article / "experiments").mkdir()
+    source = article / "experiments/big.py"
+    source.write_text('def footprint(p):\n    return {"bytes": {"n": 8 * p["n"]}, "seconds": {"n": 0}}\n')
+    checked = []
+    real = footprint.check_plan
+
+    def counted(name, *args, **kwargs):
+        checked.append(name)
+        return real(name, *args, **kwargs)
+
+    footprint.check_plan = counted
+    try:
+        memory = PlanMemory(tmp_path / "plan.json")
+        small = build({"experiments": {"big": {"mem_mb": 100}}, "big": {"n": 10}}, [], Machine())
+        plantime.check_footprints(small, memory)
+        plantime.check_footprints(small, memory)
+        assert checked == ["big"]  # the second plan recalled the first's pass
+        # a larger entry is checked again, and refused
+        huge = build({"experiments": {"big": {"mem_mb": 100}}, "big": {"n": 10**12}}, [], Machine())
+        with pytest.raises(PlanError, match="8 TB"):
+            plantime.check_footprints(huge, memory)
+        # so is an edited source, for the same entry that passed
+        source.write_text(source.read_text().replace("8 * p", "8 * 10**12 * p"))
+        codegraph.file_digest.cache_clear()  # the next plan is a new process: it reads the file anew
+        with pytest.raises(PlanError, match="80 TB"):
+            plantime.check_footprints(small, memory)
+        assert checked == ["big", "big", "big"]
+    finally:
+        footprint.check_plan = real
+
+
 def test_a_checkout_that_cannot_be_written_is_said_in_a_sentence(article, monkeypatch):
     plantime.check_writable(".")
 

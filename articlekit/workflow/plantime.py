@@ -6,7 +6,7 @@ and the machine's facts, called by the module's Snakefile in turn.
     check_config(config, files, ...)   the module's schema, the article's, the keys nothing reads
     check_writable(folder)             a sentence, not Snakemake's traceback about .snakemake/locks
     ThisMachine(overrides)             installed libraries and renderers, for plan.build
-    check_footprints(plan)             each experiment's footprint against its mem_mb and runtime
+    check_footprints(plan, memory)     each experiment's footprint against its mem_mb and runtime
 
 Each raises PlanError with the file, the line and the fix; the Snakefile
 turns it into Snakemake's WorkflowError (printed without a traceback).
@@ -128,25 +128,38 @@ def check_writable(folder="."):
             ) from None
 
 
-def check_footprints(plan):
+def check_footprints(plan, memory=None):
     """Sizes checked before any job, a dry run too: each experiment's
     footprint (articlekit/experiment/footprint.py, read from its source
     without importing it) against the mem_mb and runtime its entry
-    declares; a refusal names the key."""
+    declares; a refusal names the key. Remembered in `memory` (a
+    PlanMemory) when every one passed: a function of the experiments'
+    sources, their params and limits, and the code that judges them."""
+    experiments = [
+        (e.name, codegraph.experiment_path(e.name), e.params(plan.config), e.mem_mb, e.runtime)
+        for e in plan.experiments
+    ]
+    fingerprint = None
+    if memory is not None:
+        fingerprint = memory.fingerprint(
+            "footprints",
+            files=[path for _, path, _, _, _ in experiments if path is not None],
+            values=[(name, str(path), params, mem_mb, runtime) for name, path, params, mem_mb, runtime in experiments],
+            code=["articlekit.experiment.footprint", "articlekit.workflow.plantime"],
+        )
+        if memory.recall(fingerprint):
+            return
     from articlekit.experiment import footprint
 
     try:
-        for experiment in plan.experiments:
+        for name, path, params, mem_mb, runtime in experiments:
             footprint.check_plan(
-                experiment.name,
-                codegraph.experiment_path(experiment.name),
-                experiment.params(plan.config),
-                experiment.mem_mb,
-                experiment.runtime,
-                where=lambda key: where(plan.config, key, plan.config_files),
+                name, path, params, mem_mb, runtime, where=lambda key: where(plan.config, key, plan.config_files)
             )
     except (footprint.SizeError, SyntaxError) as error:
         raise PlanError(str(error)) from None
+    if memory is not None:
+        memory.keep(fingerprint)
 
 
 class ThisMachine:

@@ -51,7 +51,7 @@ try:
         plantime.ThisMachine(_overrides),
         snakefile=workflow.main_snakefile,
     )
-    plantime.check_footprints(PLAN)
+    plantime.check_footprints(PLAN, PLAN_MEMORY)
 except PlanError as error:
     raise WorkflowError(str(error)) from None
 for _message in PLAN.missing_libraries.values():
