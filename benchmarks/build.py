@@ -137,17 +137,17 @@ class Setup:
 
     def round(self, number):
         for scenario in SCENARIOS:
-            wall, cpu, log = self.scenario(scenario, number, self.work, self.build, self.ratios)
-            self.rules[scenario] = sorted(set(FINISHED.findall(log)) - {"all"})
+            log = self.scenario(scenario, number, self.work, self.build, self.ratios)
+            self.rules[scenario] = sorted(rules_run(log))
             if scenario == "prose":
                 self.job_seconds = {rule: benchmark_seconds(self.work, rule) for rule in self.rules[scenario]}
             for copy, build, ratios, jobs in self.floors.values():
-                _, _, log = self.scenario(scenario, number, copy, build, ratios)
-                jobs[scenario] = len(set(FINISHED.findall(log)) - {"all"})
+                jobs[scenario] = len(rules_run(self.scenario(scenario, number, copy, build, ratios)))
 
     @staticmethod
     def scenario(scenario, number, work, build, ratios):
-        """Time one scenario in `work` after the start-up it is divided by."""
+        """Time one scenario in `work` after the start-up it is divided by,
+        into `ratios` -> its log."""
         start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], work)
         if scenario == "prose":
             time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
@@ -156,7 +156,7 @@ class Setup:
         wall, cpu, _, log = timed(build, work)
         ratios[scenario][0].append(wall / start_wall)
         ratios[scenario][1].append(cpu / start_cpu)
-        return wall, cpu, log
+        return log
 
 
 def main(argv=None):
@@ -234,6 +234,11 @@ def main(argv=None):
         + ", ".join(f"{scenario} under {target}x" for scenario, target in TARGETS.items())
         + " (median, wall)"
     )
+
+
+def rules_run(log):
+    """The rules whose jobs a Snakemake log says finished, but `all`."""
+    return set(FINISHED.findall(log)) - {"all"}
 
 
 def benchmark_seconds(work, rule):
