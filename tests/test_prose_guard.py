@@ -85,15 +85,35 @@ HOSTILE = {
         "the image ../figures/../../etc/x.svg",
         "figures/",
     ),
-    "an attribute handler": ("[x]{onmouseover=\"fetch(1)\"}", "onmouseover=\"fetch(1)\" runs code", "remove it"),
+    "an attribute handler": ("[x]{onmouseover=\"fetch(1)\"}", "onmouseover=\"fetch(1)\" is not allowed", "runs code"),
     "a div Pandoc reads as its own": (
         '<div onclick="fetch(1)">\nx\n</div>',
-        'onclick="fetch(1)" runs code',
+        'onclick="fetch(1)" is not allowed',
         "remove it",
     ),
-    "an image's srcset attribute": ("![x](../figures/a.svg){srcset=\"/etc/passwd 2x\"}", "srcset=", "remove it"),
-    "a style that loads": ("[x]{style=\"background: url(/etc/passwd)\"}", "loads url(/etc/passwd)", "style.css"),
-    "a javascript: link": ("[x](javascript:fetch(1))", "runs code when clicked", "https://"),
+    "an image's srcset attribute": ("![x](../figures/a.svg){srcset=\"/etc/passwd 2x\"}", "srcset=", "may only be"),
+    "a style that loads": ("[x]{style=\"background: url(/etc/passwd)\"}", "style=", "style.css"),
+    # a style that loads through a custom property, past any CSS reading of one attribute
+    "a style that loads by a variable": (
+        "[x]{style=\"background-image:image-set(var(--u) 1x)\"}",
+        "style=",
+        "style.css",
+    ),
+    "a style that only colours": ("[x]{style=\"color: #333\"}", "style=", "style.css"),
+    # articlekit's own attribute, typed by hand to paste raw Typst into the PDF
+    "a claim mark that is not articlekit's": (
+        "[x]{claim-mark='claim-failed\", [])X #read(\"/etc/passwd\") Y #claim-mark(\"claim-failed'}",
+        "claim-mark=",
+        "articlekit writes claim-mark itself, only as claim-failed or claim-inconclusive",
+    ),
+    "a javascript: link": ("[x](javascript:fetch(1))", "scheme javascript:", "https://"),
+    "a link behind a control character": ("[x](&#1;javascript:fetch(1))", "control character", "https://"),
+    "a link whose scheme is an entity": ("[x](&#x6A;avascript:fetch(1))", "scheme javascript:", "https://"),
+    "a file: link": ("[x](file:///etc/passwd)", "scheme file:", "https://"),
+    "a data: link": ("[x](data:text/html,<script>1</script>)", "scheme data:", "https://"),
+    "a link that climbs out of the build": ("[x](../../etc/passwd)", "outside the build's folder", "https://"),
+    "a link to another host without a scheme": ("[x](//127.0.0.1:9/a)", "outside the build's folder", "https://"),
+    "an identifier that is not a name": ('<span id="a b&quot;x">x</span>', "not a plain name", "letters"),
     "a metadata block in the body": (
         '---\nheader-includes: <script src="/etc/hostname"></script>\n---',
         "a YAML metadata block in the body sets 'header-includes'",
@@ -162,7 +182,8 @@ def test_the_parse_command_names_the_line_and_exits_1(tmp_path, capsys):
         "<!-- a note to the authors -->",
         "A [link](https://example.org){.external title=\"a paper\"}, a [span]{.cited lang=en}, `code`.",
         "::: {.callout-note title=\"A note\" collapse=\"true\"}\nText.\n:::",
-        "[x]{style=\"color: #333; background: url(data:image/png;base64,AAAA)\"}",
+        "A [link](audit.html#a-row) to a file of the build, [mail](mailto:a@b.org), [a place](#sec).",
+        "[a note]{#note-1 .aside lang=\"de-CH\" dir=\"ltr\"} and [code]{width=\"80%\"}",
     ],
 )
 def test_the_safe_list_and_plain_markdown_pass(tmp_path, safe):

@@ -16,10 +16,17 @@ and the browser then fetches whatever is left. So the article's tree
   rule writes. articlekit embeds them itself (articlekit.article.figures,
   figure_file), never a renderer by following the link;
 - attributes ({key=value}, or those of an HTML <div>/<span> Pandoc reads as
-  its own) that load or run nothing: no on* handler, no src, href, srcset,
-  poster, background, data, srcdoc, action, formaction, ping, ... and a
-  style= whose CSS fetches nothing (articlekit.core.css);
-- links that navigate, never run: no javascript: or vbscript: target;
+  its own) from an allowlist only (ATTRIBUTES), each with the values it may
+  hold: the few an author's Markdown needs (title, lang, a callout's
+  collapse, a figure's width) and the ones articlekit writes into the
+  bound document (claim-mark, data-claim, name), whose values are its own
+  vocabulary, so that one typed by hand prints nothing articlekit would
+  not. Identifiers and classes are names and nothing else. No style=, no
+  handler, nothing that loads: every format has its own ways to load a
+  file, so a denylist is always one short;
+- links that navigate, never run, judged as a browser reads them
+  (articlekit.core.urls: control characters and whitespace dropped first):
+  a fragment, http, https or mailto, or a file of the build's folder;
 - no metadata block in the body (Pandoc reads a YAML block anywhere, and
   its css: or header-includes: would reach the page); the front matter's
   values are checked like the body (check_front_matter).
@@ -34,7 +41,8 @@ import re
 from dataclasses import dataclass
 
 from articlekit.article.figures import FIGURES
-from articlekit.core.css import fetched, loads_nothing
+from articlekit.core.status import STATUS
+from articlekit.core.urls import link_problem
 from articlekit.core.errors import ArticlekitError
 
 # Tags that load, run and link nothing, allowed bare (no attribute).
@@ -50,31 +58,36 @@ _SAFE_TAG = re.compile(
 _COMMENT = re.compile(r"<!--(?!-?>)(?:(?!--!?>).)*-->", re.S)
 HTML_FORMATS = ("html", "html4", "html5")
 
-# Attributes that make the browser fetch, run or submit something.
-LOADING_ATTRIBUTES = {
-    "src",
-    "srcset",
-    "imagesrcset",
-    "href",
-    "xlink:href",
-    "poster",
-    "background",
-    "data",
-    "srcdoc",
-    "action",
-    "formaction",
-    "ping",
-    "lowsrc",
-    "dynsrc",
-    "manifest",
-    "codebase",
-    "archive",
-    "classid",
-    "longdesc",
-    "usemap",
-    "http-equiv",
+# The attributes a piece of the bound article may carry, each with the
+# values it may hold (a pattern the whole value matches; ANY_TEXT: any text,
+# which every format writes escaped, as text). Everything else is refused.
+ANY_TEXT = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*")
+_BOOLEAN = re.compile(r"true|false")
+_LENGTH = re.compile(r"\d{1,4}(?:\.\d{1,3})?(?:%|px|pt|cm|mm|in|em)?")
+CLAIM_MARKS = tuple(s.page_class for s in STATUS.values() if s.page_class)
+ARTICLEKIT_ATTRIBUTES = {
+    # articlekit.article.bound writes these; their values are its own words
+    "claim-mark": re.compile("|".join(map(re.escape, CLAIM_MARKS))),
+    "data-claim": ANY_TEXT,
+    "name": re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}"),
 }
-RUNNING_SCHEMES = ("javascript:", "vbscript:")
+AUTHOR_ATTRIBUTES = {
+    "title": ANY_TEXT,
+    "lang": re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,4}"),
+    "dir": re.compile(r"ltr|rtl|auto"),
+    "collapse": _BOOLEAN,
+    "icon": _BOOLEAN,
+    "appearance": re.compile(r"default|simple|minimal"),
+    "fig-alt": ANY_TEXT,
+    "fig-cap": ANY_TEXT,
+    "fig-align": re.compile(r"left|right|center|default"),
+    "width": _LENGTH,
+    "height": _LENGTH,
+    "shortcodes": _BOOLEAN,
+}
+ATTRIBUTES = {**AUTHOR_ATTRIBUTES, **ARTICLEKIT_ATTRIBUTES}
+# An identifier or a class: a name, with nothing a writer would have to quote.
+NAME = re.compile(r"[^\s\"'<>&`\\(){}\[\];#$\x00-\x1f\x7f]{1,200}")
 
 # What to write instead of a raw tag, by tag; DEFAULT_INSTEAD otherwise.
 INSTEAD = {
@@ -219,13 +232,13 @@ class _Walk:
             if kind == "Image":
                 self.image(node["c"])
             elif kind == "Link":
-                self.link(node["c"][2][0])
+                self.link(node["c"][2][0], node["c"][1])
             children = [node.get("c")] if "t" in node else node.values()  # an element, or a MetaMap's map
             for child in children:
                 self.node(child)
         elif isinstance(node, list):
             if _is_attr(node):
-                self.attributes(node[2])
+                self.attributes(*node)
                 return
             for item in node:
                 self.node(item)
@@ -267,38 +280,71 @@ class _Walk:
             return
         self.figures.append(ShownFigure(line, link, path))
 
-    def link(self, target):
-        if target.strip().lower().startswith(RUNNING_SCHEMES):
+    def link(self, target, content):
+        problem = link_problem(target)
+        if problem:
             self.problem(
-                self.lines.line(target),
-                f"the link {short(target)} runs code when clicked: link to a page (https://...) or a section (#id)",
+                self.lines.line(f"]({target}", target, _after_scheme(target), f"[{_text_of(content)}]("),
+                f"the link {short(ascii(target)[1:-1])} {problem}: link to a page (https://...), "
+                "a section (#id) or a file of the build (audit.html)",
             )
 
-    def attributes(self, pairs):
+    def attributes(self, ident, classes, pairs):
+        for name in [ident] * bool(ident) + classes:
+            if not NAME.fullmatch(name):
+                self.problem(
+                    self.lines.line(name, name.split('"')[0]),
+                    f"the identifier or class {short(ascii(name)[1:-1], 40)} is not a plain name: "
+                    "use letters, digits, - _ . and :",
+                )
         for key, value in pairs:
-            name = key.lower()
-            line = self.lines.line(f"{key}=", key)
-            if name.startswith("on"):
+            line = self.lines.line(f'{key}="{value}', f"{key}={value}", f"{key}=", key)
+            allowed = ATTRIBUTES.get(key.lower())
+            if allowed is None:
+                self.problem(line, f'the attribute {key}="{short(value, 40)}" is not allowed: {_instead(key)}')
+            elif not allowed.fullmatch(value):
                 self.problem(
                     line,
-                    f"the attribute {key}=\"{short(value, 40)}\" runs code in the reader's browser: "
-                    "remove it (the page runs no script of the article's)",
+                    f'the attribute {key}="{short(ascii(value)[1:-1], 40)}" has a value it may not hold: '
+                    f"{_expected(key.lower())}",
                 )
-            elif name in LOADING_ATTRIBUTES:
-                self.problem(
-                    line,
-                    f"the attribute {key}=\"{short(value, 40)}\" makes the browser load or submit "
-                    f"something: remove it; show a figure as ![caption](../{FIGURES}NAME.svg), link "
-                    "with [text](https://...)",
-                )
-            elif name == "style":
-                loads = [form for form, url in fetched(value) if not loads_nothing(url)]
-                if loads:
-                    self.problem(
-                        line,
-                        f"the attribute style=\"{short(value, 40)}\" loads {loads[0]}: a style may "
-                        "not fetch anything; put the look in the article's style.css",
-                    )
+
+
+def _text_of(inlines):
+    """A link's text, as written, when it is plain words (to find its line)."""
+    return "".join(
+        " " if i.get("t") in ("Space", "SoftBreak") else i.get("c", "") if i.get("t") == "Str" else "\0"
+        for i in inlines
+    ).split("\0")[0]
+
+
+def _after_scheme(target):
+    """What follows the scheme: the part written the same when the article
+    spells the scheme with an entity (&#x6A;avascript:) Pandoc decoded."""
+    return target.split(":", 1)[1] if ":" in target and len(target.split(":", 1)[1]) >= 6 else ""
+
+
+def _instead(key):
+    name = key.lower()
+    if name.startswith("on"):
+        return "it runs code in the reader's browser; remove it (the page runs no script of the article's)"
+    if name == "style":
+        return "put the look in the article's style.css, which is checked to load nothing"
+    return (
+        "an attribute may only be one of " + ", ".join(sorted(AUTHOR_ATTRIBUTES)) + f"; show a figure as "
+        f"![caption](../{FIGURES}NAME.svg), link with [text](https://...)"
+    )
+
+
+def _expected(name):
+    pattern = ATTRIBUTES[name].pattern
+    if pattern == ANY_TEXT.pattern:
+        return "text without control characters"
+    if name == "claim-mark":
+        return f"articlekit writes claim-mark itself, only as {' or '.join(CLAIM_MARKS)}"
+    if name in ARTICLEKIT_ATTRIBUTES:
+        return f"articlekit writes {name} itself, only as a name of letters, digits, - and _"
+    return f"it is one of {pattern.replace('|', ', ')}" if "\\" not in pattern else "a length such as 80% or 300px"
 
 
 def check_tree(tree, text, article, article_dir):
