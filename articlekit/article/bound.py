@@ -30,7 +30,7 @@ tests/test_bound.py holds the two to the same values and marks.
 
 import re
 
-from articlekit.article.shortcodes import scan
+from articlekit.article.shortcodes import regions, scan
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.text import md_text
 
@@ -41,18 +41,26 @@ BLOCK_DIVS = {
 }
 
 
+# A fenced block's opening line, as articlekit.article.shortcodes finds it.
+_FENCE_LINE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
+
+
 class BoundError(ArticlekitError):
     """A shortcode the bound document cannot hold (the article's line)."""
 
 
 def _quoted(text):
     """A link title or attribute value in double quotes, as Pandoc reads it:
-    backslash and quote escaped, and | too (a pipe table's cell ends at one)."""
+    backslash and quote escaped, and | too (a pipe table's cell ends at one);
+    on one line (a blank line would end the paragraph around it)."""
+    text = " ".join(text.splitlines())
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("|", "\\|") + '"'
 
 
 def _code_span(text):
-    """TEXT as inline code, fenced by more backticks than it holds in a row."""
+    """TEXT as inline code, fenced by more backticks than it holds in a row,
+    on one line (a blank line would end the span and free what follows)."""
+    text = " ".join(text.splitlines())
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -144,16 +152,77 @@ def bound_markdown(text, document, article="the article"):
     """The article `text` with each shortcode resolved from the bindings
     `document` (articlekit.article.bind's). An escaped shortcode,
     {{{< x >}}}, prints as {{< x >}}; one in a shortcodes="false" block is
-    left as written."""
+    left as written.
+
+    A value is data wherever it lands, never markup: in prose it is escaped
+    (md_text); inside code it is the code's text, and the code's own fence
+    is widened past any run of its fence character the values bring in
+    (a fenced block's ``` lines, an inline span's backticks), so no value
+    can close the code it sits in and write live markdown after it."""
     binder = _Binder(document, article)
-    out, pos = [], 0
-    for sc in scan(text):
+    shortcodes = scan(text)
+    out, at = [], 0
+    for start, end, kind in regions(text):
+        inside = []
+        while at < len(shortcodes) and shortcodes[at].start < end:
+            inside.append(shortcodes[at])
+            at += 1
+        out.append([kind, _bind_region(binder, text, start, end, inside, kind)])
+    _fence_past_values(out)
+    return "".join(piece for _, piece in out)
+
+
+def _bind_region(binder, text, start, end, shortcodes, kind):
+    """The region text[start:end] of the given kind with its shortcodes bound."""
+    out, pos = [], start
+    for sc in shortcodes:
         out.append(text[pos : sc.start])
         literal = sc.raw[1:-1] if sc.escaped else None
         if sc.context == "prose":
             out.append(md_text(literal) if literal is not None else binder.in_prose(sc))
+        elif literal is not None:
+            out.append(literal)
+        elif kind == "comment":
+            out.append(_inert_in_comment(binder.in_text(sc)))
+        elif kind == "inline_code":
+            out.append(" ".join(binder.in_text(sc).splitlines()))  # a blank line would end the span
         else:
-            out.append(literal if literal is not None else binder.in_text(sc))
+            out.append(binder.in_text(sc))
         pos = sc.end
-    out.append(text[pos:])
+    out.append(text[pos:end])
     return "".join(out)
+
+
+def _inert_in_comment(value):
+    """A value inside an HTML comment, unable to end it (--> or --!>)."""
+    return re.sub(r"-(?=-)", "- ", value)
+
+
+def _fence_past_values(regions_out):
+    """Widen each code fence past the longest run of its character inside.
+    regions_out: [kind, bound text] in document order; a fenced block is
+    the three regions fence, code (or verbatim), fence."""
+    for i, (kind, piece) in enumerate(regions_out):
+        if kind == "inline_code":
+            regions_out[i][1] = _code_span_of(piece)
+        elif kind == "fence" and i + 2 < len(regions_out) and regions_out[i + 2][0] == "fence":
+            opening, body, closing = piece, regions_out[i + 1][1], regions_out[i + 2][1]
+            found = _FENCE_LINE.match(opening)
+            char, width = found.group("fence")[0], len(found.group("fence"))
+            longest = max((len(run) for run in re.findall(re.escape(char) + "+", body)), default=0)
+            if longest >= width:
+                longer = char * (longest + 1)
+                regions_out[i][1] = opening.replace(found.group("fence"), longer, 1)
+                regions_out[i + 2][1] = re.sub(re.escape(char) + "+", longer, closing, count=1)
+
+
+def _code_span_of(piece):
+    """An inline code span (`...` as written) fenced past its contents' runs."""
+    ticks = len(piece) - len(piece.lstrip("`"))
+    inner = piece[ticks : len(piece) - ticks]
+    longest = max((len(run) for run in re.findall("`+", inner)), default=0)
+    if longest < ticks:
+        return piece
+    fence = "`" * (longest + 1)
+    pad = " " if inner[:1] == "`" or inner[-1:] == "`" else ""
+    return f"{fence}{pad}{inner}{pad}{fence}"

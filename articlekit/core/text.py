@@ -48,5 +48,7 @@ _MD_PUNCT = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 def md_text(text):
     """Plain text for a markdown table cell: every ASCII punctuation mark
     backslash-escaped (Pandoc reads each as a literal), so a value such as
-    "a -> b <c>" can never turn into markup, a smart dash or a cell break."""
-    return _MD_PUNCT.sub(r"\\\1", text)
+    "a -> b <c>" can never turn into markup, a smart dash or a cell break;
+    on one line, since a blank line would end the paragraph (or the table)
+    the value sits in."""
+    return _MD_PUNCT.sub(r"\\\1", " ".join(text.splitlines()))
