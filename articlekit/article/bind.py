@@ -95,9 +95,34 @@ def anchor(key):
     return "v-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
 
 
+# Bounds on the work one article asks of every format: a value printed is
+# a number, a message or a listing (the longest this article prints is
+# under 1,000 characters); an article is prose. Pandoc's Typst writer, for
+# one, takes time that grows faster than a string's length: a bound keeps
+# every format's time within seconds whatever an experiment writes.
+MAX_VALUE_TEXT = 10_000  # characters of one value's printed text
+MAX_ARTICLE = 2_000_000  # characters of the article
+
+
+def too_long(where, key, text, source):
+    return (
+        f"{where}: the value of {key} is {len(text):,} characters long as printed, over the limit of "
+        f"{MAX_VALUE_TEXT:,} (articlekit.article.bind.MAX_VALUE_TEXT); it comes from experiment "
+        f"{source.get('experiment', '?')} ({source.get('script', '?')}): print a shorter value, "
+        "such as a summary or the first lines of a message"
+    )
+
+
 def bind(article, text, values_doc, strict, baseline=None):
     """-> the bindings document, or raises BindError listing every problem.
     `baseline` (articlekit.data.baseline.Baseline) feeds {{< departures >}}."""
+    if len(text) > MAX_ARTICLE:
+        raise BindError(
+            [
+                f"{article}: the article is {len(text):,} characters long, over the limit of {MAX_ARTICLE:,}: "
+                "split it, or move long material into the experiments' artifacts"
+            ]
+        )
     values, sources = values_doc["values"], values_doc["sources"]
     problems, bindings, claim_log = [], {}, []
     provenance_count, anchors = 0, {}
@@ -165,6 +190,9 @@ def bind(article, text, values_doc, strict, baseline=None):
             problems.append(f"{where}: {sc.raw}: {exc}")
             continue
         source = dict(sources[key.split("[")[0]])
+        if len(text_out) > MAX_VALUE_TEXT:
+            problems.append(too_long(where, key, text_out, source))
+            continue
         slug = anchors.setdefault(key, _unique(anchor(key), anchors.values()))
         bindings[ident] = {
             "key": key,

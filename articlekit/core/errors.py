@@ -16,6 +16,8 @@ stage's own class (ConfigError, BindError, ...) subclasses it.
 """
 
 import errno
+import signal
+import threading
 
 from articlekit.core.log import log
 
@@ -56,13 +58,35 @@ def _os_problem(exc):
     return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command stands (Snakemake ends its jobs so)."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(f"stopped by signal {signum}")
+
+
+def stop_cleanly_on_sigterm():
+    """Make SIGTERM unwind the command as Ctrl-C does: its `with` blocks
+    close, so a format's work folder and a temporary file are removed
+    (Python's default for SIGTERM ends the process where it stands and
+    leaves them). Only from the main thread, where signals are delivered."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def run_command(name, main, argv=None):
     """Run a command's main(argv) and return its exit status: an
     ArticlekitError (or an OSError naming the file it could not read or
-    write) printed as one line `name: ...` with status 1; anything else
-    raised on, with its traceback."""
+    write) printed as one line `name: ...` with status 1; SIGTERM unwinds
+    it, leaving nothing half-made (status 143); anything else raised on,
+    with its traceback."""
+    stop_cleanly_on_sigterm()
     try:
         return main(argv)
+    except Terminated:
+        log.error(f"{name}: stopped (SIGTERM); its work folders are removed")
+        return 143
     except ArticlekitError as exc:
         log.error(f"{name}: {exc}")
         return 1

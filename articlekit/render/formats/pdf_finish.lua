@@ -108,6 +108,12 @@ local function claim_mark(span)
   if class == nil then
     return nil
   end
+  -- the bound tree's check (articlekit.article.prose_guard) lets only
+  -- articlekit's own classes through; raw Typst is never written from a
+  -- value that is not one of them, whatever reached this filter
+  if not class:match("^claim%-%l+$") then
+    error("claim-mark " .. string.format("%q", class) .. " is not a claim's class: the bound tree was not checked")
+  end
   local out = pandoc.Inlines({ pandoc.RawInline("typst", '#claim-mark("' .. class .. '")[') })
   out:extend(span.content)
   out:insert(pandoc.RawInline("typst", "]"))
