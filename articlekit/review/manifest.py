@@ -22,7 +22,9 @@ the command that makes it again.
 shipped build against it. A digest here is a checksum, not a signature:
 whoever rewrites a file and the manifest alike defeats it; where the
 build's .snakemake/ is at hand, verify holds the manifest itself against
-the ledger, which the build's own jobs cannot keep rewritten.
+the ledger, which the build's own jobs cannot keep rewritten. Whoever
+rewrites the ledger too defeats that; only digests committed in git (a
+release's, `verify --pin`) stand against them.
 """
 
 import argparse
