@@ -715,11 +715,17 @@ def test_the_built_page_makes_no_request_in_chromium(render, network_browser, bu
     assert requests_made(network_browser, page) == [] and heard == []
     # the control: the same tricks in a copy of this very page reach the
     # server from Chromium, and the page check refuses that page
-    planted = tmp_path / "article.html"
+    from articlekit.render.pagecheck import POLICY_META
+
     tricks = [line for key, line in hostile_lines(port).items() if not key.startswith("md-")]
-    planted.write_text(
-        page.read_text(encoding="utf-8").replace("</body>", "\n".join(tricks) + "\n</body>"), encoding="utf-8"
-    )
+    hostile = page.read_text(encoding="utf-8").replace("</body>", "\n".join(tricks) + "\n</body>")
+    assert POLICY_META in hostile
+    # the page's own policy is a second lock: with it, the tricks load nothing
+    locked = tmp_path / "locked.html"
+    locked.write_text(hostile, encoding="utf-8")
+    assert requests_made(network_browser, locked) == [] and heard == []
+    planted = tmp_path / "article.html"
+    planted.write_text(hostile.replace(POLICY_META, ""), encoding="utf-8")
     made = requests_made(network_browser, planted)
     assert any(url.startswith(f"http://127.0.0.1:{port}/") for url in made) and heard, made
     from articlekit.render.pagecheck import PageError, check_page

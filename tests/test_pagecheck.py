@@ -18,7 +18,7 @@ from articlekit.render import page as rendermod
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import write_json
 from articlekit.render import pagecheck
-from articlekit.render.pagecheck import PageError, check_page
+from articlekit.render.pagecheck import PAGE_POLICY, POLICY_META, PageError, add_policy, check_page
 from tests.test_render import bind_and_render, make_article
 
 OPTIONS = {"embed-resources": True, "toc": True, "html-math-method": "mathml"}
@@ -48,16 +48,54 @@ OWN_SCRIPT = b"1;"
 OWN = frozenset({hashlib.sha256(OWN_SCRIPT).hexdigest()})
 
 
-def check(tmp_path, html, options=OPTIONS, own_scripts=OWN):
+def check(tmp_path, html, options=OPTIONS, own_scripts=OWN, policy=True):
     path = tmp_path / "page.html"
     path.write_text(html, encoding="utf-8")
+    if policy:
+        add_policy(path)
     check_page(path, options, QUARTO_YML, out="build/article.html", own_scripts=own_scripts)
 
 
-def refused(tmp_path, html, options=OPTIONS, own_scripts=OWN):
+def refused(tmp_path, html, options=OPTIONS, own_scripts=OWN, policy=True):
     with pytest.raises(PageError) as failed:
-        check(tmp_path, html, options, own_scripts)
+        check(tmp_path, html, options, own_scripts, policy)
     return str(failed.value)
+
+
+# --- the page's own lock: its Content-Security-Policy ------------------------------
+
+
+def test_the_policy_lets_the_page_load_only_what_it_embeds():
+    directives = dict(d.strip().split(" ", 1) for d in PAGE_POLICY.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert all("data:" == src or src.startswith("'") for value in directives.values() for src in value.split())
+    assert "http:" not in PAGE_POLICY and "'self'" not in PAGE_POLICY and "*" not in PAGE_POLICY
+
+
+@pytest.mark.parametrize(
+    "how, change",
+    [
+        ("without it", lambda text: text.replace(POLICY_META, "")),
+        ("a looser one", lambda text: text.replace("default-src 'none'", "default-src *")),
+        ("not first in the head", lambda text: text.replace(POLICY_META, "<title>x</title>" + POLICY_META)),
+        ("a second one, later", lambda text: text.replace("</head>", POLICY_META.replace("'none'", "*") + "</head>")),
+    ],
+)
+def test_a_page_without_its_own_policy_first_in_its_head_is_refused(tmp_path, how, change):
+    path = tmp_path / "page.html"
+    path.write_text(page(""), encoding="utf-8")
+    add_policy(path)
+    html = change(path.read_text(encoding="utf-8"))
+    assert "Content-Security-Policy as the first element" in refused(tmp_path, html, policy=False), how
+
+
+def test_the_policy_keeps_every_line_where_it_was(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text(page(""), encoding="utf-8")
+    before = path.read_text(encoding="utf-8").splitlines()
+    add_policy(path)
+    after = path.read_text(encoding="utf-8").splitlines()
+    assert len(after) == len(before) and after[1] == before[1].replace("<head>", "<head>" + POLICY_META)
 
 
 def test_a_self_contained_page_with_its_options_passes(tmp_path):

@@ -37,6 +37,12 @@ tokenizer (articlekit.core.css).
 
 check_page raises PageError with the first offender, its line, the page
 and the fix.
+
+The check is one lock; the page carries a second of its own, for the
+reader's browser: a Content-Security-Policy (PAGE_POLICY, the first
+element of its <head>, written by add_policy) that lets it load nothing
+but what it embeds, whatever a check might miss (a URL assembled in CSS
+from custom properties, say). check_page refuses a page without it.
 """
 
 import base64
@@ -50,11 +56,35 @@ import html5lib
 from html5lib.treebuilders import getTreeBuilder
 
 from articlekit.core.css import fetched, loads_nothing
+from articlekit.core.urls import scheme_of
 from articlekit.render.renderers import RenderError
 
 
 class PageError(RenderError):
     pass
+
+
+# What the page may load: only what it embeds (data: URLs) and its own inline
+# scripts and styles (the renderer's, checked by digest below); nothing from a
+# file or the network, no <base>, no form. A <meta> policy cannot say
+# frame-ancestors; the preview's server sends its own policy as a header.
+PAGE_POLICY = (
+    "default-src 'none'; img-src data:; media-src data:; font-src data:; "
+    "style-src 'unsafe-inline' data:; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+)
+POLICY_META = f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">'
+
+
+def add_policy(page):
+    """Write POLICY_META as the first element of the HTML file page's <head>
+    (before anything a policy must cover), in place."""
+    text = Path(page).read_text(encoding="utf-8")
+    head = re.search(r"<head(?:\s[^>]*)?>", text, re.I)
+    if head is None:
+        raise PageError(f"{page}: the page has no <head> to carry its Content-Security-Policy")
+    Path(page).write_text(
+        text[: head.end()] + POLICY_META + text[head.end() :], encoding="utf-8"
+    )  # no new line: every line keeps its number
 
 
 SVG = "http://www.w3.org/2000/svg"
@@ -83,7 +113,9 @@ LOADING = {
 NAVIGATING = {(None, "a"), (None, "area"), (SVG, "a")}
 # <meta http-equiv> values that neither load nor navigate.
 INERT_HTTP_EQUIV = {"content-type", "x-ua-compatible", "content-security-policy", "default-style"}
-RUNNING_SCHEMES = ("javascript:", "vbscript:")
+# Schemes that run code; read as a browser reads a URL (articlekit.core.urls:
+# control characters and whitespace dropped first).
+RUNNING_SCHEMES = ("javascript", "vbscript")
 # SVG animations, which can set an attribute (a link's target) over time.
 ANIMATIONS = {"animate", "set", "animatemotion", "animatetransform"}
 
@@ -196,6 +228,10 @@ def parse_html(text):
     return parser.parse(text), lines
 
 
+def _is_policy(element):
+    return element.tag == "meta" and element.get("http-equiv", "").strip().lower() == "content-security-policy"
+
+
 def split_name(name):
     """'{ns}local' -> (ns, local); 'local' -> (None, local)."""
     if name.startswith("{"):
@@ -242,6 +278,10 @@ class Page:
 
     def read(self, text):
         document, lines = parse_html(text)
+        head = document.find("head")
+        first = next((child for child in head if isinstance(child.tag, str)), None) if head is not None else None
+        self.policy = first.get("content") if first is not None and _is_policy(first) else None
+        self.policies = sum(1 for element in document.iter("meta") if _is_policy(element))
         for element in document.iter():
             if isinstance(element.tag, str):
                 self.line = lines.get(element, self.line)
@@ -339,7 +379,7 @@ class Page:
         if lowered == "style":
             self.check_css(value, f"<{tag} style=...>")
         elif lowered == "href" and (namespace, tag) in NAVIGATING or (lowered == "href" and namespace == MATHML):
-            if value.strip().lower().startswith(RUNNING_SCHEMES):
+            if scheme_of(value) in RUNNING_SCHEMES:
                 self.offend("runs", f'<{tag} href="{short(value, 50)}">')
         elif lowered in LOADING:
             if lowered == "srcdoc":
@@ -352,7 +392,7 @@ class Page:
             self.check_css(value, f"<{tag} {name}=...>")  # an SVG paint (fill="url(...)") or the like
 
     def check_url(self, url, what):
-        if url.strip().lower().startswith(RUNNING_SCHEMES):
+        if scheme_of(url) in RUNNING_SCHEMES:
             self.offend("runs", what)
             return
         kind = kind_of(url)
@@ -408,6 +448,12 @@ def check_page(page, options, options_file, out=None, own_scripts=frozenset()):
             f"{name}: the page {problem}: {what} (line {line}) {does}"
             f"{f', and {more} more reference(s) do too' if more else ''}; "
             f"{fix.format(options=options_file)}"
+        )
+    if parser.policy != PAGE_POLICY or parser.policies != 1:
+        raise PageError(
+            f"{name}: the page does not carry its Content-Security-Policy as the first element of its "
+            f"<head> ({parser.policies} policies found): it is written by articlekit.render.pagecheck."
+            "add_policy; render the page with `python -m articlekit render`"
         )
     depth = options.get("toc-depth", 3)
     listed = [level for level in parser.section_levels if level <= depth]

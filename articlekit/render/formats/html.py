@@ -16,14 +16,17 @@ from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FI
 
 
 def write(job):
-    from articlekit.render import page
+    from articlekit.render import page, pagecheck
 
     project_dir = page.project_root(job.article.parent.resolve())
     page.check_style_sheets(project_dir, page.project_options(project_dir))
     job.extra["figure-data"] = page.embedded_figures(job)
     if job.renderer == "quarto":
-        return page.quarto_render(job, "html", scripts=True)
-    return page.pandoc_page(job)
+        name = page.quarto_render(job, "html", scripts=True)
+    else:
+        name = page.pandoc_page(job)
+    pagecheck.add_policy(job.produced)  # the reader's browser's own lock, whatever the check misses
+    return name
 
 
 def check(job):
