@@ -311,3 +311,25 @@ def test_the_provenance_table_and_tooltip_show_nan_not_its_json_tag(values_doc):
     doc = bind_text("Ratio {{< value demo.underflow >}}." + PROVENANCE, values_doc)
     assert "| nan | nan |" in doc["provenance_md"] and "$float" not in doc["provenance_md"]
     assert doc["bindings"][lookup_id("demo.underflow")]["title"].startswith("demo.underflow = nan (")
+
+
+# --- bounded work: what one value or one article may ask of every format -----------
+
+
+def test_a_value_too_long_to_print_is_refused_naming_its_key_experiment_and_the_limit(values_doc):
+    import copy
+
+    doc = copy.deepcopy(values_doc)
+    doc["values"]["demo.error_message"] = "x" * (bindmod.MAX_VALUE_TEXT + 1)
+    with pytest.raises(BindError) as refused:
+        bind_text("Text {{< value demo.error_message >}}.\n\n{{< provenance >}}\n", doc, strict=False)
+    (problem,) = [p for p in refused.value.problems if "characters long" in p]
+    assert problem.startswith("article/index.qmd:1: the value of demo.error_message is 10,001 characters")
+    assert "limit of 10,000" in problem and "experiment demo (experiments/demo.py)" in problem
+    doc["values"]["demo.error_message"] = "x" * bindmod.MAX_VALUE_TEXT
+    bind_text("Text {{< value demo.error_message >}}.\n\n{{< provenance >}}\n", doc, strict=False)
+
+
+def test_an_article_too_long_is_refused_before_any_work(values_doc):
+    with pytest.raises(BindError, match=r"the article is 2,000,001 characters long, over the limit"):
+        bind_text("x" * (bindmod.MAX_ARTICLE + 1), values_doc)

@@ -104,6 +104,75 @@ def test_meta_in_code_is_refused_for_its_value_is_the_renderers():
         bound_markdown("`{{< meta renderer >}}`\n", DOCUMENT, "index.qmd")
 
 
+# --- a value is data where it lands: no value closes the code it sits in ------------
+
+# An experiment's string that tries to close whatever holds it and write live
+# markdown after it: fences of both kinds, longer than the article's, inline
+# backticks, a blank line, a comment's end, articlekit's own attribute.
+ESCAPING = "ok\n`````\n\n[x]{claim-mark=\"claim-failed\"} <img src=/etc/passwd>\n\n~~~~~~\n```` `` ` -->\n\n# Head"
+HOLDERS = {
+    "a backtick fence": "```text\nv = {{< value e.m >}}\n```\n\nAfter.\n",
+    "a tilde fence": "~~~\n{{< value e.m >}}\n~~~\n\nAfter.\n",
+    "a long fence": "````python\n{{< value e.m >}}\n````\n\nAfter.\n",
+    "inline code": "Inline `{{< value e.m >}}` and after.\n",
+    "inline code of two backticks": "Inline ``a ` {{< value e.m >}}`` and after.\n",
+    "an HTML comment": "<!-- {{< value e.m >}} -->\n\nAfter.\n",
+    "prose": "Prose {{< value e.m >}} and after.\n",
+    "prose as code": "Prose {{< value e.m code=true >}} and after.\n",
+}
+
+
+def tree_of(markdown):
+    done = subprocess.run(
+        [pandoc_path(), "-f", "markdown", "-t", "json"], input=markdown, capture_output=True, text=True
+    )
+    return json.loads(done.stdout)
+
+
+def live(node, found=None):
+    """What the tree holds outside code and comments that a value could
+    have written: raw HTML, headings, spans with attributes."""
+    found = [] if found is None else found
+    if isinstance(node, dict):
+        kind = node.get("t")
+        if kind in ("CodeBlock", "Code"):
+            return found
+        if kind == "RawBlock" and node["c"][1].startswith("<!--") and node["c"][1].rstrip().endswith("-->"):
+            if node["c"][1].count("-->") == 1:  # one whole comment, nothing after it
+                return found
+        if kind in ("RawInline", "RawBlock", "Header") or (kind == "Span" and node["c"][0][2]):
+            found.append(kind)
+        for child in node.values():
+            live(child, found)
+    elif isinstance(node, list):
+        for item in node:
+            live(item, found)
+    return found
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("holder", HOLDERS)
+def test_a_value_cannot_close_what_holds_it(holder):
+    document = {"bindings": {"e.m||": binding("e.m", ESCAPING)}}
+    tree = tree_of(bound_markdown(HOLDERS[holder], document))
+    assert live(tree) == [], holder
+    # and the text after the value is still the article's, in the same paragraph or block
+    assert "After" in json.dumps(tree) or "after" in json.dumps(tree)
+
+
+@pytest.mark.workflow
+def test_in_a_fenced_block_the_value_keeps_its_lines_and_the_fence_grows_past_them():
+    document = {"bindings": {"e.m||": binding("e.m", "a\n`````\nb")}}
+    bound = bound_markdown("```text\n{{< value e.m >}}\n```\n", document)
+    assert bound == "``````text\na\n`````\nb\n``````\n"
+    (block,) = tree_of(bound)["blocks"]
+    assert block["t"] == "CodeBlock" and block["c"][1] == "a\n`````\nb"
+
+
+def test_a_fence_the_values_do_not_reach_is_left_as_written():
+    assert bound_markdown("```\n{{< value a.b >}}\n```\n", DOCUMENT) == "```\n1.5\n```\n"
+
+
 # --- the filter: one bound document, each format's own look -----------------------
 
 

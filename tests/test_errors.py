@@ -199,3 +199,31 @@ def test_a_warning_is_said_once_where_log_and_terminal_are_one(joined):
 
 def test_run_command_returns_what_main_returns():
     assert run_command("x", lambda argv: 3, []) == 3
+
+
+def test_sigterm_unwinds_a_command_and_leaves_no_work_folder(tmp_path):
+    """Snakemake ends a job with SIGTERM: a format's work folder (a
+    TemporaryDirectory) must go with it, as it does on Ctrl-C."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, tempfile, time\n"
+        "from articlekit.core.errors import run_command\n"
+        "def main(argv):\n"
+        f"    with tempfile.TemporaryDirectory(dir={str(tmp_path)!r}, prefix='.pdf-x-'):\n"
+        "        print('working', flush=True)\n"
+        "        time.sleep(60)\n"
+        "sys.exit(run_command('pdf', main, []))\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "working\n"
+    assert list(tmp_path.glob(".pdf-*"))
+    child.send_signal(signal.SIGTERM)
+    start = time.monotonic()
+    _, err = child.communicate(timeout=30)
+    assert time.monotonic() - start < 10
+    assert child.returncode == 143 and "pdf: stopped (SIGTERM)" in err
+    assert not list(tmp_path.glob(".pdf-*"))
