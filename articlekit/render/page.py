@@ -192,6 +192,16 @@ def tool_error(stderr):
     return found.group(1).strip() if found else stderr.strip()
 
 
+# Pandoc's warning for math it cannot convert, which it leaves as TeX: the
+# math and the parser's complaint (the line under the caret).
+_BAD_MATH = re.compile(r"Could not convert TeX math (.*?), rendering as TeX:\n(?:[^\n]*\n){2}\s*([^\n]*)", re.S)
+
+
+def bad_math(stderr):
+    """[(tex, why)] for each formula Pandoc said it could not convert."""
+    return [(tex.strip(), why.strip()) for tex, why in _BAD_MATH.findall(stderr)]
+
+
 def run_tool(cmd, article, cwd=None, env=None):
     """Run a renderer's command; a failure stops with the tool's own message.
     env: its environment, when not this process's (the Word edition's epoch)."""
@@ -200,6 +210,13 @@ def run_tool(cmd, article, cwd=None, env=None):
         raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
     if done.returncode != 0:
         raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
+    math = bad_math(done.stderr)
+    if math:
+        tex, why = math[0]
+        raise RenderError(
+            f"{_line_of(article, tex)}the math ${tex}$ is not TeX that {Path(cmd[0]).name} can convert "
+            f"({why}): correct it{f', and {len(math) - 1} more' if len(math) > 1 else ''}"
+        )
     if done.stderr.strip():
         log.warning(done.stderr.rstrip())
     # Pandoc only warns when a figure is missing; the article must not ship without it.
@@ -695,23 +712,53 @@ def quarto_render(job, to, scripts=False):
 # --- checks and main -----------------------------------------------------------
 
 
-def expected_literal_shortcodes(text):
+def expected_literal_shortcodes(text, document=None):
     """How many `{{<` the output may legitimately show: escaped shortcodes
-    ({{{< x >}}}) and those in shortcodes="false" code blocks."""
+    ({{{< x >}}}), those in shortcodes="false" code blocks, and those a
+    value prints (a value is data: an experiment's message may quote one),
+    once per place the bindings `document` says it is printed."""
     escaped = sum(1 for sc in scan(text) if sc.escaped)
     verbatim = sum(text.count("{{<", start, end) for start, end, kind in regions(text) if kind == "verbatim")
-    return escaped + verbatim
+    return escaped + verbatim + sum(_printed_shortcodes(document))
 
 
-def check_output(path, allowed):
+def _printed_shortcodes(document):
+    for binding in ((document or {}).get("bindings") or {}).values():
+        if binding.get("printed"):
+            yield binding.get("text", "").count("{{<") * len(binding.get("locations") or [1])
+
+
+def check_output(path, allowed, name=None, article=None):
+    """RenderError when the output at `path` shows more `{{<` than allowed,
+    or an unknown meta key; named as `name` (the file it becomes, never a
+    work folder's) and, where the shortcode is found there, by the line of
+    `article` (its text is read)."""
     text = Path(path).read_text(encoding="utf-8")
+    name = name or path
     left = text.count("{{<") + text.count("{{&lt;")
     if left > allowed:
         at = text.find("{{<") if "{{<" in text else text.find("{{&lt;")
-        raise RenderError(f"{path}: {left - allowed} shortcode(s) were not resolved, first: {text[at : at + 80]!r}")
+        shown = text[at : at + 80].replace("{{&lt;", "{{<")
+        raise RenderError(
+            f"{_line_of(article, shown[:20])}{name}: {left - allowed} shortcode(s) were not resolved, first: "
+            f"{shown!r}: check its name and arguments (docs/reference.md lists the shortcodes)"
+        )
     if "?meta:" in text:
         at = text.find("?meta:")
-        raise RenderError(f"{path}: unknown metadata key in a meta shortcode: {text[at : at + 40]!r}")
+        key = re.match(r"\?meta:([\w.-]*)", text[at:]).group(1)
+        raise RenderError(
+            f"{_line_of(article, '{{< meta ' + key)}{name}: unknown metadata key {key!r} in a meta shortcode: "
+            "set it in the front matter, or use one the article has (title, author, date, renderer)"
+        )
+
+
+def _line_of(article, needle):
+    """'ARTICLE:LINE: ' where needle is in the article's text, else ''."""
+    if article is None:
+        return ""
+    text = read_text(article)
+    found = text.find(needle)
+    return f"{article}:{text.count(chr(10), 0, found) + 1}: " if found >= 0 else ""
 
 
 def failed_claim_warnings(bindings):
@@ -849,7 +896,7 @@ def render_format(fmt, article, bindings, out, renderer="auto", ast=None, root=N
         )
         name = fmt.write(job)
         if fmt.text:
-            check_output(job.produced, expected_literal_shortcodes(text))
+            check_output(job.produced, expected_literal_shortcodes(text, document), out, article)
         fmt.check(job)
         os.replace(job.produced, out)
         if keep_last_good:

@@ -320,7 +320,7 @@ class Preview:
         # checked again only when the table or where it is placed may have changed
         structure = (table_html, document["provenance_md"], len(re.findall(r"provenance\s*>}}", text)))
         try:
-            check_output(staged, expected_literal_shortcodes(text))
+            check_output(staged, expected_literal_shortcodes(text, document), self.html_path, self.article)
             if structure != self.structure_checked:
                 tables.write_text(table_html, encoding="utf-8")
                 check_page_structure(text, document["provenance_md"], tables)
