@@ -96,7 +96,7 @@ from articlekit.render.renderers import (
 )
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.article.bindings import load_bindings
-from articlekit.article.figures import FigureError, alt_text, figure_file
+from articlekit.article.figures import FigureError, alt_text, checked_figure, figure_file
 from articlekit.article.prose_guard import check_front_matter, check_tree
 from articlekit.article.bound import BoundError, bound_markdown
 from articlekit.article.shortcodes import ShortcodeSyntaxError, regions, scan, to_quarto_markdown
@@ -432,27 +432,17 @@ def figure_bytes(path):
 
 def figure_data(figures, article, workdir, root=None):
     """Write workdir/figures.json: each figure's link as written -> {"src": a
-    data: URI of the file its rule wrote (checked by figure_file: a regular
-    file in figures/, no symbolic link), "alt": the alt text the file
-    carries (figures.alt_text), when it has one}; -> its path.
-    embed_figures.lua puts them on the page, so no renderer reads a figure
-    by its link, and the image says what the figure's data are rather than
-    repeating its caption."""
+    data: URI of the bytes checked_figure read and checked (a regular file in
+    figures/, no symbolic link, an image that names nothing outside itself:
+    the bytes embedded are the bytes checked, never the file read again),
+    "alt": the alt text the file carries (figures.alt_text), when it has
+    one}; -> its path. embed_figures.lua puts them on the page, so no
+    renderer reads a figure by its link, and the image says what the
+    figure's data are rather than repeating its caption."""
     data = {}
     for figure in figures:
-        path = figure_file(build_root(root, article), figure.path, article, figure.line)
-        media = FIGURE_TYPES.get(Path(path).suffix.lower())
-        if media is None:
-            raise FigureError(
-                f"{article}:{figure.line}: {figure.path} is not an image a page shows (a figure is "
-                f"one of {', '.join(sorted(FIGURE_TYPES))})"
-            )
-        try:
-            payload = figure_bytes(path)
-        except OSError as exc:
-            raise FigureError(
-                f"{article}:{figure.line}: the figure {figure.path} cannot be read: {exc.strerror}"
-            ) from None
+        path, payload = checked_figure(build_root(root, article), figure.path, article, figure.line)
+        media = FIGURE_TYPES[Path(path).suffix.lower()]  # checked_figure refuses any other kind
         data[figure.link] = {"src": f"data:{media};base64,{base64.b64encode(payload).decode('ascii')}"}
         alt = alt_text(payload, media)
         if alt:

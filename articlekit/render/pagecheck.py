@@ -64,13 +64,14 @@ class PageError(RenderError):
     pass
 
 
-# What the page may load: only what it embeds (data: URLs) and its own inline
-# scripts and styles (the renderer's, checked by digest below); nothing from a
-# file or the network, no <base>, no form. A <meta> policy cannot say
+# What the page may load: only what it embeds (data: URLs: Quarto embeds its
+# scripts, fonts and styles so) and its own inline scripts and styles (the
+# renderer's, checked by digest below); nothing from a file or the network,
+# no <base>, no form. A <meta> policy cannot say
 # frame-ancestors; the preview's server sends its own policy as a header.
 PAGE_POLICY = (
     "default-src 'none'; img-src data:; media-src data:; font-src data:; "
-    "style-src 'unsafe-inline' data:; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    "style-src 'unsafe-inline' data:; script-src 'unsafe-inline' data:; base-uri 'none'; form-action 'none'"
 )
 POLICY_META = f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">'
 
