@@ -36,7 +36,10 @@ COMMANDS = {
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
-    "verify": ("articlekit.review.verify", "check a build against build/manifest.json: what changed since"),
+    "verify": (
+        "articlekit.review.verify",
+        "check a build against its manifest and a release's committed digests: what changed, what it proves",
+    ),
     # the steps the workflow runs as modules (MODULES below), by name
     "sweep": ("articlekit.experiment.sweep", "run one experiment over many seeds (snakemake robustness)"),
     "sweep-summary": ("articlekit.article.robustness", "summarise the sweep: each seeded value and claim across seeds"),

@@ -365,6 +365,7 @@ def main(argv):
         default=LEDGER,
         help=f"Snakemake's record of what each rule wrote (default {LEDGER}); skipped when there is none",
     )
+    parser.add_argument("--releases", default=RELEASES, help=f"the releases' folder (default {RELEASES})")
     anchor = parser.add_mutually_exclusive_group()
     anchor.add_argument(
         "--against",
@@ -386,17 +387,17 @@ def main(argv):
     ledger = Ledger.load(args.ledger) if os.path.exists(args.ledger) else None
     checks = [check_manifest(manifest, args.manifest), check_ledger(ledger, args.ledger, args.manifest)]
     if not args.pin:
-        checks.append(check_release(manifest, args.against))
+        checks.append(check_release(manifest, args.against, args.releases))
     for check in checks:
         report(check)
     if any(check.problems for check in checks):
         return 1
-    return pin_command(args.pin, manifest) if args.pin else 0
+    return pin_command(args.pin, manifest, args.releases) if args.pin else 0
 
 
-def pin_command(label, manifest):
+def pin_command(label, manifest, releases=RELEASES):
     try:
-        target, document = pin_build(label, manifest)
+        target, document = pin_build(label, manifest, releases)
     except VerifyError as exc:
         log.error(f"verify: not pinned: {exc}")
         return 1

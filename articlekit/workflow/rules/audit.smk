@@ -66,6 +66,9 @@ rule release:
         values=PLAN.values,
         bindings=PLAN.bindings,
         audit=PLAN.audit_json,
+        # the editions it ships, whose digests it pins (verify --pin): a
+        # later verify holds a build to the digests committed with it
+        manifest=PLAN.manifest,
     log:
         "logs/release.log",
     params:
@@ -75,4 +78,6 @@ rule release:
     shell:
         "python -m articlekit release --label {params.label} --values {input.values} "
         "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} "
-        "--publishing {params.publishing:q} 2> {log}"
+        "--publishing {params.publishing:q} 2> {log} && "
+        "python -m articlekit verify --pin {params.label} --manifest {input.manifest} "
+        "--releases {params.releases} 2>> {log}"
