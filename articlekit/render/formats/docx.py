@@ -19,19 +19,24 @@ rather than let it warn on every render (pandoc_env).
 Two renders of the same input give the same bytes: Pandoc stamps the time
 into docProps/core.xml and the zip's entries, and is handed
 SOURCE_DATE_EPOCH for it (see document_epoch). The check reads the file
-back with python-docx.
+back with python-docx, and first as the zip it is (check_package): no
+field Word computes, no linked picture, template, chunk, object or macro,
+no relationship out of it but a hyperlink, and no picture but the figures.
 """
 
 import calendar
 import datetime
 import hashlib
 import os
+import posixpath
 import re
 import time
 import zipfile
+from pathlib import PurePosixPath
 
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
+from articlekit.core.urls import link_problem
 from articlekit.render.formats import Format
 from articlekit.render.luafilters import EMBED_FIGURES_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path
@@ -328,13 +333,15 @@ def provenance_rows(document, keys):
 
 
 def check(job):
-    """The document holds every number the page shows in prose, the
-    provenance table as a Word table of one row per key, one embedded
-    picture per figure shown, and no shortcode left over."""
+    """The document carries only what the build made (check_package), and
+    holds every number the page shows in prose, the provenance table as
+    a Word table of one row per key, one embedded picture per figure
+    shown, and no shortcode left over."""
     import docx
 
     from articlekit.render.page import expected_literal_shortcodes, provenance_placed
 
+    check_package(job)
     try:
         document = docx.Document(job.produced)
     except Exception as exc:  # python-docx raises zip, XML and its own errors alike
@@ -379,6 +386,165 @@ def check(job):
     if left > allowed:
         at = text.find("{{<")
         raise RenderError(f"{job.out}: {left - allowed} shortcode(s) were not resolved, first: {text[at : at + 80]!r}")
+
+
+# --- what the document may hold ----------------------------------------------
+
+R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+V_NS = "urn:schemas-microsoft-com:vml"
+# a picture Word fetches when it opens the file rather than one the file holds
+LINKED = {
+    f"{{{R_NS}}}link": "r:link",
+    f"{{{R_NS}}}href": "r:href",
+    "{urn:schemas-microsoft-com:office:office}href": "o:href",
+}
+# relationships (by the last word of their type) that bring in another
+# document, a template, a program or an object that runs
+REFUSED_RELATIONSHIPS = {
+    "attachedTemplate", "aFChunk", "oleObject", "package", "vbaProject", "subDocument", "control",
+    "activeXControlBinary", "frame", "mailMergeSource", "recipientData", "externalLinkPath",
+}  # fmt: skip
+# elements (by local name) that do the same from the document's XML
+REFUSED_ELEMENTS = {"altChunk", "attachedTemplate", "object", "OLEObject", "control", "subDoc", "frameset"}
+# the parts (and content types) of macros, ActiveX and embedded objects
+REFUSED_PARTS = re.compile(r"vbaProject|vbaData|activeX|embeddings/|oleObject|macroEnabled", re.I)
+# Fields Word may compute: Pandoc 3.9 writes a field only for --toc (this
+# TOC, the table of contents from the headings) and +native_numbering
+# (SEQ, a caption's number). Both read the document alone, and the build
+# asks for neither today; every other field (INCLUDETEXT, INCLUDEPICTURE,
+# HYPERLINK, LINK, DDE, IMPORT...) may read a file or the network.
+ALLOWED_FIELDS = (re.compile(r'\s*TOC \\o "1-3" \\h \\z \\u\s*'), re.compile(r"\s*SEQ \w+ \\\* ARABIC\s*"))
+
+
+def check_package(job):
+    """The document, read as the zip it is, carries only what the build
+    made: its entries stay in the zip (jats.zip_entries), nothing runs or
+    comes from elsewhere (check_part, check_relationships) and its
+    pictures are the figures (check_media)."""
+    from articlekit.render.formats.jats import zip_entries
+
+    entries = zip_entries(job.produced, job.out)
+    bad = sorted(name for name in entries if REFUSED_PARTS.search(name))
+    if bad or REFUSED_PARTS.search(entries.get("[Content_Types].xml", b"").decode("utf-8", "replace")):
+        raise RenderError(
+            f"{job.out}: it holds a macro, an ActiveX control or an embedded object "
+            f"({', '.join(bad) or 'its [Content_Types].xml names one'})"
+        )
+    # the parts first: a linked picture or a chunk is named as what it is,
+    # before the relationship it goes through
+    for name in sorted(name for name in entries if name.endswith(".xml")):
+        check_part(package_xml(entries[name], name, job.out), name, job.out)
+    for name in sorted(name for name in entries if name.endswith(".rels")):
+        check_relationships(package_xml(entries[name], name, job.out), name, entries, job.out)
+    check_media(entries, job)
+
+
+def package_xml(data, name, out):
+    """A part's tree, read without a DTD, entities or the network: a part
+    of a Word document declares none (a DOCTYPE is refused)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    try:
+        tree = etree.fromstring(data, parser).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise RenderError(f"{out}: its part {name} is not well-formed XML ({exc})") from None
+    if tree.docinfo.doctype:
+        raise RenderError(
+            f"{out}: its part {name} declares a DOCTYPE ({tree.docinfo.doctype[:120]}), as no Word part does"
+        )
+    return tree
+
+
+def check_relationships(tree, name, entries, out):
+    """Proves: every relationship of the part `name` stays in the zip (a
+    part it holds), or is a hyperlink that goes where the page's links may
+    (articlekit.core.urls: the web, mail, a file of the build's folder);
+    none attaches a template, a chunk of another document, a program or
+    an object. Does not prove a web address is harmless."""
+    folder = PurePosixPath(name).parent.parent  # word/_rels/document.xml.rels speaks from word/
+    for rel in tree.getroot():
+        kind, target = rel.get("Type", "").rsplit("/", 1)[-1], rel.get("Target", "")
+        if kind in REFUSED_RELATIONSHIPS:
+            raise RenderError(f"{out}: {name} attaches a {kind} ({target!r}): a Word edition holds its text alone")
+        if rel.get("TargetMode") == "External":
+            problem = link_problem(target) if kind == "hyperlink" else "is fetched when Word opens the file"
+            if problem:
+                raise RenderError(
+                    f"{out}: {name} has an external {kind} relationship to {target!r}, which {problem}: only a "
+                    "hyperlink to a web page, a mail address or a file of the build's folder may leave the document"
+                )
+        elif part_name(folder, target) not in entries:
+            raise RenderError(f"{out}: {name} names a part {target!r} that the document does not hold")
+
+
+def part_name(folder, target):
+    """The zip entry an internal relationship's target names, from `folder`
+    (a target from / starts at the zip's top)."""
+    if target.startswith("/"):
+        return target[1:]
+    return posixpath.normpath(posixpath.join(str(folder), target))
+
+
+def check_part(tree, name, out):
+    """Proves: the part has no field but ALLOWED_FIELDS, no linked picture
+    (LINKED, or VML's src: Word fetches it when it opens the file), no
+    chunk of another document, attached template or object
+    (REFUSED_ELEMENTS). Does not prove its text came from the article:
+    the check of the values does that for the numbers."""
+    for element in tree.getroot().iter():
+        found = isinstance(element.tag, str) and element_problem(element)
+        if found:
+            raise RenderError(f"{out}: {name}, line {element.sourceline}: {found}")
+
+
+def element_problem(element):
+    """What check_part refuses in `element`, in words, or None."""
+    from lxml import etree
+
+    local = etree.QName(element).localname
+    if local in REFUSED_ELEMENTS:
+        return f"a <{local}>, which brings in another document, a template or an object"
+    linked = [(LINKED[a], element.get(a)) for a in LINKED if element.get(a)]
+    linked += [("src", element.get("src"))] if etree.QName(element).namespace == V_NS and element.get("src") else []
+    if linked:
+        return f"a picture linked, not embedded (<{local} {linked[0][0]}={linked[0][1]!r}>): Word fetches it"
+    instruction = {"fldSimple": element.get(f"{{{W_NS}}}instr"), "instrText": element.text or ""}.get(local)
+    if instruction is not None and not any(field.fullmatch(instruction) for field in ALLOWED_FIELDS):
+        return (
+            f"a field code {instruction.strip()[:120]!r}, which Word computes when it opens the file (an "
+            "INCLUDETEXT or INCLUDEPICTURE reads any file); Pandoc writes no such field"
+        )
+    return None
+
+
+def check_media(entries, job):
+    """Proves: every picture of word/media is a figure the article shows,
+    byte for byte (the file its rule wrote), or the PNG beside an SVG
+    picture (add_png_fallbacks). Does not prove that PNG was drawn from
+    that SVG: Typst draws it, in a root that holds the SVGs alone."""
+    from articlekit.render.page import figure_bytes
+
+    figures = {figure_bytes(figure_file_of(job, figure)) for figure in job.figures}
+    for name, data in sorted(entries.items()):
+        if not name.startswith("word/media/") or data in figures:
+            continue
+        if name.endswith(".png") and name[: -len(".png")] + ".svg" in entries:
+            continue
+        raise RenderError(
+            f"{job.out}: its picture {name} is none of the figures the article shows "
+            f"({', '.join(f.path for f in job.figures) or 'none'}): a picture came from somewhere else"
+        )
+
+
+def figure_file_of(job, figure):
+    from articlekit.article.figures import FigureError, figure_file
+
+    try:
+        return figure_file(job.root, figure.path, job.article, figure.line)
+    except FigureError as exc:
+        raise RenderError(str(exc)) from None
 
 
 # a picture's blip names its image part: r:embed, or (an SVG without a PNG

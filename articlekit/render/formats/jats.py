@@ -20,13 +20,20 @@ The check reads the zip back: article.xml is well-formed and valid against
 the JATS 1.3 Archiving DTD with MathML 3 (Biopython's copy, read locally;
 the DOCTYPE says that DTD), every value the prose prints is in its text,
 every <graphic> is a file of the zip, no shortcode is left, and its
-article-title is the front matter's title.
+article-title is the front matter's title. It also holds the bundle to
+carrying only what the build made: entries that unpack in place
+(zip_entries), the JATS DOCTYPE alone (no entity), no XInclude or
+processing instruction, every link a file of the zip or an address a
+reader follows rather than loads, no entry article.xml does not name,
+and each figure the bytes its rule wrote.
 """
 
 import copy
 import io
+import itertools
 import json
 import re
+import stat
 import zipfile
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -36,6 +43,7 @@ import Bio
 
 from articlekit.article.figures import FigureError, alt_text, figure_file
 from articlekit.core.text import md_text
+from articlekit.core.urls import link_problem, scheme_of
 from articlekit.render.formats import Format
 from articlekit.render.renderers import RenderError
 
@@ -186,12 +194,44 @@ def write(job):
 
 
 def read_bundle(path):
-    """{name: bytes} of the zip at path, or RenderError."""
+    """{name: bytes} of the zip at path (zip_entries), or RenderError."""
+    return zip_entries(path, path)
+
+
+def zip_entries(path, out):
+    """{name: bytes} of the zip at path, once each of its entries is a
+    plain file named inside the zip (member_problem): the Word edition's
+    reader shares it. RenderError names `out` otherwise."""
     try:
         with zipfile.ZipFile(path) as bundle:
-            return {name: bundle.read(name) for name in bundle.namelist()}
+            infos = bundle.infolist()
+            for info in infos:
+                problem = member_problem(info)
+                if problem:
+                    raise RenderError(f"{out}: its zip entry {info.filename!r} {problem}: an edition unpacks in place")
+            names = [info.filename for info in infos]
+            if len(set(names)) != len(names):
+                twice = sorted({name for name in names if names.count(name) > 1})
+                raise RenderError(f"{out}: its zip holds {', '.join(twice)} twice: a reader would take either")
+            return {info.filename: bundle.read(info) for info in infos}
     except zipfile.BadZipFile as exc:
-        raise RenderError(f"{path}: not a zip: {exc}") from None
+        raise RenderError(f"{out}: not a zip: {exc}") from None
+
+
+def member_problem(info):
+    """Why a zip entry would unpack outside its folder or as no plain file
+    (an absolute path, a folder up, a backslash or drive, a symbolic
+    link), or None."""
+    name = info.filename
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return "is an absolute path"
+    if "\\" in name:
+        return "has a backslash, a folder's separator to some unzippers"
+    if ".." in PurePosixPath(name).parts:
+        return "climbs out of its folder (..)"
+    if info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16):
+        return "is a symbolic link"
+    return None
 
 
 def parsed(data, where):
@@ -260,6 +300,8 @@ def check(job):
         raise RenderError(f"{job.out}: the bundle has no {ARTICLE_XML} (it holds {', '.join(sorted(entries))})")
     data = entries[ARTICLE_XML]
     doc = parsed(data, where)
+    check_prolog(data, where)
+    check_markup(doc.getroot(), where)
     check_valid(doc, data.decode("utf-8").splitlines(), where)
     root = doc.getroot()
 
@@ -297,6 +339,147 @@ def check(job):
                 f"the bundle (it holds {', '.join(sorted(entries))}): every figure must be an image link "
                 "into figures/ that the build wrote (articlekit/render/formats/jats_figures.lua packs it)"
             )
+    check_links(root, entries, where)
+    check_members(root, entries, job)
+
+
+# --- what the bundle may hold --------------------------------------------------
+
+# article.xml's prolog as declared() writes it: the XML declaration, then
+# the JATS DTD's DOCTYPE, with no internal subset, so no ENTITY declaration
+PROLOG = re.compile(r"\s*(?:<\?xml [^?]*\?>)?\s*" + re.escape(DOCTYPE) + r"\s*<article[\s>]")
+XINCLUDE_NS = "http://www.w3.org/2001/XInclude"
+
+
+def check_prolog(data, where):
+    """Proves: article.xml opens with the XML declaration and the JATS
+    DTD's own DOCTYPE (its public and system id, nothing added), so it
+    declares no entity a reader would expand or fetch. Does not prove
+    anything of the elements (check_markup, check_links)."""
+    if not PROLOG.match(data.decode("utf-8", "replace")):
+        head = data[: data.find(b"<article")].decode("utf-8", "replace").strip()
+        declares = " (it declares an ENTITY)" if b"<!ENTITY" in data else ""
+        raise RenderError(
+            f"{where}: its DOCTYPE is not the JATS 1.3 DTD's alone{declares}: {head[:300]!r}; a reader would "
+            "follow what it declares"
+        )
+
+
+def check_markup(root, where):
+    """Proves: no XInclude element and no processing instruction (an
+    xml-stylesheet a reader would fetch) anywhere in article.xml, before
+    or after its root too."""
+    from lxml import etree
+
+    for node in itertools.chain(root.itersiblings(preceding=True), root.iter(), root.itersiblings()):
+        if isinstance(node, etree._ProcessingInstruction):
+            raise RenderError(f"{where}: line {node.sourceline}: a processing instruction <?{node.target} ...?>")
+        if isinstance(node.tag, str) and etree.QName(node).namespace == XINCLUDE_NS:
+            raise RenderError(f"{where}: line {node.sourceline}: an XInclude <{etree.QName(node).localname}>")
+
+
+# the attributes a JATS or MathML reader follows or loads, by local name:
+# xlink:href, MathML's altimg and src, xml:base
+LINK_ATTRIBUTES = {"href", "src", "altimg", "base"}
+# what a reader loads rather than follows: its file must be in the zip
+LOADED = {
+    "graphic", "inline-graphic", "media", "inline-media", "supplementary-material", "inline-supplementary-material",
+}  # fmt: skip
+# beyond the links every edition may carry (articlekit.core.urls): a DOI, an arXiv id
+JATS_SCHEMES = ("doi", "arxiv")
+BARE_DOI = re.compile(r"10\.\d{4,9}/\S+")
+
+
+def check_links(root, entries, where):
+    """Proves: every link of article.xml (link_targets) names a file of the
+    zip (inside it, no folder up), or, on an element a reader follows
+    rather than loads, a target jats_link_problem allows (the web, mail,
+    a DOI or arXiv id, a file of the build's folder). Does not prove an
+    address is still there, or that a file of the build's folder is."""
+    from lxml import etree
+
+    for element, target in link_targets(root):
+        name = etree.QName(element).localname
+        if in_bundle(target, entries):
+            continue
+        problem = "is no file of the bundle" if name in LOADED else jats_link_problem(target, element)
+        if problem:
+            raise RenderError(
+                f"{where}: line {element.sourceline}: <{name}> links to {target!r}, which {problem}: "
+                "a journal's reader would open it on its own machine"
+            )
+
+
+def jats_link_problem(target, element):
+    """Why a JATS link a reader follows may not go to `target`, or None:
+    the rule of every edition (articlekit.core.urls.link_problem), with a
+    DOI or an arXiv id (doi:, arXiv:, or a bare DOI on an ext-link of
+    type doi) allowed too."""
+    if re.search(r"[\x00-\x1f\x7f]", target) is None and (
+        scheme_of(target) in JATS_SCHEMES or (element.get("ext-link-type") == "doi" and BARE_DOI.fullmatch(target))
+    ):
+        return None
+    return link_problem(target)
+
+
+def link_targets(root):
+    """(element, target) of every link attribute of the tree, and the text
+    of a <uri> or <self-uri> that has none (a reader links it too)."""
+    from lxml import etree
+
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        links = [v for k, v in element.attrib.items() if etree.QName(k).localname in LINK_ATTRIBUTES]
+        yield from ((element, value.strip()) for value in links)
+        if not links and etree.QName(element).localname in ("uri", "self-uri") and (element.text or "").strip():
+            yield element, element.text.strip()
+
+
+def in_bundle(target, entries):
+    """Whether target names a file of the zip, from inside it."""
+    path = PurePosixPath(target)
+    return target in entries and not path.is_absolute() and ".." not in path.parts
+
+
+def check_members(root, entries, job):
+    """Proves: the zip holds article.xml, manifest.xml and nothing that
+    article.xml does not name; the manifest lists exactly its other
+    entries, and names nothing itself; each figure the article shows
+    that it holds is the file its rule wrote, byte for byte. Does not
+    prove a named file that is no figure shown came from the build."""
+    named = {ARTICLE_XML} | {target for _, target in link_targets(root) if target in entries}
+    stray = sorted(set(entries) - named - {MANIFEST_XML})
+    if stray:
+        raise RenderError(f"{job.out}: the bundle holds {', '.join(stray)}, which {ARTICLE_XML} does not name")
+    listed = manifest_items(entries.get(MANIFEST_XML, b""), job.out)
+    if listed != set(entries) - {MANIFEST_XML}:
+        raise RenderError(
+            f"{job.out}: {MANIFEST_XML} lists {', '.join(sorted(listed)) or 'nothing'}, not the bundle's "
+            f"entries ({', '.join(sorted(set(entries) - {MANIFEST_XML}))})"
+        )
+    for figure in job.figures:
+        inside = PurePosixPath(Path(figure.path).as_posix()).as_posix()
+        if inside in entries and entries[inside] != figure_bytes_of(job, figure):
+            raise RenderError(f"{job.out}: its {inside} is not the figure its rule wrote ({figure.path})")
+
+
+def manifest_items(data, out):
+    """The entries manifest.xml lists: MECA's instance xlink:hrefs, its
+    XML declaring nothing (no DOCTYPE, no entity)."""
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise RenderError(f"{out}: its {MANIFEST_XML} declares a DOCTYPE or an entity; MECA's has none")
+    root = parsed(data, f"{out} ({MANIFEST_XML})").getroot()
+    return {el.get(XLINK_HREF) for el in root.iter(f"{{{MANIFEST_NS}}}instance")}
+
+
+def figure_bytes_of(job, figure):
+    from articlekit.render.page import figure_bytes
+
+    try:
+        return figure_bytes(figure_file(job.root, figure.path, job.article, figure.line))
+    except (FigureError, OSError) as exc:
+        raise RenderError(f"{job.article}:{figure.line}: the figure {figure.path} cannot be read back: {exc}") from None
 
 
 FORMAT = Format(

@@ -6,21 +6,31 @@ Pandoc 3 (the same one `articlekit render` uses) writes Typst source from the
 bound document (articlekit.article.bound, bind's), its spans written for
 Typst by articlekit/render/filters/bound.lua, so the PDF prints the very
 texts of build/bindings.json. The `typst` package then compiles it in-process, with
-Typst's embedded fonts only, so the PDF looks the same on every machine.
+Typst's embedded fonts only, so the PDF looks the same on every machine,
+and with its root at a folder of the work folder that holds the source
+and the figures alone (compile_pdf): no file of the machine can reach the
+PDF. The check reads the PDF back (pypdf) for what a viewer would run,
+open or fetch, pictures no figure holds, and lines of the machine's files.
 
 This route serves whichever renderer built the HTML: the Quarto on our
 machines ships without Quarto's Typst resources. Its own filters, beside
 it (articlekit/render/formats/pdf_prepare.lua and pdf_finish.lua), make the
 provenance section an appendix, size tables to the page and give Typst
-absolute image paths; articlekit/render/formats/pdf_style.typ sets
+absolute image paths (which it reads from its root, where typst_root
+copies each figure under that path); articlekit/render/formats/pdf_style.typ sets
 code, tables, figures and the marks of claims that do not hold, each in its
 status's colour (their words come from articlekit.core.status, as on the page).
 """
 
 import argparse
 import importlib.metadata
+import io
+import json
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +39,8 @@ import yaml
 from articlekit.core.log import log
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
-from articlekit.article.figures import figure_file
+from articlekit.core.urls import link_problem
+from articlekit.article.figures import FigureError, figure_file
 from articlekit.render.formats import Format
 from articlekit.render.luafilters import BOUND_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
@@ -147,21 +158,108 @@ def check_source(typ, article):
         raise RenderError(f"{article}: {left - allowed} shortcode(s) were not resolved in the PDF source")
 
 
-def compile_pdf(typ):
-    """Typst source -> PDF bytes. Image paths are absolute, so the root is /.
+# The folder Typst compiles in, inside the work folder: its root. Typst
+# refuses a path that leaves its root and reads a path from / as one from
+# the root, so the source reads only what is put here.
+TYPST_ROOT = "typst-root"
+
+
+def typst_root(typ, figures):
+    """A fresh folder beside typ, Typst's root: a copy of typ and one of
+    each figure, under the path the source names it by (pdf_prepare.lua
+    writes absolute paths, which Typst reads from its root), nothing else.
+    figures: {path as the source names it: the file its rule wrote}.
+    -> (the root, the source's copy there)."""
+    from articlekit.render.page import figure_bytes
+
+    root = Path(tempfile.mkdtemp(prefix=f"{TYPST_ROOT}-", dir=typ.parent)).resolve()
+    for named, path in figures.items():
+        copy = root / os.path.normpath(named).lstrip("/")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(figure_bytes(path))
+    source = root / typ.name
+    shutil.copyfile(typ, source)
+    return root, source
+
+
+def compile_pdf(typ, figures=None, article=None):
+    """Typst source -> PDF bytes, compiled with its root at a folder of its
+    own that holds the source and the figures (typst_root), so that no
+    read(), image() or SVG's linked image can reach any other file; local
+    packages are looked for in an empty folder, not the user's. (It does
+    not stop an `import "@preview/..."` from downloading that package:
+    only raw Typst could write one, and the prose check refuses it.) A
+    Typst error names `article` (else typ), not the scratch folder.
     SOURCE_DATE_EPOCH, when set, fixes the PDF's creation date (reproducible builds)."""
     import typst
 
+    root, source = typst_root(Path(typ), figures or {})
+    packages = root.parent / f"{root.name}-packages"  # beside the root: the source cannot read it
+    packages.mkdir()
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     try:
         pdf, warnings = typst.compile_with_warnings(
-            str(typ), root="/", ignore_system_fonts=True, timestamp=int(epoch) if epoch else None
+            str(source),
+            root=str(root),
+            ignore_system_fonts=True,
+            timestamp=int(epoch) if epoch else None,
+            package_path=str(packages),
+            package_cache_path=str(packages),
         )
     except typst.TypstError as exc:
-        raise RenderError(f"typst could not compile {typ.name}: {exc}") from None
+        raise RenderError(typst_failure(exc, root, article or typ)) from None
     for warning in warnings:
-        log.warning(f"typst warning: {warning}")
+        log.warning(f"typst warning: {unrooted(str(warning), root)}")
     return pdf
+
+
+def unrooted(text, root):
+    """Typst's text with the scratch root taken out of its paths: /etc/passwd
+    reads as the source named it, not as the root's etc/passwd."""
+    # the longer first: the relative form (../../tmp/...) ends with the absolute one's text
+    for form in sorted({str(root), os.path.relpath(root)}, key=len, reverse=True):
+        if root.name in form:  # never a bare "." or ".."
+            text = text.replace(form + "/", "/").replace(form, "/")
+    return text
+
+
+# where Typst's diagnostic points: "┌─ FILE:LINE:COLUMN", and the line it shows
+DIAGNOSTIC_AT = re.compile(r"┌─ (\S+?):(\d+):\d+")
+DIAGNOSTIC_LINE = re.compile(r"^\s*(\d+) │ (.*)$", re.M)
+
+
+def typst_failure(exc, root, article):
+    """The message of a Typst error: the article, what Typst said, and where
+    in its source (or in which figure) it stopped."""
+    said = unrooted(getattr(exc, "message", "") or str(exc), root)
+    diagnostic = unrooted(getattr(exc, "diagnostic", "") or "", root)
+    at = DIAGNOSTIC_AT.search(diagnostic)
+    where = ""
+    if at:
+        shown = DIAGNOSTIC_LINE.search(diagnostic, at.end())
+        code = f": {shown.group(2).strip()[:160]}" if shown else ""
+        file = at.group(1).lstrip("/")
+        where = f" (line {at.group(2)} of its Typst source{code})" if file.endswith(".typ") else f" (in {at.group(1)})"
+    return (
+        f"{article}: Typst could not compile the PDF: {said}{where}; Typst reads only its source and the "
+        "figures the article shows: its root, where a path from / starts, is a folder that holds nothing else"
+    )
+
+
+def typst_figures(job):
+    """{path as the Typst source names it: the file its rule wrote} for each
+    figure the article shows: pdf_prepare.lua makes each link absolute
+    from the article's folder, where Pandoc ran."""
+    article_dir = job.article.parent.resolve()
+    try:
+        return {
+            os.path.normpath(os.path.join(article_dir, figure.link)): figure_file(
+                job.root, figure.path, job.article, figure.line
+            )
+            for figure in job.figures
+        }
+    except FigureError as exc:
+        raise RenderError(str(exc)) from None
 
 
 def write(job):
@@ -169,15 +267,185 @@ def write(job):
     compiled in-process."""
     typ = typst_source(job.article, job.bindings, job.workdir, job.tree, job.root, shown=job.figures)
     check_source(typ, job.article)
-    job.produced.write_bytes(compile_pdf(typ))
+    job.produced.write_bytes(compile_pdf(typ, typst_figures(job), job.article))
     return renderer_name(pandoc_path())
 
 
 def check(job):
-    """A whole PDF: Typst's bytes, from the header to the end-of-file mark."""
+    """A whole PDF that carries only what the build made: Typst's bytes, from
+    the header to the end-of-file mark; no action, file or link beyond
+    what the article writes (check_active); no more pictures than its
+    figures hold (check_pictures); no line of the machine's own files
+    (check_canaries)."""
+    import pypdf
+
     data = job.produced.read_bytes()
     if not data.startswith(b"%PDF-") or b"%%EOF" not in data[-1024:]:
         raise RenderError(f"{job.out}: Typst wrote no whole PDF ({len(data)} bytes)")
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        objects = list(pdf_objects(reader))
+    except Exception as exc:  # pypdf raises its own errors and Python's alike on a broken file
+        raise RenderError(f"{job.out}: the PDF cannot be read back ({exc})") from None
+    check_active(objects, job.out)
+    check_pictures(objects, job)
+    check_canaries(reader, objects, job)
+
+
+def pdf_objects(reader):
+    """Every object a reader of the PDF can reach from its trailer, each
+    once: dictionaries (streams among them), strings, names, numbers."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+
+    seen, stack = set(), [reader.trailer]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, IndirectObject):
+            if (obj.idnum, obj.generation) in seen:
+                continue
+            seen.add((obj.idnum, obj.generation))
+            obj = obj.get_object()
+        if isinstance(obj, DictionaryObject):
+            stack.extend(obj.values())
+        elif isinstance(obj, ArrayObject):
+            stack.extend(obj)
+        if obj is not None:
+            yield obj
+
+
+# What a PDF viewer runs, opens or fetches, which Typst writes for no
+# source the build makes: actions by their /S, dictionary keys, and the
+# /Type or /Subtype of files and media.
+REFUSED_ACTIONS = {
+    "/Launch", "/JavaScript", "/GoToR", "/GoToE", "/ImportData", "/SubmitForm",
+    "/RichMediaExecute", "/Rendition", "/Sound", "/Movie",
+}  # fmt: skip
+REFUSED_KEYS = {"/JS", "/JavaScript", "/AA", "/EmbeddedFiles", "/EF", "/AF", "/XFA"}
+REFUSED_TYPES = {"/EmbeddedFile", "/Filespec", "/FileAttachment", "/Movie", "/Sound", "/Screen", "/RichMedia", "/3D"}
+
+
+def check_active(objects, out):
+    """Proves: nothing in the PDF runs, opens another file or holds one
+    (JavaScript, launch, remote go-to, form submission, embedded or
+    attached files, media), and every URI link goes where the page's may
+    (articlekit.core.urls: the web, mail, a file of the build's folder).
+    Does not prove a web link is one the article wrote: the prose check
+    holds the article's own links to the same rule."""
+    from pypdf.generic import DictionaryObject
+
+    for obj in objects:
+        if not isinstance(obj, DictionaryObject):
+            continue
+        found = refused_entry(obj)
+        if found:
+            raise RenderError(
+                f"{out}: the PDF holds {found}, which the Typst source the build writes never asks for: "
+                "nothing in an edition may run, open or hold a file"
+            )
+        uri = obj.get("/URI", "") if obj.get("/S") == "/URI" else None
+        uri = uri.decode("latin-1") if isinstance(uri, bytes) else uri
+        problem = uri is not None and link_problem(str(uri))
+        if problem:
+            raise RenderError(
+                f"{out}: the PDF's link {str(uri)!r} {problem}: a link may go to a web page (https://...), "
+                "a mail address, a place in the document or a file of the build's folder"
+            )
+
+
+def refused_entry(obj):
+    """What the PDF dictionary `obj` holds that check_active refuses, in
+    words, or None."""
+    keys = REFUSED_KEYS & set(obj.keys())
+    if keys:
+        return f"an entry {sorted(keys)[0]} (JavaScript, an automatic action, or an attached file)"
+    if obj.get("/S") in REFUSED_ACTIONS and obj.get("/Type") != "/StructElem":  # a tagged PDF's /S is a role
+        return f"a {obj['/S']} action"
+    for key in ("/Type", "/Subtype"):
+        if obj.get(key) in REFUSED_TYPES:
+            return f"a {key} {obj[key]} (a file, or media a viewer plays)"
+    return None
+
+
+def check_pictures(objects, job):
+    """Proves: the PDF holds no more raster pictures than the figures the
+    article shows hold (one for a PNG or JPEG, one per <image> of an SVG),
+    so none came from elsewhere. Typst draws an SVG's shapes as vectors,
+    which no picture count sees; their bytes are the figures' (typst_root)."""
+    from pypdf.generic import StreamObject
+
+    # each object comes once (pdf_objects); a mask of transparency is no picture of its own
+    images = {id(obj): obj for obj in objects if isinstance(obj, StreamObject) and obj.get("/Subtype") == "/Image"}
+    masks = {id(obj[key].get_object()) for obj in images.values() for key in ("/SMask", "/Mask") if key in obj}
+    found = len(set(images) - masks)
+    allowed = sum(raster_pictures(path) for path in typst_figures(job).values())
+    if found > allowed:
+        raise RenderError(
+            f"{job.out}: the PDF holds {found} picture(s), but the {len(job.figures)} figure(s) the article "
+            f"shows ({', '.join(f.path for f in job.figures) or 'none'}) hold {allowed}: a picture came from "
+            "somewhere else"
+        )
+
+
+def raster_pictures(path):
+    """How many raster pictures the figure at `path` brings into the PDF:
+    an SVG its <image> elements, any other figure itself."""
+    if Path(path).suffix.lower() != ".svg":
+        return 1
+    return len(re.findall(rb"<(?:[\w.-]+:)?image\b", Path(path).read_bytes()))
+
+
+# Files of the machine that no build writes: a line of theirs in the PDF
+# was read from the machine, not from the build
+CANARY_FILES = ("/etc/passwd", "/etc/hostname", "/etc/machine-id")
+SHORTEST_CANARY = 7  # a shorter host name ("vm", "box1") could be a word of any article
+
+
+def canaries(files):
+    """The first line of each file of `files` that can be read, when it is
+    long enough to be found only by copying it, without its blanks."""
+    found = []
+    for name in files:
+        try:
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                line = re.sub(r"\s+", "", handle.readline())
+        except OSError:
+            continue
+        if len(line) >= SHORTEST_CANARY and line != "localhost":
+            found.append((name, line))
+    return found
+
+
+def check_canaries(reader, objects, job):
+    """A heuristic, not a proof: the PDF's text (its pages, its strings
+    and metadata) holds no first line of a few files every machine has
+    and no build writes (CANARY_FILES), unless the article prints it
+    itself (the real one prints its host's name, a bound value). It
+    catches a source that read one of them past its root; the guarantee
+    that it cannot is Typst's root (compile_pdf). It proves nothing about
+    any other file, or one printed in pieces."""
+    text = "".join(page.extract_text() for page in reader.pages)
+    text += "".join(str(obj) for obj in objects if isinstance(obj, str))  # text strings, names
+    text += "".join(bytes(obj).decode("latin-1") for obj in objects if isinstance(obj, bytes))  # byte strings
+    text += "".join(obj.get_data().decode("utf-8", "replace") for obj in objects if metadata_stream(obj))
+    text, printed = unspaced(text), unspaced(job.bound + json.dumps(job.document, ensure_ascii=False))
+    for name, line in canaries(CANARY_FILES):
+        if line in text and line not in printed:
+            raise RenderError(
+                f"{job.out}: the PDF's text holds the first line of {name}, a file of this machine that no build "
+                "writes and the article does not print: the Typst source read it, or an input copied it"
+            )
+
+
+def unspaced(text):
+    """Text as compared with a canary: no blanks (Typst breaks lines
+    anywhere), Typst's minus sign a hyphen again."""
+    return re.sub(r"\s+|\u200b", "", text.replace("\u2212", "-"))
+
+
+def metadata_stream(obj):
+    from pypdf.generic import StreamObject
+
+    return isinstance(obj, StreamObject) and obj.get("/Type") == "/Metadata"
 
 
 FORMAT = Format(
