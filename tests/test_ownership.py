@@ -398,3 +398,38 @@ def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     )
     assert missing.returncode == 1 and "build/manifest.json: no such file" in missing.stderr
     assert subprocess.run([*run, "--help"], capture_output=True).returncode == 0
+
+
+@pytest.mark.e2e
+def test_a_release_pins_the_editions_and_a_forged_page_then_fails_verify(server, case):
+    """snakemake release writes the digests a later verify holds the build to;
+    a page forged with its digests in the manifest and the ledger fails there."""
+    log = case.parent / "release.log"
+    command = [
+        "release",
+        "--cores",
+        "2",
+        "--configfile",
+        "config/test.yaml",
+        "--config",
+        "strict=false",
+        "release_label=t1",
+    ]
+    code = server.start(case, command, copy_environment(case), log).wait(timeout=900)
+    output = log.read_text(encoding="utf-8", errors="replace")
+    assert code == 0, output[-3000:]
+    pinned = json.loads((case / "releases/t1/digests.json").read_text(encoding="utf-8"))
+    assert "build/article.html" in pinned["outputs"] and "build/article.pdf" in pinned["outputs"]
+    checked = verify(case)
+    assert checked.returncode == 0 and "releases/t1/digests.json" in checked.stdout, checked.stdout
+    page = case / "build/article.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", "<p>Forged.</p></body>"), encoding="utf-8")
+    forged = file_digest(page)
+    manifest = json.loads((case / "build/manifest.json").read_text(encoding="utf-8"))
+    manifest["outputs"]["build/article.html"]["sha256"] = forged
+    (case / "build/manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    ledger = case / ".snakemake/articlekit/ledger.json"
+    ledger.write_text(ledger.read_text(encoding="utf-8").replace(pinned["outputs"]["build/article.html"], forged))
+    checked = verify(case)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "build/article.html: not the file release t1 shipped" in checked.stderr, checked.stderr

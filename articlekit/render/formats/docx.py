@@ -524,9 +524,7 @@ def check_media(entries, job):
     byte for byte (the file its rule wrote), or the PNG beside an SVG
     picture (add_png_fallbacks). Does not prove that PNG was drawn from
     that SVG: Typst draws it, in a root that holds the SVGs alone."""
-    from articlekit.render.page import figure_bytes
-
-    figures = {figure_bytes(figure_file_of(job, figure)) for figure in job.figures}
+    figures = {figure_bytes_of(job, figure) for figure in job.figures}
     for name, data in sorted(entries.items()):
         if not name.startswith("word/media/") or data in figures:
             continue
@@ -538,11 +536,12 @@ def check_media(entries, job):
         )
 
 
-def figure_file_of(job, figure):
-    from articlekit.article.figures import FigureError, figure_file
+def figure_bytes_of(job, figure):
+    """The figure's bytes as checked_figure read and checked them."""
+    from articlekit.article.figures import FigureError, checked_figure
 
     try:
-        return figure_file(job.root, figure.path, job.article, figure.line)
+        return checked_figure(job.root, figure.path, job.article, figure.line)[1]
     except FigureError as exc:
         raise RenderError(str(exc)) from None
 

@@ -41,7 +41,7 @@ from xml.sax.saxutils import quoteattr
 
 import Bio
 
-from articlekit.article.figures import FigureError, alt_text, figure_file
+from articlekit.article.figures import FigureError, alt_text, checked_figure
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem, scheme_of
 from articlekit.render.formats import Format
@@ -81,7 +81,7 @@ def packed_figures(job):
     figure the tree shows, read from the file its rule wrote (figure_file:
     a regular file in figures/, no symbolic link), packed under its path in
     the build (figures/NAME)."""
-    from articlekit.render.page import FIGURE_TYPES, figure_bytes
+    from articlekit.render.page import FIGURE_TYPES
 
     links, files = {}, {}
     for figure in job.figures:
@@ -92,8 +92,7 @@ def packed_figures(job):
                 f"one of {', '.join(sorted(FIGURE_TYPES))})"
             )
         try:
-            path = figure_file(job.root, figure.path, job.article, figure.line)
-            files[str(inside)] = figure_bytes(path)
+            files[str(inside)] = checked_figure(job.root, figure.path, job.article, figure.line)[1]
         except FigureError as exc:
             raise RenderError(str(exc)) from None
         except OSError as exc:
@@ -309,7 +308,7 @@ def check(job):
     unpacked = job.workdir / f"checked-{ARTICLE_XML}"
     unpacked.write_bytes(data)
     try:
-        check_output(unpacked, expected_literal_shortcodes(job.source))
+        check_output(unpacked, expected_literal_shortcodes(job.source, job.document), where, job.article)
     except RenderError as exc:
         raise RenderError(str(exc).replace(str(unpacked), where)) from None
 
@@ -474,10 +473,8 @@ def manifest_items(data, out):
 
 
 def figure_bytes_of(job, figure):
-    from articlekit.render.page import figure_bytes
-
     try:
-        return figure_bytes(figure_file(job.root, figure.path, job.article, figure.line))
+        return checked_figure(job.root, figure.path, job.article, figure.line)[1]
     except (FigureError, OSError) as exc:
         raise RenderError(f"{job.article}:{figure.line}: the figure {figure.path} cannot be read back: {exc}") from None
 

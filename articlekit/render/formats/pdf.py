@@ -40,7 +40,7 @@ from articlekit.core.log import log
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem
-from articlekit.article.figures import FigureError, figure_file
+from articlekit.article.figures import FigureError, checked_figure, figure_file
 from articlekit.render.formats import Format
 from articlekit.render.luafilters import BOUND_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
@@ -168,15 +168,15 @@ def typst_root(typ, figures):
     """A fresh folder beside typ, Typst's root: a copy of typ and one of
     each figure, under the path the source names it by (pdf_prepare.lua
     writes absolute paths, which Typst reads from its root), nothing else.
-    figures: {path as the source names it: the file its rule wrote}.
-    -> (the root, the source's copy there)."""
+    figures: {path as the source names it: the figure's checked bytes
+    (typst_figures), or a file to read}. -> (the root, the source's copy there)."""
     from articlekit.render.page import figure_bytes
 
     root = Path(tempfile.mkdtemp(prefix=f"{TYPST_ROOT}-", dir=typ.parent)).resolve()
     for named, path in figures.items():
         copy = root / os.path.normpath(named).lstrip("/")
         copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(figure_bytes(path))
+        copy.write_bytes(path if isinstance(path, bytes) else figure_bytes(path))
     source = root / typ.name
     shutil.copyfile(typ, source)
     return root, source
@@ -247,15 +247,16 @@ def typst_failure(exc, root, article):
 
 
 def typst_figures(job):
-    """{path as the Typst source names it: the file its rule wrote} for each
-    figure the article shows: pdf_prepare.lua makes each link absolute
-    from the article's folder, where Pandoc ran."""
+    """{path as the Typst source names it: the bytes checked_figure read and
+    checked} for each figure the article shows (the bytes Typst reads are
+    the bytes checked, never the file read again): pdf_prepare.lua makes
+    each link absolute from the article's folder, where Pandoc ran."""
     article_dir = job.article.parent.resolve()
     try:
         return {
-            os.path.normpath(os.path.join(article_dir, figure.link)): figure_file(
+            os.path.normpath(os.path.join(article_dir, figure.link)): checked_figure(
                 job.root, figure.path, job.article, figure.line
-            )
+            )[1]
             for figure in job.figures
         }
     except FigureError as exc:
@@ -386,12 +387,13 @@ def check_pictures(objects, job):
         )
 
 
-def raster_pictures(path):
-    """How many raster pictures the figure at `path` brings into the PDF:
-    an SVG its <image> elements, any other figure itself."""
-    if Path(path).suffix.lower() != ".svg":
-        return 1
-    return len(re.findall(rb"<(?:[\w.-]+:)?image\b", Path(path).read_bytes()))
+def raster_pictures(figure):
+    """How many raster pictures a figure (its bytes, or its file) brings
+    into the PDF: an SVG its <image> elements, any other figure itself."""
+    data = figure if isinstance(figure, bytes) else Path(figure).read_bytes()
+    if not data.lstrip().startswith((b"<", b"\xef\xbb\xbf<")):
+        return 1  # a raster (checked_figure matched its bytes to its name)
+    return len(re.findall(rb"<(?:[\w.-]+:)?image\b", data))
 
 
 # Files of the machine that no build writes: a line of theirs in the PDF
