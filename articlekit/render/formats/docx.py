@@ -351,12 +351,12 @@ def check(job):
     # a value the page shows in prose is a link to its key's row here too:
     # its text, as the hyperlink to the row's bookmark (a bare substring
     # would find a short number anywhere)
-    links = {(link.fragment, re.sub(r"\s+", " ", link.text)) for p in paragraphs for link in p.hyperlinks}
+    links = {(link.fragment, " ".join(link.text.split())) for p in paragraphs for link in p.hyperlinks}
     bindings = job.document["bindings"]
     for binding in bindings.values():
         if (
             binding.get("in_prose")
-            and (word_bookmark(binding["anchor"]), re.sub(r"\s+", " ", binding["text"])) not in links
+            and (word_bookmark(binding["anchor"]), " ".join(binding["text"].split())) not in links
         ):
             raise RenderError(
                 f"{job.out}: the value of {binding['key']} ({binding['text']!r}, {binding['locations'][0]}) is "
