@@ -15,6 +15,7 @@ The last test removes the boundary and shows the probes then reach the
 formats: the boundary, not luck, is what stops them.
 """
 
+import os
 import re
 import zipfile
 
@@ -208,3 +209,27 @@ def test_a_value_past_its_limit_is_refused_naming_the_experiment(tmp_path):
     with pytest.raises(BindError) as refused:
         hostile_project(tmp_path / "article", value="x" * (MAX_VALUE_TEXT + 1))
     assert "demo.error_message" in str(refused.value) and "experiment demo" in str(refused.value)
+
+
+# --- the Quarto route: Quarto runs shortcodes again, in code and attributes --------
+
+
+def test_on_the_quarto_route_a_value_cannot_run_a_quarto_shortcode(tmp_path, monkeypatch):
+    """Quarto resolves {{< env NAME >}} in inline code, code blocks and
+    attribute values of what it renders; an experiment's message holding
+    one must print it, not the machine's environment."""
+    from tests.test_quarto import require_quarto
+
+    monkeypatch.setenv("PATH", require_quarto()["PATH"])
+    secret = "probe-" + os.urandom(6).hex()
+    monkeypatch.setenv("ARTICLEKIT_PROBE_SECRET", secret)
+    value = "before {{< env ARTICLEKIT_PROBE_SECRET >}} after"
+    text = ARTICLE.replace("<!-- {{< value demo.error_message >}} -->\n\n", "")
+    article, bindings = hostile_project(tmp_path / "article", text, value)
+    out = tmp_path / "article" / "build" / "article.html"
+    assert rendermod.render_format("html", article, bindings, out, "quarto").startswith("Quarto")
+    page = out.read_text(encoding="utf-8")
+    assert secret not in page
+    assert (
+        page.count("{{&lt; env ARTICLEKIT_PROBE_SECRET &gt;}}") + page.count("{{< env ARTICLEKIT_PROBE_SECRET >}}") >= 3
+    )

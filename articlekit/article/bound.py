@@ -52,8 +52,10 @@ class BoundError(ArticlekitError):
 def _quoted(text):
     """A link title or attribute value in double quotes, as Pandoc reads it:
     backslash and quote escaped, and | too (a pipe table's cell ends at one);
-    on one line (a blank line would end the paragraph around it)."""
-    text = " ".join(text.splitlines())
+    on one line (a blank line would end the paragraph around it). A {{< in
+    it gets a zero-width space after its braces: Quarto runs shortcodes in
+    attribute values, and its escape for them does not survive there."""
+    text = " ".join(text.splitlines()).replace("{{<", "{{\u200b<")
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("|", "\\|") + '"'
 
 
