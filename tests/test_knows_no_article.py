@@ -42,8 +42,10 @@ KEY_NAMING = ("machine", "error_measures", "single_precision", "spread", "per_bu
 # measured value a claim reads (X.estimate, X.low, X.high) and the float
 # formats the ULP rule counts in, and the fields of what
 # articlekit.experiment.measure returns (samples_ms, ratios, a value between
-# runs' runs and outliers, ...).
+# runs' runs and outliers, ...), and the attributes of Markdown the prose
+# check allows (a figure's width, whatever a timing calls its interval's).
 LIBRARY_WORDS = {
+    "width",
     *CLASSES,
     PREFIX.rstrip("."),
     "estimate",
