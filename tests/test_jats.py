@@ -85,6 +85,8 @@ def built(tmp_path_factory):
 
 def job_for(built, produced, tmp_path):
     """The check's view of a bundle at `produced` (as render_format hands it)."""
+    from articlekit.render.page import bound_text
+
     article, bindings, _, _ = built
     return Job(
         fmt=jats.FORMAT,
@@ -92,7 +94,7 @@ def job_for(built, produced, tmp_path):
         source=article.read_text(encoding="utf-8"),
         bindings=bindings,
         document=read_json(bindings),
-        bound="",
+        bound=bound_text(article, read_json(bindings)),
         tree=None,
         figures=[],
         workdir=tmp_path,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from articlekit.render import page as rendermod
+from articlekit.render import pagecheck
 from articlekit.render import renderers
 from articlekit.article.bind import bind
 from articlekit.core.fmt import format_value
@@ -339,8 +340,11 @@ def quarto_standin(tmp_path, monkeypatch, **env):
     monkeypatch.setenv("QUARTO_STANDIN_LOG", str(tmp_path / "calls"))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    # the stand-in writes no table
+    # the stand-in writes no table, and a page of one line, without a <head>
+    # for its policy (what these tests read is where Quarto ran and wrote)
     monkeypatch.setattr(rendermod, "check_page_structure", lambda *args: None)
+    monkeypatch.setattr(pagecheck, "add_policy", lambda page: None)
+    monkeypatch.setattr(pagecheck, "check_page", lambda *args, **kwargs: None)
     monkeypatch.setattr(rendermod, "check_markdown_structure", lambda *args: None)
     return article, bindings
 

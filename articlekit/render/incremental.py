@@ -50,6 +50,7 @@ import yaml
 
 from articlekit.core.text import md_text
 from articlekit.render import formats
+from articlekit.render.pagecheck import with_policy
 from articlekit.render.page import (
     RenderError,
     build_root,
@@ -332,7 +333,11 @@ class IncrementalPage:
 
     def render(self, document):
         """-> the page for the article as it is now, bound by `document`
-        (the bindings document bind returned)."""
+        (the bindings document bind returned): the build's page, its
+        Content-Security-Policy included (pagecheck.with_policy)."""
+        return with_policy(self.page_of(document), self.article)
+
+    def page_of(self, document):
         self.rendered, self.fallback, self.fragments_now = 0, False, []
         front, body = split_front_matter(read_text(self.article), self.article)
         shared = self.shared_inputs(front)

@@ -76,16 +76,20 @@ PAGE_POLICY = (
 POLICY_META = f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">'
 
 
-def add_policy(page):
-    """Write POLICY_META as the first element of the HTML file page's <head>
-    (before anything a policy must cover), in place."""
-    text = Path(page).read_text(encoding="utf-8")
+def with_policy(text, where="the page"):
+    """The HTML text with POLICY_META as the first element of its <head>
+    (before anything a policy must cover), on the same line as the tag, so
+    every line keeps its number."""
     head = re.search(r"<head(?:\s[^>]*)?>", text, re.I)
     if head is None:
-        raise PageError(f"{page}: the page has no <head> to carry its Content-Security-Policy")
-    Path(page).write_text(
-        text[: head.end()] + POLICY_META + text[head.end() :], encoding="utf-8"
-    )  # no new line: every line keeps its number
+        raise PageError(f"{where}: the page has no <head> to carry its Content-Security-Policy")
+    return text[: head.end()] + POLICY_META + text[head.end() :]
+
+
+def add_policy(page):
+    """with_policy, in place, for the HTML file `page`."""
+    text = Path(page).read_text(encoding="utf-8")
+    Path(page).write_text(with_policy(text, page), encoding="utf-8")
 
 
 SVG = "http://www.w3.org/2000/svg"

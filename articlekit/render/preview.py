@@ -92,6 +92,7 @@ from articlekit.core.status import claim_said
 from articlekit.core.text import short_text
 from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
+from articlekit.render.pagecheck import POLICY_META
 from articlekit.render.preview_server import LocalHandler, PreviewServer
 from articlekit.render.page import (
     PREVIEW_FOLDER,
@@ -364,7 +365,9 @@ class Preview:
         with self.lock:
             page, lines, version = self.page, list(self.problems), self.version
             lines[:0] = [line for line in (self.waiting, self.notice) if line]
-        text = (page or NO_RENDER.encode()).decode("utf-8")
+        # the build's own policy forbids the reload script's poll; the
+        # server sends the preview's (preview_server) with every response
+        text = (page or NO_RENDER.encode()).decode("utf-8").replace(POLICY_META, "", 1)
         if page is None and not lines:
             lines = ["no render yet"]
         banner = BANNER.format(html.escape("\n".join(["⚠ " + line for line in lines]))) if lines else ""
