@@ -352,3 +352,11 @@ def test_a_style_sheet_that_loads_a_file_is_refused_before_the_renderer_runs(tmp
         rendermod.render(article, bindings, "pandoc", html, html.with_suffix(".md"))
     assert str(refused.value).startswith(expected), str(refused.value)
     assert not html.exists()
+
+
+def test_an_attribute_is_named_at_its_own_line_not_where_its_name_is_mentioned(tmp_path):
+    text = 'A [note]{title="x"}.\n\nProse that mentions style= and `style=` in passing.\n\n[b]{style="color: red"}'
+    article = article_with(tmp_path, text)
+    with pytest.raises(ProseError) as refused:
+        rendermod.write_ast(article, tmp_path / "tree.json")
+    assert [p.split(": ")[0] for p in refused.value.problems] == [f"{article}:9"]
