@@ -82,7 +82,7 @@ def plot(values, params, figures):
     ax_max.set(xscale="log", ylim=(0, 1.02), xlabel="$d_k$", ylabel="largest weight",
                title="Largest softmax weight")
     ax_eff.set(xscale="log", yscale="log", xlabel="$d_k$", ylabel=r"1 / $\sum w_i^2$",
-               title=f"Effective terms (of {params['n_keys']} keys)")
+               title=f"Effective number of keys (of {params['n_keys']})")
     for ax in (ax_max, ax_eff):
         # Label every swept d_k rather than only the decades.
         ax.set_xticks(sweep["d_k"], [str(d) for d in sweep["d_k"]])

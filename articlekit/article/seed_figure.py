@@ -1,7 +1,8 @@
 """One value across the sweep's seeds, drawn: every seed a dot, the article's seed marked.
 
     python -m articlekit.article.seed_figure build/robustness.json \\
-        --figure scaling.dk64.unscaled.max_weight=figures/robustness-scaling.dk64.unscaled.max_weight.svg
+        --figure scaling.dk64.unscaled.max_weight=figures/robustness-scaling.dk64.unscaled.max_weight.svg \\
+        --label 'scaling.dk64.unscaled.max_weight=largest weight, unscaled ($d_k$ = 64)'
 
 The seeds' values sorted, each a dot at the share of seeds below it: read
 across, where a value falls among the seeds (its percentile); read up, how
@@ -14,6 +15,10 @@ key it plots as robustness.<key> spells it:
 
     ![...](../figures/robustness-scaling.dk64.unscaled.max_weight.svg)
 
+Its x-axis says the value in the prose's words, never its key: the words
+config `robustness.labels` gives the key (`--label KEY=WORDS`), else the key
+made into words (`axis_words`), with a warning to give it the prose's.
+
 The workflow reads those links (articlekit.article.seed_keys) when it plans: each is an
 output of the sweep's figure rule (articlekit/workflow/rules/robustness.smk), so
 the render waits for it like for any figure (articlekit.article.figures),
@@ -25,6 +30,7 @@ import argparse
 import base64
 import io
 import math
+import re
 import sys
 
 from articlekit.article.seed_keys import seed_figures  # noqa: F401  (its home is the plan's light module)
@@ -34,6 +40,7 @@ from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json
 from articlekit.core.log import log
 from articlekit.experiment.artifacts import pyplot, save_figure
+from articlekit.experiment.figure_text import plain
 
 ARTICLE_SEED, SEEDS, SPREAD = "#cf222e", "#57606a", "#d0d7de"
 
@@ -46,12 +53,32 @@ def percentile_words(share):
     return f"the {n}{suffix} percentile"
 
 
-def headline(row):
-    """The figure of a row in one sentence, from its numbers: what it plots,
-    where the seeds' values lie and where the article's seed falls (its alt
-    text, on the article's page and on the seed sweep's)."""
+def _part_words(part):
+    """One part of a key in words: dk64 -> "dk = 64" (a setting at its
+    value, as a sweep names its groups), max_weight -> "max weight"."""
+    setting = re.fullmatch(r"([A-Za-z_]*[A-Za-z])_?(\d+)", part)
+    words = f"{setting[1]} = {setting[2]}" if setting else part
+    return words.replace("_", " ")
+
+
+def axis_words(key, experiment=None):
+    """A key made into words, for a value the config gives none: the value
+    first, then the groups it sits in, the experiment's name left out
+    (scaling.dk64.unscaled.max_weight -> "max weight (dk = 64, unscaled)")."""
+    parts = key.split(".")
+    if len(parts) > 1 and parts[0] == experiment:
+        parts = parts[1:]
+    value, groups = _part_words(parts[-1]), [_part_words(part) for part in parts[:-1]]
+    return f"{value} ({', '.join(groups)})" if groups else value
+
+
+def headline(row, words=None):
+    """The figure of a row in one sentence, from its numbers: what it plots
+    (`words`, the x-axis's label, else the key), where the seeds' values lie
+    and where the article's seed falls (its alt text, on the article's page
+    and on the seed sweep's)."""
     finite = [v for v in row["samples"] if math.isfinite(v)]
-    said = f"{row['key']} for each of {len(finite)} seeds (x), each seed at the share of seeds below it (y)"
+    said = f"{plain(words) if words else row['key']} for each of {len(finite)} seeds (x), each seed at the share of seeds below it (y)"
     if "p05" in row:
         said += (
             f"; median {format_value(row['median'], '.4g')}, 5th to 95th percentile "
@@ -70,9 +97,10 @@ def plottable(row):
     return any(is_number(v) and math.isfinite(v) for v in row.get("samples", []))
 
 
-def draw(row, seed_range=None, small=False):
+def draw(row, seed_range=None, small=False, words=None):
     """The figure (matplotlib) of one row of the report's printed values.
-    seed_range: (first, last) of the sweep's seeds, named in the legend."""
+    seed_range: (first, last) of the sweep's seeds, named in the legend;
+    words: the x-axis's label, what the prose calls the value (else axis_words)."""
     finite = sorted(v for v in row["samples"] if math.isfinite(v))
     n = len(finite)
     shares = [(i + 0.5) / n for i in range(n)]  # each seed at the share of seeds below it, itself half
@@ -113,7 +141,7 @@ def draw(row, seed_range=None, small=False):
         ax.grid(False)
         ax.tick_params(axis="x", labelsize=7)
     else:
-        ax.set_xlabel(row["key"])
+        ax.set_xlabel(words or axis_words(row["key"], row.get("experiment")))
         ax.set_ylabel("share of seeds below")
         ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
         ax.legend(loc="upper left", fontsize=8, frameon=False)
@@ -136,10 +164,12 @@ def seed_range(report, experiment):
     return (found["first_seed"], found["last_seed"]) if found else None
 
 
-def write_figures(report, figures):
-    """Each {key: path}: key as robustness.<key> spells it. A key the report
+def write_figures(report, figures, labels=None):
+    """Each {key: path}: key as robustness.<key> spells it, its x-axis
+    labelled with labels[key] (the prose's words for it). A key the report
     has no seeds of is refused, naming what would fix it."""
     rows = {r["bindable"].removeprefix("robustness."): r for r in report["printed"]}
+    labels = labels or {}
     for key, path in figures.items():
         row = rows.get(key)
         if row is None or not plottable(row):
@@ -153,9 +183,22 @@ def write_figures(report, figures):
                 "a seeded experiment (as robustness.<key> spells it: the seed sweep page's 'bind as' "
                 "column)"
             )
-        fig = draw(row, seed_range(report, row["experiment"]))
-        save_figure(fig, path, alt=headline(row))
+        words = labels.get(key) or _unlabelled(key, row, path)
+        fig = draw(row, seed_range(report, row["experiment"]), words=words)
+        # the key, as the row and as the article spell it, is no axis's text
+        save_figure(fig, path, alt=headline(row, words), keys=(row["key"], row["bindable"]))
         pyplot().close(fig)
+
+
+def _unlabelled(key, row, path):
+    """The key made into words, said as a warning: the prose's own words
+    for the value are the config's to give."""
+    words = axis_words(row["key"], row.get("experiment"))
+    log.warning(
+        f"seed figure: warning: {path}: config robustness.labels gives {key} no words; its x-axis reads "
+        f"{words!r}: add `{key}: <what the prose calls it>` under robustness.labels"
+    )
+    return words
 
 
 def main(argv=None):
@@ -170,9 +213,17 @@ def main(argv=None):
         metavar="KEY=PATH",
         help="draw KEY (as robustness.KEY spells it) into PATH (repeatable)",
     )
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="KEY=WORDS",
+        help="label KEY's x-axis WORDS, what the prose calls it (config robustness.labels; repeatable)",
+    )
     args = parser.parse_args(argv)
     figures = dict(item.split("=", 1) for item in args.figure)
-    write_figures(read_json(args.report), figures)
+    labels = dict(item.split("=", 1) for item in args.label)
+    write_figures(read_json(args.report), figures, labels)
     log.info(f"seed figure: {len(figures)} -> {', '.join(figures.values())}")
     return 0
 

@@ -68,6 +68,9 @@ _drawn_with = []
 # The files save_figure wrote during this run_experiment (resolved paths):
 # what plot() wrote, told apart from what it was asked to write.
 _saved = []
+# The keys of the values plot() draws (figure_text.value_keys): no figure
+# save_figure writes may show one as its text.
+_value_keys = []
 
 
 # ---- the envelope ----------------------------------------------------------------
@@ -179,7 +182,7 @@ def pyplot():
     return plt
 
 
-def save_figure(fig, path, alt=None):
+def save_figure(fig, path, alt=None, keys=()):
     """Write an SVG with no timestamp and stable element ids, atomically.
 
     The ids are salted with the file's name, so they differ between figures
@@ -188,10 +191,15 @@ def save_figure(fig, path, alt=None):
     values it plots ("Unscaled, one key takes 0.97 of the weight at d_k =
     512"); the SVG's title is that sentence followed by what each panel
     plots, read from the figure (figure_text.alt_text), and the page shows
-    it as the image's alt text."""
+    it as the image's alt text.
+
+    A figure whose drawn text shows a value's key instead of words is
+    refused (figure_text.check_words, KeyInFigure), nothing written: a
+    dotted lowercase path of 3 parts or more, the run's own values' keys,
+    or one of `keys` (a figure drawn outside run_experiment names its own)."""
     import matplotlib
 
-    from articlekit.experiment.figure_text import alt_text
+    from articlekit.experiment.figure_text import alt_text, check_words
 
     path = Path(path)
     matplotlib.rcParams["svg.hashsalt"] = path.name
@@ -202,6 +210,8 @@ def save_figure(fig, path, alt=None):
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         fig.savefig(tmp, format="svg", metadata={"Date": None, "Title": alt_text(fig, alt)}, bbox_inches="tight")
+        # checked once drawn: only then are the tick labels' texts set
+        check_words(fig, scratch.shown(path), [*_value_keys, *keys])
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -372,6 +382,7 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     )
     _drawn_with.clear()
     _saved.clear()
+    _value_keys.clear()
     configure_logging(log_file)
     if run_files:
         params, produce = _combining(name, combine, run_files, ledger)
@@ -440,7 +451,10 @@ def _combining(name, combine, run_files, ledger=None):
 def _plot(name, plot, values, params, figures):
     """plot() with the figures asked for; stops naming each declared figure
     it did not write (and what it did write), and logs only what it wrote."""
+    from articlekit.experiment.figure_text import value_keys  # here: it imports NumPy (see library_versions)
+
     before = {path: declared.stamp(path) for path in figures.values()}
+    _value_keys[:] = value_keys(name, values)
     if plot is not None:
         plot(values, params, declared.figures_of(name, figures))
     written, others = declared.written_figures(figures, before, _saved)
@@ -463,9 +477,12 @@ def _plot(name, plot, values, params, figures):
 
 def _fail(name, exc):
     """Log why the experiment stopped and exit 1. A parameter or figure the
-    config lacks is one sentence with the line that asked; anything else
+    config lacks is one sentence with the line that asked, a figure that
+    shows a key one naming the figure and its text; anything else
     keeps its traceback, in the log, where Snakemake points."""
-    if isinstance(exc, declared.Undeclared):
+    from articlekit.experiment.figure_text import KeyInFigure  # nothing is written after a failure
+
+    if isinstance(exc, (declared.Undeclared, KeyInFigure)):
         log.error("%s: %s", name, exc)
     else:
         log.error("%s: failed", name, exc_info=exc)

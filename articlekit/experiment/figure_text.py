@@ -11,13 +11,25 @@ of its cells.
 save_figure writes the text as the SVG's <title> (its accessible name, read
 by a browser showing the file alone) and articlekit.render.page embeds it as
 the image's alt text on the page.
+
+A figure in words also means its visible text is words: save_figure refuses
+a figure whose axis label, title, legend entry, tick label or annotation
+holds a value's key (`scaling.dk64.unscaled.max_weight`) instead of what the
+prose calls that quantity ("largest weight"): `check_words` below.
 """
 
 import re
 
 import numpy as np
 
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.fmt import format_value
+
+# A dotted run of identifiers: a key, or a code path such as nn.MultiheadAttention.
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w\[\]]*(?:\.[A-Za-z_][\w\[\]]*)+")
+# Keys are lowercase and 3 parts or more (experiment.group.value); code shown
+# on purpose (torch.nn.MultiheadAttention, np.max) has a capital or 2 parts.
+KEY_PARTS = 3
 
 # mathtext as an axis label spells it ($d_k$, $\sum w_i^2$), in plain words
 _MATH = [
@@ -115,3 +127,94 @@ def alt_text(fig, headline=None):
     if headline and not headline.endswith((".", "!", "?")):
         headline += "."
     return " ".join(filter(None, [headline, describe(fig)]))
+
+
+# ---- the figure's text is words, not keys --------------------------------------------
+
+
+class KeyInFigure(ArticlekitError):
+    """A figure whose visible text shows a value's key instead of words."""
+
+
+def _where_names(fig):
+    """{id(text artist): what it is, as a reader would name it}."""
+    names = {}
+
+    def name(artists, what):
+        names.update((id(artist), what) for artist in artists)
+
+    for ax in fig.axes:
+        bar = ax.get_label() == "<colorbar>"
+        name([ax.xaxis.label], "colour bar label" if bar else "x-axis label")
+        name([ax.yaxis.label], "colour bar label" if bar else "y-axis label")
+        name([ax.title], "title")
+        name([*ax.get_xticklabels(), *ax.get_yticklabels()], "tick label")
+    for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
+        if legend is not None:
+            name(legend.get_texts(), "legend entry")
+            name([legend.get_title()], "legend title")
+    name(fig.texts, "figure text")
+    return names
+
+
+def visible_text(fig):
+    """[(what, text)]: every piece of text the drawn figure shows (its tick
+    labels are only set once it is drawn: call this after savefig)."""
+    from matplotlib.text import Text
+
+    names = _where_names(fig)
+    return [
+        (names.get(id(artist)) or "text", artist.get_text())
+        for artist in fig.findobj(Text)
+        if artist.get_visible() and (artist.axes is None or artist.axes.get_visible()) and artist.get_text().strip()
+    ]
+
+
+def _known_pattern(known):
+    """One regex for the values' own keys, each a whole token; None for none.
+    Longest first, so that a.b.c is found as itself and not as a.b."""
+    if not known:
+        return None
+    spelled = "|".join(map(re.escape, sorted(set(known), key=len, reverse=True)))
+    return re.compile(rf"(?<![\w.])(?:{spelled})(?![\w\[]|\.\w)")
+
+
+def keys_in(text, known=()):
+    """The keys `text` shows: lowercase dotted paths of 3 parts or more,
+    and any of `known` (the values' own dotted keys, those of 2 parts too).
+    `known` may be a pattern made by _known_pattern, for many texts."""
+    found = [token for token in _DOTTED.findall(text) if token == token.lower() and token.count(".") + 1 >= KEY_PARTS]
+    pattern = known if isinstance(known, re.Pattern) or known is None else _known_pattern(known)
+    found += pattern.findall(text) if pattern else []
+    return list(dict.fromkeys(found))
+
+
+def value_keys(experiment, values):
+    """Every key of an experiment's values as the article spells it
+    (experiment.group.value): the dicts' paths, lists not walked."""
+    found = []
+
+    def walk(prefix, node):
+        for name, child in node.items():
+            found.append(f"{prefix}.{name}")
+            if isinstance(child, dict):
+                walk(f"{prefix}.{name}", child)
+
+    if isinstance(values, dict):
+        walk(experiment, values)
+    return found
+
+
+def check_words(fig, figure, known=()):
+    """Raise KeyInFigure naming `figure` (its path), each text that shows a
+    key and the fix, when the drawn figure's visible text holds one."""
+    pattern = _known_pattern(known)
+    found = [(what, text, keys_in(text, pattern)) for what, text in visible_text(fig)]
+    found = [(what, text, keys) for what, text, keys in found if keys]
+    if not found:
+        return
+    said = "; ".join(f"its {what} reads {text!r}, which shows the key {keys[0]}" for what, text, keys in found)
+    raise KeyInFigure(
+        f"{figure}: {said}",
+        fix="label the axis (or title, legend) in the words the prose uses for that quantity, not the value's key",
+    )

@@ -117,6 +117,8 @@ class Sweep:
     chunk_ranges: tuple  # (first seed, count) per chunk
     figures: MappingProxyType  # figures/robustness-<key>.svg -> key, the article's image links
     shortcodes: MappingProxyType  # what the article prints and claims (a param of the summary)
+    # key -> its figure's x-axis in the prose's words (config robustness.labels)
+    labels: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def experiments(self):
@@ -154,7 +156,12 @@ class Sweep:
 
     @property
     def figure_arguments(self):
-        return " ".join(f"--figure {shlex.quote(f'{key}={path}')}" for path, key in self.figures.items())
+        """`--figure KEY=PATH` per figure, `--label KEY=WORDS` per labelled
+        one: a param, so that an edited label redraws its figure."""
+        figures = [f"--figure {shlex.quote(f'{key}={path}')}" for path, key in self.figures.items()]
+        drawn = dict.fromkeys(self.figures.values())
+        labels = [f"--label {shlex.quote(f'{key}={words}')}" for key, words in self.labels.items() if key in drawn]
+        return " ".join(figures + labels)
 
     @property
     def outputs(self):
@@ -370,6 +377,7 @@ def build(config, config_files, machine, snakefile="Snakefile"):
     }
 
     article_dir = os.path.dirname(article) or "."
+    labels = (config.get("robustness") or {}).get("labels")  # the words of its figures' axes
     return Plan(
         config=config,
         config_files=config_files,
@@ -391,7 +399,7 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         ),
         conda_env=os.path.abspath("environment.yml") if os.path.exists("environment.yml") else None,
         cites_robustness=cites_robustness,
-        sweep=_sweep(robustness, article, text, occurrences) if robustness else None,
+        sweep=_sweep(robustness, article, text, occurrences, labels) if robustness else None,
         matrix=_matrix(config, config_files, experiments, publishing, cites_robustness) if "matrix" in config else None,
         missing_libraries=MappingProxyType(missing),
         formats=_formats(publishing, line_of),
@@ -494,9 +502,10 @@ def _unparsed(article, text):
     return f"{article}: its shortcodes do not parse (lint and bind say where)"
 
 
-def _sweep(robustness, article, text, occurrences):
+def _sweep(robustness, article, text, occurrences, labels=None):
     """The sweep's jobs. Light on purpose (articlekit.article.seed_keys, not
-    the summary's module): every plan, a no-op's too, builds it."""
+    the summary's module): every plan, a no-op's too, builds it. labels:
+    config robustness.labels, the words of each figure's x-axis."""
     from articlekit.article.seed_keys import article_shortcodes, seed_figures
 
     # An article whose shortcodes do not parse says so here: its summary job
@@ -516,6 +525,7 @@ def _sweep(robustness, article, text, occurrences):
         chunk_ranges=tuple(robustness.chunk_ranges),
         figures=MappingProxyType(seed_figures(article, text) if text is not None else {}),
         shortcodes=MappingProxyType(shortcodes),
+        labels=MappingProxyType(dict(labels or {})),
     )
 
 
