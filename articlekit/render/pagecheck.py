@@ -42,7 +42,10 @@ The check is one lock; the page carries a second of its own, for the
 reader's browser: a Content-Security-Policy (PAGE_POLICY, the first
 element of its <head>, written by add_policy) that lets it load nothing
 but what it embeds, whatever a check might miss (a URL assembled in CSS
-from custom properties, say). check_page refuses a page without it.
+from custom properties, say). check_page refuses a page without it. A
+<meta> policy does not govern navigation (a meta refresh) and, in
+Chromium, an SVG <use> of another file: those the check itself refuses
+(tests/test_browser.py plants both).
 """
 
 import base64
