@@ -219,6 +219,7 @@ class _Walk:
     def __init__(self, text, article, article_dir):
         self.lines, self.article, self.article_dir = _Lines(text), article, article_dir
         self.problems, self.figures = [], []
+        self.ids, self.references = set(), []  # cross-references: the ids there are, the @ids used
 
     def problem(self, line, what):
         self.problems.append(f"{self.article}:{line}: {what}" if line else f"{self.article}: {what}")
@@ -229,6 +230,10 @@ class _Walk:
             if kind in ("RawInline", "RawBlock"):
                 self.raw(*node["c"])
                 return
+            if kind == "Cite":
+                self.references += [c["citationId"] for c in node["c"][0]]
+            elif kind == "Str" and EQUATION_LABEL.fullmatch(node["c"]):
+                self.ids.add(EQUATION_LABEL.fullmatch(node["c"]).group(1))
             if kind == "Image":
                 self.image(node["c"])
             elif kind == "Link":
@@ -290,6 +295,7 @@ class _Walk:
             )
 
     def attributes(self, ident, classes, pairs):
+        self.ids.add(ident)
         for name in [ident] * bool(ident) + classes:
             if not NAME.fullmatch(name):
                 self.problem(
@@ -347,6 +353,27 @@ def _expected(name):
     return f"it is one of {pattern.replace('|', ', ')}" if "\\" not in pattern else "a length such as 80% or 300px"
 
 
+# What Quarto's crossref numbers: a reference @fig-x names the figure {#fig-x}.
+CROSSREF_KINDS = {"fig": "figure", "tbl": "table", "eq": "equation", "sec": "section"}
+EQUATION_LABEL = re.compile(r"\{#(eq-[\w.:-]+)\}")
+
+
+def unknown_references(walk):
+    """A problem for each @fig-/@tbl-/@eq-/@sec- reference to an id the
+    article does not have, naming the ids of that kind it does have."""
+    for ref in dict.fromkeys(walk.references):
+        kind = ref.split("-", 1)[0]
+        if kind not in CROSSREF_KINDS or "-" not in ref or ref in walk.ids:
+            continue
+        there = sorted(i for i in walk.ids if i.startswith(kind + "-"))
+        walk.problem(
+            walk.lines.line(f"@{ref}"),
+            f"the reference @{ref} names no {CROSSREF_KINDS[kind]} of the article: "
+            + (f"its {CROSSREF_KINDS[kind]}s are {', '.join(there)}" if there else f"it has no {kind}- id")
+            + f" (give the {CROSSREF_KINDS[kind]} {{#{ref}}}, or correct the reference)",
+        )
+
+
 def check_tree(tree, text, article, article_dir):
     """The figures the tree shows ([ShownFigure]), or ProseError listing
     every problem. tree: Pandoc's JSON of the article's body (its front
@@ -363,6 +390,7 @@ def check_tree(tree, text, article, article_dir):
             "is a rule needs a blank line after it",
         )
     walk.node(tree.get("blocks") or [])
+    unknown_references(walk)
     if walk.problems:
         raise ProseError(walk.problems)
     return walk.figures

@@ -25,15 +25,16 @@ _quarto.yml change.
 
 Assembling undoes what rendering apart changes, to give the page a full
 render gives (tests/test_preview.py compares them):
-- figures are numbered in page order ("Figure N:", quarto_layout.lua counts
+- figures are numbered in page order ("Figure N:", crossref.lua counts
   per render);
 - each key's first place in the prose keeps its id (at-...) and the others
   lose theirs, as the bound document of the whole article gives it
   (articlekit.article.bound: the first in document order).
 - Two chunks giving a heading the same identifier (Pandoc would have made
-  the second one unique) or an article with footnotes or reference-link
-  definitions (whose numbering and targets span the document) is rendered
-  as one chunk: slower, never different.
+  the second one unique) or an article with footnotes, reference-link
+  definitions, cross-references, citations or labelled tables, equations
+  and sections (whose numbering and targets span the document) is
+  rendered as one chunk: slower, never different.
 """
 
 import hashlib
@@ -83,7 +84,13 @@ _SPLIT_HEADING = re.compile(r"^#{1,2}\s")
 _TOC_HEADING = re.compile(r"^#{1,6}\s")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 # document-wide constructs a chunk cannot see whole
-_DOCUMENT_WIDE = re.compile(r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s", re.M)
+# Footnotes, link definitions, cross-references and citations (their
+# numbers and targets span the document: crossref.lua and citeproc number
+# the whole), and labelled tables, equations and sections (numbered in order)
+_DOCUMENT_WIDE = re.compile(
+    r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s|(?<![\w.])@[A-Za-z_]|\{#(?:tbl|eq|sec)-",
+    re.M,
+)
 _IMAGE = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
 
 

@@ -14,6 +14,9 @@ FOLDER = Path(__file__).resolve().parent / "filters"
 # The bound document's spans written as the format shows them: every
 # format runs it first (articlekit.article.bound says what the spans are).
 BOUND_FILTER = FOLDER / "bound.lua"
+# Figures, tables, equations and sections numbered, and @fig-x references
+# resolved, as Quarto's crossref does: every Pandoc-route format.
+CROSSREF_FILTER = FOLDER / "crossref.lua"
 # Callouts and figures as Quarto lays them out, on the Pandoc route.
 QUARTO_LAYOUT_FILTER = FOLDER / "quarto_layout.lua"
 # Each figure's link swapped for the data: URI articlekit made of the

@@ -78,6 +78,7 @@ from articlekit.render import formats
 from articlekit.render.formats import Format, Job
 from articlekit.render.luafilters import (
     BOUND_FILTER,
+    CROSSREF_FILTER,
     EMBED_FIGURES_FILTER,
     LIBRARY,
     QUARTO_LAYOUT_FILTER,
@@ -238,8 +239,9 @@ def pandoc_metadata(front, pandoc):
 
 def filter_files():
     """The Lua filters the Pandoc route runs, in order: the bound spans,
-    then callouts and figures as Quarto lays them out."""
-    return [BOUND_FILTER, QUARTO_LAYOUT_FILTER]
+    the cross-references numbered, then callouts and figures as Quarto
+    lays them out."""
+    return [BOUND_FILTER, CROSSREF_FILTER, QUARTO_LAYOUT_FILTER]
 
 
 def filter_library_files():

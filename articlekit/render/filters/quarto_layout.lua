@@ -9,11 +9,11 @@ build/article.md (checked against Quarto 1.9's output):
   div.callout-title-container, then div.callout-body-container; in
   markdown, a GitHub alert: "> [!NOTE]", then the title as a level-3
   heading, then the body.
-- A figure with an id fig-* is numbered: its caption starts "Figure N: ".
-  In markdown it is Quarto's div holding the image (empty alt) and the
-  caption as a paragraph; in HTML it stays a <figure>, whose image keeps
-  the caption as alt text (Quarto's instead points at the caption with
-  aria-describedby).
+- A figure with an id fig-* (numbered by crossref.lua, which runs first:
+  its caption starts "Figure N: ") is, in markdown, Quarto's div holding
+  the image (empty alt) and the caption as a paragraph; in HTML it stays a
+  <figure>, whose image keeps the caption as alt text (Quarto's instead
+  points at the caption with aria-describedby).
 ]]
 
 local markdown = FORMAT:match("markdown") or FORMAT:match("gfm") or FORMAT:match("commonmark")
@@ -41,20 +41,11 @@ local function callout(div)
   return pandoc.Div({ header, body }, pandoc.Attr(div.identifier, { "callout", "callout-" .. kind }))
 end
 
-local figures = 0
-
 local function figure(fig)
-  if not fig.identifier:match("^fig%-") then
+  if not fig.identifier:match("^fig%-") or not markdown then
     return nil
   end
-  figures = figures + 1
   local caption = pandoc.utils.blocks_to_inlines(fig.caption.long)
-  caption:insert(1, pandoc.Str("Figure\u{00A0}" .. figures .. ":")) -- a no-break space, as Quarto
-  caption:insert(2, pandoc.Space())
-  if not markdown then
-    fig.caption.long = pandoc.Blocks({ pandoc.Plain(caption) })
-    return fig
-  end
   local images = pandoc.Inlines({})
   fig.content:walk({ Image = function(img)
     images:insert(pandoc.Image({}, img.src, img.title))
@@ -62,4 +53,18 @@ local function figure(fig)
   return pandoc.Div({ pandoc.Para(images), pandoc.Para(caption) }, pandoc.Attr(fig.identifier))
 end
 
-return { { Div = callout, Figure = figure } }
+-- a table with an id tbl-*, in markdown: a div of that id holding its
+-- caption (crossref.lua's "Table N: ...") as a paragraph above the table,
+-- which a pipe table cannot carry itself
+local function tbl(t)
+  if not t.identifier:match("^tbl%-") or not markdown then
+    return nil
+  end
+  local caption = pandoc.utils.blocks_to_inlines(t.caption.long)
+  local id = t.identifier
+  t.identifier = ""
+  t.caption = pandoc.Caption()
+  return pandoc.Div({ pandoc.Para(caption), t }, pandoc.Attr(id))
+end
+
+return { { Div = callout, Figure = figure, Table = tbl } }

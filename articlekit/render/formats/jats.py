@@ -138,6 +138,64 @@ def declared(xml, lang, pandoc_version):
     return xml
 
 
+MML_NS = "http://www.w3.org/1998/Math/MathML"
+# crossref.lua's numbers, as it writes them into a caption and an equation
+CAPTION_NUMBER = re.compile(r"^((?:Figure|Table)\u00a0\d+):\s*")
+EQUATION_NUMBER = re.compile(r"\s*\\qquad\((\d+)\)\s*$")
+
+
+def labelled(xml):
+    """JATS's own place for a number: crossref.lua's "Figure N: " moved from
+    a figure's or table's caption into its <label> (the table's id onto its
+    <table-wrap>, which a reference names), and an equation's "(N)" from its
+    TeX and MathML into its <disp-formula>'s <label>, the id with it. The
+    prolog is kept as written (the reader checks it byte for byte)."""
+    from lxml import etree
+
+    at = xml.index("<article")
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    root = etree.fromstring(xml[at:].encode("utf-8"), parser)
+    for holder in [*root.iter("fig"), *root.iter("table-wrap")]:
+        _caption_label(etree, holder)
+    for span in list(root.iter("styled-content")):
+        if (span.get("id") or "").startswith("eq-") and len(span) == 1 and span[0].tag == "disp-formula":
+            _equation_label(etree, span)
+    return xml[:at] + etree.tostring(root, encoding="unicode") + "\n"
+
+
+def _caption_label(etree, holder):
+    first = holder.find("caption/p")
+    found = CAPTION_NUMBER.match(first.text or "") if first is not None else None
+    if found is None:
+        return
+    first.text = first.text[found.end() :]
+    label = etree.Element("label")
+    label.text = found.group(1)
+    holder.insert(list(holder).index(holder.find("caption")), label)
+    table = holder.find("table")
+    if holder.tag == "table-wrap" and table is not None and table.get("id") and not holder.get("id"):
+        holder.set("id", table.attrib.pop("id"))
+
+
+def _equation_label(etree, span):
+    formula = span[0]
+    tex = formula.find(".//tex-math")
+    found = EQUATION_NUMBER.search(tex.text or "") if tex is not None else None
+    if found is None:
+        return
+    tex.text = tex.text[: found.start()]
+    row = formula.find(f".//{{{MML_NS}}}math/{{{MML_NS}}}mrow")
+    if row is not None and len(row) >= 4 and row[-4].tag == f"{{{MML_NS}}}mspace":
+        for element in list(row)[-4:]:
+            row.remove(element)
+    label = etree.Element("label")
+    label.text = f"({found.group(1)})"
+    formula.insert(0, label)
+    formula.set("id", span.get("id"))
+    formula.tail = span.tail
+    span.getparent().replace(span, formula)
+
+
 def manifest(figures):
     """MECA's manifest.xml: the article's XML, then each figure, with its media type."""
     from lxml import etree
@@ -183,7 +241,7 @@ def write(job):
         job.article,
         cwd=job.article.parent.resolve(),
     )
-    xml = declared(xml_path.read_text(encoding="utf-8"), metadata["lang"], metadata["renderer"])
+    xml = labelled(declared(xml_path.read_text(encoding="utf-8"), metadata["lang"], metadata["renderer"]))
     entries = {ARTICLE_XML: xml.encode("utf-8"), MANIFEST_XML: manifest(figures), **figures}
     job.produced.write_bytes(zip_bytes(entries))
     return metadata["renderer"]

@@ -42,7 +42,7 @@ from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem
 from articlekit.article.figures import FigureError, checked_figure, figure_file
 from articlekit.render.formats import Format
-from articlekit.render.luafilters import BOUND_FILTER
+from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_text
@@ -133,7 +133,7 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
         str(out),
     ]
     prepare, finish = FORMAT.filters  # around the bound spans' own filter: its Div of the table, its marks
-    for lua in (prepare, BOUND_FILTER, finish):
+    for lua in (prepare, BOUND_FILTER, CROSSREF_FILTER, finish):
         cmd += ["--lua-filter", str(lua)]
     run_pandoc(cmd, cwd=article_dir)
     return out
