@@ -138,6 +138,7 @@ def test_a_hostile_value_is_text_in_every_edition_and_no_edition_holds_a_file(ed
         assert not [h for h in headings if "".join(h.itertext()).strip() == "heading"], "the value wrote a heading"
     if fmt in ("docx", "jats"):
         assert "<!ENTITY" not in text.replace("&lt;!ENTITY", "")
+    if fmt == "docx":  # a field code is Word's: outside a run's text (w:t), it would be computed
         assert 'INCLUDETEXT "/etc/passwd"' not in re.sub(r"<w:t[^>]*>.*?</w:t>", "", text)
 
 

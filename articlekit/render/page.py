@@ -73,6 +73,7 @@ from articlekit.core.status import claim_said
 from articlekit.core.text import md_text
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
+from articlekit.render.citations import citation_args, quarto_paths, unknown_citation
 from articlekit.render.extension import refresh_if_installed
 from articlekit.render import formats
 from articlekit.render.formats import Format, Job
@@ -161,6 +162,7 @@ def quarto_options(project_dir, article_dir):
     (relative to the article's folder, where Quarto resolves a document's
     paths), and page.css goes on top, as before."""
     config = {key: value for key, value in project_config(project_dir).items() if key not in ("project", "profile")}
+    config = quarto_paths(config, project_dir)
     formats = {fmt: dict(options) for fmt, options in (config.get("format") or {}).items() if isinstance(options, dict)}
     for options in formats.values():
         if "css" in options:
@@ -211,6 +213,9 @@ def run_tool(cmd, article, cwd=None, env=None):
         raise DiskFull(cmd[cmd.index("--output") + 1])  # the tool's own backtrace adds nothing to that
     if done.returncode != 0:
         raise RenderError(f"{article}: {Path(cmd[0]).name} failed (exit {done.returncode}): {tool_error(done.stderr)}")
+    unknown = unknown_citation(done.stderr, article)
+    if unknown is not None:
+        raise unknown
     math = bad_math(done.stderr)
     if math:
         tex, why = math[0]
@@ -506,7 +511,9 @@ def pandoc_run(job, metadata=None):
     meta = {**pandoc_metadata(front, pandoc), **(metadata or {})}
     meta_file = job.workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(meta, allow_unicode=True), encoding="utf-8")
-    return pandoc_common_args(pandoc, source, meta_file, empty_folder(job.workdir), reader), meta
+    project_dir = project_root(job.article.parent.resolve())
+    cited = citation_args(project_config(project_dir), project_dir, job.workdir)  # after the filters above
+    return pandoc_common_args(pandoc, source, meta_file, empty_folder(job.workdir), reader) + cited, meta
 
 
 def pandoc_page(job):

@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -45,7 +44,6 @@ from articlekit.render.formats import Format
 from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.sources import read_text
 
 # This format's own filters and Typst style lie beside it. What renders
 # (articlekit.render.page) is imported by the functions that render: the
@@ -88,7 +86,17 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
     symbolic link), which Typst reads."""
     # what renders is imported when it renders: the Plan reads FORMAT on every Snakemake call
     from articlekit.article.bindings import load_bindings
-    from articlekit.render.page import PANDOC_METADATA, bound_text, build_root, checked_tree, pandoc_source
+    from articlekit.render.citations import citation_args
+    from articlekit.render.page import (
+        PANDOC_METADATA,
+        bound_text,
+        build_root,
+        checked_tree,
+        pandoc_source,
+        project_config,
+        project_root,
+        run_tool,
+    )
 
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
@@ -135,25 +143,22 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
     prepare, finish = FORMAT.filters  # around the bound spans' own filter: its Div of the table, its marks
     for lua in (prepare, BOUND_FILTER, CROSSREF_FILTER, finish):
         cmd += ["--lua-filter", str(lua)]
-    run_pandoc(cmd, cwd=article_dir)
+    project_dir = project_root(article_dir)
+    cmd += citation_args(project_config(project_dir), project_dir, workdir)  # after the filters: citeproc
+    # one runner for every Pandoc: a filter's, a citation's and a formula's
+    # errors named by the article's line
+    run_tool(cmd, article, cwd=article_dir)
     return out
 
 
-def run_pandoc(cmd, cwd):
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if done.stderr.strip():
-        log.warning(done.stderr.rstrip())
-    if done.returncode != 0:
-        raise RenderError(f"pandoc failed (exit {done.returncode}): {done.stderr.strip()}")
-
-
-def check_source(typ, article):
-    """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)."""
-    from articlekit.render.page import expected_literal_shortcodes
+def check_source(typ, article, bound):
+    """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)
+    beyond those the bound document prints."""
+    from articlekit.render.page import shown_shortcodes
 
     text = typ.read_text(encoding="utf-8")
     left = text.count("{{<") + text.count("{{\\<")
-    allowed = expected_literal_shortcodes(read_text(article))
+    allowed = shown_shortcodes(bound)
     if left > allowed:
         raise RenderError(f"{article}: {left - allowed} shortcode(s) were not resolved in the PDF source")
 
@@ -267,7 +272,7 @@ def write(job):
     """The Typst source from the bound tree (checked by render_format),
     compiled in-process."""
     typ = typst_source(job.article, job.bindings, job.workdir, job.tree, job.root, shown=job.figures)
-    check_source(typ, job.article)
+    check_source(typ, job.article, job.bound)
     job.produced.write_bytes(compile_pdf(typ, typst_figures(job), job.article))
     return renderer_name(pandoc_path())
 
