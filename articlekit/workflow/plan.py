@@ -233,6 +233,7 @@ class Plan:
     release_label: str
     extension: tuple  # the article's own shortcode extension's files
     article_style: tuple
+    cited: tuple  # the bibliography and CSL style _quarto.yml names: every format reads them
     report_front_page: str
     conda_env: object  # the article's environment.yml, absolute, or None
     cites_robustness: bool  # the article binds robustness.* keys
@@ -250,6 +251,12 @@ class Plan:
     @property
     def quarto_project(self):
         return f"{self.article_dir}/_quarto.yml"
+
+    @property
+    def quarto_settings(self):
+        """_quarto.yml where the article has one: every format reads its
+        settings (the page's options, the bibliography)."""
+        return [self.quarto_project] if os.path.exists(self.quarto_project) else []
 
     # ---- experiments
 
@@ -392,6 +399,7 @@ def build(config, config_files, machine, snakefile="Snakefile"):
         release_label=settings.release_label(config, publishing, versions),
         extension=_extension(article_dir),
         article_style=tuple(p for p in [f"{article_dir}/style.css"] if os.path.exists(p)),
+        cited=_cited(article_dir),
         report_front_page=(
             os.path.abspath("report/workflow.rst")
             if os.path.exists("report/workflow.rst")
@@ -457,6 +465,19 @@ def _renderer(choice, machine):
         pandoc_version=pandoc,
         typst_version=machine.library_version("typst") or NOT_INSTALLED,
     )
+
+
+def _cited(article_dir):
+    """The files the article's _quarto.yml names for its citations
+    (articlekit.render.citations, which checks them when it renders)."""
+    from articlekit.core.sources import load_yaml
+    from articlekit.render.citations import KEYS
+
+    path = os.path.join(article_dir, "_quarto.yml")
+    config = load_yaml(path) if os.path.exists(path) else None
+    if not isinstance(config, dict):
+        return ()
+    return tuple(os.path.join(article_dir, config[key]) for key in KEYS if isinstance(config.get(key), str))
 
 
 def _extension(article_dir):

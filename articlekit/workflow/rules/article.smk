@@ -117,8 +117,9 @@ for fmt in PLAN.formats:
         input:
             article=PLAN.article,
             extension=PLAN.extension,
-            quarto=PLAN.quarto_project if fmt.quarto else [],
+            quarto=PLAN.quarto_settings,
             style=PLAN.article_style if fmt.quarto else [],
+            cited=PLAN.cited,
             bindings=PLAN.bindings,
             bound=PLAN.bound_article,
             lint=PLAN.lint_report,
