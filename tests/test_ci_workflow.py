@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from articlekit.render import formats
+
 from articlekit.skeleton.new import new_article
 from tests.test_docs import BUILD_COMMAND
 
@@ -114,6 +116,11 @@ def test_it_installs_builds_keeps_the_pages_and_writes_the_diff_to_the_summary(s
     assert summary[0]["if"] == "always()"  # a failed build still says why, and what moved
     (kept,) = [step for step in uploads(path) if step["with"]["name"] == "article"]
     assert KEPT <= set(kept["with"]["path"].split()) and kept["if"] == "always()"
+    # every edition the build writes, a journal's included (the registry's, not a list typed here)
+    editions = {formats.get(name).output for name in formats.names()}
+    assert editions <= set(kept["with"]["path"].split()), editions - set(kept["with"]["path"].split())
+    if which == "skeleton":  # one edition's failure hides no other's (this one's is the README's command)
+        assert "--keep-going" in builds[0]
 
 
 def test_the_skeletons_workflow_installs_its_requirements_and_builds_as_new_says(skeleton, capsys):
@@ -123,7 +130,8 @@ def test_the_skeletons_workflow_installs_its_requirements_and_builds_as_new_says
     assert "python -m pip install -r requirements.txt" in lines and (skeleton / "requirements.txt").is_file()
     assert main(["new", str(skeleton.parent / "another")]) == 0
     printed = capsys.readouterr().out
-    assert "snakemake --cores 2" in lines and "&& snakemake --cores 2 " in printed
+    # the build new prints, with --keep-going: a failed edition hides no other
+    assert "snakemake --cores 2 --keep-going" in lines and "&& snakemake --cores 2 " in printed
     python = yaml.safe_load((skeleton / "environment.yml").read_text())["dependencies"][0]
     (setup,) = [s for s in steps(skeleton / ".github/workflows/article.yml") if "setup-python" in s.get("uses", "")]
     assert python == f"python={setup['with']['python-version']}"  # the Python conda's route pins
