@@ -53,7 +53,7 @@ WORDS = "attention weights overflow "  # --one-word: a single run of x, no space
 
 def project(folder, length):
     shutil.copytree(ROOT / "tests" / "fixtures" / "article", folder)
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
         shutil.copy(ROOT / "article" / name, folder / name)
     (folder / "index.qmd").write_text(ARTICLE, encoding="utf-8")
     result = folder / "results" / "demo.json"

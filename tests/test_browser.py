@@ -518,7 +518,7 @@ def claims_page(tmp_path):
 
     folder = tmp_path / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
         shutil.copy(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")

@@ -63,8 +63,9 @@ The value: {{< value demo.error_message >}}.
 def cited_project(folder, text=ARTICLE, config_line="bibliography: references.bib\n"):
     article, bindings = project(folder, text)
     (folder / "references.bib").write_text(BIB, encoding="utf-8")
-    quarto_yml = folder / "_quarto.yml"
-    quarto_yml.write_text(config_line + quarto_yml.read_text(encoding="utf-8"), encoding="utf-8")
+    quarto_yml = folder / "_quarto.yml"  # the project's, which names its own bibliography: this one's instead
+    text = re.sub(r"(?m)^bibliography:.*\n", "", quarto_yml.read_text(encoding="utf-8"))
+    quarto_yml.write_text(config_line + text, encoding="utf-8")
     return article, bindings
 
 
@@ -88,6 +89,19 @@ def test_every_edition_prints_the_citations_and_the_reference_list(editions, fmt
     assert "NumPy" in text and "Harris" in text, fmt
     assert "[@" not in text and "@vaswani2017" not in text and "@numpy" not in text, fmt
     assert "Figure 1" in text and "@fig-a" not in text, fmt
+
+
+@pytest.mark.parametrize("fmt", sorted(formats.names()))
+def test_no_edition_carries_the_path_of_the_bibliography(editions, fmt):
+    """A writer keeps the metadata it is given (Word as document properties):
+    the checked copy's path is the build machine's, and differs per build."""
+    path = editions[fmt]
+    if path.suffix in (".docx", ".zip"):
+        with zipfile.ZipFile(path) as bundle:
+            raw = b"".join(bundle.read(name) for name in bundle.namelist())
+    else:
+        raw = path.read_bytes()
+    assert b"cited-bibliography" not in raw and str(path.parent).encode() not in raw
 
 
 def test_jats_holds_a_bibr_xref_per_citation_and_an_element_citation_per_entry(editions):

@@ -76,7 +76,7 @@ def project(tmp_path_factory):
     """The article bound with strict=false, its bindings written, its values too."""
     folder = tmp_path_factory.mktemp("status") / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
         shutil.copy(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")

@@ -106,7 +106,7 @@ def test_the_provenance_table_is_a_word_table_of_one_row_per_key(built):
 
 
 def test_the_section_of_the_provenance_table_is_on_landscape_pages_the_body_on_portrait_a4(built):
-    """As the PDF's Appendix A: seven columns on a portrait page broke every word."""
+    """As the PDF's supplement: seven columns on a portrait page broke every word."""
     _, bindings, _, out = built
     document = docx.Document(out)
     body, appendix = document.sections[0], document.sections[-1]
@@ -121,13 +121,18 @@ def test_the_section_of_the_provenance_table_is_on_landscape_pages_the_body_on_p
     table, _, _ = docxmod.provenance_rows(document, keys)
     sizes = {run.font.size for row in table.rows for cell in row.cells for p in cell.paragraphs for run in p.runs}
     assert sizes == {Pt(8)}
-    # the section break sits right before the heading of the table's section
+    # the section break sits right before the supplement's title, then the heading of the table's section
     xml = zipfile.ZipFile(out).read("word/document.xml").decode()
     assert re.search(
-        r'<w:sectPr><w:pgSz w:w="11906" w:h="16838" w:orient="portrait"/>.*?</w:p><w:p><w:pPr><w:pStyle w:val="Heading',
+        r'<w:sectPr><w:pgSz w:w="11906" w:h="16838" w:orient="portrait"/>.*?</w:p>'
+        r'<w:p><w:pPr><w:pStyle w:val="Title"/></w:pPr><w:r><w:t>Supplementary material</w:t></w:r></w:p>'
+        r'<w:p><w:pPr><w:pStyle w:val="Heading',
         xml,
         re.S,
     )
+    # the body holds no supplement: its title is the first paragraph of the last section
+    titles = [p.text for p in document.paragraphs if p.style.name == "Title"]
+    assert titles.count("Supplementary material") == 1
 
 
 def test_a_failed_claim_is_bold_in_its_own_character_style(built):

@@ -120,11 +120,20 @@ def test_the_figure_stays_a_vector(built):
     assert b"10 190 m 200 40 l 390 120 l" in content
 
 
-def test_provenance_is_a_lettered_appendix_in_landscape(built):
+def test_provenance_is_a_supplement_after_the_body_in_landscape(built):
+    """The body ends before the supplement: its pages are labelled S1, S2,
+    ... after the body's 1, 2, ..., and the provenance table is its S1."""
     _, _, reader = built
-    appendix = [page for page in reader.pages if "Appendix A." in page.extract_text()]
-    assert appendix
-    box = appendix[0].mediabox
+    labels = reader.page_labels
+    body = [label for label in labels if not label.startswith("S")]
+    supplement = [label for label in labels if label.startswith("S")]
+    assert body and supplement and labels == body + supplement
+    assert body == [str(n) for n in range(1, len(body) + 1)]
+    assert supplement == [f"S{n}" for n in range(1, len(supplement) + 1)]
+    first = reader.pages[len(body)]
+    assert "Supplementary material" in first.extract_text() and "S1." in first.extract_text()
+    assert all("Supplementary material" not in page.extract_text() for page in reader.pages[: len(body)])
+    box = first.mediabox
     assert box.width > box.height
 
 

@@ -34,7 +34,7 @@ def make_article(folder, text=None):
     """The fixture article, with the project's _quarto.yml and stylesheet
     beside it; the extension comes from the package, as for any article."""
     shutil.copytree(FIXTURE, folder)
-    for name in ("_quarto.yml", "style.css", ".gitignore"):
+    for name in ("_quarto.yml", "style.css", ".gitignore", "references.bib"):  # and the bibliography it names
         shutil.copy(ROOT / "article" / name, folder / name)
     if text is not None:
         (folder / "index.qmd").write_text(text, encoding="utf-8")

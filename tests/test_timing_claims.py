@@ -126,7 +126,7 @@ def test_a_strict_build_passes_when_the_whole_interval_clears_the_bound_and_fail
 def test_a_non_strict_build_renders_inconclusive_not_failed(tmp_path):
     folder = tmp_path / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css"):
+    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
         shutil.copy(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")

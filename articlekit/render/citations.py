@@ -27,6 +27,7 @@ import shutil
 from pathlib import Path
 
 from articlekit.core.sources import read_text
+from articlekit.render.luafilters import CITED_FILTER
 from articlekit.render.renderers import RenderError
 
 MAX_BYTES = 1_000_000  # a bibliography of a few thousand entries
@@ -76,16 +77,17 @@ def checked_file(project_dir, key, name):
 
 def citation_args(config, project_dir, workdir):
     """Pandoc's arguments for citations ([] without a bibliography): citeproc
-    over copies of the checked files in workdir, each citation a link."""
+    over copies of the checked files in workdir, each citation a link, then
+    cited.lua, which drops the copies' paths from the metadata."""
     files = named_files(config, project_dir)
     if not files:
         return []
-    args = ["--citeproc", "-M", "link-citations=true"]
+    args = ["-M", "link-citations=true"]
     for key, path in files.items():
         copy = Path(workdir) / f"cited-{key}{path.suffix}"
         shutil.copyfile(path, copy)
         args += [f"--{key}", str(copy)]
-    return args
+    return [*args, "--citeproc", "--lua-filter", str(CITED_FILTER)]
 
 
 def quarto_paths(config, project_dir):

@@ -17,6 +17,9 @@ BOUND_FILTER = FOLDER / "bound.lua"
 # Figures, tables, equations and sections numbered, and @fig-x references
 # resolved, as Quarto's crossref does: every Pandoc-route format.
 CROSSREF_FILTER = FOLDER / "crossref.lua"
+# After citeproc: the paths of the bibliography's copy dropped from the
+# metadata (a writer would keep them: articlekit.render.citations).
+CITED_FILTER = FOLDER / "cited.lua"
 # Callouts and figures as Quarto lays them out, on the Pandoc route.
 QUARTO_LAYOUT_FILTER = FOLDER / "quarto_layout.lua"
 # Each figure's link swapped for the data: URI articlekit made of the

@@ -215,11 +215,32 @@ A4 = (11906, 16838)
 MARGIN = 1134  # 2 cm
 
 
+SUPPLEMENT_TITLE = "Supplementary material"
+
+
+def supplement_title():
+    """A paragraph in the style Title reading SUPPLEMENT_TITLE: where the
+    supplement (a section of its own, on new pages) begins."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    paragraph, properties, style = OxmlElement("w:p"), OxmlElement("w:pPr"), OxmlElement("w:pStyle")
+    style.set(qn("w:val"), "Title")
+    properties.append(style)
+    paragraph.append(properties)
+    run, text = OxmlElement("w:r"), OxmlElement("w:t")
+    text.text = SUPPLEMENT_TITLE
+    run.append(text)
+    paragraph.append(run)
+    return paragraph
+
+
 def appendix_in_landscape(path, keys):
     """The section that places the provenance table (its last heading before
-    the table, to the end) on landscape A4 pages, the table's text at 8
-    points, as the PDF's Appendix A: seven columns on a portrait page break
-    every word. The body before it stays portrait A4."""
+    the table, to the end) becomes the supplement, as in the PDF: a section
+    of its own on landscape A4 pages under the title "Supplementary
+    material", the table's text at 8 points (seven columns on a portrait
+    page break every word). The body before it stays portrait A4."""
     import docx
     from docx.oxml import OxmlElement
     from docx.oxml.ns import qn
@@ -245,6 +266,8 @@ def appendix_in_landscape(path, keys):
     portrait_pr.append(section_properties(*A4, "portrait"))
     portrait.append(portrait_pr)
     heading.addprevious(portrait)
+    # the supplement's own title, as the PDF's: the body ends above it
+    heading.addprevious(supplement_title())
     # the document's last section, the appendix: landscape
     last = body.sectPr
     for child in list(last):

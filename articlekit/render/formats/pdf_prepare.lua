@@ -5,8 +5,9 @@ pdf_prepare.lua: marks for the PDF edition, before the bound spans are lowered.
 every shortcode resolved), then bound.lua, then pdf_finish.lua:
 
 - The section that places the provenance table (its Div of class
-  "provenance", which pdf_finish.lua finds) becomes the appendix (new,
-  landscape pages, lettered "Appendix A").
+  "provenance", which pdf_finish.lua finds) and those after it become the
+  supplement: new, landscape pages numbered S1, S2, ..., sections S1, S2,
+  after a title of its own; the body ends before it.
 - Each bound value in prose (a link of class "bound-value") is wrapped in a
   Span of that class, so the number it becomes is never hyphenated at a
   line end.
@@ -15,11 +16,17 @@ every shortcode resolved), then bound.lua, then pdf_finish.lua:
   folder, where relative paths start.
 ]]
 
--- a landscape page: the provenance table's seven columns need the width
+-- The supplement: the provenance table and what follows it leave the
+-- article's body for material of their own, as a journal wants it: a new
+-- page, landscape (the table's seven columns need the width), pages
+-- numbered S1, S2, ... (the PDF's page labels too), sections S1, S2
 local APPENDIX = [[
-#set page(flipped: true)
+#pagebreak(weak: true)
+#set page(flipped: true, numbering: "S1")
+#counter(page).update(1)
+#align(center, text(size: 14pt, weight: "bold")[Supplementary material])
 #counter(heading).update(0)
-#set heading(numbering: (..n) => if n.pos().len() == 1 { "Appendix " + numbering("A.", ..n) } else { numbering("A.1", ..n) })]]
+#set heading(numbering: (..n) => if n.pos().len() == 1 { "S" + numbering("1.", ..n) } else { "S" + numbering("1.1", ..n) })]]
 
 local function mark_appendix(blocks)
   local last_header = nil
