@@ -236,3 +236,17 @@ def test_the_check_names_a_title_that_is_not_the_front_matter_s(built, tmp_path)
     job = planted(built, tmp_path, lambda xml: re.sub(r"<article-title>[^<]*", "<article-title>Another", xml))
     with pytest.raises(RenderError, match=r"<article-title> is 'Another', not the front matter's title"):
         jats.check(job)
+
+
+def test_the_provenance_table_is_an_appendix_in_the_back_matter_not_the_body(built):
+    """As in the PDF and Word: the body ends before the supplement, which a
+    journal keeps in <back> (<app-group><app>); each value still links to its row."""
+    from lxml import etree
+
+    xml = unzipped(built[2])["article.xml"]
+    root = etree.fromstring(xml[xml.index(b"<article") :])
+    body, app = root.find("body"), root.find("back/app-group/app")
+    assert app is not None and app.findtext("title") == "Where every number comes from"
+    assert not [e for e in body.iter() if (e.get("id") or "").startswith("v-")]
+    rows = {e.get("id") for e in app.iter() if (e.get("id") or "").startswith("v-")}
+    assert rows and {x.get("rid") for x in body.iter("xref") if (x.get("rid") or "").startswith("v-")} <= rows

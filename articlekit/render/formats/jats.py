@@ -145,11 +145,12 @@ EQUATION_NUMBER = re.compile(r"\s*\\qquad\((\d+)\)\s*$")
 
 
 def labelled(xml):
-    """JATS's own place for a number: crossref.lua's "Figure N: " moved from
+    """JATS's own places: crossref.lua's "Figure N: " moved from
     a figure's or table's caption into its <label> (the table's id onto its
-    <table-wrap>, which a reference names), and an equation's "(N)" from its
-    TeX and MathML into its <disp-formula>'s <label>, the id with it. The
-    prolog is kept as written (the reader checks it byte for byte)."""
+    <table-wrap>, which a reference names), an equation's "(N)" from its
+    TeX and MathML into its <disp-formula>'s <label>, the id with it, and
+    the supplement in the back matter. The prolog is kept as written (the
+    reader checks it byte for byte)."""
     from lxml import etree
 
     at = xml.index("<article")
@@ -160,7 +161,32 @@ def labelled(xml):
     for span in list(root.iter("styled-content")):
         if (span.get("id") or "").startswith("eq-") and len(span) == 1 and span[0].tag == "disp-formula":
             _equation_label(etree, span)
+    _supplement_in_back(etree, root)
     return xml[:at] + etree.tostring(root, encoding="unicode") + "\n"
+
+
+def _supplement_in_back(etree, root):
+    """The section holding the provenance table (its rows' ids start v-),
+    and every section after it, leave the body for the back matter as an
+    appendix (<app-group><app>), where a journal keeps supplementary
+    material; each value's <xref> still names its row."""
+    body, back = root.find("body"), root.find("back")
+    if body is None:
+        return
+    sections = [sec for sec in body if sec.tag == "sec"]
+    first = next(
+        (n for n, sec in enumerate(sections) if any((e.get("id") or "").startswith("v-") for e in sec.iter())), None
+    )
+    if first is None:
+        return
+    if back is None:
+        back = etree.SubElement(root, "back")
+    group = etree.Element("app-group")
+    back.append(group)
+    for sec in sections[first:]:
+        app = etree.SubElement(group, "app", id=sec.get("id") or f"app-{len(group)}")
+        app.extend(list(sec))
+        body.remove(sec)
 
 
 def _caption_label(etree, holder):
