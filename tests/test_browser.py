@@ -185,7 +185,35 @@ def build_matrix_page(project, dest):
 # does not depend on the renderer: it is checked as built only), and the
 # second article's pages. The matrix page is checked as made from the
 # build (its own render, "matrix").
-RENDERS = ["as-built", "quarto", "example"]
+RENDERS = ["as-built", "quarto", "quarto-own", "example"]
+
+
+def render_with_quartos_own_command(project, dest):
+    """The built article as an author's `quarto render` in article/ gives it
+    (the pre-render binds in-process, the page goes to build/quarto/article/):
+    the page an editor's Render button shows passes the same checks."""
+    from tests.test_quarto import FAST
+
+    folder = quarto_folder()
+    if folder is None:
+        reason = "no Quarto (not on PATH, no ../shared/quarto/bin): Quarto's own page is not checked here"
+        if os.environ.get("REQUIRE_QUARTO"):
+            pytest.fail(f"REQUIRE_QUARTO is set, but {reason}")
+        pytest.skip(reason)
+    work = dest / "project"
+    shutil.copytree(project, work, symlinks=True)
+    env = {
+        **os.environ,
+        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+        "ARTICLEKIT_SNAKEMAKE_ARGS": " ".join([*FAST, "--config", "strict=false"]),
+    }
+    done = subprocess.run(
+        ["quarto", "render", "index.qmd"], cwd=work / "article", env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, f"quarto render failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    page = work / "build" / "quarto" / "article" / "index.html"
+    shutil.copy(page, page.parent / "article.html")
+    return page.parent
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +226,8 @@ def build_dirs(built_project, tmp_path_factory):
         if render not in made:
             if render == "quarto":
                 made[render] = render_with_quarto(built_project, tmp_path_factory.mktemp("quarto"))
+            elif render == "quarto-own":
+                made[render] = render_with_quartos_own_command(built_project, tmp_path_factory.mktemp("own"))
             elif render == "example":
                 made[render] = build_example(tmp_path_factory.mktemp("example"))
             elif render == "matrix":
@@ -236,7 +266,7 @@ CASES = [
     for render in RENDERS
     for page in PAGES
     for width in WIDTHS
-    if (render != "quarto" or page == "article.html") and (render == "as-built" or page not in OWN_PAGES)
+    if (not render.startswith("quarto") or page == "article.html") and (render == "as-built" or page not in OWN_PAGES)
 ] + [("matrix", "matrix.html", width) for width in WIDTHS]
 
 

@@ -165,6 +165,11 @@ PROSE_PROBES = {
     "a link behind a control character": ("[x](&#1;javascript:alert(1))", "control character"),
     "a link whose scheme is an entity": ("[x](&#x6A;avascript:alert(1))", "scheme javascript:"),
     "raw HTML that reads a file": ('<img src="/etc/passwd">', "raw HTML"),
+    # Quarto's own span for a shortcode, which Quarto would run on its route
+    "a shortcode span for Quarto to run": (
+        '[[]{.quarto-shortcode__-param data-value="env" data-raw="env"}]{.quarto-shortcode__ data-raw="x"}',
+        "Quarto's mark of a shortcode",
+    ),
     "raw OpenXML": ('`<w:fldSimple w:instr="INCLUDETEXT /etc/passwd"/>`{=openxml}', "raw openxml"),
     "raw JATS": ('`<ext-link xlink:href="file:///etc/passwd"/>`{=jats}', "raw jats"),
 }
@@ -192,7 +197,7 @@ def test_without_the_boundary_the_probes_reach_the_formats(tmp_path, monkeypatch
     tests above is the boundary."""
     from articlekit.article import prose_guard
 
-    def figures_only(tree, text, article, article_dir):
+    def figures_only(tree, text, article, article_dir, shortcodes=False):
         return []
 
     monkeypatch.setattr(rendermod, "check_tree", figures_only)

@@ -216,8 +216,9 @@ def _is_attr(node):
 
 
 class _Walk:
-    def __init__(self, text, article, article_dir):
+    def __init__(self, text, article, article_dir, shortcodes=False):
         self.lines, self.article, self.article_dir = _Lines(text), article, article_dir
+        self.shortcodes = shortcodes  # the unbound article: its shortcodes as Quarto's spans
         self.problems, self.figures = [], []
         self.ids, self.references = set(), []  # cross-references: the ids there are, the @ids used
 
@@ -296,6 +297,15 @@ class _Walk:
 
     def attributes(self, ident, classes, pairs):
         self.ids.add(ident)
+        shortcode = [c for c in classes if c.startswith(SHORTCODE_CLASS)]
+        if shortcode and self.shortcodes:
+            return  # a shortcode as to_quarto_markdown writes it: its arguments are checked by bind
+        if shortcode:
+            self.problem(
+                self.lines.line(shortcode[0]),
+                f"the class .{shortcode[0]} is Quarto's mark of a shortcode, which Quarto would run: "
+                "write a shortcode as {{< value KEY >}}",
+            )
         for name in [ident] * bool(ident) + classes:
             if not NAME.fullmatch(name):
                 self.problem(
@@ -374,13 +384,20 @@ def unknown_references(walk):
         )
 
 
-def check_tree(tree, text, article, article_dir):
+# Quarto's span for a shortcode (articlekit.article.shortcodes.to_quarto_markdown)
+SHORTCODE_CLASS = "quarto-shortcode__"
+
+
+def check_tree(tree, text, article, article_dir, shortcodes=False):
     """The figures the tree shows ([ShownFigure]), or ProseError listing
     every problem. tree: Pandoc's JSON of the article's body (its front
     matter blanked, so any metadata is a block in the body); text: what
     Pandoc read (lines as in the article); article_dir: the article's
-    folder relative to the build's root, as figure links are read."""
-    walk = _Walk(text, article, article_dir)
+    folder relative to the build's root, as figure links are read;
+    shortcodes: the tree is of the unbound article, its shortcodes the
+    spans Quarto reads them as (allowed there, refused in a bound tree,
+    where Quarto would run one an author wrote)."""
+    walk = _Walk(text, article, article_dir, shortcodes)
     for key in tree.get("meta") or {}:
         line = walk.lines.line(f"\n{key}:")
         walk.problem(

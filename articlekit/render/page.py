@@ -354,7 +354,7 @@ def write_ast(article, out, root=None, bound=None):
         tree = workdir / "article.ast.json"
         text = read_text(bound) if bound is not None else unbound_text(article)
         read_tree(article, workdir, tree, text)
-        shown = check_prose(article, tree, workdir, root)
+        shown = check_prose(article, tree, workdir, root, unbound=bound is None)
         # each figure the file its rule wrote, checked once before any
         # format's rule starts (and removes its old output): each checks again
         for figure in shown:
@@ -386,7 +386,7 @@ def build_root(root=None, article=None):
     return Path(article).resolve().parent.parent
 
 
-def check_prose(article, tree, workdir, root=None):
+def check_prose(article, tree, workdir, root=None, unbound=False):
     """-> the figures the article's tree (the JSON file `tree`) shows, or
     ProseError (a ValueError) naming each problem with its line. The front
     matter's values are read by Pandoc as the page's metadata is, and
@@ -395,7 +395,7 @@ def check_prose(article, tree, workdir, root=None):
     text = read_text(article)
     front, body = split_front_matter(text, article)
     article_dir = os.path.relpath(article.parent.resolve(), build_root(root, article))
-    figures = check_tree(json.loads(Path(tree).read_text(encoding="utf-8")), body, article, article_dir)
+    figures = check_tree(json.loads(Path(tree).read_text(encoding="utf-8")), body, article, article_dir, unbound)
     if front:
         source, front_tree = Path(workdir) / "front-matter.md", Path(workdir) / "front-matter.json"
         source.write_text("---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n", encoding="utf-8")

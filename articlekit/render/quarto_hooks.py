@@ -78,6 +78,7 @@ PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default p
 METADATA = Path("build/quarto-metadata.yml")  # article/_quarto-author.yml's
 PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project's _quarto.yml's
 FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
+FIGURE_DATA = Path("build/quarto-figures")  # the figures' data and alt text, as the build's page has them
 OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
 
 
@@ -245,6 +246,7 @@ def write_metadata(root, project_dir, article, bindings, failure):
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)
     metadata["value-bindings"] = str(bindings)
+    metadata.update(page_filters(root, article))
     if failure is not None:
         from articlekit.render.preview import BANNER
 
@@ -262,6 +264,34 @@ def write_metadata(root, project_dir, article, bindings, failure):
         root / (METADATA if project_dir == article.parent else PROJECT_METADATA),
         yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False),
     )
+
+
+def page_filters(root, article):
+    """The build's page filters for Quarto's own page, so that it is the
+    build's page: each figure embedded with the alt text its file carries
+    (embed_figures.lua, over page.figure_data's file) and each scrolling
+    box focusable by keyboard (scroll_regions.lua, after Quarto's own). {}
+    while a figure the article shows is not built yet or is refused (the
+    render still runs; the prose check names the figure)."""
+    from articlekit.article.figures import FigureError
+    from articlekit.article.prose_guard import ShownFigure
+    from articlekit.render.incremental import _IMAGE
+    from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
+    from articlekit.render.page import figure_data
+
+    links = dict.fromkeys(_IMAGE.findall(read_text(article)))
+    shown = [ShownFigure(0, link, os.path.relpath((article.parent / link).resolve(), root.resolve())) for link in links]
+    folder = root / FIGURE_DATA
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        data = figure_data(shown, article, folder, root)
+    except (FigureError, RenderError, OSError) as exc:
+        log.warning(f"quarto pre-render: the page's figures are not embedded ({exc})")
+        return {}
+    return {
+        "figure-data": str(data),
+        "filters": [str(EMBED_FIGURES_FILTER), {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}],
+    }
 
 
 def write_if_changed(path, text):
