@@ -51,6 +51,8 @@ import yaml
 
 from articlekit.core.text import md_text
 from articlekit.render import formats
+from articlekit.render.citations import citation_args, named_files
+from articlekit.render.luafilters import CITED_FILTER
 from articlekit.render.pagecheck import with_policy
 from articlekit.render.page import (
     RenderError,
@@ -61,6 +63,7 @@ from articlekit.render.page import (
     filter_library_files,
     html_filter_args,
     pandoc_common_args,
+    project_config,
     pandoc_metadata,
     pandoc_page_args,
     pandoc_path,
@@ -232,10 +235,11 @@ class IncrementalPage:
     def shared_inputs(self, front):
         """Everything besides the text and its bindings that a piece's HTML
         depends on: the filters, the metadata, the options."""
-        lua = [str(p) for p in (*filter_files(), *filter_library_files(), *formats.get("html").filters)]
+        lua = [str(p) for p in (*filter_files(), *filter_library_files(), *formats.get("html").filters, CITED_FILTER)]
+        cited = named_files(project_config(self.project_dir), self.project_dir)  # the bibliography's edits too
         return [
             self.pandoc,
-            [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in lua],
+            [(p, hashlib.sha256(file_content(p)).hexdigest()) for p in [*lua, *map(str, cited.values())]],
             {k: v for k, v in front.items()},
         ]
 
@@ -287,6 +291,8 @@ class IncrementalPage:
                 meta.write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
                 cmd = (
                     pandoc_common_args(self.pandoc, source, meta, empty_folder(tmp), reader)
+                    # citations as the build's page has them, before the page's own filters
+                    + citation_args(project_config(self.project_dir), self.project_dir, tmp)
                     + html_filter_args()
                     + ["--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
                 )
