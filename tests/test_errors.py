@@ -32,6 +32,7 @@ NOT_A_USER_ERROR = {
     "articlekit.core.jsonio.DiskFull": "the machine's state, an OSError that run_command prints as one line",
     "articlekit.render.preview.ValuesPending": "the preview waits for the build; never leaves the preview",
     "articlekit.render.preview.StopRequested": "a stop signal ending the preview, not a mistake",
+    "articlekit.core.errors.Terminated": "SIGTERM unwinding a command as Ctrl-C does, not a mistake",
 }
 
 

@@ -94,7 +94,9 @@ _DOCUMENT_WIDE = re.compile(
     r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s|(?<![\w.])@[A-Za-z_]|\{#(?:tbl|eq|sec)-",
     re.M,
 )
-_IMAGE = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
+# An image's link as the article writes it (](../figures/NAME.svg)): the
+# figures a piece, or Quarto's own page, shows.
+IMAGE_LINK = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
 
 
 @dataclass
@@ -302,7 +304,7 @@ class IncrementalPage:
             return out.read_text(encoding="utf-8")
 
     def fragment_key(self, text, used, shared):
-        images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(text)]
+        images = [file_stamp((self.article_dir / m).resolve()) for m in IMAGE_LINK.findall(text)]
         return digest("fragment", text, used, shared, images)
 
     def body_template(self):
@@ -372,7 +374,7 @@ class IncrementalPage:
         options = project_options(self.project_dir)
         used = looked_up(body, document)
         css = [file_stamp(p) for p in pandoc_page_args(self.project_dir, options) if p.startswith("/")]
-        images = [file_stamp((self.article_dir / m).resolve()) for m in _IMAGE.findall(body)]
+        images = [file_stamp((self.article_dir / m).resolve()) for m in IMAGE_LINK.findall(body)]
         key = digest("page", body, used, shared, options, css, images)
         if key not in self.shells:
             self.shells = {

@@ -275,11 +275,11 @@ def page_filters(root, article):
     render still runs; the prose check names the figure)."""
     from articlekit.article.figures import FigureError
     from articlekit.article.prose_guard import ShownFigure
-    from articlekit.render.incremental import _IMAGE
+    from articlekit.render.incremental import IMAGE_LINK
     from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
     from articlekit.render.page import figure_data
 
-    links = dict.fromkeys(_IMAGE.findall(read_text(article)))
+    links = dict.fromkeys(IMAGE_LINK.findall(read_text(article)))
     shown = [ShownFigure(0, link, os.path.relpath((article.parent / link).resolve(), root.resolve())) for link in links]
     folder = root / FIGURE_DATA
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,16 @@ if FORMAT:match("jats") then
   return {}
 end
 
+-- the markdown is for diffs: a citation is its text, as Quarto's markdown
+-- has it, not a link (whose target would move with the entry's id)
+local markdown = FORMAT:match("markdown") or FORMAT:match("gfm") or FORMAT:match("commonmark")
+
+function Link(link)
+  if markdown and link.target:match("^#ref%-") then
+    return link.content
+  end
+end
+
 function Meta(meta)
   meta.bibliography = nil
   meta.csl = nil
