@@ -17,6 +17,7 @@ from articlekit.render import formats
 from articlekit.render import page as rendermod
 from articlekit.render.renderers import RenderError
 from tests.test_crossref import NBSP, project, read
+from tests.test_hostile_editions import every_edition
 
 pytestmark = pytest.mark.workflow
 
@@ -71,14 +72,7 @@ def cited_project(folder, text=ARTICLE, config_line="bibliography: references.bi
 
 @pytest.fixture(scope="module")
 def editions(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cited") / "article"
-    article, bindings = cited_project(folder)
-    out = {}
-    for name in formats.names():
-        path = folder / "build" / ("article." + formats.get(name).output.rsplit("article.", 1)[1])
-        rendermod.render_format(name, article, bindings, path, "pandoc")
-        out[name] = path
-    return out
+    return every_edition(*cited_project(tmp_path_factory.mktemp("cited") / "article"))
 
 
 @pytest.mark.parametrize("fmt", sorted(formats.names()))

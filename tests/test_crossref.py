@@ -15,7 +15,7 @@ import pytest
 from articlekit.render import formats
 from articlekit.render import page as rendermod
 from articlekit.render.renderers import RenderError
-from tests.test_hostile_editions import hostile_project
+from tests.test_hostile_editions import every_edition, hostile_project
 
 pytestmark = pytest.mark.workflow
 
@@ -78,14 +78,7 @@ def read(path):
 
 @pytest.fixture(scope="module")
 def editions(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("crossref") / "article"
-    article, bindings = project(folder)
-    out = {}
-    for name in formats.names():
-        path = folder / "build" / ("article." + formats.get(name).output.rsplit("article.", 1)[1])
-        rendermod.render_format(name, article, bindings, path, "pandoc")
-        out[name] = path
-    return out
+    return every_edition(*project(tmp_path_factory.mktemp("crossref") / "article"))
 
 
 @pytest.mark.parametrize("fmt", sorted(formats.names()))

@@ -17,6 +17,7 @@ formats: the boundary, not luck, is what stops them.
 
 import os
 import re
+from pathlib import Path
 import zipfile
 
 import pytest
@@ -109,16 +110,20 @@ def test_every_format_has_a_reader_here():
     assert set(READERS) == set(formats.names())
 
 
-@pytest.fixture(scope="module")
-def editions(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hostile") / "article"
-    article, bindings = hostile_project(folder)
+def every_edition(article, bindings):
+    """{format: its file}: the article rendered in every format on the
+    Pandoc route, into build/ beside it under the build's own names."""
     out = {}
     for name in formats.names():
-        path = folder / "build" / ("article." + formats.get(name).output.rsplit("article.", 1)[1])
+        path = article.parent / "build" / Path(formats.get(name).output).name
         rendermod.render_format(name, article, bindings, path, "pandoc")
         out[name] = path
     return out
+
+
+@pytest.fixture(scope="module")
+def editions(tmp_path_factory):
+    return every_edition(*hostile_project(tmp_path_factory.mktemp("hostile") / "article"))
 
 
 @pytest.mark.parametrize("fmt", sorted(READERS))

@@ -75,17 +75,13 @@ local function next_number(kind, id)
   return numbers[id]
 end
 
-local function figure(fig)
-  if fig.identifier:match("^fig%-") then
-    fig.caption.long = prefixed(fig.caption.long, KINDS.fig, next_number("fig", fig.identifier))
-    return fig
-  end
-end
-
-local function tbl(t)
-  if t.identifier:match("^tbl%-") then
-    t.caption.long = prefixed(t.caption.long, KINDS.tbl, next_number("tbl", t.identifier))
-    return t
+-- a figure (fig-) or a table (tbl-): numbered, its caption saying so
+local function captioned(kind)
+  return function(el)
+    if el.identifier:match("^" .. kind .. "%-") then
+      el.caption.long = prefixed(el.caption.long, KINDS[kind], next_number(kind, el.identifier))
+      return el
+    end
   end
 end
 
@@ -128,7 +124,7 @@ end
 function Pandoc(doc)
   doc.blocks = number_sections(doc.blocks)
   doc.blocks = doc.blocks:walk({ Inlines = equations })
-  doc.blocks = doc.blocks:walk({ Figure = figure, Table = tbl })
+  doc.blocks = doc.blocks:walk({ Figure = captioned("fig"), Table = captioned("tbl") })
   doc.blocks = doc.blocks:walk({ Cite = reference })
   return doc
 end
