@@ -105,10 +105,10 @@ def job_for(built, produced, tmp_path):
     )
 
 
-def planted(built, tmp_path, edit):
-    """The built bundle with article.xml edited by edit(text) -> text."""
+def planted(built, tmp_path, edit, entry="article.xml"):
+    """The built bundle with its entry (article.xml) edited by edit(text) -> text."""
     entries = unzipped(built[2])
-    entries["article.xml"] = edit(entries["article.xml"].decode("utf-8")).encode("utf-8")
+    entries[entry] = edit(entries[entry].decode("utf-8")).encode("utf-8")
     path = tmp_path / "planted.jats.zip"
     with zipfile.ZipFile(path, "w") as bundle:
         for name, data in entries.items():
@@ -127,8 +127,36 @@ def test_the_bundle_holds_the_xml_its_figures_and_a_manifest(built):
     }
     assert listed == {
         "article.xml": ("article-metadata", "application/xml"),
-        "figures/demo.svg": ("figure", "image/svg+xml"),
+        "figures/demo.svg": ("article-supporting-file", "image/svg+xml"),
     }
+
+
+def test_the_manifest_is_valid_against_meca_s_dtd_and_names_it(built):
+    data = unzipped(built[2])["manifest.xml"]
+    assert etree.DTD(str(jats.MANIFEST_DTD)).validate(parse(data))
+    assert '"-//MECA//DTD Manifest v1.0//en"' in data.decode("utf-8").split("<manifest", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "edit, complaint",
+    [
+        # MECA requires the manifest's version
+        (lambda xml: xml.replace(' manifest-version="1"', ""), r"not valid against MECA's manifest DTD(.|\n)*line \d+"),
+        # an element MECA's manifest does not have
+        (lambda xml: xml.replace("<instance ", "<blink/><instance ", 1), r"not valid against MECA's manifest DTD"),
+        # a DOCTYPE of its own, with an entity a reader would expand
+        (
+            lambda xml: re.sub(r"<!DOCTYPE[^>]*>", '<!DOCTYPE manifest [<!ENTITY x SYSTEM "/etc/passwd">]>', xml),
+            r"DOCTYPE is not MECA's manifest DTD's alone",
+        ),
+        (lambda xml: re.sub(r"<!DOCTYPE[^>]*>", "", xml), r"DOCTYPE is not MECA's manifest DTD's alone"),
+    ],
+    ids=["no-version", "unknown-element", "own-entity", "no-doctype"],
+)
+def test_the_check_refuses_a_manifest_meca_would_not_take(built, tmp_path, edit, complaint):
+    job = planted(built, tmp_path, edit, entry="manifest.xml")
+    with pytest.raises(RenderError, match=complaint):
+        jats.check(job)
 
 
 def test_it_is_valid_jats_archiving_1_3(built):

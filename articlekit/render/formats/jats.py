@@ -6,8 +6,9 @@ keywords as <kwd>, lang as xml:lang). The zip holds it beside the figures
 it shows, each the file its rule wrote, packed under its build path
 (figures/NAME.svg, which <graphic xlink:href> names, its <alt-text> the
 one the file carries, as on the page: jats_figures.lua rewrites each
-image), and a MECA manifest.xml
-listing the two kinds of item (article-metadata, figure). Its entries are
+image), and a MECA manifest.xml (valid against MECA's manifest DTD, a
+local copy) listing its two kinds of item (article-metadata, and each
+figure as an article-supporting-file). Its entries are
 sorted and dated 1980-01-01, so that two renders of one build give the
 same bytes.
 
@@ -64,6 +65,11 @@ PANDOC_ARTICLE = re.compile(r'<article ([^>]*)dtd-version="1\.2"')
 
 ARTICLE_XML = "article.xml"
 MANIFEST_XML = "manifest.xml"
+# MECA's manifest DTD (a local copy: the check reads no network) and the
+# DOCTYPE that names it, the manifest's whole prolog besides the XML declaration.
+MANIFEST_DTD = Path(str(HERE / "meca-manifest-1.0.dtd"))
+MANIFEST_DOCTYPE = '<!DOCTYPE manifest PUBLIC "-//MECA//DTD Manifest v1.0//en" "https://meca.zip/manifest-1.0.dtd">'
+MANIFEST_PROLOG = re.compile(r"\s*(?:<\?xml [^?]*\?>)?\s*" + re.escape(MANIFEST_DOCTYPE) + r"\s*<manifest[\s>]")
 MANIFEST_NS = "https://manuscriptexchange.org/schema/manifest"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 XLINK_HREF = f"{{{XLINK_NS}}}href"
@@ -223,7 +229,8 @@ def _equation_label(etree, span):
 
 
 def manifest(figures):
-    """MECA's manifest.xml: the article's XML, then each figure, with its media type."""
+    """MECA's manifest.xml: the article's XML, then each figure (a
+    supporting file, in MECA's words), with its media type."""
     from lxml import etree
 
     from articlekit.render.page import FIGURE_TYPES
@@ -231,11 +238,13 @@ def manifest(figures):
     root = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={None: MANIFEST_NS, "xlink": XLINK_NS})
     root.set("manifest-version", "1")
     items = [("article-metadata", ARTICLE_XML, "application/xml")]
-    items += [("figure", name, FIGURE_TYPES[PurePosixPath(name).suffix.lower()]) for name in sorted(figures)]
+    items += [
+        ("article-supporting-file", name, FIGURE_TYPES[PurePosixPath(name).suffix.lower()]) for name in sorted(figures)
+    ]
     for n, (kind, name, media) in enumerate(items):
         item = etree.SubElement(root, f"{{{MANIFEST_NS}}}item", id=f"item-{n}", **{"item-type": kind})
         etree.SubElement(item, f"{{{MANIFEST_NS}}}instance", {"media-type": media, XLINK_HREF: name})
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", doctype=MANIFEST_DOCTYPE, pretty_print=True)
 
 
 def zip_bytes(entries):
@@ -548,11 +557,21 @@ def check_members(root, entries, job):
 
 
 def manifest_items(data, out):
-    """The entries manifest.xml lists: MECA's instance xlink:hrefs, its
-    XML declaring nothing (no DOCTYPE, no entity)."""
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise RenderError(f"{out}: its {MANIFEST_XML} declares a DOCTYPE or an entity; MECA's has none")
-    root = parsed(data, f"{out} ({MANIFEST_XML})").getroot()
+    """The entries manifest.xml lists: MECA's instance xlink:hrefs. Proves
+    the manifest is valid against MECA's manifest DTD and declares nothing
+    of its own: its prolog is that DTD's DOCTYPE alone (no internal subset,
+    no ENTITY)."""
+    from lxml import etree
+
+    where = f"{out} ({MANIFEST_XML})"
+    if not MANIFEST_PROLOG.match(data.decode("utf-8", "replace")):
+        raise RenderError(f"{where}: its DOCTYPE is not MECA's manifest DTD's alone: {data[:300]!r}")
+    root = parsed(data, where).getroot()
+    dtd = etree.DTD(str(MANIFEST_DTD))
+    if not dtd.validate(root):
+        errors = dtd.error_log.filter_from_errors()[:SHOWN_ERRORS]
+        complaints = "\n".join(f"  line {e.line}: {e.message}" for e in errors)
+        raise RenderError(f"{where} is not valid against MECA's manifest DTD ({MANIFEST_DTD.name}):\n{complaints}")
     return {el.get(XLINK_HREF) for el in root.iter(f"{{{MANIFEST_NS}}}instance")}
 
 
