@@ -161,6 +161,7 @@ def test_a_wheel_built_from_pyproject_carries_the_workflow_and_its_new_writes_it
     source = tmp_path / "source"
     shutil.copytree(ROOT / "articlekit", source / "articlekit", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", source / "pyproject.toml")
+    shutil.copy(ROOT / "MANIFEST.in", source / "MANIFEST.in")  # what the wheel carries besides the modules
     done = subprocess.run(
         [
             sys.executable,

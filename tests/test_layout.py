@@ -171,22 +171,17 @@ def test_the_checks_find_what_they_are_for(tmp_path):
 
 
 def shipped_data_files(root=PACKAGE.parent):
-    """The package data files pyproject.toml ships, by its package-data patterns."""
-    patterns = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
-        "package-data"
-    ]
-    return {
-        path
-        for package, globs in patterns.items()
-        for glob in globs
-        for path in (root / package.replace(".", "/")).glob(glob)
-        if path.is_file()
-    }
+    """The files under articlekit/ the wheel carries, by MANIFEST.in and the
+    packages pyproject.toml finds (tests/distribution.py), as paths."""
+    from tests.distribution import shipped
+
+    return {root / name for name in shipped(root)}
 
 
 def test_every_data_file_ships_with_its_package():
     """A Lua filter, the extension, a template: what is not Python must be
-    named by pyproject.toml's package-data, or an installed articlekit lacks it."""
+    selected by MANIFEST.in and lie in a package setuptools finds, or an
+    installed articlekit lacks it."""
 
     def is_data(path):
         if not path.is_file() or "__pycache__" in path.parts:
@@ -196,7 +191,22 @@ def test_every_data_file_ships_with_its_package():
 
     data = {path for path in PACKAGE.rglob("*") if is_data(path)}
     missing = sorted(str(path.relative_to(PACKAGE.parent)) for path in data - shipped_data_files())
-    assert not missing, f"not shipped (add them to [tool.setuptools.package-data] in pyproject.toml): {missing}"
+    assert not missing, (
+        "not shipped (MANIFEST.in grafts articlekit/; a folder setuptools does not find as a package, "
+        f"such as a dotted name, loses its files): {missing}"
+    )
+
+
+def test_no_compiled_python_ships(tmp_path):
+    cached = PACKAGE / "core" / "__pycache__" / "shipped_check.cpython-311.pyc"
+    existed = cached.exists()
+    cached.parent.mkdir(exist_ok=True)
+    cached.touch()
+    try:
+        assert not {path for path in shipped_data_files() if "__pycache__" in path.parts or path.suffix == ".pyc"}
+    finally:
+        if not existed:
+            cached.unlink()
 
 
 def third_party_imports(package=PACKAGE):

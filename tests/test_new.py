@@ -18,6 +18,8 @@ SHAPE = {
     "config.yaml",
     "environment.yml",
     "requirements.txt",
+    # how to build it, and how to pin another articlekit than requirements.txt names
+    "README.md",
     ".gitignore",
     "experiments/__init__.py",
     # Quarto's own `quarto render` and `quarto preview` in the new article's folder

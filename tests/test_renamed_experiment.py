@@ -9,7 +9,9 @@ article to print) is never offered: binding the edition to itself would
 hide the number.
 
 Also here: what the skeleton's environment files install is portable: no
-path of the machine that wrote them.
+path of the machine that wrote them, when its articlekit came from
+somewhere other machines reach (an index here; tests/test_origin.py has
+every source).
 """
 
 import re
@@ -135,7 +137,18 @@ def test_renaming_the_experiment_but_not_the_baseline_stops_on_one_message_namin
 # ---- the environment files are portable -----------------------------------------------
 
 
-def test_the_skeleton_names_no_path_of_the_machine_that_wrote_it(tmp_path):
+@pytest.fixture
+def from_an_index(monkeypatch):
+    """articlekit as an index installs it (no direct_url.json): this
+    checkout's own source is a folder of this machine, which the
+    requirement then names, by design (tests/test_origin.py)."""
+    from articlekit import __version__
+    from articlekit.skeleton import origin
+
+    monkeypatch.setattr(origin, "of_this_articlekit", lambda: origin.from_direct_url(None, __version__))
+
+
+def test_the_skeleton_names_no_path_of_the_machine_that_wrote_it(tmp_path, from_an_index):
     folder = tmp_path / "my-article"
     written = new_article(folder)
     local = {str(ROOT), str(Path.home()), str(tmp_path), str(folder.resolve())}
@@ -148,7 +161,7 @@ def test_the_skeleton_names_no_path_of_the_machine_that_wrote_it(tmp_path):
             assert not [line for line in lines if re.search(r"(^|\s)(/|~/|[A-Za-z]:\\)", line)], relative
 
 
-def test_conda_and_pip_install_the_same_list_and_articlekit_from_the_index(tmp_path):
+def test_conda_and_pip_install_the_same_list_and_the_authors_articlekit(tmp_path, from_an_index):
     import yaml
 
     from articlekit import __version__
@@ -163,5 +176,5 @@ def test_conda_and_pip_install_the_same_list_and_articlekit_from_the_index(tmp_p
         for line in (folder / "requirements.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert requirements == [f"articlekit>={__version__}"]
+    assert requirements == [f"articlekit=={__version__}"]
     assert "pip install -e" in (folder / "requirements.txt").read_text()  # how to use a checkout instead

@@ -10,14 +10,15 @@ experiment), article/index.qmd (a bound value, a checked claim, a listing,
 a figure) with its _quarto.yml, baseline/published.yaml, profiles/default
 (Snakemake's workflow profile: a failed job's message, which articlekit
 prints at the end, is not printed again in the middle), requirements.txt and environment.yml
-(pip's and conda's routes to what it needs: articlekit from the package
-index, nothing of the machine that wrote it), .github/workflows/article.yml
+(pip's and conda's routes to what it needs: the articlekit its author
+has, from where it was installed, articlekit/skeleton/origin.py), README.md
+(how to build it, and how to pin another articlekit), .github/workflows/article.yml
 (GitHub Actions builds it on every push and keeps the article, the audit
 and the diff), and .gitignore files for what the build writes. It builds as
 written: `cd PATH && snakemake --cores 2`.
 
 The files are package data (articlekit/skeleton/article/); the title, the
-date, the Python version and articlekit's version are filled in. PATH must
+date, the Python version and articlekit's version and source are filled in. PATH must
 be missing or empty: nothing is ever overwritten.
 """
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from articlekit import __version__
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.log import log
+from articlekit.skeleton import origin
 
 TEMPLATE = Path(__file__).resolve().parent / "article"
 
@@ -54,11 +56,14 @@ def title_from(folder):
     return " ".join(words).capitalize() or "A new article"
 
 
-def fill(text, title, folder):
-    # nothing of this machine goes in (no path of this checkout, no home):
-    # the article is built on others' machines and in CI as written
+def fill(text, title, folder, requirement=""):
+    # nothing of this machine goes in (no path of this checkout, no home),
+    # save the articlekit requirement when its source is a file or folder
+    # of this machine alone (its comments say so): the article is built on
+    # others' machines and in CI as written
     return (
-        text.replace("__TITLE__", title)
+        text.replace("__ARTICLEKIT_REQUIREMENT__\n", requirement)
+        .replace("__TITLE__", title)
         .replace("__ENVNAME__", folder.resolve().name)
         .replace("__ARTICLEKIT_VERSION__", __version__)
         .replace("__DATE__", datetime.date.today().isoformat())
@@ -79,11 +84,12 @@ def new_article(folder, title=None):
             "nothing is overwritten"
         )
     title = title or title_from(folder)
+    requirement = origin.of_this_articlekit().text()
     written = []
     for source, relative in template_files():
         target = folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(fill(source.read_text(encoding="utf-8"), title, folder), encoding="utf-8")
+        target.write_text(fill(source.read_text(encoding="utf-8"), title, folder, requirement), encoding="utf-8")
         written.append(relative)
     return written
 
