@@ -198,15 +198,17 @@ def test_every_data_file_ships_with_its_package():
 
 
 def test_no_compiled_python_ships(tmp_path):
-    cached = PACKAGE / "core" / "__pycache__" / "shipped_check.cpython-311.pyc"
-    existed = cached.exists()
-    cached.parent.mkdir(exist_ok=True)
-    cached.touch()
-    try:
-        assert not {path for path in shipped_data_files() if "__pycache__" in path.parts or path.suffix == ".pyc"}
-    finally:
-        if not existed:
-            cached.unlink()
+    """Read from a copy with a __pycache__ in it: MANIFEST.in drops it."""
+    import shutil
+
+    shutil.copytree(PACKAGE, tmp_path / "articlekit", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "MANIFEST.in"):
+        shutil.copy(PACKAGE.parent / name, tmp_path / name)
+    (tmp_path / "articlekit/core/__pycache__").mkdir()
+    (tmp_path / "articlekit/core/__pycache__/log.cpython-311.pyc").write_bytes(b"")
+    shipped = shipped_data_files(tmp_path)
+    assert tmp_path / "articlekit/core/log.py" in shipped
+    assert not [path for path in shipped if "__pycache__" in path.parts or path.suffix == ".pyc"]
 
 
 def third_party_imports(package=PACKAGE):
