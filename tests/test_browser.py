@@ -35,6 +35,7 @@ from articlekit.review import matrix as matrixlib
 from tests.test_examples import EXAMPLE, copy_article
 from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder
+from tests.fixture_bibliography import copy_article_file
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # slow: reads the built_project fixture's build
 
@@ -549,7 +550,7 @@ def claims_page(tmp_path):
     folder = tmp_path / "article"
     folder.mkdir()
     for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        shutil.copy(ROOT / "article" / name, folder / name)
+        copy_article_file(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     values = values_doc()

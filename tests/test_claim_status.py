@@ -12,7 +12,6 @@ core/status.py spells a status's word or mark.
 import html
 import io
 import re
-import shutil
 import tokenize
 from contextlib import redirect_stderr
 from pathlib import Path
@@ -35,6 +34,7 @@ from articlekit.review.audit import audit, summary_line, to_html, to_markdown
 from articlekit.review.diff import compare
 from articlekit.review.release import release
 from articlekit.review.snapshot import load_snapshot
+from tests.fixture_bibliography import copy_article_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +77,7 @@ def project(tmp_path_factory):
     folder = tmp_path_factory.mktemp("status") / "article"
     folder.mkdir()
     for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        shutil.copy(ROOT / "article" / name, folder / name)
+        copy_article_file(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     values = values_doc()

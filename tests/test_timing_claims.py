@@ -3,7 +3,6 @@ clears its bound, fails only when none of it does, and is otherwise
 inconclusive, which is never reported as failed. Synthetic values only."""
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from articlekit.core.claims import FAILS, HOLDS, INCONCLUSIVE, ClaimError, Inter
 from articlekit.core.jsonio import write_json
 from articlekit.core.keys import measured
 from articlekit.data.values import merge
+from tests.fixture_bibliography import copy_article_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,7 +127,7 @@ def test_a_non_strict_build_renders_inconclusive_not_failed(tmp_path):
     folder = tmp_path / "article"
     folder.mkdir()
     for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        shutil.copy(ROOT / "article" / name, folder / name)
+        copy_article_file(ROOT / "article" / name, folder / name)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     doc = bind(str(article), ARTICLE, values_with(0.9, 1.1, 1.3), strict=False)

@@ -230,6 +230,7 @@ class IncrementalPage:
         self.jobs = jobs or os.cpu_count() or 1
         self.pandoc = pandoc_path()
         self.fragments, self.shells = {}, {}  # hash -> html
+        self.document = None  # the bindings of the page being rendered (page_of)
         self.rendered, self.fallback, self.fragments_now = 0, False, []
 
     # --- what every piece depends on -------------------------------------------
@@ -294,7 +295,7 @@ class IncrementalPage:
                 cmd = (
                     pandoc_common_args(self.pandoc, source, meta, empty_folder(tmp), reader)
                     # citations as the build's page has them, before the page's own filters
-                    + citation_args(project_config(self.project_dir), self.project_dir, tmp)
+                    + citation_args(project_config(self.project_dir), self.project_dir, tmp, self.document)
                     + html_filter_args()
                     + ["--to", "html5", "--standalone", "--embed-resources", "--mathml", "--output", str(out), *extra]
                 )
@@ -354,6 +355,7 @@ class IncrementalPage:
 
     def page_of(self, document):
         self.rendered, self.fallback, self.fragments_now = 0, False, []
+        self.document = document  # the bibliography's values: citeproc's copy is bound by all of them
         front, body = split_front_matter(read_text(self.article), self.article)
         shared = self.shared_inputs(front)
         layout = split_body(body)

@@ -150,11 +150,13 @@ def project_options(project_dir):
     return html if isinstance(html, dict) else {}
 
 
-def quarto_options(project_dir, article_dir):
+def quarto_options(project_dir, article_dir, document=None, folder=None, unknown=None):
     """What Quarto is handed as --metadata-file: _quarto.yml's settings
     (its project: aside), so that a render applies them even where Quarto
     does not read the project (a path with a folder starting with "."),
-    and articlekit's style sheet before the article's.
+    and articlekit's style sheet before the article's. The bibliography is
+    its copy in `folder` (under build/), bound by the bindings `document`
+    (articlekit.render.citations.quarto_paths, with its `unknown`).
 
     Where Quarto does read the project, it merges the two (checked with
     1.9.38): a list such as css is joined without repeats, a top-level
@@ -162,7 +164,7 @@ def quarto_options(project_dir, article_dir):
     (relative to the article's folder, where Quarto resolves a document's
     paths), and page.css goes on top, as before."""
     config = {key: value for key, value in project_config(project_dir).items() if key not in ("project", "profile")}
-    config = quarto_paths(config, project_dir)
+    config = quarto_paths(config, project_dir, document, folder, unknown)
     formats = {fmt: dict(options) for fmt, options in (config.get("format") or {}).items() if isinstance(options, dict)}
     for options in formats.values():
         if "css" in options:
@@ -512,7 +514,8 @@ def pandoc_run(job, metadata=None):
     meta_file = job.workdir / "metadata.yaml"
     meta_file.write_text(yaml.safe_dump(meta, allow_unicode=True), encoding="utf-8")
     project_dir = project_root(job.article.parent.resolve())
-    cited = citation_args(project_config(project_dir), project_dir, job.workdir)  # after the filters above
+    # after the filters above; the bibliography bound as the prose is
+    cited = citation_args(project_config(project_dir), project_dir, job.workdir, job.document)
     return pandoc_common_args(pandoc, source, meta_file, empty_folder(job.workdir), reader) + cited, meta
 
 
@@ -637,7 +640,7 @@ def quarto_render(job, to, scripts=False):
     article_dir = article.parent.resolve()
     front, _ = split_front_matter(read_text(article), article)
     refuse_front_matter_files(article, front)
-    config = quarto_options(project_root(article_dir), article_dir)
+    config = quarto_options(project_root(article_dir), article_dir, job.document, job.workdir)
     listed = config.get("filters")
     # the bound spans first, as shortcodes are resolved before any other
     # filter; scroll_regions after Quarto's own filters, which write tables anew

@@ -34,9 +34,10 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
   or build/quarto-project-metadata.yml for the project's own _quarto.yml):
   the bindings file for value.lua, the
   renderer's name for {{< meta renderer >}}, articlekit's page.css as the
-  build's page has it, and, for the project's own _quarto.yml (which
-  renders from outside the article's folder), the article's _quarto.yml
-  settings (its one place for them).
+  build's page has it, the bibliography as build/cited-bibliography.bib
+  (its values bound, articlekit.render.citations), and, for the project's
+  own _quarto.yml (which renders from outside the article's folder), the
+  article's _quarto.yml settings (its one place for them).
 A failure (a typed number, a failed claim, an unknown key, a broken
 experiment) stops `quarto render` with the message of the step that found
 it and the command to rerun. Under `quarto preview` it does not stop the
@@ -67,7 +68,15 @@ from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import read_text
 from articlekit.render import quarto_bind
 from articlekit.render.extension import INSTALLED_COPY, install
-from articlekit.render.page import PAGE_CSS, RenderError, check_output, expected_literal_shortcodes, quarto_options
+from articlekit.render.citations import KEYS, quarto_paths
+from articlekit.render.page import (
+    PAGE_CSS,
+    RenderError,
+    check_output,
+    expected_literal_shortcodes,
+    project_config,
+    quarto_options,
+)
 from articlekit.render.renderers import display_name, version
 
 PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
@@ -80,6 +89,8 @@ PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project's _q
 FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
 FIGURE_DATA = Path("build/quarto-figures")  # the figures' data and alt text, as the build's page has them
 OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
+# where the bibliography Quarto reads is written, its values bound (cited-bibliography.bib)
+BIBLIOGRAPHY_FOLDER = Path("build")
 
 
 class HookError(ArticlekitError):
@@ -226,22 +237,44 @@ def failure_page(config, unbound):
     return lines + ["Nothing could be bound yet: every shortcode is marked ⚠."]
 
 
-def article_settings(root, article):
+def article_settings(root, article, cited=(None, None)):
     """The article's _quarto.yml settings (its project: and profile: aside)
     and articlekit's page.css first, every path absolute: for the project's
-    own _quarto.yml, which renders the article from outside its folder."""
-    options = quarto_options(article.parent, article.parent)
+    own _quarto.yml, which renders the article from outside its folder.
+    cited: (the bindings document, the text of a value they lack), for
+    the bibliography's copy (BIBLIOGRAPHY_FOLDER)."""
+    options = quarto_options(article.parent, article.parent, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
     for fmt in (options.get("format") or {}).values():
         if "css" in fmt:
             fmt["css"] = [str((article.parent / sheet).resolve()) for sheet in fmt["css"]]
     return options
 
 
+def cited_values(bindings, failure):
+    """(the bindings document, the text for a value it lacks) that bind the
+    bibliography Quarto reads: a key the bindings lack stops the render,
+    and is marked ⚠ on a page of problems (`quarto preview`'s)."""
+    from articlekit.article.bindings import BindingsError, load_bindings
+
+    try:
+        return load_bindings(bindings), "⚠" if failure is not None else None
+    except BindingsError as exc:
+        if failure is None:
+            raise HookError(str(exc)) from None
+        return None, "⚠"
+
+
 def write_metadata(root, project_dir, article, bindings, failure):
     """The Quarto project's metadata file (METADATA, PROJECT_METADATA), read
     through its metadata-files after the pre-render (Quarto reads its
     project again then)."""
-    metadata = article_settings(root, article) if project_dir != article.parent else {"css": [str(PAGE_CSS)]}
+    cited = cited_values(bindings, failure)
+    if project_dir != article.parent:
+        metadata = article_settings(root, article, cited)
+    else:  # the article's _quarto.yml names the bibliography: the bound copy instead
+        config = project_config(article.parent)
+        bound = quarto_paths(config, article.parent, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
+        metadata = {"css": [str(PAGE_CSS)], **{key: bound[key] for key in KEYS if key in bound}}
     quarto = version("quarto")
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)

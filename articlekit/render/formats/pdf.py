@@ -144,7 +144,8 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
     for lua in (prepare, BOUND_FILTER, CROSSREF_FILTER, finish):
         cmd += ["--lua-filter", str(lua)]
     project_dir = project_root(article_dir)
-    cmd += citation_args(project_config(project_dir), project_dir, workdir)  # after the filters: citeproc
+    document = load_bindings(bindings) if bindings is not None else None  # for the bibliography's values
+    cmd += citation_args(project_config(project_dir), project_dir, workdir, document)  # after the filters: citeproc
     # one runner for every Pandoc: a filter's, a citation's and a formula's
     # errors named by the article's line
     run_tool(cmd, article, cwd=article_dir)
