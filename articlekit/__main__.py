@@ -47,7 +47,7 @@ COMMANDS = {
     "sweep-page": ("articlekit.review.robustness", "write the seed-robustness page from its summary"),
     "matrix-env": ("articlekit.review.matrixenv", "lock, install and run one environment of the version matrix"),
     "matrix": ("articlekit.review.matrix", "bind one environment's results, write the matrix pages, check them"),
-    "manifest": ("articlekit.review.manifest", "write build/manifest.json: every file the build read and wrote"),
+    "manifest": ("articlekit.review.manifest", "write build/ro-crate-metadata.json: every file the build read and wrote, each job, every bound value"),
     "codegraph": ("articlekit.workflow.codegraph", "list the code a build step runs (its code inputs)"),
     "unwritten": (
         "articlekit.experiment.unwritten",

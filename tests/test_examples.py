@@ -12,12 +12,14 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from articlekit.core.jsonio import read_json
 from articlekit.skeleton.new import new_article
+from tests.crate_validation import declared_profile, validation_issues
 from tests.test_quarto import Loads, bound_links, git_status, page_text, require_quarto
 
 pytestmark = pytest.mark.slow
@@ -114,6 +116,17 @@ def test_its_audit_finds_the_published_edition_reproduced_but_for_its_erratum(ex
 
 def test_the_examples_workflow_passes_snakemakes_lint(example):
     snakemake(example, "--lint")
+
+
+def test_its_crate_is_valid_for_the_profile_it_declares_and_names_every_bound_value(example, monkeypatch, tmp_path):
+    profile = declared_profile(example / "build")
+    assert validation_issues(example / "build", profile, monkeypatch, cache=tmp_path / "cache") == []
+    graph = {e["@id"]: e for e in read_json(example / "build/ro-crate-metadata.json")["@graph"]}
+    keys = {b["key"] for b in read_json(example / "build/bindings.json")["bindings"].values()}
+    assert {e["propertyID"] for e in graph.values() if e["@id"].startswith("#value-")} == keys
+    # verify, in the example's folder, reads the crate back: every file matches
+    done = subprocess.run([sys.executable, "-m", "articlekit", "verify"], cwd=example, capture_output=True, text=True)
+    assert "build/ro-crate-metadata.json: all" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_second_build_of_the_example_has_nothing_to_do(example):

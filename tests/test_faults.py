@@ -44,6 +44,8 @@ from articlekit.render import page as rendermod
 from articlekit.core.jsonio import DiskFull, loads, write_json
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core.workfiles import owner_tag
+from articlekit.review.crate import files_view
+from articlekit.review.manifest import MANIFEST
 from tests.shared_build import copy_of_test_build
 from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, copy_environment
 from snakemake_fork import SnakemakeServer
@@ -234,11 +236,11 @@ def assert_recovered(work, template, env=None, then_nothing_to_do=False):
 
 
 def content(work, rel):
-    """A file's bytes; of build/manifest.json, the outputs it lists: its
+    """A file's bytes; of the build's crate, the outputs it lists: its
     inputs are the case's, which a fault may leave changed on purpose (a
-    byte-order mark)."""
-    if rel == "build/manifest.json":
-        return loads((work / rel).read_text())["outputs"]
+    byte-order mark), and the times of its runs differ by design."""
+    if rel == MANIFEST:
+        return files_view(loads((work / rel).read_text()))["outputs"]
     return (work / rel).read_bytes()
 
 

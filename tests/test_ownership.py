@@ -36,7 +36,7 @@ from articlekit.__main__ import main as cli
 from articlekit.core.ledger import Ledger, file_digest
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.review import verify as verifymod
-from articlekit.review.manifest import ManifestError, build_manifest
+from articlekit.review.manifest import MANIFEST, ManifestError, build_manifest
 from tests.workspace import copy_environment
 
 # Each end-to-end case works in a copy of its own of the built template: any
@@ -165,9 +165,9 @@ def test_verify_names_a_changed_output_a_changed_input_and_a_rewritten_manifest(
     assert "changed since rule render made it" in found[0] and "--forcerun render" in found[0]
     assert "changed since the build" in found[1] and "read by render" in found[1]
     # a manifest made to match the edit is not the one its rule wrote
-    ledger = recorded(tmp_path, {"build/manifest.json": ("manifest", json.dumps(manifest))})
-    Path("build/manifest.json").write_text(json.dumps({**manifest, "outputs": {}}))
-    assert "build/manifest.json: not what rule manifest wrote" in verifymod.problems(manifest, ledger)[0]
+    ledger = recorded(tmp_path, {MANIFEST: ("manifest", json.dumps(manifest))})
+    Path(MANIFEST).write_text(json.dumps({**manifest, "outputs": {}}))
+    assert f"{MANIFEST}: not what rule manifest wrote" in verifymod.problems(manifest, ledger)[0]
 
 
 # ---- end to end ------------------------------------------------------------------
@@ -396,7 +396,7 @@ def test_verify_without_a_build_says_to_build_and_help_exits_0(tmp_path):
     missing = subprocess.run(
         run, cwd=tmp_path, env=copy_environment(Path(__file__).parent.parent), capture_output=True, text=True
     )
-    assert missing.returncode == 1 and "build/manifest.json: no such file" in missing.stderr
+    assert missing.returncode == 1 and f"{MANIFEST}: no such file" in missing.stderr
     assert subprocess.run([*run, "--help"], capture_output=True).returncode == 0
 
 
@@ -425,9 +425,11 @@ def test_a_release_pins_the_editions_and_a_forged_page_then_fails_verify(server,
     page = case / "build/article.html"
     page.write_text(page.read_text(encoding="utf-8").replace("</body>", "<p>Forged.</p></body>"), encoding="utf-8")
     forged = file_digest(page)
-    manifest = json.loads((case / "build/manifest.json").read_text(encoding="utf-8"))
-    manifest["outputs"]["build/article.html"]["sha256"] = forged
-    (case / "build/manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    crate = json.loads((case / MANIFEST).read_text(encoding="utf-8"))
+    for entity in crate["@graph"]:
+        if entity.get("name") == "build/article.html" and "sha256" in entity:
+            entity["sha256"] = forged
+    (case / MANIFEST).write_text(json.dumps(crate), encoding="utf-8")
     ledger = case / ".snakemake/articlekit/ledger.json"
     ledger.write_text(ledger.read_text(encoding="utf-8").replace(pinned["outputs"]["build/article.html"], forged))
     checked = verify(case)

@@ -36,6 +36,9 @@ import pypdf
 import pytest
 import yaml
 
+from articlekit.core.ledger import Ledger
+from articlekit.review.crate import build_crate, crate_json, files_view
+
 from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, MissingCommit, copy_commit, copy_environment
 
 # The commit whose outputs this build must reproduce. Move it only when the
@@ -256,12 +259,13 @@ def first_difference(then, now):
     return None if then == now else "same lines, other line endings"
 
 
-# build/manifest.json lists every output and input of the build with its
-# digest (articlekit/review/manifest.py). Two of those digests move with
+# build/ro-crate-metadata.json lists every output and input of the build with its
+# digest (articlekit/review/manifest.py, crate.py), read as its files view
+# (the times of its runs differ on every build by design). Two of those digests move with
 # what this test excuses elsewhere: the PDF's (the time Typst wrote it,
 # compared above without it), and the library's own files among the inputs
 # (articlekit/...: the machinery, which a restructure changes on purpose).
-MANIFEST = Path(PAGES) / "manifest.json"
+MANIFEST = Path(PAGES) / "ro-crate-metadata.json"
 LIBRARY = "articlekit/"
 
 
@@ -271,12 +275,16 @@ def manifest_difference(then, now):
     and the entries of the library's own files."""
 
     def comparable(path):
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = files_view(json.loads(path.read_text(encoding="utf-8")), root=PAGES)
         outputs = {
             name: {**entry, "sha256": None} if name.endswith(".pdf") else entry
             for name, entry in manifest.get("outputs", {}).items()
         }
-        inputs = {name: entry for name, entry in manifest.get("inputs", {}).items() if not name.startswith(LIBRARY)}
+        inputs = {
+            name: entry
+            for name, entry in manifest.get("inputs", {}).items()
+            if not (name.startswith(LIBRARY) or f"/{LIBRARY}" in name)
+        }
         return {**manifest, "outputs": outputs, "inputs": inputs}
 
     old, new = comparable(then), comparable(now)
@@ -391,16 +399,15 @@ def test_a_manifest_differs_by_a_source_but_not_by_the_pdfs_time_or_the_librarys
     def manifest(folder, pdf, code, prose):
         path = tmp_path / folder / MANIFEST
         path.parent.mkdir(parents=True)
-        path.write_text(
-            json.dumps(
-                {
-                    "manifest_format": 1,
-                    "outputs": {"build/article.pdf": {"sha256": pdf, "rule": "pdf"}},
-                    "inputs": {"articlekit/render/page.py": {"sha256": code}, "article/index.qmd": {"sha256": prose}},
-                }
-            ),
-            encoding="utf-8",
-        )
+        view = {
+            "outputs": {"build/article.pdf": {"sha256": pdf, "rule": "pdf"}},
+            "inputs": {
+                "articlekit/render/page.py": {"sha256": code, "read_by": ["pdf"]},
+                "article/index.qmd": {"sha256": prose, "read_by": ["pdf"]},
+            },
+        }
+        ledger = Ledger(document={"outputs": {"build/article.pdf": {"rule": "pdf", "inputs": list(view["inputs"])}}})
+        path.write_text(crate_json(build_crate(view, ledger, root=PAGES)), encoding="utf-8")
         return path
 
     then = manifest("then", "a1", "c1", "p1")

@@ -2,7 +2,7 @@
 
 A digest list kept beside what it lists is integrity against accidents, not
 against a forger: a page edited after the build, with its digest recomputed
-in build/manifest.json and in .snakemake/articlekit/ledger.json, agrees with
+in build/ro-crate-metadata.json and in .snakemake/articlekit/ledger.json, agrees with
 both. What such a forger cannot rewrite unseen is what git holds: a
 release's digests (releases/LABEL/digests.json, written by
 `verify --pin LABEL` and committed). So:
@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.core.jsonio import write_json
 from articlekit.core.ledger import LEDGER, Ledger, file_digest
 from articlekit.review import verify
-from articlekit.review.manifest import MANIFEST, build_manifest
+from articlekit.review.manifest import MANIFEST, write_manifest
 from articlekit.review.release import release
 
 PAGE, VALUES, SOURCE = "build/article.html", "build/values.json", "article/index.qmd"
@@ -55,7 +54,7 @@ def make_build(page="<p>0.93</p>", value=0.93):
         Path(path).write_text(text)
         ledger.finished([path])
     ledger.running("manifest", [MANIFEST], [PAGE, VALUES])
-    write_json(MANIFEST, build_manifest(ledger, [PAGE, VALUES]))
+    write_manifest(MANIFEST, ledger, [PAGE, VALUES])
     ledger.finished([MANIFEST])
     ledger.save()
 
@@ -105,13 +104,21 @@ def run(capsys, *argv):
     return code, out, err
 
 
+def forge_digest(path):
+    """The crate's SHA-256 of path made the file's digest now, as a forger
+    who knows RO-Crate would write it."""
+    crate = json.loads(Path(MANIFEST).read_text())
+    for entity in crate["@graph"]:
+        if entity.get("name") == path and "sha256" in entity:
+            entity["sha256"] = file_digest(path)
+    Path(MANIFEST).write_text(json.dumps(crate))
+
+
 def forge_page(text):
     """What a forger does: rewrite the page, then its digest in the manifest
     and in the ledger, and the manifest's own digest in the ledger."""
     Path(PAGE).write_text(text)
-    manifest = json.loads(Path(MANIFEST).read_text())
-    manifest["outputs"][PAGE]["sha256"] = file_digest(PAGE)
-    Path(MANIFEST).write_text(json.dumps(manifest))
+    forge_digest(PAGE)
     ledger = json.loads(Path(LEDGER).read_text())
     ledger["outputs"][PAGE]["sha256"] = file_digest(PAGE)
     ledger["outputs"][MANIFEST]["sha256"] = file_digest(MANIFEST)
@@ -153,9 +160,7 @@ def test_a_source_changed_with_the_manifest_is_named_when_held_to_the_release(re
     """Changing a source dodges the default choice of release (none was
     made from it), and says so; --against holds the build to one."""
     Path(SOURCE).write_text("The weight is exactly {{< value w >}}.\n")
-    manifest = json.loads(Path(MANIFEST).read_text())
-    manifest["inputs"][SOURCE]["sha256"] = file_digest(SOURCE)
-    Path(MANIFEST).write_text(json.dumps(manifest))
+    forge_digest(SOURCE)
     code, out, _ = run(capsys)
     assert "verify: no committed anchor:" in out and f"the releases pinned here ({LABEL}) are other builds" in out
     code, out, err = run(capsys, "--against", f"releases/{LABEL}")

@@ -1,8 +1,10 @@
-"""build/manifest.json: every file a build wrote and read, with its SHA-256
-and the rule that made or read it.
+"""The build's manifest: every file a build wrote and read, with its SHA-256
+and the rule that made or read it, written as a Workflow Run RO-Crate
+(build/ro-crate-metadata.json: articlekit/review/crate.py says its shape).
 
     python -m articlekit.review.manifest --ledger .snakemake/articlekit/ledger.json \\
-        --read config.yaml ... --out build/manifest.json OUTPUT...
+        --read config.yaml ... --bindings build/bindings.json --article article/index.qmd \\
+        --out build/ro-crate-metadata.json OUTPUT...
 
 The manifest rule runs it last, with every other output of the default
 build as its input. It takes from Snakemake's ledger (articlekit/core/ledger.py)
@@ -12,11 +14,16 @@ release snapshot, the prose), adds the files the plan read (--read: the
 config files, their schemas, the Snakefiles), and digests them all. It
 refuses to write a manifest over an output its rule did not write, or a
 source that changed while the build ran: each is named with its rule and
-the command that makes it again.
+the command that makes it again. The crate adds each job's run, the
+software it ran with, the article's metadata and every bound value.
 
-    {"manifest_format": 1,
-     "outputs": {PATH: {"sha256": HEX, "rule": NAME}},
+What verify reads back (load_manifest) is the crate's view of the files:
+
+    {"outputs": {PATH: {"sha256": HEX, "rule": NAME}},
      "inputs": {PATH: {"sha256": HEX, "read_by": [RULE, ...]}}}
+
+There is no build/manifest.json beside it any more: the crate holds all it
+held, in the standard a reader's tool understands.
 
 `python -m articlekit verify` (articlekit/review/verify.py) checks a
 shipped build against it. A digest here is a checksum, not a signature:
@@ -28,16 +35,18 @@ release's, `verify --pin`) stand against them.
 """
 
 import argparse
+import os
 import sys
 from collections import defaultdict
 
 from articlekit.core.errors import ArticlekitError, run_command
-from articlekit.core.jsonio import read_json, write_json
+from articlekit.render.metadata import read_metadata
+from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.core.ledger import Ledger, file_digest, key
 from articlekit.core.log import log
+from articlekit.review.crate import METADATA_NAME, build_crate, crate_json
 
-FORMAT = 1
-MANIFEST = "build/manifest.json"
+MANIFEST = "build/ro-crate-metadata.json"
 
 
 class ManifestError(ArticlekitError):
@@ -63,15 +72,26 @@ def build_manifest(ledger, outputs, plan_sources=()):
     if problems:
         raise ManifestError("\n  ".join(problems))
     return {
-        "manifest_format": FORMAT,
         "outputs": {path: {"sha256": file_digest(path), "rule": ledger.rule_of(path)} for path in sorted(outputs)},
         "inputs": {path: {"sha256": file_digest(path), "read_by": sorted(readers[path])} for path in sorted(readers)},
     }
 
 
+def write_manifest(out, ledger, outputs, plan_sources=(), bindings=None, metadata=None):
+    """Write the build's crate to out (its folder the crate's root), all
+    at once; -> the files view it records (build_manifest's)."""
+    document = build_manifest(ledger, outputs, plan_sources)
+    crate = build_crate(document, ledger, os.path.dirname(out) or ".", bindings, metadata, software_versions())
+    write_text_atomic(out, crate_json(crate))
+    return document
+
+
 def load_manifest(path=MANIFEST):
-    """The manifest at path, checked for its shape; ManifestError saying how
-    to get one when it is missing or is not a manifest."""
+    """The files view of the build's crate at path (crate.files_view),
+    ManifestError saying how to get one when it is missing or is not the
+    crate of an articlekit build."""
+    from articlekit.review.crate import CrateError, files_view
+
     try:
         document = read_json(path)
     except FileNotFoundError:
@@ -81,16 +101,21 @@ def load_manifest(path=MANIFEST):
         ) from None
     except ValueError as exc:
         raise ManifestError(f"{exc}: rebuild it (snakemake --cores all --forcerun manifest)") from None
-    shaped = (
-        isinstance(document, dict)
-        and document.get("manifest_format") == FORMAT
-        and all(isinstance(document.get(part), dict) for part in ("outputs", "inputs"))
-    )
-    if not shaped:
+    try:
+        return files_view(document, root=os.path.dirname(path) or ".")
+    except CrateError as exc:
         raise ManifestError(
-            f"{path}: not a build manifest of format {FORMAT}: rebuild it (snakemake --cores all --forcerun manifest)"
-        )
-    return document
+            f"{path}: {exc}: not the RO-Crate of a build: rebuild it (snakemake --cores all --forcerun manifest)"
+        ) from None
+
+
+def software_versions():
+    """{name: version} of the engine and the library that ran the build."""
+    import snakemake
+
+    import articlekit
+
+    return {"snakemake": snakemake.__version__, "articlekit": articlekit.__version__}
 
 
 def main(argv):
@@ -104,11 +129,20 @@ def main(argv):
         metavar="FILE",
         help="files the plan read that no job reads (config files, schemas, Snakefiles)",
     )
-    parser.add_argument("--out", required=True, help="where to write build/manifest.json")
+    parser.add_argument("--bindings", help="the bindings document: each bound value becomes an entity of the crate")
+    parser.add_argument("--article", help="the article, whose front matter gives the crate its name and authors")
+    parser.add_argument("--out", required=True, help=f"where to write the crate ({MANIFEST})")
     args = parser.parse_args(argv)
-    document = build_manifest(Ledger.load(args.ledger), args.outputs, args.read)
-    write_json(args.out, document)
-    log.info(f"manifest: {len(document['outputs'])} outputs and {len(document['inputs'])} inputs -> {args.out}")
+    metadata = read_metadata(args.article) if args.article else None
+    bindings = read_json(args.bindings) if args.bindings else None
+    if os.path.basename(args.out) != METADATA_NAME:
+        raise ManifestError(f"--out {args.out}: an RO-Crate's metadata file is named {METADATA_NAME}")
+    document = write_manifest(args.out, Ledger.load(args.ledger), args.outputs, args.read, bindings, metadata)
+    values = len((bindings or {}).get("bindings") or {})
+    log.info(
+        f"manifest: {len(document['outputs'])} outputs, {len(document['inputs'])} inputs and {values} bound "
+        f"values -> {args.out}"
+    )
     return 0
 
 

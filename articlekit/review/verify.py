@@ -4,7 +4,7 @@
     python -m articlekit verify --pin LABEL
 
 Run in the article's folder after a build (or in a copy of it that ships
-build/manifest.json). The build is held to each anchor there is, and the
+build/ro-crate-metadata.json, the build's RO-Crate). The build is held to each anchor there is, and the
 output says, for each, what it checked and what it cannot prove:
 
 - the manifest (articlekit/review/manifest.py): every output and input it

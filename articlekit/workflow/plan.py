@@ -48,7 +48,7 @@ PANDOC_TREE = "build/article.ast.json"  # the bound article as Pandoc reads it
 AUDIT_JSON = "build/audit.json"
 ROBUSTNESS_JSON = "build/robustness.json"
 MATRIX_JSON = "build/matrix.json"
-MANIFEST = "build/manifest.json"
+MANIFEST = "build/ro-crate-metadata.json"  # the build's RO-Crate (articlekit/review/crate.py)
 # Which rule wrote each output, and its digest when the job finished (ownership.py).
 LEDGER = ".snakemake/articlekit/ledger.json"
 # What the plan's checks found passed, and the code graph's parses (plancache.py, codegraph.py).

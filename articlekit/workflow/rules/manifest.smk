@@ -1,5 +1,6 @@
-# The build's manifest: the SHA-256 of every file the build wrote and read,
-# each with the rule that made or read it, for `python -m articlekit verify`.
+# The build's manifest, an RO-Crate (build/ro-crate-metadata.json): the
+# SHA-256 of every file the build wrote and read, each job that wrote one,
+# and every bound value, for `python -m articlekit verify` and a reader's tool.
 # Last in the DAG: every other output of the default build is its input, and
 # so are the files the plan reads (the config and its schemas, the
 # Snakefiles), so it is made again whenever any of them changes, and only
@@ -13,6 +14,8 @@ rule manifest:
         outputs=lambda wildcards: [p for p in default_outputs() if p != PLAN.manifest],
         plan=PLAN.plan_sources(),
         code=module_code("articlekit.review.manifest"),
+        bindings=PLAN.bindings,
+        article=PLAN.article,
     output:
         json=PLAN.manifest,
     log:
@@ -23,4 +26,4 @@ rule manifest:
         ledger=PLAN.ledger,
     shell:
         "python -m articlekit.review.manifest --ledger {params.ledger} --read {input.plan} "
-        "--out {output.json} {input.outputs} 2> {log}"
+        "--bindings {input.bindings} --article {input.article} --out {output.json} {input.outputs} 2> {log}"
