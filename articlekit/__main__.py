@@ -47,7 +47,14 @@ COMMANDS = {
     "sweep-page": ("articlekit.review.robustness", "write the seed-robustness page from its summary"),
     "matrix-env": ("articlekit.review.matrixenv", "lock, install and run one environment of the version matrix"),
     "matrix": ("articlekit.review.matrix", "bind one environment's results, write the matrix pages, check them"),
-    "manifest": ("articlekit.review.manifest", "write build/ro-crate-metadata.json: every file the build read and wrote, each job, every bound value"),
+    "manifest": (
+        "articlekit.review.manifest",
+        "write build/ro-crate-metadata.json: every file the build read and wrote, each job, every bound value",
+    ),
+    "journal-bundle": (
+        "articlekit.review.journal_bundle",
+        "write build/article.meca.zip: the JATS edition with the build's RO-Crate, for a journal",
+    ),
     "codegraph": ("articlekit.workflow.codegraph", "list the code a build step runs (its code inputs)"),
     "unwritten": (
         "articlekit.experiment.unwritten",
@@ -65,6 +72,7 @@ WORKFLOW_STEPS = (
     "matrix-env",
     "matrix",
     "manifest",
+    "journal-bundle",
     "codegraph",
     "unwritten",
 )

@@ -204,3 +204,49 @@ def test_roc_validator_refuses_a_crate_that_breaks_the_profile(build, monkeypatc
     )
     said = " ".join(message for _, message in issues)
     assert "HowToStep must be referred to from a ComputationalWorkflow via step" in said and "license" in said
+
+
+# --- the journal's bundle carries it ---------------------------------------------
+
+
+def jats_zip(path, extra=None):
+    from articlekit.render.formats import jats
+
+    figures = {"figures/a.svg": b"<svg xmlns='http://www.w3.org/2000/svg'/>"}
+    entries = {"article.xml": b"<article/>", "manifest.xml": jats.manifest(figures), **figures, **(extra or {})}
+    Path(path).write_bytes(jats.zip_bytes(entries))
+    return entries
+
+
+def test_the_journal_bundle_is_the_jats_edition_with_the_crate_listed_in_its_meca_manifest(tmp_path):
+    from lxml import etree
+
+    from articlekit.render.formats import jats
+    from articlekit.review.journal_bundle import write_bundle
+
+    edition = jats_zip(tmp_path / "article.jats.zip")
+    crate = tmp_path / "ro-crate-metadata.json"
+    crate.write_text('{"@graph": []}')
+    write_bundle(tmp_path / "article.jats.zip", crate, tmp_path / "article.meca.zip")
+    bundle = jats.read_bundle(tmp_path / "article.meca.zip")
+    assert bundle["ro-crate-metadata.json"] == crate.read_bytes()
+    assert {n: b for n, b in bundle.items() if n not in ("manifest.xml", "ro-crate-metadata.json")} == {
+        n: b for n, b in edition.items() if n != "manifest.xml"
+    }
+    assert etree.DTD(str(jats.MANIFEST_DTD)).validate(etree.fromstring(bundle["manifest.xml"]))
+    assert jats.manifest_items(bundle["manifest.xml"], "bundle") == set(bundle) - {"manifest.xml"}
+
+
+def test_the_journal_bundle_refuses_an_edition_that_holds_a_crate_already_and_a_crate_that_is_not_json(tmp_path):
+    from articlekit.review.journal_bundle import BundleError, write_bundle
+
+    crate = tmp_path / "ro-crate-metadata.json"
+    crate.write_text("{not json")
+    jats_zip(tmp_path / "a.zip")
+    with pytest.raises(BundleError, match="the crate is not JSON"):
+        write_bundle(tmp_path / "a.zip", crate, tmp_path / "out.zip")
+    crate.write_text("{}")
+    jats_zip(tmp_path / "b.zip", {"ro-crate-metadata.json": b"{}"})
+    with pytest.raises(BundleError, match="already holds a ro-crate-metadata.json"):
+        write_bundle(tmp_path / "b.zip", crate, tmp_path / "out.zip")
+    assert not (tmp_path / "out.zip").exists()

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,9 @@ def test_its_crate_is_valid_for_the_profile_it_declares_and_names_every_bound_va
     graph = {e["@id"]: e for e in read_json(example / "build/ro-crate-metadata.json")["@graph"]}
     keys = {b["key"] for b in read_json(example / "build/bindings.json")["bindings"].values()}
     assert {e["propertyID"] for e in graph.values() if e["@id"].startswith("#value-")} == keys
+    # the journal's bundle carries it beside the JATS edition
+    with zipfile.ZipFile(example / "build/article.meca.zip") as bundle:
+        assert bundle.read("ro-crate-metadata.json") == (example / "build/ro-crate-metadata.json").read_bytes()
     # verify, in the example's folder, reads the crate back: every file matches
     done = subprocess.run([sys.executable, "-m", "articlekit", "verify"], cwd=example, capture_output=True, text=True)
     assert "build/ro-crate-metadata.json: all" in done.stdout, done.stdout + done.stderr

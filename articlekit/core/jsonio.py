@@ -125,10 +125,14 @@ def _size(n):
 
 
 def write_text_atomic(path, text):
+    """Write text as UTF-8 via write_bytes_atomic."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path, data):
     """Write via a temporary file in the same folder and rename it into place,
     so a killed run leaves either the old file or the new one, never half."""
     path = Path(path)
-    data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{owner_tag()}.", suffix=".tmp")

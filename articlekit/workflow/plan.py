@@ -49,6 +49,7 @@ AUDIT_JSON = "build/audit.json"
 ROBUSTNESS_JSON = "build/robustness.json"
 MATRIX_JSON = "build/matrix.json"
 MANIFEST = "build/ro-crate-metadata.json"  # the build's RO-Crate (articlekit/review/crate.py)
+JOURNAL_BUNDLE = "build/article.meca.zip"  # the JATS edition and the crate (articlekit/review/journal_bundle.py)
 # Which rule wrote each output, and its digest when the job finished (ownership.py).
 LEDGER = ".snakemake/articlekit/ledger.json"
 # What the plan's checks found passed, and the code graph's parses (plancache.py, codegraph.py).
@@ -219,6 +220,7 @@ class Plan:
     releases, listings, values, bindings, lint_report = RELEASES, LISTINGS, VALUES, BINDINGS, LINT_REPORT
     pandoc_tree, audit_json, robustness_json, matrix_json = PANDOC_TREE, AUDIT_JSON, ROBUSTNESS_JSON, MATRIX_JSON
     manifest, ledger, bound_article = MANIFEST, LEDGER, BOUND_ARTICLE
+    journal_bundle = JOURNAL_BUNDLE
 
     config: dict  # a copy of the checked config, for what is looked up by key (where a key is)
     config_files: tuple

@@ -228,21 +228,25 @@ def _equation_label(etree, span):
     span.getparent().replace(span, formula)
 
 
-def manifest(figures):
+def manifest(figures, extra=()):
     """MECA's manifest.xml: the article's XML, then each figure (a
-    supporting file, in MECA's words), with its media type."""
+    supporting file, in MECA's words), with its media type, then each of
+    `extra` ((item-type, name, media type, description) of another file)."""
     from lxml import etree
 
     from articlekit.render.page import FIGURE_TYPES
 
     root = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={None: MANIFEST_NS, "xlink": XLINK_NS})
     root.set("manifest-version", "1")
-    items = [("article-metadata", ARTICLE_XML, "application/xml")]
+    items = [("article-metadata", ARTICLE_XML, "application/xml", "")]
     items += [
-        ("article-supporting-file", name, FIGURE_TYPES[PurePosixPath(name).suffix.lower()]) for name in sorted(figures)
+        ("article-supporting-file", name, FIGURE_TYPES[PurePosixPath(name).suffix.lower()], "")
+        for name in sorted(figures)
     ]
-    for n, (kind, name, media) in enumerate(items):
+    for n, (kind, name, media, description) in enumerate([*items, *extra]):
         item = etree.SubElement(root, f"{{{MANIFEST_NS}}}item", id=f"item-{n}", **{"item-type": kind})
+        if description:
+            etree.SubElement(item, f"{{{MANIFEST_NS}}}item-description").text = description
         etree.SubElement(item, f"{{{MANIFEST_NS}}}instance", {"media-type": media, XLINK_HREF: name})
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", doctype=MANIFEST_DOCTYPE, pretty_print=True)
 

@@ -11,7 +11,11 @@
 rule manifest:
     input:
         # every other file of the default target
-        outputs=lambda wildcards: [p for p in default_outputs() if p != PLAN.manifest],
+        outputs=lambda wildcards: [
+            p
+            for p in default_outputs()
+            if p not in (PLAN.manifest, PLAN.journal_bundle)
+        ],
         plan=PLAN.plan_sources(),
         code=module_code("articlekit.review.manifest"),
         bindings=PLAN.bindings,
@@ -27,3 +31,24 @@ rule manifest:
     shell:
         "python -m articlekit.review.manifest --ledger {params.ledger} --read {input.plan} "
         "--bindings {input.bindings} --article {input.article} --out {output.json} {input.outputs} 2> {log}"
+
+
+# The journal's bundle: the JATS edition with the crate beside it, listed in
+# its MECA manifest. Made after the crate, which lists the JATS zip and so
+# cannot be inside it; the crate does not list this bundle, its package.
+for fmt in [f for f in PLAN.formats if f.name == "jats"]:
+
+    rule journal_bundle:
+        input:
+            jats=fmt.output,
+            crate=PLAN.manifest,
+            code=module_code("articlekit.review.journal_bundle"),
+        output:
+            zip=PLAN.journal_bundle,
+        log:
+            "logs/journal_bundle.log",
+        benchmark:
+            "benchmarks/out/journal_bundle.tsv"
+        shell:
+            "python -m articlekit.review.journal_bundle --jats {input.jats} --crate {input.crate} "
+            "--out {output.zip} 2> {log}"
