@@ -35,6 +35,7 @@ COMMANDS = {
     "audit": ("articlekit.review.audit", "published edition vs this build"),
     "diff": ("articlekit.review.diff", "this build vs the latest release snapshot"),
     "release": ("articlekit.review.release", "freeze this build as a release snapshot"),
+    "cite": ("articlekit.review.citation_file", "write CITATION.cff from the article's front matter (--check: is it?)"),
     "reproduce": ("articlekit.review.reproduce", "rerun what made one value and say if it came back"),
     "verify": (
         "articlekit.review.verify",
