@@ -18,6 +18,7 @@ import re
 import zipfile
 
 import pytest
+from lxml import etree
 
 from articlekit.render import formats
 from articlekit.render import page as rendermod
@@ -192,9 +193,9 @@ def versioned(tmp_path_factory):
 @pytest.mark.parametrize("fmt", sorted(formats.names()))
 def test_every_edition_cites_the_software_with_the_version_the_build_ran(versioned, fmt):
     """The reference list prints the entry's version as the bindings print
-    the value; no edition shows the shortcode. JATS's element citation has
-    no version: Pandoc's JATS writer writes none (its References.hs), so
-    the entry is there as software."""
+    the value; no edition shows the shortcode. JATS's element citation is
+    software with its <version>, which Pandoc's JATS writer leaves out (its
+    References.hs) and the JATS edition adds from the bound bibliography."""
     text = " ".join(read(versioned[fmt]).replace(NBSP, " ").split())
     assert "{{<" not in text and "value demo" not in text, fmt
     text = re.sub(r"<[^>]+>|\*", "", text)  # the page's and the markdown's markup: the title in italics
@@ -204,6 +205,11 @@ def test_every_edition_cites_the_software_with_the_version_the_build_ran(version
         entry = re.search(r'<ref id="ref-numpy-software">\s*<element-citation publication-type="(\w+)"', xml)
         assert entry and entry.group(1) == "software"
         assert "The NumPy community" in text
+        parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+        (version,) = etree.fromstring(xml.encode("utf-8"), parser).xpath(
+            "//ref[@id='ref-numpy-software']/element-citation/version/text()"
+        )
+        assert version == VERSION
     else:
         assert f"The NumPy community. n.d. NumPy. V. {VERSION}." in text, (fmt, text[-600:])
 

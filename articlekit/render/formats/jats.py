@@ -35,6 +35,7 @@ import itertools
 import json
 import re
 import stat
+import subprocess
 import zipfile
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -150,12 +151,29 @@ CAPTION_NUMBER = re.compile(r"^((?:Figure|Table)\u00a0\d+):\s*")
 EQUATION_NUMBER = re.compile(r"\s*\\qquad\((\d+)\)\s*$")
 
 
-def labelled(xml):
+def software_versions(workdir):
+    """{ref id: version} of each entry with a version in the bibliography
+    citeproc read (the bound copy in workdir: articlekit.render.citations),
+    as Pandoc reads it. Pandoc's JATS writer drops a reference's version,
+    which JATS4R and FORCE11 ask of cited software."""
+    from articlekit.render.page import pandoc_path
+
+    copies = sorted(Path(workdir).glob("cited-bibliography.*"))
+    if not copies:
+        return {}
+    done = subprocess.run([pandoc_path(), str(copies[0]), "--to", "csljson"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RenderError(f"{copies[0]}: Pandoc could not read the bibliography's entries: {done.stderr.strip()}")
+    return {f"ref-{entry['id']}": str(entry["version"]) for entry in json.loads(done.stdout) if entry.get("version")}
+
+
+def labelled(xml, versions=None):
     """JATS's own places: crossref.lua's "Figure N: " moved from
     a figure's or table's caption into its <label> (the table's id onto its
     <table-wrap>, which a reference names), an equation's "(N)" from its
     TeX and MathML into its <disp-formula>'s <label>, the id with it, and
-    the supplement in the back matter. The prolog is kept as written (the
+    the supplement in the back matter, and each reference's <version>
+    (`versions`: {ref id: version}). The prolog is kept as written (the
     reader checks it byte for byte)."""
     from lxml import etree
 
@@ -168,6 +186,10 @@ def labelled(xml):
         if (span.get("id") or "").startswith("eq-") and len(span) == 1 and span[0].tag == "disp-formula":
             _equation_label(etree, span)
     _supplement_in_back(etree, root)
+    for ref in root.iter("ref"):
+        citation = ref.find("element-citation")
+        if ref.get("id") in (versions or {}) and citation is not None and citation.find("version") is None:
+            etree.SubElement(citation, "version").text = versions[ref.get("id")]
     return xml[:at] + etree.tostring(root, encoding="unicode") + "\n"
 
 
@@ -280,7 +302,8 @@ def write(job):
         job.article,
         cwd=job.article.parent.resolve(),
     )
-    xml = labelled(declared(xml_path.read_text(encoding="utf-8"), metadata["lang"], metadata["renderer"]))
+    xml = declared(xml_path.read_text(encoding="utf-8"), metadata["lang"], metadata["renderer"])
+    xml = labelled(xml, software_versions(job.workdir))
     entries = {ARTICLE_XML: xml.encode("utf-8"), MANIFEST_XML: manifest(figures), **figures}
     job.produced.write_bytes(zip_bytes(entries))
     return metadata["renderer"]
