@@ -38,10 +38,9 @@ import stat
 import subprocess
 import zipfile
 from importlib import resources
+from importlib.util import find_spec
 from pathlib import Path, PurePosixPath
 from xml.sax.saxutils import quoteattr
-
-import Bio
 
 from articlekit.article.figures import FigureError, alt_text, checked_figure
 from articlekit.core.text import md_text
@@ -56,7 +55,10 @@ HERE = resources.files("articlekit.render.formats")
 # The DTD the check validates against, and the DOCTYPE that names it:
 # JATS 1.3, Archiving and Interchange, with MathML 3 (Pandoc's template
 # names 1.2; what it writes is valid against 1.3, which is what we check).
-DTD = Path(Bio.__file__).parent / "Entrez" / "DTDs" / "JATS-archivearticle1-3-mathml3.dtd"
+# Found without importing Biopython, whose import warns on stderr ("importing
+# Biopython from inside the source tree") wherever site-packages holds a
+# stray pyproject.toml, ahead of every message of the JATS rule.
+DTD = Path(find_spec("Bio").origin).parent / "Entrez" / "DTDs" / "JATS-archivearticle1-3-mathml3.dtd"
 DOCTYPE = (
     '<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD with MathML3 '
     'v1.3 20210610//EN" "JATS-archivearticle1-3-mathml3.dtd">'
