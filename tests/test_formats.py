@@ -32,7 +32,7 @@ def test_no_two_formats_share_an_output_or_a_work_folder():
 
 
 def test_an_unknown_format_is_named_with_the_formats_there_are():
-    with pytest.raises(formats.FormatError, match=r"no format 'odt': the formats are .*html"):
+    with pytest.raises(formats.UnknownFormat, match=r"no format 'odt': the formats are .*html"):
         formats.get("odt")
 
 

@@ -28,7 +28,7 @@ from articlekit.core.errors import ArticlekitError
 DEFAULT = ("html", "gfm", "pdf", "docx", "jats")
 
 
-class FormatError(ArticlekitError):
+class UnknownFormat(ArticlekitError):
     """A format name the registry does not know; the message lists the known ones."""
 
 
@@ -85,9 +85,9 @@ def names():
 
 
 def get(name):
-    """The Format called NAME, or FormatError naming the ones there are."""
+    """The Format called NAME, or UnknownFormat naming the ones there are."""
     if name not in names():
-        raise FormatError(
+        raise UnknownFormat(
             f"no format {name!r}: the formats are {', '.join(names())} (a module each in {Path(__file__).parent})"
         )
     return importlib.import_module(f"{__name__}.{name}").FORMAT
