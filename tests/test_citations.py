@@ -152,15 +152,19 @@ def test_a_bibliography_that_is_not_the_articles_own_file_is_refused(tmp_path, c
         rendermod.render_format("gfm", article, bindings, tmp_path / "out.md", "pandoc")
 
 
-def test_on_the_quarto_route_the_page_cites_alike(tmp_path, monkeypatch):
+@pytest.mark.quarto
+@pytest.mark.parametrize("fmt, name", [("html", "article.html"), ("gfm", "article.md")])
+def test_on_the_quarto_route_the_page_and_the_markdown_cite_alike(tmp_path, monkeypatch, fmt, name):
     from tests.test_quarto import require_quarto
 
     monkeypatch.setenv("PATH", require_quarto()["PATH"])
     article, bindings = cited_project(tmp_path / "article")
-    out = tmp_path / "article" / "build" / "article.html"
-    rendermod.render_format("html", article, bindings, out, "quarto")
+    out = tmp_path / "article" / "build" / name
+    rendermod.render_format(fmt, article, bindings, out, "quarto")
     text = " ".join(re.sub(r"<[^>]+>", " ", out.read_text(encoding="utf-8")).replace("&nbsp;", " ").split())
-    assert "Vaswani et al. 2017" in text and "Attention Is All You Need" in text and "[@" not in text
+    text = text.replace(NBSP, " ").replace("\\", "")
+    assert "Vaswani et al. 2017" in text and "Attention Is All You Need" in text, text[-800:]
+    assert "[@" not in text and "@vaswani2017" not in text
 
 
 # --- software cited with the version the build ran ------------------------------------------
