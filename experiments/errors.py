@@ -6,9 +6,11 @@ thing and notices when an upgrade rewords or removes one. An expected error
 that is not raised is recorded as raised = false, not treated as a crash.
 
 Inputs: one numpy.random.default_rng(seed) draws, in this order, Q, K, V
-(n_tokens, d_k) standard normal (errors 1-3 and 5), then the float32
-underflow vector a (underflow_dim, standard normal times underflow_scale);
-its partner is b = -a, so that the dot product is far below zero.
+(n_tokens, d_k) standard normal (errors 1-3 and 5), then a square Q and K
+(d_k, d_k), where forgetting the transpose raises nothing. A second
+generator, numpy.random.default_rng(underflow_seed), draws the published
+edition's underflow vectors: a, then b, each (underflow_dim,) standard
+normal times underflow_scale, cast to float32.
 """
 
 import logging
@@ -23,17 +25,23 @@ from experiments.attention import causal_mask, softmax
 
 log = logging.getLogger("experiment")
 
+# The finite stand-in for -inf that masks are often filled with (experiments/example.py measures it too).
+LARGE_NEGATIVE = -1e9
+# Scores one apart, shifted far below and far above zero: the softmax of any
+# shift of them is softmax(OFFSETS), which the naive formula cannot compute there.
+OFFSETS = (0.0, 1.0, 2.0)
+
 # footprint()'s memory, as measured (peak RSS at n_tokens = 2000):
 CELL_BYTES = 55  # per (T, T) score: the scores, their exponentials, two normalisations
 
 
 def footprint(p):
     """Estimated memory of these sizes (articlekit.experiment.footprint): the (T, T)
-    scores of the wrong-axis case, Q, K, V and the underflow vector (float64
-    and float32); the time is a few passes over it."""
-    T = p["n_tokens"]
-    return {"bytes": {"n_tokens": T * T * CELL_BYTES, "d_k": 3 * T * p["d_k"] * 8,
-                      "underflow_dim": 16 * p["underflow_dim"]}}
+    scores of the wrong-axis case, Q, K, V, the square Q and K, and the two
+    underflow vectors (float64 and float32); the time is a few passes over it."""
+    T, d_k = p["n_tokens"], p["d_k"]
+    return {"bytes": {"n_tokens": T * T * CELL_BYTES, "d_k": 3 * T * d_k * 8 + 6 * d_k * d_k * 8,
+                      "underflow_dim": 32 * p["underflow_dim"], "underflow_seed": 0}}
 
 
 def capture(fn):
@@ -45,31 +53,103 @@ def capture(fn):
     return {"raised": False, "type": None, "message": None}
 
 
-def underflow(rng, dim, scale):
-    """Naive exp(x) / sum(exp(x)) on one float32 score that is far below 0.
-
-    exp underflows to 0.0, so the ratio is 0/0 = nan with a RuntimeWarning;
-    the max-subtracted softmax computes exp(0) = 1 instead and stays finite.
-    """
-    a = (rng.normal(size=dim) * scale).astype(np.float32)  # (dim,)
-    b = -a  # a key pointing straight away from the query: a.b = -|a|^2 << 0
-    dot = a @ b  # float32 scalar, about -dim * scale^2
-    # NumPy's default error state, spelled out so that no outer setting can
-    # hide the warning: underflow is silent, 0/0 warns.
-    with warnings.catch_warnings(record=True) as caught, np.errstate(under="ignore", invalid="warn"):
+def caught_warnings(fn):
+    """fn() under NumPy's default error state, spelled out so that no outer
+    setting hides a warning (underflow silent; overflow and 0/0 warn);
+    returns (result, the warnings caught)."""
+    with warnings.catch_warnings(record=True) as caught, \
+            np.errstate(under="ignore", over="warn", invalid="warn"):
         warnings.simplefilter("always")
-        e = np.exp(dot)
-        ratio = e / e
-    return {
+        result = fn()
+    return result, caught
+
+
+def naive_softmax(x):
+    """exp(x) / sum(exp(x)), without subtracting the maximum first."""
+    e = np.exp(x)
+    return e / e.sum()
+
+
+def exp_and_ratio(score):
+    """exp(score) and the naive softmax of that one score, exp / exp."""
+    e = np.exp(score)
+    return e, e / e
+
+
+def underflow(seed, dim, scale):
+    """The edition's procedure: a float32 dot product far below zero. Its exp
+    underflows to 0.0, so the naive softmax of that one score is 0/0 = nan,
+    with a RuntimeWarning."""
+    rng = np.random.default_rng(seed)
+    a = (rng.normal(size=dim) * scale).astype(np.float32)  # (dim,), drawn first
+    b = (rng.normal(size=dim) * scale).astype(np.float32)  # (dim,)
+    dot = a @ b  # float32 scalar
+    (e, ratio), caught = caught_warnings(lambda: exp_and_ratio(dot))
+    return dot, {
         "dot": float(dot),
         "exp": float(e),
         "ratio": float(ratio),
+        "ratio_is_nan": bool(np.isnan(ratio)),
         "exp_float64": float(np.exp(np.float64(dot))),  # float64 underflows too
         "warning_raised": bool(caught),
         "warning_category": caught[0].category.__name__ if caught else None,
         "warning_message": str(caught[0].message) if caught else None,
-        "stable_result": float(softmax(np.array([dot]))[0]),
     }
+
+
+def overflow(dot):
+    """The same score with its sign flipped: exp overflows to inf, inf / inf."""
+    score = -dot  # float32, far above zero
+    (e, ratio), caught = caught_warnings(lambda: exp_and_ratio(score))
+    return {
+        "dot": float(score),
+        "exp": float(e),
+        "ratio": float(ratio),
+        "ratio_is_nan": bool(np.isnan(ratio)),
+        "warning_messages": [str(w.message) for w in caught],
+    }
+
+
+def stable_against_naive(dot):
+    """Three float32 scores one apart, shifted to `dot` (far below zero) and
+    to -dot (far above): the naive softmax against the max-subtracted one,
+    which should give softmax(OFFSETS) wherever the scores sit."""
+    exact = softmax(np.array(OFFSETS))  # float64: the right weights
+    result = {"offsets": list(OFFSETS), "exact": exact.tolist()}
+    for name, shift in (("below", dot), ("above", -dot)):
+        scores = shift + np.array(OFFSETS, dtype=np.float32)  # (3,) float32
+        naive, _ = caught_warnings(lambda: naive_softmax(scores))
+        stable = softmax(scores)
+        result[name] = {
+            "scores": scores.tolist(),
+            "naive": naive.tolist(),
+            "naive_all_nan": bool(np.isnan(naive).all()),
+            "stable": stable.tolist(),
+            "stable_sum": float(stable.sum(dtype=np.float64)),
+            "stable_max_abs_diff": float(np.max(np.abs(stable - exact))),
+        }
+    return result
+
+
+def square_no_transpose(Q, K):
+    """Q @ K without the transpose when Q and K are square (T = d_k): both
+    libraries run it, and it is not Q @ K.T."""
+    numpy_call = capture(lambda: Q @ K)
+    torch_call = capture(lambda: torch.from_numpy(Q) @ torch.from_numpy(K))
+    return {
+        "shape": list(Q.shape),
+        "numpy_raised": numpy_call["raised"],
+        "torch_raised": torch_call["raised"],
+        "max_abs_diff": float(np.max(np.abs(Q @ K - Q @ K.T))),
+    }
+
+
+def masked_fill_float16(mask):
+    """-1e9 filled into a float16 tensor with PyTorch's masked_fill (NumPy's
+    float16 cast of it is experiments/example.py's minus_1e9.in_float16)."""
+    scores = torch.zeros(mask.shape, dtype=torch.float16)
+    return {"value": LARGE_NEGATIVE,
+            "torch_masked_fill": capture(lambda: scores.masked_fill(torch.from_numpy(mask), LARGE_NEGATIVE))}
 
 
 def wrong_axis(Q, K, V):
@@ -78,18 +158,23 @@ def wrong_axis(Q, K, V):
     e = np.exp(scores)
     w_columns = e / e.sum(axis=0)  # normalises each column: wrong
     w_rows = softmax(scores, axis=-1)  # normalises each row: right
+    deviation = np.abs(w_columns.sum(axis=-1) - 1.0)  # (T,)
     return {
         "axis0_row_sums": w_columns.sum(axis=-1).tolist(),
+        "axis0_min_deviation": float(deviation.min()),
+        "axis0_max_deviation": float(deviation.max()),
         "axis_last_row_sums": w_rows.sum(axis=-1).tolist(),
         "output_diff": float(np.max(np.abs(w_columns @ V - w_rows @ V))),
     }
 
 
 def run(params):
-    """params: seed, n_tokens, d_k, underflow_dim, underflow_scale."""
+    """params: seed, n_tokens, d_k, underflow_seed, underflow_dim, underflow_scale."""
     T, d_k = params["n_tokens"], params["d_k"]
     rng = np.random.default_rng(params["seed"])
     Q, K, V = (rng.normal(size=(T, d_k)) for _ in "QKV")  # (T, d_k) each
+    Q_square, K_square = (rng.normal(size=(d_k, d_k)) for _ in "QK")  # (d_k, d_k) each
+    dot, underflowed = underflow(params["underflow_seed"], params["underflow_dim"], params["underflow_scale"])
     tQ, tK, tV = map(torch.from_numpy, (Q, K, V))
     causal = torch.from_numpy(~causal_mask(T))  # sdpa's convention: True = takes part
 
@@ -98,7 +183,11 @@ def run(params):
         "torch_no_transpose": capture(lambda: tQ @ tK),
         "sdpa_mask_and_causal": capture(
             lambda: F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=causal, is_causal=True)),
-        "underflow": underflow(rng, params["underflow_dim"], params["underflow_scale"]),
+        "square_no_transpose": square_no_transpose(Q_square, K_square),
+        "underflow": underflowed,
+        "overflow": overflow(dot),
+        "stable": stable_against_naive(dot),
+        "masked_fill_float16": masked_fill_float16(causal_mask(T)),
         "wrong_axis": wrong_axis(Q, K, V),
     }
     for name, value in values.items():

@@ -1,5 +1,7 @@
 """A small worked example: the attention weights of a few tokens, with and
 without the causal mask, and what a finite mask value does instead of -inf.
+The rows' sums are checked in float64, and beside them those of PyTorch's
+softmax of the same scores in bfloat16, where rounding alone moves them.
 
 A finite value reaches the scores in one of two ways, measured apart, in
 float64 and in float32: *added* (the value is added to each masked score,
@@ -18,6 +20,7 @@ import logging
 import math
 
 import numpy as np
+import torch
 
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import causal_mask, scaled_dot_product_attention, softmax
@@ -104,6 +107,13 @@ def row_sum_deviation(weights):
     return float(np.max(np.abs(weights.sum(axis=-1) - 1.0)))
 
 
+def bfloat16_row_sum_deviation(Q, K):
+    """The same scores through PyTorch's softmax in bfloat16: how far its rows
+    are from summing to one (summed in float64), from rounding alone."""
+    scores = torch.from_numpy(Q @ K.T / math.sqrt(Q.shape[-1])).to(torch.bfloat16)  # (T, T)
+    return row_sum_deviation(torch.softmax(scores, dim=-1).double().numpy())
+
+
 def run(params):
     """params: n_tokens (T), d_k, seed. Weights are (T, T) nested lists."""
     Q, K, V = draw_qkv(params["n_tokens"], params["d_k"], params["seed"])
@@ -119,6 +129,7 @@ def run(params):
         "weights": w.tolist(),
         "first_row": w[0].tolist(),
         "row_sum_max_deviation": row_sum_deviation(w),
+        "bfloat16": {"row_sum_max_deviation": bfloat16_row_sum_deviation(Q, K)},
         "output_shape": list(out.shape),
         "causal": {
             "weights": w_causal.tolist(),

@@ -7,7 +7,10 @@ silently attends to exactly the wrong positions. Measured here:
 
 - the causal mask given to sdpa inverted (correct) and as-is (reversed);
 - a key padding mask given to nn.MultiheadAttention in its own convention
-  and in sdpa's (inverted).
+  and in sdpa's (inverted);
+- a mask that hides every key from every query, given to sdpa as a boolean
+  mask (all False) and as a float mask (all -inf): what PyTorch returns
+  where NumPy's softmax of -inf gives nan.
 
 Inputs: one numpy.random.default_rng(seed) draws Q, then K, then V, each
 (n_tokens, d_k) standard normal. The padding case treats the last
@@ -101,6 +104,19 @@ def key_padding(Q, K, V, pad):
     return result
 
 
+def fully_masked(Q, K, V):
+    """sdpa with every key hidden from every query, in both mask forms:
+    whether its output is all zeros, and whether any of it is NaN."""
+    T = (Q.shape[0], K.shape[0])
+    masks = {"boolean": torch.zeros(T, dtype=torch.bool),  # False = takes no part
+             "float": torch.full(T, float("-inf"), dtype=Q.dtype)}  # added to the scores
+    result = {}
+    for name, attn_mask in masks.items():
+        out = F.scaled_dot_product_attention(Q, K, V, attn_mask=attn_mask).numpy()
+        result[name] = {"all_zero": bool((out == 0).all()), "any_nan": bool(np.isnan(out).any())}
+    return result
+
+
 def run(params):
     """params: n_tokens (T), d_k, seed."""
     T, d_k = params["n_tokens"], params["d_k"]
@@ -115,10 +131,12 @@ def run(params):
         reversed_ = mask_case(ref_out, tQ, tK, tV, torch.from_numpy(mask), mask)
         pad = np.arange(T) >= T - T // 2  # (T,), True = padding key
         padding = key_padding(tQ, tK, tV, pad)
+        hidden = fully_masked(tQ, tK, tV)
     log.info("correct %s", correct)
     log.info("reversed %s", reversed_)
     log.info("key padding %s", padding)
-    return {"correct": correct, "reversed": reversed_, "key_padding": padding}
+    log.info("every key masked %s", hidden)
+    return {"correct": correct, "reversed": reversed_, "key_padding": padding, "fully_masked": hidden}
 
 
 if __name__ == "__main__":

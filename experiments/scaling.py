@@ -8,6 +8,9 @@ The procedure is the published one, step for step, so that the table
 reproduces to every printed digit: for each d_k a fresh
 numpy.random.default_rng(seed) draws q ~ N(0, 1)^(d_k) first, then
 K ~ N(0, 1)^(n_keys x d_k); scores are K @ q, with and without / sqrt(d_k).
+
+The gradient the paper speaks of is measured through the softmax: for each
+key other than the top one, the norm of d weights / d (its score).
 """
 
 import logging
@@ -33,6 +36,13 @@ def footprint(p):
             "seconds": {("n_keys", "sweep_d_k"): draws / DRAWS_PER_S}}
 
 
+def key_gradients(w):
+    """How much the weights move when one key's score moves: for each key j,
+    the norm of d w / d s_j, column j of the softmax's Jacobian
+    diag(w) - w w^T, which is w_j * |e_j - w|. (n_keys,)"""
+    return w * np.sqrt(1.0 - 2.0 * w + np.sum(w**2))
+
+
 def collapse(d_k, n_keys, seed):
     """Softmax shape of one query against n_keys random keys of width d_k.
 
@@ -46,9 +56,12 @@ def collapse(d_k, n_keys, seed):
     result = {"dot_std": float(dots.std())}
     for name, scores in (("unscaled", dots), ("scaled", dots / np.sqrt(d_k))):
         w = softmax(scores)  # (n_keys,)
+        others = np.delete(key_gradients(w), np.argmax(w))  # every key but the top one
         result[name] = {
             "max_weight": float(w.max()),
             "effective_terms": float(1.0 / np.sum(w**2)),
+            "other_keys_gradient_median": float(np.median(others)),
+            "other_keys_gradient_max": float(others.max()),
         }
     return result
 

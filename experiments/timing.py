@@ -439,8 +439,8 @@ def disagreement_note(speedup):
         return "No run lies outside the interval the other runs predict: they agree within their spread."
     named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in speedup["outliers"])
     return (f"⚠ The runs disagree: {named} lies outside the interval the other runs predict, more than their "
-            f"spread allows; something changed between the runs (the load, the machine), and the interval "
-            f"above may not hold for a rerun.")
+            f"spread allows, and the interval above may not hold for a rerun. The record does not say why: "
+            f"of each run it holds the load average before and after, not a cause.")
 
 
 # ---- figures -------------------------------------------------------------------------

@@ -501,7 +501,14 @@ def test_errors_are_captured_verbatim(results):
     assert err["numpy_no_transpose"]["raised"]  # NumPy cannot multiply (5,4) @ (5,4)
     u = err["underflow"]
     assert u["dot"] < -745 and u["exp"] == 0.0 and math.isnan(u["ratio"])
-    assert u["warning_category"] == "RuntimeWarning" and u["stable_result"] == 1.0
+    assert u["warning_category"] == "RuntimeWarning" and u["ratio_is_nan"]
+    o = err["overflow"]
+    assert o["exp"] == math.inf and o["ratio_is_nan"]
+    for side in ("below", "above"):  # the naive softmax fails on both sides, the stable one on neither
+        st = err["stable"][side]
+        assert st["naive_all_nan"] and abs(st["stable_sum"] - 1) < 1e-6 and st["stable_max_abs_diff"] < 1e-6
+    sq = err["square_no_transpose"]  # T = d_k: nothing raises, and the result is wrong
+    assert not sq["numpy_raised"] and not sq["torch_raised"] and sq["max_abs_diff"] > 0.1
     w = err["wrong_axis"]
     assert all(abs(s - 1) < 1e-12 for s in w["axis_last_row_sums"])
     assert any(abs(s - 1) > 1e-3 for s in w["axis0_row_sums"]) and w["output_diff"] > 0
