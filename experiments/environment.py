@@ -63,9 +63,12 @@ def blas_kernel():
         return None
     pools = [pool for pool in info if pool.get("user_api") == "blas"]
     site = Path(np.__file__).resolve().parent.parent
-    own = [pool for pool in pools
-           if Path(pool["filepath"]).resolve().parent.name in ("numpy", "numpy.libs")
-           and Path(pool["filepath"]).resolve().parent.parent == site]
+    own = [
+        pool
+        for pool in pools
+        if Path(pool["filepath"]).resolve().parent.name in ("numpy", "numpy.libs")
+        and Path(pool["filepath"]).resolve().parent.parent == site
+    ]
     chosen = own or (pools if len(pools) == 1 else [])
     return chosen[0].get("architecture") if chosen else None
 
@@ -113,8 +116,11 @@ def lscpu():
 def cpu_id(fields):
     """Vendor, family, model and stepping, which name the CPU exactly where a
     virtual machine's model name is generic ('Intel(R) Xeon(R) Processor')."""
-    parts = [fields.get("vendor_id")] + [f"{name} {fields[key]}" for name, key in (
-        ("family", "cpu family"), ("model", "model"), ("stepping", "stepping")) if fields.get(key)]
+    parts = [fields.get("vendor_id")] + [
+        f"{name} {fields[key]}"
+        for name, key in (("family", "cpu family"), ("model", "model"), ("stepping", "stepping"))
+        if fields.get(key)
+    ]
     return " ".join(filter(None, parts)) or None
 
 

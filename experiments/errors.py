@@ -40,8 +40,14 @@ def footprint(p):
     scores of the wrong-axis case, Q, K, V, the square Q and K, and the two
     underflow vectors (float64 and float32); the time is a few passes over it."""
     T, d_k = p["n_tokens"], p["d_k"]
-    return {"bytes": {"n_tokens": T * T * CELL_BYTES, "d_k": 3 * T * d_k * 8 + 6 * d_k * d_k * 8,
-                      "underflow_dim": 32 * p["underflow_dim"], "underflow_seed": 0}}
+    return {
+        "bytes": {
+            "n_tokens": T * T * CELL_BYTES,
+            "d_k": 3 * T * d_k * 8 + 6 * d_k * d_k * 8,
+            "underflow_dim": 32 * p["underflow_dim"],
+            "underflow_seed": 0,
+        }
+    }
 
 
 def capture(fn):
@@ -57,8 +63,7 @@ def caught_warnings(fn):
     """fn() under NumPy's default error state, spelled out so that no outer
     setting hides a warning (underflow silent; overflow and 0/0 warn);
     returns (result, the warnings caught)."""
-    with warnings.catch_warnings(record=True) as caught, \
-            np.errstate(under="ignore", over="warn", invalid="warn"):
+    with warnings.catch_warnings(record=True) as caught, np.errstate(under="ignore", over="warn", invalid="warn"):
         warnings.simplefilter("always")
         result = fn()
     return result, caught
@@ -148,8 +153,10 @@ def masked_fill_float16(mask):
     """-1e9 filled into a float16 tensor with PyTorch's masked_fill (NumPy's
     float16 cast of it is experiments/example.py's minus_1e9.in_float16)."""
     scores = torch.zeros(mask.shape, dtype=torch.float16)
-    return {"value": LARGE_NEGATIVE,
-            "torch_masked_fill": capture(lambda: scores.masked_fill(torch.from_numpy(mask), LARGE_NEGATIVE))}
+    return {
+        "value": LARGE_NEGATIVE,
+        "torch_masked_fill": capture(lambda: scores.masked_fill(torch.from_numpy(mask), LARGE_NEGATIVE)),
+    }
 
 
 def wrong_axis(Q, K, V):
@@ -182,7 +189,8 @@ def run(params):
         "numpy_no_transpose": capture(lambda: Q @ K),  # (T, d_k) @ (T, d_k)
         "torch_no_transpose": capture(lambda: tQ @ tK),
         "sdpa_mask_and_causal": capture(
-            lambda: F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=causal, is_causal=True)),
+            lambda: F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=causal, is_causal=True)
+        ),
         "square_no_transpose": square_no_transpose(Q_square, K_square),
         "underflow": underflowed,
         "overflow": overflow(dot),

@@ -38,8 +38,10 @@ def footprint(p):
     weights dominate, held as arrays and lists, written as JSON, and printed
     cell by cell in both heatmaps."""
     T = p["n_tokens"]
-    return {"bytes": {"n_tokens": T * T * (CELL_BYTES + 2 * LABEL_BYTES), "d_k": 4 * T * p["d_k"] * 8},
-            "seconds": {"n_tokens": T * T * (CELL_S + 2 * LABEL_S)}}
+    return {
+        "bytes": {"n_tokens": T * T * (CELL_BYTES + 2 * LABEL_BYTES), "d_k": 4 * T * p["d_k"] * 8},
+        "seconds": {"n_tokens": T * T * (CELL_S + 2 * LABEL_S)},
+    }
 
 
 def draw_qkv(n_tokens, d_k, seed):
@@ -84,8 +86,10 @@ def large_negative_mask(Q, K, V, mask):
             measured.setdefault(how, {})[dtype.__name__] = {
                 "max_masked_weight": float(w[mask].max()),
                 "max_abs_diff_vs_inf": float(np.max(np.abs(w - w_inf))),
-                "full_row": {"max_abs_diff_vs_uniform": float(np.max(np.abs(w_hidden - uniform))),
-                             "max_abs_diff_vs_unmasked": float(np.max(np.abs(w_hidden - w_unmasked)))},
+                "full_row": {
+                    "max_abs_diff_vs_uniform": float(np.max(np.abs(w_hidden - uniform))),
+                    "max_abs_diff_vs_unmasked": float(np.max(np.abs(w_hidden - w_unmasked))),
+                },
             }
     # The gap between neighbouring numbers near -1e9: an added score smaller
     # than half of it is rounded away, so the scores' differences are lost.
@@ -156,15 +160,19 @@ def plot(values, params, figures):
                 # Dark cells get white text so every number stays legible.
                 color = "white" if w[i, j] > 0.6 else "black"
                 ax.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=8, color=color)
-        ax.set(title=title, xlabel="key position j", ylabel="query position i",
-               xticks=range(T), yticks=range(T))
+        ax.set(title=title, xlabel="key position j", ylabel="query position i", xticks=range(T), yticks=range(T))
         ax.grid(False)
     fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
     top = np.asarray(values["weights"]).max()
-    save_figure(fig, figures["heatmaps"], alt=(
-        f"Heatmaps of the example's {T} × {T} attention weights, without a mask and with the causal mask: "
-        f"unmasked, the largest weight is {top:.2f}; masked, every weight above the diagonal is "
-        f"{values['causal']['max_masked_weight']:.2g}, and query i sees i + 1 keys"))
+    save_figure(
+        fig,
+        figures["heatmaps"],
+        alt=(
+            f"Heatmaps of the example's {T} × {T} attention weights, without a mask and with the causal mask: "
+            f"unmasked, the largest weight is {top:.2f}; masked, every weight above the diagonal is "
+            f"{values['causal']['max_masked_weight']:.2g}, and query i sees i + 1 keys"
+        ),
+    )
     plt.close(fig)
 
 

@@ -69,9 +69,16 @@ def mask_case(ref_out, Q, K, V, attn_mask, future):
     """One sdpa call compared with the NumPy reference output (T, d_k)."""
     out, w, error = sdpa_with_mask(Q, K, V, attn_mask)
     if error is not None:
-        return {"error_raised": True, "error": error, "max_abs_diff": None, "nan_rows": None,
-                "nan_appeared": None, "zero_weight_rows": None, "max_weight_on_future": None,
-                "fully_masked_rows": None}
+        return {
+            "error_raised": True,
+            "error": error,
+            "max_abs_diff": None,
+            "nan_rows": None,
+            "nan_appeared": None,
+            "zero_weight_rows": None,
+            "max_weight_on_future": None,
+            "fully_masked_rows": None,
+        }
     diff, nan_rows = nan_aware_diff(ref_out, out)
     return {
         "error_raised": False,
@@ -108,8 +115,10 @@ def fully_masked(Q, K, V):
     """sdpa with every key hidden from every query, in both mask forms:
     whether its output is all zeros, and whether any of it is NaN."""
     T = (Q.shape[0], K.shape[0])
-    masks = {"boolean": torch.zeros(T, dtype=torch.bool),  # False = takes no part
-             "float": torch.full(T, float("-inf"), dtype=Q.dtype)}  # added to the scores
+    masks = {
+        "boolean": torch.zeros(T, dtype=torch.bool),  # False = takes no part
+        "float": torch.full(T, float("-inf"), dtype=Q.dtype),
+    }  # added to the scores
     result = {}
     for name, attn_mask in masks.items():
         out = F.scaled_dot_product_attention(Q, K, V, attn_mask=attn_mask).numpy()

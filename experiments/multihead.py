@@ -30,9 +30,14 @@ def footprint(p):
     weights, the four (d_model, d_model) projections and their copies, and
     one heatmap per head with a tick per position."""
     h, T = p["heads"], p["n_tokens"]
-    return {"bytes": {("heads", "n_tokens"): h * T * (T * CELL_BYTES + 2 * TICK_BYTES),
-                      "d_model": 6 * p["d_model"] ** 2 * 8, "heads": h * PANEL_BYTES},
-            "seconds": {("heads", "n_tokens"): h * T * (T * CELL_S + 2 * TICK_S), "heads": h * PANEL_S}}
+    return {
+        "bytes": {
+            ("heads", "n_tokens"): h * T * (T * CELL_BYTES + 2 * TICK_BYTES),
+            "d_model": 6 * p["d_model"] ** 2 * 8,
+            "heads": h * PANEL_BYTES,
+        },
+        "seconds": {("heads", "n_tokens"): h * T * (T * CELL_S + 2 * TICK_S), "heads": h * PANEL_S},
+    }
 
 
 def draw_inputs(n_tokens, d_model, seed):
@@ -85,8 +90,15 @@ def plot(values, params, figures):
     h, T, _ = w.shape
     cols = min(h, 2)
     rows = -(-h // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.8, 3.2 * rows), layout="constrained",
-                             squeeze=False, sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(3.4 * cols + 0.8, 3.2 * rows),
+        layout="constrained",
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+    )
     for i, ax in enumerate(axes.flat):
         if i >= h:
             ax.set_visible(False)
@@ -106,10 +118,16 @@ def plot(values, params, figures):
         ax.set_ylabel("query position i")
     fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
     tops = ", ".join(f"head {i} {w[i].max():.2f}" for i in range(h))
-    save_figure(fig, figures["heads"], alt=(
-        f"Heatmaps of the attention weights of each of the {h} heads, {T} queries by {T} keys, every cell labelled "
-        f"with its weight; the largest weight of each head: {tops}"))
+    save_figure(
+        fig,
+        figures["heads"],
+        alt=(
+            f"Heatmaps of the attention weights of each of the {h} heads, {T} queries by {T} keys, every cell labelled "
+            f"with its weight; the largest weight of each head: {tops}"
+        ),
+    )
     plt.close(fig)
+
 
 if __name__ == "__main__":
     run_experiment("multihead", run, plot)

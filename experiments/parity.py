@@ -67,8 +67,11 @@ SCALE_WEIGHT_BYTES = 32  # per entry of the four (d, d) projections: ours and tw
 QUERY_BLOCK = 256
 
 # The precisions of the realistic sizes, NumPy's dtype beside PyTorch's (None: NumPy has none).
-PRECISIONS = {"float64": (np.float64, torch.float64), "float32": (np.float32, torch.float32),
-              "bfloat16": (None, torch.bfloat16)}
+PRECISIONS = {
+    "float64": (np.float64, torch.float64),
+    "float32": (np.float32, torch.float32),
+    "bfloat16": (None, torch.bfloat16),
+}
 PATHS = ("sdpa", "mha_weights", "mha_fused")
 
 # relative_bound()'s count of the values a layer stores, each rounded once,
@@ -93,14 +96,21 @@ def footprint(p):
     sizes, d_s, h_s = p["scale_n_tokens"], p["scale_d_model"], p["scale_heads"]
     T_s = max(sizes)
     scale_flops = sum(9 * (8 * t * d_s * d_s + 4 * t * t * d_s) + 5 * 4 * t * t * d_s for t in sizes)
-    return {"bytes": {("n_tokens", "n_memory", "heads"): h * T * max(T, M) * CELL_BYTES,
-                      "d_model": d * d * WEIGHT_BYTES,
-                      ("scale_n_tokens", "scale_heads"): h_s * T_s * (T_s * SCALE_CELL_BYTES
-                                                                      + min(T_s, QUERY_BLOCK) * BLOCK_CELL_BYTES),
-                      "scale_d_model": 4 * d_s * d_s * SCALE_WEIGHT_BYTES,
-                      "scale_seed": 0},  # a seed: which draw, not how large
-            "seconds": {("n_tokens", "n_memory", "d_model"): flops / FLOPS,
-                        ("scale_n_tokens", "scale_d_model"): scale_flops / FLOPS}}
+    return {
+        "bytes": {
+            ("n_tokens", "n_memory", "heads"): h * T * max(T, M) * CELL_BYTES,
+            "d_model": d * d * WEIGHT_BYTES,
+            ("scale_n_tokens", "scale_heads"): h_s
+            * T_s
+            * (T_s * SCALE_CELL_BYTES + min(T_s, QUERY_BLOCK) * BLOCK_CELL_BYTES),
+            "scale_d_model": 4 * d_s * d_s * SCALE_WEIGHT_BYTES,
+            "scale_seed": 0,
+        },  # a seed: which draw, not how large
+        "seconds": {
+            ("n_tokens", "n_memory", "d_model"): flops / FLOPS,
+            ("scale_n_tokens", "scale_d_model"): scale_flops / FLOPS,
+        },
+    }
 
 
 def draw_inputs(n_tokens, n_memory, d_model, seed):
@@ -186,8 +196,9 @@ def compare(X, M, W, h, np_dtype, torch_dtype):
         out, w = multi_head_attention(X, X_kv, W_q, W_k, W_v, W_o, h, causal=causal)  # (Tq, d), (h, Tq, Tk)
         # nn.MultiheadAttention's bool attn_mask shares our convention: True = blocked.
         attn_mask = t(causal_mask(len(X))) if causal else None
-        t_out, t_w = mha(t(X)[None], t(X_kv)[None], t(X_kv)[None], attn_mask=attn_mask,
-                         need_weights=True, average_attn_weights=False)  # (1, Tq, d), (1, h, Tq, Tk)
+        t_out, t_w = mha(
+            t(X)[None], t(X_kv)[None], t(X_kv)[None], attn_mask=attn_mask, need_weights=True, average_attn_weights=False
+        )  # (1, Tq, d), (1, h, Tq, Tk)
         result[case] = {
             "sdpa": max_abs_diff(ours, theirs),
             "sdpa_kernel": kernel,
@@ -275,8 +286,9 @@ def _at_scale(sizes, d_model, h, seed):
     the seed sweep calls run() once per `seed`, which this part does not read."""
     d_k = d_model // h
     u64 = unit_roundoff(torch.float64)
-    found = {name: {path: {"max_abs_diff": [], "relative_error": [], "kernel": []} for path in PATHS}
-             for name in PRECISIONS}
+    found = {
+        name: {path: {"max_abs_diff": [], "relative_error": [], "kernel": []} for path in PATHS} for name in PRECISIONS
+    }
     bounds = {name: [] for name in PRECISIONS}
     for T in sizes:
         X, _, W = draw_inputs(T, 0, d_model, seed)  # self-attention: no memory
@@ -300,14 +312,22 @@ def _at_scale(sizes, d_model, h, seed):
                 found[name][path]["kernel"].append(kernel)
             bounds[name].append(relative_bound(T, d_model, d_k, sides))
 
-    result = {"d_k": d_k, "stored_roundings": STORED_ROUNDINGS,
-              "mha_fastpath_enabled": bool(torch.backends.mha.get_fastpath_enabled()),
-              "bias_free_fused_kernel": bias_free_fused_kernel(sizes[0], d_model, h, seed)}
+    result = {
+        "d_k": d_k,
+        "stored_roundings": STORED_ROUNDINGS,
+        "mha_fastpath_enabled": bool(torch.backends.mha.get_fastpath_enabled()),
+        "bias_free_fused_kernel": bias_free_fused_kernel(sizes[0], d_model, h, seed),
+    }
     for name, (_, torch_dtype) in PRECISIONS.items():
-        shares = [error / bound for path in PATHS
-                  for error, bound in zip(found[name][path]["relative_error"], bounds[name])]
-        result[name] = {"unit_roundoff": unit_roundoff(torch_dtype), "relative_bound": bounds[name],
-                        "worst_share_of_bound": max(shares), **found[name]}
+        shares = [
+            error / bound for path in PATHS for error, bound in zip(found[name][path]["relative_error"], bounds[name])
+        ]
+        result[name] = {
+            "unit_roundoff": unit_roundoff(torch_dtype),
+            "relative_bound": bounds[name],
+            "worst_share_of_bound": max(shares),
+            **found[name],
+        }
         log.info("at T = %s, %s: %s", list(sizes), name, result[name])
     return result
 
@@ -339,8 +359,10 @@ def run(params):
     for name, r in (("float64", f64), ("float32", f32)):
         log.info("%s: %s", name, {case: {k: v for k, v in d.items() if k != "mha_output"} for case, d in r.items()})
 
-    overall = max([f64[case][k] for case in ("self", "causal", "cross") for k in ("sdpa", "mha", "mha_weights")]
-                  + [diff for path in PATHS for diff in scale["float64"][path]["max_abs_diff"]])
+    overall = max(
+        [f64[case][k] for case in ("self", "causal", "cross") for k in ("sdpa", "mha", "mha_weights")]
+        + [diff for path in PATHS for diff in scale["float64"][path]["max_abs_diff"]]
+    )
     return {
         "sdpa": {"max_abs_diff": f64["self"]["sdpa"], "kernel": f64["self"]["sdpa_kernel"]},
         "mha": {"max_abs_diff": f64["self"]["mha"], "weights_max_abs_diff": f64["self"]["mha_weights"]},
@@ -372,7 +394,9 @@ def run(params):
 # names them and recomputes them too; its size in ULPs is derived from it.
 DERIVED = {
     "max_abs_diff_overall": [
-        "sdpa.max_abs_diff", "mha.max_abs_diff", "mha.weights_max_abs_diff",
+        "sdpa.max_abs_diff",
+        "mha.max_abs_diff",
+        "mha.weights_max_abs_diff",
         *(f"{case}.{k}_max_abs_diff" for case in ("causal", "cross") for k in ("sdpa", "mha", "mha_weights")),
         *(f"scale.float64.{path}.max_abs_diff" for path in PATHS),
     ],

@@ -32,8 +32,10 @@ def footprint(p):
     widest = max(*p["d_k"], *p["sweep_d_k"])
     wide_key = "d_k" if widest in p["d_k"] else "sweep_d_k"
     draws = p["n_keys"] * (sum(p["d_k"]) + sum(p["sweep_d_k"]))
-    return {"bytes": {("n_keys", wide_key): 8 * p["n_keys"] * (widest + 8)},
-            "seconds": {("n_keys", "sweep_d_k"): draws / DRAWS_PER_S}}
+    return {
+        "bytes": {("n_keys", wide_key): 8 * p["n_keys"] * (widest + 8)},
+        "seconds": {("n_keys", "sweep_d_k"): draws / DRAWS_PER_S},
+    }
 
 
 def key_gradients(w):
@@ -92,10 +94,14 @@ def plot(values, params, figures):
         label = "q·k (unscaled)" if name == "unscaled" else "q·k / √d$_k$ (scaled)"
         ax_max.plot(sweep["d_k"], sweep[name]["max_weight"], style, label=label)
         ax_eff.plot(sweep["d_k"], sweep[name]["effective_terms"], style, label=label)
-    ax_max.set(xscale="log", ylim=(0, 1.02), xlabel="$d_k$", ylabel="largest weight",
-               title="Largest softmax weight")
-    ax_eff.set(xscale="log", yscale="log", xlabel="$d_k$", ylabel=r"1 / $\sum w_i^2$",
-               title=f"Effective number of keys (of {params['n_keys']})")
+    ax_max.set(xscale="log", ylim=(0, 1.02), xlabel="$d_k$", ylabel="largest weight", title="Largest softmax weight")
+    ax_eff.set(
+        xscale="log",
+        yscale="log",
+        xlabel="$d_k$",
+        ylabel=r"1 / $\sum w_i^2$",
+        title=f"Effective number of keys (of {params['n_keys']})",
+    )
     for ax in (ax_max, ax_eff):
         # Label every swept d_k rather than only the decades.
         ax.set_xticks(sweep["d_k"], [str(d) for d in sweep["d_k"]])
@@ -104,11 +110,16 @@ def plot(values, params, figures):
     ax_max.legend(loc="center right")
     widest = sweep["d_k"][-1]
     top = {name: (sweep[name]["max_weight"][-1], sweep[name]["effective_terms"][-1]) for name in ("unscaled", "scaled")}
-    save_figure(fig, figures["sweep"], alt=(
-        f"The largest softmax weight and the effective number of keys against d_k, with and without scaling: "
-        f"at d_k = {widest}, unscaled attention gives its top key {top['unscaled'][0]:.2f} of the weight "
-        f"(an effective {top['unscaled'][1]:.3g} of {params['n_keys']} keys), scaled attention "
-        f"{top['scaled'][0]:.2f} (an effective {top['scaled'][1]:.3g})"))
+    save_figure(
+        fig,
+        figures["sweep"],
+        alt=(
+            f"The largest softmax weight and the effective number of keys against d_k, with and without scaling: "
+            f"at d_k = {widest}, unscaled attention gives its top key {top['unscaled'][0]:.2f} of the weight "
+            f"(an effective {top['unscaled'][1]:.3g} of {params['n_keys']} keys), scaled attention "
+            f"{top['scaled'][0]:.2f} (an effective {top['scaled'][1]:.3g})"
+        ),
+    )
     plt.close(fig)
 
 

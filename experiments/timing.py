@@ -76,13 +76,20 @@ log = logging.getLogger("experiment")
 METHODS = ("loop", "loop_methods", "matrix", "torch")
 LOOPS = ("loop", "loop_methods")
 CONFIDENCE = measure.CONFIDENCE
-LABELS = {"loop": "NumPy, one query at a time (np.max, np.sum)",
-          "loop_methods": "NumPy, one query at a time (x.max(), e.sum())",
-          "matrix": "NumPy, matrix form", "torch": "PyTorch sdpa"}
+LABELS = {
+    "loop": "NumPy, one query at a time (np.max, np.sum)",
+    "loop_methods": "NumPy, one query at a time (x.max(), e.sum())",
+    "matrix": "NumPy, matrix form",
+    "torch": "PyTorch sdpa",
+}
 # The ratios the article reads, as (numerator, denominator): how many times
 # faster the denominator is. speedup is the headline.
-RATIOS = {"speedup": ("loop", "matrix"), "torch_speedup": ("loop", "torch"),
-          "spelling_speedup": ("loop", "loop_methods"), "methods_speedup": ("loop_methods", "matrix")}
+RATIOS = {
+    "speedup": ("loop", "matrix"),
+    "torch_speedup": ("loop", "torch"),
+    "spelling_speedup": ("loop", "loop_methods"),
+    "methods_speedup": ("loop_methods", "matrix"),
+}
 
 # The loop's interpreter overhead per query (a dozen NumPy calls), at least:
 # with FLOPS it keeps footprint()'s time a lower bound.
@@ -110,9 +117,10 @@ def footprint(p):
 
     return {
         "bytes": {"T" if p["T"] == longest else "sweep_T": 4 * longest**2 * 8, "d": 4 * longest * p["d"] * 8},
-        "seconds": {("T", "rounds", "sample_ms"): seconds_at(p["T"], p["rounds"]),
-                    ("sweep_T", "sweep_rounds", "sample_ms"): sum(seconds_at(T, p["sweep_rounds"])
-                                                                  for T in p["sweep_T"])},
+        "seconds": {
+            ("T", "rounds", "sample_ms"): seconds_at(p["T"], p["rounds"]),
+            ("sweep_T", "sweep_rounds", "sample_ms"): sum(seconds_at(T, p["sweep_rounds"]) for T in p["sweep_T"]),
+        },
     }
 
 
@@ -151,8 +159,9 @@ def limited_threads(n):
 
 def pools():
     """The native thread pools as they are now: library, API, version, threads."""
-    return measure.pools() + [{"library": "torch", "api": "intra-op", "version": torch.__version__,
-                               "threads": torch.get_num_threads()}]
+    return measure.pools() + [
+        {"library": "torch", "api": "intra-op", "version": torch.__version__, "threads": torch.get_num_threads()}
+    ]
 
 
 # ---- one run: the protocol (measure.compare), on attention ------------------------
@@ -182,9 +191,16 @@ def contenders(Q, K, V, p):
 
 def timed(calls, p, rounds, threads=1, clock=None):
     """measure.compare on these calls, the loop the baseline where it is timed."""
-    return measure.compare(calls, baseline="loop" if "loop" in calls else None, rounds=rounds,
-                           warmup=p["warmup"], sample_ms=p["sample_ms"], threads=threads,
-                           thread_setters=TORCH_THREADS, clock=clock)
+    return measure.compare(
+        calls,
+        baseline="loop" if "loop" in calls else None,
+        rounds=rounds,
+        warmup=p["warmup"],
+        sample_ms=p["sample_ms"],
+        threads=threads,
+        thread_setters=TORCH_THREADS,
+        clock=clock,
+    )
 
 
 def headline(Q, K, V, p):
@@ -195,8 +211,11 @@ def headline(Q, K, V, p):
     for name in LOOPS:
         main.setdefault(name, None)  # not timed at this T: null, as in the sweep
     for key, (slower, faster) in RATIOS.items():
-        main[key] = (ratio(times[slower]["samples_ms"], times[faster]["samples_ms"])
-                     if slower in times and faster in times else None)
+        main[key] = (
+            ratio(times[slower]["samples_ms"], times[faster]["samples_ms"])
+            if slower in times and faster in times
+            else None
+        )
     return main
 
 
@@ -217,8 +236,11 @@ def all_cores(Q, K, V, p, threads):
     result = timed(calls, p, p["sweep_rounds"], threads, clock=time.perf_counter)
     return {
         "threads": threads,
-        **{name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
-           for name, m in result["times"].items() if name != "loop"},
+        **{
+            name: {"median_ms": median_interval(m["samples_ms"]), "calls_per_sample": m["calls_per_sample"]}
+            for name, m in result["times"].items()
+            if name != "loop"
+        },
         "speedup": result["ratios"].get("matrix"),
     }
 
@@ -226,8 +248,7 @@ def all_cores(Q, K, V, p, threads):
 def sweep(p):
     """Per-call time against T at one thread, CPU time, interleaved rounds."""
     out = {"T": list(p["sweep_T"]), "d": p["d"]}
-    out.update({name: {"median_ms": [], "low_ms": [], "high_ms": [], "calls_per_sample": []}
-                for name in METHODS})
+    out.update({name: {"median_ms": [], "low_ms": [], "high_ms": [], "calls_per_sample": []} for name in METHODS})
     for T in p["sweep_T"]:
         times = timed(contenders(*inputs(T, p["d"], p["seed"]), p), p, p["sweep_rounds"])["times"]
         for name in METHODS:
@@ -247,8 +268,10 @@ def run(params):
     the job). -> the run's values; combine() makes the article's from all."""
     for key in ("rounds", "sweep_rounds"):
         if params[key] < minimum_rounds():
-            raise ValueError(f"timing: {key}={params[key]} cannot give a {CONFIDENCE:.0%} interval; "
-                             f"set it to at least {minimum_rounds()}")
+            raise ValueError(
+                f"timing: {key}={params[key]} cannot give a {CONFIDENCE:.0%} interval; "
+                f"set it to at least {minimum_rounds()}"
+            )
     available = cpus_available()
     # Never more threads than CPUs this process may run on: oversubscribed
     # pools time the scheduler, not the code.
@@ -271,19 +294,35 @@ def run(params):
     # spelling, where the loops are timed
     loop_out = attention_row_by_row(Q, K, V) if loop_timed else None
     main.update(
-        T=T, d=d, dtype="float64",
-        max_abs_diff=(float(np.max(np.abs(loop_out - scaled_dot_product_attention(Q, K, V)[0])))
-                      if loop_timed else None),
-        spelling_max_abs_diff=(float(np.max(np.abs(loop_out - attention_row_by_row_methods(Q, K, V))))
-                               if loop_timed else None),
+        T=T,
+        d=d,
+        dtype="float64",
+        max_abs_diff=(
+            float(np.max(np.abs(loop_out - scaled_dot_product_attention(Q, K, V)[0]))) if loop_timed else None
+        ),
+        spelling_max_abs_diff=(
+            float(np.max(np.abs(loop_out - attention_row_by_row_methods(Q, K, V)))) if loop_timed else None
+        ),
     )
-    log.info("T=%d d=%d, one thread, CPU time: matrix %.3f ms, torch %.3f ms", T, d,
-             main["matrix"]["median_ms"]["estimate"], main["torch"]["median_ms"]["estimate"])
+    log.info(
+        "T=%d d=%d, one thread, CPU time: matrix %.3f ms, torch %.3f ms",
+        T,
+        d,
+        main["matrix"]["median_ms"]["estimate"],
+        main["torch"]["median_ms"]["estimate"],
+    )
     if loop_timed:
         s = main["speedup"]
-        log.info("loop %.3f ms; speedup %.2fx [%.2f, %.2f] (this run's rounds); spelling %.2fx; all %d cores: %.2fx",
-                 main["loop"]["median_ms"]["estimate"], s["estimate"], s["low"], s["high"],
-                 main["spelling_speedup"]["estimate"], cores, main["all_cores"]["speedup"]["estimate"])
+        log.info(
+            "loop %.3f ms; speedup %.2fx [%.2f, %.2f] (this run's rounds); spelling %.2fx; all %d cores: %.2fx",
+            main["loop"]["median_ms"]["estimate"],
+            s["estimate"],
+            s["low"],
+            s["high"],
+            main["spelling_speedup"]["estimate"],
+            cores,
+            main["all_cores"]["speedup"]["estimate"],
+        )
     else:
         log.info("loops not timed: T=%d > loop_max_T=%d", T, params["loop_max_T"])
 
@@ -309,8 +348,11 @@ def run(params):
             "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
             "openblas_num_threads_env": os.environ.get("OPENBLAS_NUM_THREADS"),
         },
-        "load": {"before": list(load_before), "after": list(load_after),
-                 "loaded": measure.loaded([load_before[0], load_after[0]], available)},
+        "load": {
+            "before": list(load_before),
+            "after": list(load_after),
+            "loaded": measure.loaded([load_before[0], load_after[0]], available),
+        },
         "machine": machine(),
         "executor": "slurm" if os.environ.get("SLURM_JOB_ID") else "local",
         "hostname": socket.gethostname(),
@@ -333,17 +375,24 @@ def combine(runs, params):
         main[key] = None if None in diffs else max(diffs)
     for name in METHODS:
         timed_runs = [r["main"][name] for r in runs]
-        main[name] = None if None in timed_runs else {
-            "median_ms": between_runs([t["median_ms"]["estimate"] for t in timed_runs]),
-            "calls_per_sample": [t["calls_per_sample"] for t in timed_runs],
-        }
+        main[name] = (
+            None
+            if None in timed_runs
+            else {
+                "median_ms": between_runs([t["median_ms"]["estimate"] for t in timed_runs]),
+                "calls_per_sample": [t["calls_per_sample"] for t in timed_runs],
+            }
+        )
     for key in RATIOS:
         main[key] = ratio_between_runs([r["main"][key] for r in runs])
     cores = [r["main"]["all_cores"] for r in runs]
     main["all_cores"] = {
         "threads": first["main"]["all_cores"]["threads"],
-        **{name: {"median_ms": between_runs([c[name]["median_ms"]["estimate"] for c in cores])}
-           for name in ALL_CORES if name != "loop"},
+        **{
+            name: {"median_ms": between_runs([c[name]["median_ms"]["estimate"] for c in cores])}
+            for name in ALL_CORES
+            if name != "loop"
+        },
         "speedup": ratio_between_runs([c["speedup"] for c in cores]),
     }
     disagree = main["speedup"]["outliers"] if main["speedup"] else []
@@ -351,13 +400,14 @@ def combine(runs, params):
         "main": main,
         "sweep": sweep_between_runs([r["sweep"] for r in runs]),
         "runs": {"count": len(runs), "agree": not disagree, "note": disagreement_note(main["speedup"])},
-        "protocol": first["protocol"] | {
+        "protocol": first["protocol"]
+        | {
             "within_run_interval": first["protocol"]["interval"],
             "interval": measure.BETWEEN_RUNS_INTERVAL,
             "runs": len(runs),
         },
-        "threads": first["threads"] | {
-            "widest_pool_one_thread": max(r["threads"]["widest_pool_one_thread"] for r in runs)},
+        "threads": first["threads"]
+        | {"widest_pool_one_thread": max(r["threads"]["widest_pool_one_thread"] for r in runs)},
         "load": load_of(runs),
         "machine": machine_of(runs),
         "executor": "slurm" if any(r["executor"] == "slurm" for r in runs) else "local",
@@ -438,9 +488,11 @@ def disagreement_note(speedup):
     if not speedup["outliers"]:
         return "No run lies outside the interval the other runs predict: they agree within their spread."
     named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in speedup["outliers"])
-    return (f"⚠ The runs disagree: {named} lies outside the interval the other runs predict, more than their "
-            f"spread allows, and the interval above may not hold for a rerun. The record does not say why: "
-            f"of each run it holds the load average before and after, not a cause.")
+    return (
+        f"⚠ The runs disagree: {named} lies outside the interval the other runs predict, more than their "
+        f"spread allows, and the interval above may not hold for a rerun. The record does not say why: "
+        f"of each run it holds the load average before and after, not a cause."
+    )
 
 
 # ---- figures -------------------------------------------------------------------------
@@ -458,35 +510,54 @@ def plot_sweep(plt, values, params, path):
     sweep = values["sweep"]
     fig, ax = plt.subplots(layout="constrained")
     for name, marker in zip(METHODS, "oDs^"):
-        points = [(T, m, lo, hi) for T, m, lo, hi in zip(
-            sweep["T"], sweep[name]["median_ms"], sweep[name]["low_ms"], sweep[name]["high_ms"]) if m is not None]
+        points = [
+            (T, m, lo, hi)
+            for T, m, lo, hi in zip(sweep["T"], sweep[name]["median_ms"], sweep[name]["low_ms"], sweep[name]["high_ms"])
+            if m is not None
+        ]
         if not points:  # e.g. the loop skipped at every swept length
             continue
         T, median, low, high = map(np.array, zip(*points))
         # Error bars: where one more run falls (combined), or the interval of
         # one run's median (a run's own values, plotted by hand).
-        ax.errorbar(T, median, yerr=[median - low, high - median], fmt=marker + "-", capsize=3,
-                    label=LABELS[name])
+        ax.errorbar(T, median, yerr=[median - low, high - median], fmt=marker + "-", capsize=3, label=LABELS[name])
     threads = {p["library"]: p["threads"] for p in values["threads"]["pools_one_thread"]}
     pool_text = ", ".join(f"{lib} {n}" for lib, n in threads.items())
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="CPU time per call (ms)",
-           title=f"Attention, d = {sweep['d']}, float64, one thread")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="sequence length T",
+        ylabel="CPU time per call (ms)",
+        title=f"Attention, d = {sweep['d']}, float64, one thread",
+    )
     confidence = values["protocol"]["confidence"]
-    said = (f"median of {values['runs']['count']} runs ({params['sweep_rounds']} interleaved rounds each); "
-            f"bars: {confidence:.0%} interval for one more run" if "runs" in values else  # combined
-            f"one run: median of {params['sweep_rounds']} interleaved rounds; bars: {confidence:.0%} interval "
-            "of that median")
-    ax.text(0.01, 0.99, f"{said}\nthreads: {pool_text}", transform=ax.transAxes, va="top", fontsize=8,
-            color="0.3")
+    said = (
+        f"median of {values['runs']['count']} runs ({params['sweep_rounds']} interleaved rounds each); "
+        f"bars: {confidence:.0%} interval for one more run"
+        if "runs" in values
+        # combined
+        else f"one run: median of {params['sweep_rounds']} interleaved rounds; bars: {confidence:.0%} interval "
+        "of that median"
+    )
+    ax.text(0.01, 0.99, f"{said}\nthreads: {pool_text}", transform=ax.transAxes, va="top", fontsize=8, color="0.3")
     ax.set_xticks(sweep["T"], [str(T) for T in sweep["T"]])
     ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.legend(loc="lower right", fontsize=8)
     longest = max(sweep["T"])
-    at_longest = [f"{LABELS[name]} {median:.3g} ms" for name in METHODS
-                  for T, median in zip(sweep["T"], sweep[name]["median_ms"]) if T == longest and median is not None]
-    save_figure(fig, path, alt=(
-        f"CPU time per call against sequence length T, on log scales, for each way of computing attention; "
-        f"at T = {longest}: {'; '.join(at_longest) or 'none was timed'}"))
+    at_longest = [
+        f"{LABELS[name]} {median:.3g} ms"
+        for name in METHODS
+        for T, median in zip(sweep["T"], sweep[name]["median_ms"])
+        if T == longest and median is not None
+    ]
+    save_figure(
+        fig,
+        path,
+        alt=(
+            f"CPU time per call against sequence length T, on log scales, for each way of computing attention; "
+            f"at T = {longest}: {'; '.join(at_longest) or 'none was timed'}"
+        ),
+    )
     plt.close(fig)
 
 
@@ -502,23 +573,43 @@ def plot_runs(plt, values, path):
         runs = np.arange(1, len(speedup["runs"]) + 1)
         estimate, low, high = (np.array(speedup[k]) for k in ("runs", "run_low", "run_high"))
         loaded = set(values["load"]["loaded_runs"])
-        ax.axhspan(speedup["low"], speedup["high"], color="C0", alpha=0.15,
-                   label=f"{values['protocol']['confidence']:.0%} interval for one more run")
+        ax.axhspan(
+            speedup["low"],
+            speedup["high"],
+            color="C0",
+            alpha=0.15,
+            label=f"{values['protocol']['confidence']:.0%} interval for one more run",
+        )
         ax.axhline(speedup["estimate"], color="C0", lw=1, label="median of the runs")
         for is_loaded, label in ((False, "a run, its own interval"), (True, "a run on a loaded machine")):
             chosen = np.array([(r in loaded) == is_loaded for r in runs])
             if chosen.any():
-                ax.errorbar(runs[chosen], estimate[chosen], yerr=[estimate[chosen] - low[chosen],
-                                                                  high[chosen] - estimate[chosen]],
-                            fmt="o", capsize=3, color="C1", mfc="white" if is_loaded else "C1", label=label)
+                ax.errorbar(
+                    runs[chosen],
+                    estimate[chosen],
+                    yerr=[estimate[chosen] - low[chosen], high[chosen] - estimate[chosen]],
+                    fmt="o",
+                    capsize=3,
+                    color="C1",
+                    mfc="white" if is_loaded else "C1",
+                    label=label,
+                )
         ax.set_xticks(runs)
-        ax.set(xlabel="run (one process each)", ylabel="loop / matrix (× faster)",
-               title="One run's interval against the runs' spread")
+        ax.set(
+            xlabel="run (one process each)",
+            ylabel="loop / matrix (× faster)",
+            title="One run's interval against the runs' spread",
+        )
         ax.legend(loc="best", fontsize=8)
-    headline = "The loop was not timed at the headline length" if speedup is None else (
-        f"The loop's time over the matrix form's in each of {len(speedup['runs'])} runs "
-        f"({', '.join(f'{r:.3g}' for r in speedup['runs'])}), each with its own interval; the runs' median is "
-        f"{speedup['estimate']:.3g}, and one more run falls between {speedup['low']:.3g} and {speedup['high']:.3g}")
+    headline = (
+        "The loop was not timed at the headline length"
+        if speedup is None
+        else (
+            f"The loop's time over the matrix form's in each of {len(speedup['runs'])} runs "
+            f"({', '.join(f'{r:.3g}' for r in speedup['runs'])}), each with its own interval; the runs' median is "
+            f"{speedup['estimate']:.3g}, and one more run falls between {speedup['low']:.3g} and {speedup['high']:.3g}"
+        )
+    )
     save_figure(fig, path, alt=headline)
     plt.close(fig)
 
