@@ -43,6 +43,15 @@ its section, which prints how often it holds (articlekit.article.disclosure);
 a strict bind stops on one that is not, naming the claim, its line and the
 section, and with --strict false the page marks it.
 
+A seeded value printed outside its sweep's 5-95 % band says so at its
+shortcode, band="outside", and every edition prints the note beside it
+(articlekit.article.seed_band); a strict bind stops on one that does not,
+naming the line, the key, the value, the band and the fix, and with
+--strict false the number is marked. A rank or a share of seeds
+(robustness.<key>.percentile_at_seed, .holds_fraction) is printed with its
+interval in its section (articlekit.article.disclosure.without_interval), or
+the same.
+
 A claim about a measured value (keys.measured: an estimate with its
 interval) can also be inconclusive: the interval straddles the bound, so the
 measurement cannot tell. It is never reported as failed. A strict build
@@ -67,7 +76,7 @@ from articlekit.core.text import md_text, short_text
 from articlekit.core.jsonio import read_json, write_text_atomic
 from articlekit.article.bound import bound_markdown
 from articlekit.article.bindings import BindingsError, write_bindings
-from articlekit.article import disclosure
+from articlekit.article import disclosure, seed_band
 from articlekit.article.shortcodes import ShortcodeSyntaxError, kind_at, normalize_space, regions, scan
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_article
@@ -76,7 +85,7 @@ from articlekit.core.keys import UnknownKey, lookup, measured
 # Shortcodes and the keyword arguments each accepts. `meta` is Quarto's
 # built-in; it is resolved by the renderer, not here.
 SHORTCODES = {
-    "value": {"fmt", "expect", "code"},
+    "value": {"fmt", "expect", "code", "band"},
     "claim": {"expect"},
     "source": set(),
     "provenance": set(),
@@ -219,6 +228,20 @@ def bind(article, text, values_doc, strict, baseline=None):
             problems.append(weak.message)
         elif weak.shortcode.lookup_id in bindings:
             disclosure.mark(bindings[weak.shortcode.lookup_id], weak)
+    # a seeded value outside its sweep's 5-95 % band says so where it is printed (articlekit.article.seed_band)
+    for problem in seed_band.check(article, occurrences, values, bindings):
+        if strict or not problem.undisclosed:
+            problems.append(problem.message)
+        else:
+            log.warning("bind: warning: " + problem.message)  # and the page marks it there
+    # a printed rank or share of seeds prints its interval in its section (articlekit.article.disclosure)
+    for bare in disclosure.without_interval(article, text, occurrences, values):
+        if strict:
+            problems.append(bare.message)
+        else:
+            log.warning("bind: warning: " + bare.message)
+            if bare.shortcode.lookup_id in bindings:
+                disclosure.mark_bare(bindings[bare.shortcode.lookup_id], bare)
     if strict:
         for c in claim_log:
             if c["status"] == INCONCLUSIVE:

@@ -10,6 +10,10 @@ becomes is plain Pandoc markdown that every reader takes apart the same way:
                                (the id on the key's first place in the document only;
                                code=true puts TEXT in backticks)
     ... a claim that fails     followed by [MARK: EXPECT]{claim-mark=CLASS title="MESSAGE"}
+    ... band="outside"         followed by [NOTE]{claim-mark="claim-outlier" title="..."}: a
+                               seeded value outside its seeds' 5-95 % band (seed_band); where
+                               the shortcode does not say so (strict=false), the warning
+    ... a notice (strict=false) followed by [TEXT]{claim-mark=CLASS title="MESSAGE"}
     {{< claim K expect=E >}}   []{.claim-checked data-claim="K E"} (or its mark)
     {{< source K >}}           [`K`](#ANCHOR "TITLE"){.bound-source}
     {{< meta NAME >}}          []{.bound-meta name=NAME}: the renderer fills it in
@@ -30,6 +34,7 @@ tests/test_bound.py holds the two to the same values and marks.
 
 import re
 
+from articlekit.article import seed_band
 from articlekit.article.shortcodes import regions, scan
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.text import md_text
@@ -78,6 +83,23 @@ def claim_mark(binding):
 def _mark(binding, mark):
     text = md_text(f"{mark['text']}: {binding['expect']}")
     return f"[{text}]{{claim-mark={_quoted(mark['class'])} title={_quoted(binding['claim'].get('message', ''))}}}"
+
+
+def _notes(binding, sc):
+    """(text, class, tooltip) of every note printed beside a value at this
+    place, after its claim's mark: its band's (seed_band.shown), its notice."""
+    notes = []
+    band = seed_band.shown(binding, sc.kwargs.get("band"))
+    if band:
+        notes.append(band)
+    notice = binding.get("notice")
+    if isinstance(notice, dict):
+        notes.append((notice["text"], notice["class"], notice["message"]))
+    return notes
+
+
+def _note(text, css, tooltip):
+    return f"[{md_text(text)}]{{claim-mark={_quoted(css)} title={_quoted(tooltip)}}}"
 
 
 class _Binder:
@@ -132,7 +154,8 @@ class _Binder:
             self.placed.add(b["anchor"])
             ident = f"#at-{b['anchor']} "
         link = f"[{shown}](#{b['anchor']} {_quoted(b['title'])}){{{ident}.bound-value}}"
-        return f"{link} {_mark(b, mark)}" if mark else link
+        out = f"{link} {_mark(b, mark)}" if mark else link
+        return "".join([out, *(" " + _note(*note) for note in _notes(b, sc))])
 
     def in_text(self, sc):
         """Inside code or raw HTML: the plain string, nothing that could become markup."""
@@ -147,7 +170,8 @@ class _Binder:
         mark = claim_mark(b)
         if sc.name == "claim":
             return f"{mark['text']}: {b['key']} {b['expect']}" if mark else ""
-        return f"{b['text']}  {mark['text']}: {b['expect']}" if mark else b["text"]
+        out = f"{b['text']}  {mark['text']}: {b['expect']}" if mark else b["text"]
+        return "".join([out, *(f"  {text}" for text, _, _ in _notes(b, sc))])
 
 
 def bound_markdown(text, document, article="the article"):

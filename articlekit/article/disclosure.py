@@ -24,6 +24,17 @@ results: a strict bind fails on each, naming the claim, its line and its
 section, and the shortcodes to print; otherwise mark() gives the claim's
 binding a mark that the page shows beside the number, as for a failed
 claim, and bind warns.
+
+The same holds of every rank and share of seeds the article prints: each
+is an estimate from a finite sample of seeds, so its section prints its
+interval beside it (without_interval, INTERVALS):
+
+    {{< value robustness.<key>.percentile_at_seed fmt=".0%" >}} of the seeds
+    ({{< value robustness.<key>.percentile_at_seed_low fmt=".0%" >}} to
+    {{< value robustness.<key>.percentile_at_seed_high fmt=".0%" >}})
+
+and the same with holds_fraction. A strict bind fails on one printed
+without its interval; otherwise the number carries a notice (mark_bare).
 """
 
 import re
@@ -31,9 +42,16 @@ from dataclasses import dataclass
 
 from articlekit.article.robustness import bindable_key
 from articlekit.article.shortcodes import kind_at, normalize_space, regions
-from articlekit.core.status import FAILS, STATUS
+from articlekit.core.status import FAILS, INCONCLUSIVE, STATUS
 
 DISCLOSED_BY = ("holds_fraction", "holds_fraction_low", "holds_fraction_high")
+# A printed estimate from the seeds -> the fields of its interval (robustness.py computes both).
+INTERVALS = {
+    "percentile_at_seed": ("percentile_at_seed_low", "percentile_at_seed_high"),
+    "holds_fraction": ("holds_fraction_low", "holds_fraction_high"),
+}
+# What the page shows beside a rank or share printed without its interval (strict=false).
+BARE = {"text": "⚠ an estimate from the seeds, its interval not printed", "class": STATUS[INCONCLUSIVE].page_class}
 # What the page shows beside an undisclosed flagged claim (strict=false):
 # in the failed claims' colour, since the prose says more than the seeds support.
 MARK = {"text": "⚠ weak across seeds, not disclosed", "class": STATUS[FAILS].page_class}
@@ -147,3 +165,59 @@ def mark(binding, undisclosed_claim):
 def warnings(bindings):
     """What bind warns of: the note of every binding mark() marked."""
     return [b["claim"]["message"] for b in bindings.values() if b["claim"] and b["claim"].get("mark") == MARK]
+
+
+@dataclass(frozen=True)
+class Bare:
+    shortcode: object  # the printed rank or share
+    message: str  # for the terminal: its line, its section, the shortcodes to add
+    note: str  # for the page's tooltip
+
+
+def without_interval(article, text, occurrences, values):
+    """[Bare] for every place the prose prints a rank or a share of seeds
+    (a field of INTERVALS under robustness.<key>) whose section does not
+    print that estimate's interval too. Only where the values hold the
+    interval: a key of another shape is bind's to name."""
+    printed = [
+        (sc, normalize_space(sc.args[0]))
+        for sc in occurrences
+        if sc.name == "value" and not sc.escaped and sc.context == "prose" and len(sc.args) == 1
+    ]
+    estimates = []
+    for sc, key in printed:
+        group, _, field = key.rpartition(".")
+        if key.startswith("robustness.") and field in INTERVALS and f"{group}.{INTERVALS[field][0]}" in values:
+            estimates.append((sc, group, field))
+    if not estimates:
+        return []
+    found = sections(text)
+    problems = []
+    for sc, group, field in estimates:
+        section = section_of(found, sc.start)
+        here = {key for other, key in printed if section.start <= other.start < section.end}
+        missing = [f for f in INTERVALS[field] if f"{group}.{f}" not in here]
+        if not missing:
+            continue
+        what = "the article's seed's percentile among" if field == "percentile_at_seed" else "a share of"
+        said = (
+            f"{group}.{field} is {what} the sweep's seeds, an estimate from a sample of them, and "
+            f"{section.named()} prints it without its interval"
+        )
+        fmt = sc.kwargs.get("fmt", ".0%")
+        shortcodes = ", ".join(f'{{{{< value {group}.{f} fmt="{fmt}" >}}}}' for f in INTERVALS[field])
+        problems.append(
+            Bare(
+                sc,
+                f"{sc.where(article)}: {said}: print there its "
+                f"{values.get('robustness.params.confidence', 0.95):.0%} interval, {shortcodes} "
+                f"(missing: {', '.join(f'.{f}' for f in missing)})",
+                f"{said}: it should print {group}.{INTERVALS[field][0]} and {group}.{INTERVALS[field][1]}",
+            )
+        )
+    return problems
+
+
+def mark_bare(binding, bare):
+    """Give a rank or share printed without its interval the page's notice beside its number."""
+    binding["notice"] = {**BARE, "message": bare.note}

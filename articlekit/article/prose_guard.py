@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from articlekit.article.figures import FIGURES
-from articlekit.core.status import STATUS
+from articlekit.core.status import MARK_CLASSES
 from articlekit.core.urls import link_problem
 from articlekit.core.errors import ArticlekitError
 
@@ -64,7 +64,7 @@ HTML_FORMATS = ("html", "html4", "html5")
 ANY_TEXT = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*")
 _BOOLEAN = re.compile(r"true|false")
 _LENGTH = re.compile(r"\d{1,4}(?:\.\d{1,3})?(?:%|px|pt|cm|mm|in|em)?")
-CLAIM_MARKS = tuple(s.page_class for s in STATUS.values() if s.page_class)
+CLAIM_MARKS = MARK_CLASSES  # a claim's status, or a disclosed out-of-band value (claim-outlier)
 ARTICLEKIT_ATTRIBUTES = {
     # articlekit.article.bound writes these; their values are its own words
     "claim-mark": re.compile("|".join(map(re.escape, CLAIM_MARKS))),

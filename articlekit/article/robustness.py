@@ -50,6 +50,8 @@ visible_per_row_2`, see bindable_key), fields
     median, p05, p95, min, max, seeds               a number's spread (its value at the
                                                     article's seed is the key itself)
     percentile_at_seed                              the share of seeds below the article's seed's value
+    percentile_at_seed_low, percentile_at_seed_high its 95 % interval (percentile_interval: Wilson's,
+                                                    as a share's)
     differs                                         seeds whose value is not the article's (text, lists)
     holds_fraction, holds_fraction_low,             its claims (all of them, on that key): the share
     holds_fraction_high, fails, failing_seeds,      of seeds for which every one holds and its
@@ -93,6 +95,8 @@ FIELDS = (
     "max",
     "seeds",
     "percentile_at_seed",
+    "percentile_at_seed_low",
+    "percentile_at_seed_high",
     "differs",
     "holds_fraction",
     "holds_fraction_low",
@@ -223,6 +227,28 @@ def percentile_rank(samples, value):
     return (below + tied / 2) / len(samples)
 
 
+def percentile_interval(samples, value, confidence=CONFIDENCE):
+    """(low, high): the interval of percentile_rank(samples, value) as an
+    estimate of the article's seed's percentile among all seeds, not only
+    these: the 95 % Wilson score interval of wilson_interval, the owner of
+    every share of seeds' interval, on the share of samples below value
+    (a tie counting half, as in the rank).
+
+    Why Wilson: the value is fixed (the article's seed's) and each sweep
+    seed's value is an independent draw, so whether it falls below is a
+    Bernoulli trial whose probability is the value's true percentile among
+    all seeds; the count below is binomial, and the rank its sample
+    proportion, exactly the case a share of seeds is. A bootstrap of the
+    samples would estimate the same binomial spread, less well at the ends
+    (a rank of 0 or 1 resamples to a point). 79 of 100 is 70 % to 86 %: a
+    rank of 100 seeds is an estimate, and another 100 may put it at 73 %
+    or 83 %. None for no samples."""
+    if not samples:
+        return None
+    below = sum(v < value for v in samples) + sum(v == value for v in samples) / 2
+    return wilson_interval(below, len(samples), confidence)
+
+
 # ---- the report ----------------------------------------------------------------------
 
 
@@ -335,6 +361,7 @@ def build(sweep, values, shortcodes, settings):
             row["samples"] = seen
             if seen and math.isfinite(at_seed):
                 row["percentile_at_seed"] = percentile_rank(seen, at_seed)
+                row["percentile_at_seed_low"], row["percentile_at_seed_high"] = percentile_interval(seen, at_seed)
         else:
             row["differs"] = sum(not same_value(v, at_seed) for v in seen)
         rows.append(row)
@@ -342,7 +369,18 @@ def build(sweep, values, shortcodes, settings):
         # same number would be the lint's suggestion for a typed copy of it
         by_key[bindable_key(key)] = {
             k: row[k]
-            for k in ("seeds", "median", "p05", "p95", "min", "max", "percentile_at_seed", "differs")
+            for k in (
+                "seeds",
+                "median",
+                "p05",
+                "p95",
+                "min",
+                "max",
+                "percentile_at_seed",
+                "percentile_at_seed_low",
+                "percentile_at_seed_high",
+                "differs",
+            )
             if k in row
         }
 

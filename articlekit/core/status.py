@@ -79,6 +79,16 @@ STATUS = {
 }
 
 
+# A seeded value printed outside its sweep's 5-95 % band, the prose saying so
+# (band="outside": articlekit.article.seed_band): the note beside the number is a
+# disclosure, not a verdict, so it has a class of its own, in neither a failed
+# nor an inconclusive claim's colour. It travels the claim marks' path
+# (claim-mark= in the bound tree, each edition's style by class).
+OUTLIER_CLASS = "claim-outlier"
+# Every class a mark beside a number may have (prose_guard allows no other).
+MARK_CLASSES = tuple(s.page_class for s in STATUS.values() if s.page_class) + (OUTLIER_CLASS,)
+
+
 def status_of(claim):
     """The status key of a claim as a document holds it (a binding's claim,
     bind's claims log, an audit or matrix row), None when no claim is made.

@@ -52,7 +52,12 @@ def _at_seed_text(row):
     shown = _num(row["at_seed"])
     if row.get("percentile_at_seed") is None:
         return shown, ""
-    return shown, f"at {percentile_words(row['percentile_at_seed'])} of the seeds"
+    rank = f"at {percentile_words(row['percentile_at_seed'])} of the seeds"
+    if row.get("percentile_at_seed_low") is None:  # a report written before the rank had its interval
+        return shown, rank
+    # a rank of a sample of seeds is an estimate: its interval, as a share's (robustness.percentile_interval)
+    interval = f"{_fraction(row['percentile_at_seed_low'])} to {_fraction(row['percentile_at_seed_high'])}"
+    return shown, f"{rank}, {CONFIDENCE:.0%} interval {interval}"
 
 
 def _at_seed_cell(row):
@@ -184,12 +189,21 @@ def bind_as(row):
     group, not a value, so the page offers its median, or how many seeds
     differ for a text or a list."""
     fields = (
-        ["median", "p05", "p95", "min", "max", "percentile_at_seed", "seeds"]
+        [
+            "median",
+            "p05",
+            "p95",
+            "min",
+            "max",
+            "percentile_at_seed",
+            "percentile_at_seed_low",
+            "percentile_at_seed_high",
+            "seeds",
+        ]
         if "median" in row
         else ["differs", "seeds"]
     )
-    if "percentile_at_seed" not in row and "percentile_at_seed" in fields:
-        fields.remove("percentile_at_seed")
+    fields = [f for f in fields if f in row or not f.startswith("percentile_at_seed")]
     return f"{row['bindable']}.{fields[0]}", ", ".join(f".{f}" for f in fields[1:])
 
 

@@ -34,7 +34,7 @@ import time
 import zipfile
 from pathlib import PurePosixPath
 
-from articlekit.core.status import STATUS
+from articlekit.core.status import MARK_CLASSES
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem
 from articlekit.render.formats import Format
@@ -46,7 +46,7 @@ from articlekit.render.renderers import RenderError, pandoc_path
 
 # The colour of each claim mark's style: the page's and the PDF's
 # (page.css, pdf_style.typ), by the mark's class.
-CLAIM_COLOURS = {"claim-failed": "9A1C1C", "claim-inconclusive": "8A5300"}
+CLAIM_COLOURS = {"claim-failed": "9A1C1C", "claim-inconclusive": "8A5300", "claim-outlier": "1F4E79"}
 
 # When neither SOURCE_DATE_EPOCH nor the front matter's date says when the
 # document was made: 1980-01-01T00:00:00Z, the earliest time a zip entry
@@ -201,11 +201,10 @@ def reference_doc(job):
     path = job.workdir / "reference.docx"
     run_tool([pandoc_path(), "--output", str(path), "--print-default-data-file", "reference.docx"], job.article)
     reference = docx.Document(path)
-    for status in STATUS.values():
-        if status.page_class:
-            style = reference.styles.add_style(claim_style(status.page_class), WD_STYLE_TYPE.CHARACTER)
-            style.font.bold = True
-            style.font.color.rgb = RGBColor.from_string(CLAIM_COLOURS[status.page_class])
+    for page_class in MARK_CLASSES:
+        style = reference.styles.add_style(claim_style(page_class), WD_STYLE_TYPE.CHARACTER)
+        style.font.bold = True
+        style.font.color.rgb = RGBColor.from_string(CLAIM_COLOURS[page_class])
     reference.save(path)
     return path
 

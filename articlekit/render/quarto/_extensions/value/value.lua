@@ -5,6 +5,7 @@ Shortcodes (Quarto >= 1.5 API: handler(args, kwargs, meta, raw_args, context)):
 
   {{< value KEY [fmt="SPEC"] [expect="CLAIM"] >}}  a value, as formatted by Python
   {{< value KEY code=true >}}                      ... printed as inline code
+  {{< value KEY band="outside" >}}                 ... outside its seeds' 5-95 % band: the note beside it
   {{< source KEY >}}                               the key, linked to its provenance row:
                                                    the way back for values printed in code blocks
   {{< claim KEY expect="CLAIM" >}}                 a checked claim; prints nothing
@@ -180,16 +181,40 @@ local function claim_mark(b)
   return type(b.claim.mark) == "table" and b.claim.mark or nil
 end
 
-local function warning(b)
-  local mark = claim_mark(b)
-  local text = mark.text .. ": " .. b.expect
+local function marked(text, class, tooltip)
   if is_html() then
-    return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { mark.class }, { title = b.claim.message }))
+    return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { class }, { title = tooltip }))
   end
   if FORMAT:match("typst") then -- the PDF: pdf_finish.lua colours it by its class
-    return pandoc.Span({ pandoc.Strong({ pandoc.Str(text) }) }, pandoc.Attr("", {}, { ["claim-mark"] = mark.class }))
+    return pandoc.Span({ pandoc.Strong({ pandoc.Str(text) }) }, pandoc.Attr("", {}, { ["claim-mark"] = class }))
   end
   return pandoc.Strong({ pandoc.Str(text) })
+end
+
+local function warning(b)
+  local mark = claim_mark(b)
+  return marked(mark.text .. ": " .. b.expect, mark.class, b.claim.message)
+end
+
+-- The notes beside a value at this place, after its claim's mark, as
+-- articlekit.article.bound writes them: {text, class, tooltip} each. A seeded
+-- value outside its seeds' 5-95 % band (bind wrote b.band) shows the note
+-- where the shortcode says band="outside", the warning where it does not
+-- (articlekit.article.seed_band.shown); a notice (strict=false) everywhere.
+local function notes(b, kwargs, context)
+  local out = {}
+  if type(b.band) == "table" then
+    if clean(kwargs["band"], context) == "outside" then
+      table.insert(out, { b.band.disclosed.text, b.band.disclosed.class, b.band.message })
+    else
+      table.insert(out, { b.band.undisclosed.text, b.band.undisclosed.class,
+        b.band.message .. ", and the article does not say so here" })
+    end
+  end
+  if type(b.notice) == "table" then
+    table.insert(out, { b.notice.text, b.notice.class, b.notice.message })
+  end
+  return out
 end
 
 -- What an unbound shortcode prints on the failure page: the key, marked.
@@ -213,10 +238,14 @@ local function value(args, kwargs, meta, raw_args, context)
   end
   if context == "text" then
     -- inside code: the plain string, nothing that could become markup
+    local text = b.text
     if claim_mark(b) then
-      return b.text .. "  " .. claim_mark(b).text .. ": " .. b.expect
+      text = text .. "  " .. claim_mark(b).text .. ": " .. b.expect
     end
-    return b.text
+    for _, note in ipairs(notes(b, kwargs, context)) do
+      text = text .. "  " .. note[1]
+    end
+    return text
   end
   local shown = pandoc.Str(b.text)
   if clean(kwargs["code"], context) == "true" then
@@ -236,6 +265,10 @@ local function value(args, kwargs, meta, raw_args, context)
   if claim_mark(b) then
     out:insert(pandoc.Space())
     out:insert(warning(b))
+  end
+  for _, note in ipairs(notes(b, kwargs, context)) do
+    out:insert(pandoc.Space())
+    out:insert(marked(note[1], note[2], note[3]))
   end
   return out
 end
