@@ -24,6 +24,7 @@ from pypdf.generic import DictionaryObject, NameObject, TextStringObject
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import write_json
 from articlekit.render import formats
+from articlekit.render.formats import jats
 from articlekit.render.formats import pdf as pdfmod
 from articlekit.render.page import render_format
 from articlekit.render.renderers import RenderError
@@ -444,9 +445,28 @@ def with_entity(xml):
         ),
         (lambda e: e.update({"notes.txt": b"root:x:0:0"}), r"holds notes\.txt, which article\.xml does not name"),
         (lambda e: e.update({"figures/demo.svg": SVG.encode()}), r"its figures/demo\.svg is not the figure its rule"),
-        (lambda e: e.update({"manifest.xml": b"<manifest/>"}), r"manifest\.xml lists nothing, not the bundle's"),
+        # a manifest MECA takes, but one that leaves the figure out
+        (
+            lambda e: e.update({"manifest.xml": jats.manifest({})}),
+            r"manifest\.xml lists article\.xml, not the bundle's",
+        ),
+        (
+            lambda e: e.update({"manifest.xml": b"<manifest/>"}),
+            r"manifest\.xml\): its DOCTYPE is not MECA's manifest DTD's",
+        ),
     ],
-    ids=["entity", "doctype", "xinclude", "stylesheet", "file-link", "web-graphic", "stray", "figure", "manifest"],
+    ids=[
+        "entity",
+        "doctype",
+        "xinclude",
+        "stylesheet",
+        "file-link",
+        "web-graphic",
+        "stray",
+        "figure",
+        "manifest",
+        "manifest-no-doctype",
+    ],
 )
 def test_the_jats_reader_refuses_what_a_journal_would_load_or_follow(editions, tmp_path, edit, found):
     path = rezipped(editions.outs["jats"], tmp_path / "hostile.jats.zip", edit)
