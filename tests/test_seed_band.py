@@ -132,12 +132,12 @@ def test_an_out_of_band_value_printed_without_saying_so_stops_a_strict_bind_nami
 def test_band_outside_discloses_it_and_the_binding_carries_the_note():
     doc = bind_text(f"{DISCLOSED} {INSIDE}{TAIL}")
     band = doc["bindings"]["toy.x|.1f|"]["band"]
-    assert band["disclosed"] == {"text": "outside the 5–95 % band of 100 seeds (6.0 to 95.0)", "class": OUTLIER_CLASS}
+    assert band["disclosed"] == {"text": "(outside the 5–95 % band of 100 seeds: 6.0 to 95.0)", "class": OUTLIER_CLASS}
     assert (band["p05"], band["p95"], band["seeds"]) == (pytest.approx(5.95), pytest.approx(95.05), 100)
     assert "band" not in doc["bindings"]["toy.y|.1f|"]
     bound = bound_markdown(f"{DISCLOSED} {INSIDE}{TAIL}", doc).replace("\\", "")  # md_text's escapes
     assert (
-        f'[outside the 5–95 % band of 100 seeds (6.0 to 95.0)]{{claim-mark="{OUTLIER_CLASS}" title="toy.x = 200'
+        f'[(outside the 5–95 % band of 100 seeds: 6.0 to 95.0)]{{claim-mark="{OUTLIER_CLASS}" title="toy.x = 200'
         in bound
     )
 
@@ -225,6 +225,6 @@ def test_every_edition_prints_the_note_beside_the_disclosed_value(tmp_path):
     editions = every_edition(article, bindings)
     for fmt, path in editions.items():
         said = " ".join(READERS[fmt](path).split())
-        assert "outside the 5–95 % band of 100 seeds (6.0 to 95.0)" in said, fmt
+        assert "(outside the 5–95 % band of 100 seeds: 6.0 to 95.0)" in said, fmt
     page = READERS["html"](editions["html"])
     assert f'<span class="{OUTLIER_CLASS}" title="toy.x = 200' in page

@@ -12,7 +12,7 @@ three sections away. So the shortcode that prints it says so:
 
 and every edition prints, beside the number, a note in the class
 claim-outlier (articlekit.core.status.OUTLIER_CLASS: the claim marks' path,
-its own colour), "outside the 5–95 % band of 100 seeds (479.02 to
+its own colour), "(outside the 5–95 % band of 100 seeds: 479.02 to
 1190.66)", the band in the value's own format, with the seeds and the
 value's percentile in its tooltip.
 
@@ -200,7 +200,7 @@ def check(article, occurrences, values, bindings):
                 "message": band.said(),
                 # beside the number where the shortcode says band="outside", and where it does not
                 "disclosed": {
-                    "text": f"outside the 5–95 % band of {band.seeds} seeds ({band.shown(fmt)})",
+                    "text": f"(outside the 5–95 % band of {band.seeds} seeds: {band.shown(fmt)})",
                     "class": OUTLIER_CLASS,
                 },
                 "undisclosed": {
