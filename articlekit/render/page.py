@@ -237,11 +237,28 @@ def pandoc_metadata(front, pandoc):
     """The metadata file's contents: Pandoc's share of the front matter and
     the renderer's name ({{< meta renderer >}})."""
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+    if "author" in metadata:
+        # Pandoc's templates print an author as text: a {name: ...} of the
+        # form Quarto takes would print "true" (the JATS edition puts the
+        # structured form back, which its template reads)
+        metadata["author"] = author_names(metadata["author"])
     metadata["renderer"] = display_name("pandoc", tool_version(pandoc))
     # A page says its language (screen readers pick their voice by it):
     # English unless the front matter says otherwise, as Quarto does.
     metadata.setdefault("lang", "en")
     return metadata
+
+
+def author_names(value):
+    """The front matter's authors as Pandoc's templates print them: names."""
+    authors = value if isinstance(value, list) else [value]
+    names = []
+    for author in authors:
+        name = author.get("name") if isinstance(author, dict) else author
+        if isinstance(name, dict):  # Quarto's {given, family}
+            name = " ".join(str(name.get(part, "")) for part in ("given", "family")).strip()
+        names.append(name)
+    return names
 
 
 def filter_files():

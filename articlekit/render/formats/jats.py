@@ -127,6 +127,8 @@ def jats_metadata(job, figure_list):
     metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
     if front.get("keywords"):
         metadata["tags"] = front["keywords"]
+    if front.get("author"):
+        metadata["author"] = front["author"]  # the structured form its template reads (name, orcid, affiliation)
     if isinstance(front.get("abstract"), str):
         metadata["abstract"] = front["abstract"].rstrip("\n") + "\n"  # a block scalar: blocks
     return metadata

@@ -62,6 +62,22 @@ PAGE = {
 }
 
 
+def typst_keywords(keywords):
+    """The front matter's keywords as Typst string literals, each a raw
+    Typst inline: Pandoc's Typst template writes them bare, so that a word
+    is read as a variable ("unknown variable: attention") and the PDF does
+    not compile."""
+    out = []
+    for keyword in keywords if isinstance(keywords, list) else [keywords]:
+        text = " ".join(str(keyword).split())
+        if not text:
+            continue
+        literal = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        fence = "`" * (max((len(run) for run in re.findall(r"`+", literal)), default=0) + 1)
+        out.append(f"{fence}{literal}{fence}{{=typst}}")
+    return out
+
+
 def claim_mark_rules():
     """Typst show rules giving each claim mark its colour where no class can
     reach it: inside code, where value.lua prints the mark as plain text.
@@ -112,6 +128,8 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
         raise RenderError(str(exc)) from None
     front, source, reader = pandoc_source(article, tree)
     metadata = {key: value for key, value in front.items() if key in PANDOC_METADATA}
+    if metadata.get("keywords"):
+        metadata["keywords"] = typst_keywords(metadata["keywords"])
     metadata.update(PAGE)
     metadata["renderer"] = md_text(renderer_name(pandoc))
     meta_file = workdir / "metadata.yaml"
