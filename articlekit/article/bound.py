@@ -89,7 +89,7 @@ def _notes(binding, sc):
     """(text, class, tooltip) of every note printed beside a value at this
     place, after its claim's mark: its band's (seed_band.shown), its notice."""
     notes = []
-    band = seed_band.shown(binding, sc.kwargs.get("band"))
+    band = seed_band.shown(binding)
     if band:
         notes.append(band)
     notice = binding.get("notice")

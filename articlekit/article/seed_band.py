@@ -6,51 +6,47 @@ article shows its spread over the sweep's seeds: robustness.<key>.p05 and
 seed. When that value lies outside the band (below p05 or above p95) the
 article's seed is one of the draws that the sweep puts among its tails,
 and the reader of the number is owed that fact beside it, not in a table
-three sections away. So the shortcode that prints it says so:
+three sections away. So the build says so, wherever the value is printed:
+every edition prints, beside the number, a note in the class claim-outlier
+(articlekit.core.status.OUTLIER_CLASS: the claim marks' path, its own
+colour), "(outside the 5–95 % band of 100 seeds: 479.02 to 1190.66)", the
+band in the value's own format, with the seeds and the value's percentile
+in its tooltip. The note is the build's, not the author's: which values lie
+outside depends on the sweep (its seeds, the experiments' parameters), and
+a build with another configuration (config/test.yaml's 20 seeds) finds
+others, so no sentence typed for one sweep could stay true for every build,
+and none is left to forget.
 
-    {{< value scaling.dk16.scaled.effective_terms fmt=".2f" band="outside" >}}
+The author may say it at the shortcode too, band="outside"
+(`{{< value scaling.dk16.scaled.effective_terms fmt=".2f" band="outside" >}}`),
+which bind holds to the sweep. Bind calls check() on every value shortcode
+it printed (prose or code, not a comment, not the departures section's):
 
-and every edition prints, beside the number, a note in the class
-claim-outlier (articlekit.core.status.OUTLIER_CLASS: the claim marks' path,
-its own colour), "(outside the 5–95 % band of 100 seeds: 479.02 to
-1190.66)", the band in the value's own format, with the seeds and the
-value's percentile in its tooltip.
-
-Bind calls check() on every value shortcode it printed (prose or code, not
-a comment, not the departures section's):
-
-- out of band without band="outside": a strict bind fails, naming the
-  line, the key, the value, the band and the fix; with strict=false the
-  number carries a warning mark instead (in an inconclusive claim's class)
-  and bind warns;
-- band="outside" on a value inside its band: refused, strict or not (the
-  note would be false);
-- band="outside" on a key the sweep gives no band (not a number of a swept
+- band="outside" on a value this sweep finds inside its band: a warning,
+  strict or not (another sweep may find it outside), and no note;
+- band="outside" on a key no sweep gives a band (not a number of a swept
   experiment, or a build whose values hold no sweep): refused, saying why;
-- band= takes only "outside".
+- band= takes only "outside", and only on a value the article prints.
 
 The band is the key's, so it is written into the key's binding (`band`:
-bindings_schema.json) and each place that prints it shows the note or the
-warning by its own attribute (articlekit.article.bound, value.lua). A value
-every seed shares is at p05 = p95 and never outside. Without the sweep's
-results in the values (an article that binds no robustness.* key does not
-read them) no value has a band, and nothing is checked.
+bindings_schema.json) and each place that prints the key shows the note
+(articlekit.article.bound, value.lua). A value every seed shares is at
+p05 = p95 and never outside. Without the sweep's results in the values (an
+article that binds no robustness.* key does not read them) no value has a
+band, and nothing is checked.
 """
 
 from dataclasses import dataclass
 
 from articlekit.article.robustness import bindable_key
-from articlekit.article.shortcodes import CLOSE, normalize_space
+from articlekit.article.shortcodes import normalize_space
 from articlekit.core.equality import is_number
 from articlekit.core.fmt import format_value
-from articlekit.core.status import INCONCLUSIVE, OUTLIER_CLASS, STATUS
+from articlekit.core.status import OUTLIER_CLASS
 from articlekit.core.keys import split_key
 
 OUTSIDE = "outside"
 BAND_VALUES = (OUTSIDE,)  # what band= may say
-# The warning beside an out-of-band value printed without its note (strict=false).
-UNDISCLOSED_CLASS = STATUS[INCONCLUSIVE].page_class
-UNSAID = ", and the article does not say so here"  # the warning's tooltip, after the band's (value.lua's too)
 
 
 @dataclass(frozen=True)
@@ -135,11 +131,9 @@ def no_band_reason(values, key):
 class Problem:
     shortcode: object
     message: str
-    # strict=false: an undisclosed out-of-band value is marked and warned of
-    undisclosed: bool = False
-    # strict=false: warned of, not marked: a value the article says is outside the band that this
-    # sweep finds inside it (a smaller sweep, config/test.yaml's, draws another band); the note is
-    # not printed there. The rest (band= where no band can be) always stop bind
+    # warned of, strict or not: a value the article says is outside the band that this sweep
+    # finds inside it (another sweep, config/test.yaml's, draws another band); no note is
+    # printed there. The rest (band= where no band can be) stop bind
     lenient: bool = False
 
 
@@ -208,36 +202,14 @@ def check(article, occurrences, values, bindings):
                     "text": f"(outside the 5–95 % band of {band.seeds} seeds: {band.shown(fmt)})",
                     "class": OUTLIER_CLASS,
                 },
-                "undisclosed": {
-                    "text": f"⚠ outside the 5–95 % band of {band.seeds} seeds, not said",
-                    "class": UNDISCLOSED_CLASS,
-                },
             }
-        if said is None:
-            problems.append(
-                Problem(
-                    sc,
-                    f"{where}: {band.said()}, and the article does not say so where it prints it: add "
-                    f"band=\"outside\" to this shortcode, {_with_band(sc)} (every edition then prints the note beside "
-                    "the number), or print another seed's value",
-                    undisclosed=True,
-                )
-            )
     return problems
 
 
-def _with_band(sc):
-    """The shortcode as written, with band="outside" before its close."""
-    return sc.raw[: -len(CLOSE)].rstrip() + f' band="{OUTSIDE}" {CLOSE}'
-
-
-def shown(binding, band_attribute):
-    """(text, class, tooltip) printed beside a value at one place: the note
-    where the shortcode says band="outside", the warning where it does not;
-    None for a value the sweep finds inside its band."""
+def shown(binding):
+    """(text, class, tooltip) printed beside a value wherever it is printed:
+    the note, for a value the sweep finds outside its band; else None."""
     band = binding.get("band")
     if not isinstance(band, dict):
         return None
-    if band_attribute == OUTSIDE:
-        return band["disclosed"]["text"], band["disclosed"]["class"], band["message"]
-    return band["undisclosed"]["text"], band["undisclosed"]["class"], band["message"] + UNSAID
+    return band["disclosed"]["text"], band["disclosed"]["class"], band["message"]

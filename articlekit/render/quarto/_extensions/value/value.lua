@@ -199,17 +199,12 @@ end
 -- The notes beside a value at this place, after its claim's mark, as
 -- articlekit.article.bound writes them: {text, class, tooltip} each. A seeded
 -- value outside its seeds' 5-95 % band (bind wrote b.band) shows the note
--- where the shortcode says band="outside", the warning where it does not
--- (articlekit.article.seed_band.shown); a notice (strict=false) everywhere.
+-- wherever it is printed (articlekit.article.seed_band.shown); a notice
+-- (strict=false) everywhere.
 local function notes(b, kwargs, context)
   local out = {}
   if type(b.band) == "table" then
-    if clean(kwargs["band"], context) == "outside" then
-      table.insert(out, { b.band.disclosed.text, b.band.disclosed.class, b.band.message })
-    else
-      table.insert(out, { b.band.undisclosed.text, b.band.undisclosed.class,
-        b.band.message .. ", and the article does not say so here" })
-    end
+    table.insert(out, { b.band.disclosed.text, b.band.disclosed.class, b.band.message })
   end
   if type(b.notice) == "table" then
     table.insert(out, { b.notice.text, b.notice.class, b.notice.message })
