@@ -44,7 +44,8 @@ from articlekit.render import page as rendermod
 from articlekit.core.jsonio import DiskFull, loads, write_json
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core.workfiles import owner_tag
-from articlekit.review.crate import files_view
+from articlekit.review.crate import METADATA_NAME, files_view
+from articlekit.review.journal_bundle import JOURNAL_BUNDLE
 from articlekit.review.manifest import MANIFEST
 from tests.shared_build import copy_of_test_build
 from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, copy_environment
@@ -238,9 +239,15 @@ def assert_recovered(work, template, env=None, then_nothing_to_do=False):
 def content(work, rel):
     """A file's bytes; of the build's crate, the outputs it lists: its
     inputs are the case's, which a fault may leave changed on purpose (a
-    byte-order mark), and the times of its runs differ by design."""
+    byte-order mark), and the times of its runs differ by design; of the
+    journal's bundle, its entries, the crate among them read so."""
     if rel == MANIFEST:
         return files_view(loads((work / rel).read_text()))["outputs"]
+    if rel == JOURNAL_BUNDLE:
+        with zipfile.ZipFile(work / rel) as bundle:
+            entries = {name: bundle.read(name) for name in bundle.namelist()}
+        crate = entries.pop(METADATA_NAME)
+        return entries, files_view(loads(crate.decode("utf-8")))["outputs"]
     return (work / rel).read_bytes()
 
 
@@ -326,6 +333,7 @@ def test_deleted_results_and_figures_are_rebuilt(case):
         "audit",
         "diff",
         "manifest",
+        "journal_bundle",
         "all",
         # the seed sweep's chunks live under results/ too (the article binds its summary)
         "robustness_chunk",
@@ -459,7 +467,7 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
     key silently win: a second n_keys: reached the experiment. The module
     reads each file again, strictly, before any job. A byte-order mark, by
     contrast, is nothing: the plan makes no step again but the manifest,
-    which records the file's bytes."""
+    which records the file's bytes, and the journal's bundle, which carries it."""
     for name in ["config.yaml", "config/test.yaml"]:
         edit(case / name, "  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n")
         line = line_of(case / name, "n_keys: 1000")
@@ -471,7 +479,7 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
         restore(case, template, name)
     (case / "config/test.yaml").write_bytes(b"\xef\xbb\xbf" + (template / "config/test.yaml").read_bytes())
     plan = snakemake(case, "--dry-run")
-    assert planned_rules(plan.output) == {"manifest", "all"}, plan.output[-2000:]
+    assert planned_rules(plan.output) == {"manifest", "journal_bundle", "all"}, plan.output[-2000:]
 
 
 # --- the article ------------------------------------------------------------------
