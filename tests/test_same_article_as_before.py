@@ -29,6 +29,8 @@ import math
 import re
 import shutil
 import subprocess
+import tempfile
+import zipfile
 from collections import namedtuple
 from pathlib import Path
 
@@ -37,7 +39,8 @@ import pytest
 import yaml
 
 from articlekit.core.ledger import Ledger
-from articlekit.review.crate import build_crate, crate_json, files_view
+from articlekit.review.crate import METADATA_NAME, build_crate, crate_json, files_view
+from articlekit.review.journal_bundle import JOURNAL_BUNDLE
 
 from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, MissingCommit, copy_commit, copy_environment
 
@@ -302,6 +305,28 @@ def manifest_difference(then, now):
     return "; ".join(moved[:5]) + (f" (and {len(moved) - 5} more)" if len(moved) > 5 else "") if moved else None
 
 
+def bundle_difference(then, now):
+    """None when two journal bundles hold the same entries, byte for byte,
+    but their crates, which are compared as manifests are."""
+
+    def entries(path):
+        with zipfile.ZipFile(path) as bundle:
+            return {name: bundle.read(name) for name in bundle.namelist()}
+
+    old, new = entries(then), entries(now)
+    if set(old) != set(new):
+        return f"entries {sorted(set(old) ^ set(new))} in one bundle only"
+    moved = [name for name in sorted(old) if name != METADATA_NAME and old[name] != new[name]]
+    if moved:
+        return f"its {', '.join(moved)} not the same"
+    with tempfile.TemporaryDirectory() as folder:
+        crates = [Path(folder) / side for side in ("then", "now")]
+        for path, found in zip(crates, (old, new)):
+            path.write_bytes(found[METADATA_NAME])
+        said = manifest_difference(*crates)
+    return f"its crate: {said}" if said else None
+
+
 def file_difference(then, now):
     """None when the file `now` says what `then` says: the same bytes, but
     for the time a PDF was written (and the digests a manifest keeps of it
@@ -312,6 +337,8 @@ def file_difference(then, now):
         return pdf_difference(then, now)
     if then.name == MANIFEST.name and then.parent.name == PAGES:
         return manifest_difference(then, now)
+    if then.name == Path(JOURNAL_BUNDLE).name:
+        return bundle_difference(then, now)
     a, b = then.read_bytes(), now.read_bytes()
     if a == b:
         return None
@@ -488,3 +515,19 @@ def test_a_shallow_clone_without_the_commit_says_how_to_fetch_it(tmp_path):
 def test_a_folder_that_is_no_checkout_says_so(tmp_path):
     with pytest.raises(MissingCommit, match="is not a git checkout.*run this in a clone"):
         copy_commit(tmp_path / "copy", REFERENCE, root=tmp_path)
+
+
+def test_a_journal_bundle_differs_by_its_entries_but_not_by_its_crates_times(tmp_path):
+    from articlekit.render.formats import jats
+
+    def bundle(name, article, when):
+        crate = {"@graph": [{"@id": "#build", "endTime": when, "result": [], "object": []}]}
+        entries = {"article.xml": article, METADATA_NAME: json.dumps(crate).encode()}
+        path = tmp_path / name / "article.meca.zip"
+        path.parent.mkdir()
+        path.write_bytes(jats.zip_bytes(entries))
+        return path
+
+    then = bundle("then", b"<article/>", "2026-01-01T00:00:00Z")
+    assert bundle_difference(then, bundle("later", b"<article/>", "2026-12-06T07:00:00Z")) is None
+    assert "its article.xml not the same" in bundle_difference(then, bundle("edited", b"<article>x</article>", "t"))
