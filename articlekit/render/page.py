@@ -559,13 +559,18 @@ def pandoc_page(job):
 def pandoc_markdown(job):
     """The GitHub markdown through Pandoc, from the bound tree. No
     --standalone: metadata would make two builds' markdown differ; the
-    title goes on top as a heading. -> the renderer's name."""
+    title goes on top as a heading, the authors (joined by commas) and the
+    date on the lines under it, as Quarto's gfm writes them. -> the
+    renderer's name."""
     common, metadata = pandoc_run(job)
     run_tool(common + ["--to", job.fmt.writer, "--output", str(job.produced)], job.article, cwd=job.article.parent)
     if metadata.get("title"):
-        job.produced.write_text(
-            f"# {metadata['title']}\n\n" + job.produced.read_text(encoding="utf-8"), encoding="utf-8"
-        )
+        lines = [f"# {metadata['title']}"]
+        if metadata.get("author"):
+            lines.append(", ".join(map(str, metadata["author"])))
+        if metadata.get("date"):
+            lines.append(str(metadata["date"]))
+        job.produced.write_text("\n".join(lines) + "\n\n" + job.produced.read_text(encoding="utf-8"), encoding="utf-8")
     return metadata["renderer"]
 
 
