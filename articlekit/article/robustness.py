@@ -86,6 +86,17 @@ from articlekit.experiment.artifacts import envelope, read_artifact
 SCRIPT = "articlekit/article/robustness.py"
 PERCENTILES = (5, 50, 95)
 CONFIDENCE = 0.95  # of the interval given beside every share of seeds
+# A number's spread over the seeds, and the article's seed's rank among them with its interval.
+SPREAD = (
+    "median",
+    "p05",
+    "p95",
+    "min",
+    "max",
+    "percentile_at_seed",
+    "percentile_at_seed_low",
+    "percentile_at_seed_high",
+)
 # The fields of robustness.<key>: how a cited robustness.<key>.<field> names its value's key.
 FIELDS = (
     "median",
@@ -367,22 +378,7 @@ def build(sweep, values, shortcodes, settings):
         rows.append(row)
         # not the value at the article's seed: that is the key itself, and a second key holding the
         # same number would be the lint's suggestion for a typed copy of it
-        by_key[bindable_key(key)] = {
-            k: row[k]
-            for k in (
-                "seeds",
-                "median",
-                "p05",
-                "p95",
-                "min",
-                "max",
-                "percentile_at_seed",
-                "percentile_at_seed_low",
-                "percentile_at_seed_high",
-                "differs",
-            )
-            if k in row
-        }
+        by_key[bindable_key(key)] = {k: row[k] for k in ("seeds", *SPREAD, "differs") if k in row}
 
     for key, expect in shortcodes["claims"]:
         refs = [key, *claimlib.keys_referenced(expect)]

@@ -14,7 +14,7 @@ data: URL) for each value that varies, and beside each share of seeds its
 import argparse
 import sys
 
-from articlekit.article.robustness import CONFIDENCE
+from articlekit.article.robustness import CONFIDENCE, SPREAD
 from articlekit.article.seed_figure import data_url, headline, percentile_words, plottable, seed_range
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError, run_command
@@ -188,21 +188,7 @@ def bind_as(row):
     """(the key to bind, its sibling fields): robustness.<key> itself is a
     group, not a value, so the page offers its median, or how many seeds
     differ for a text or a list."""
-    fields = (
-        [
-            "median",
-            "p05",
-            "p95",
-            "min",
-            "max",
-            "percentile_at_seed",
-            "percentile_at_seed_low",
-            "percentile_at_seed_high",
-            "seeds",
-        ]
-        if "median" in row
-        else ["differs", "seeds"]
-    )
+    fields = [*SPREAD, "seeds"] if "median" in row else ["differs", "seeds"]
     fields = [f for f in fields if f in row or not f.startswith("percentile_at_seed")]
     return f"{row['bindable']}.{fields[0]}", ", ".join(f".{f}" for f in fields[1:])
 
