@@ -82,6 +82,13 @@ per process; `between_runs` turns them into the value an article prints:
   are flagged with probability about 1 - confidence at most) disagrees
   with them more than their spread allows. `outliers` lists them, by
   their number (1 for the first run); it takes at least three runs.
+- A rule for them, stated before the data: `set_aside_at_most` runs may
+  be left out of the interval when they are the only outliers (one run in
+  five, say). One run that shared the machine with another program would
+  otherwise widen the interval for all the others; the set-aside runs
+  stay in the record (`runs`, `set_aside`), and an article says that a
+  rerun may land among them. When more runs than that are outliers, none
+  is set aside: the runs disagree, and the interval says so by its width.
 - `loaded(load, cpus)`: a run started or ended with more runnable
   processes than CPUs (the one-minute load average above the CPUs it may
   use) shared the machine, however its threads were pinned.
@@ -105,7 +112,18 @@ CONFIDENCE = 0.95
 # own words, which an article's publishing settings may name (a spread).
 TIME_FIELDS = ("estimate", "low", "high", "coverage", "samples_ms", "wall_samples_ms", "calls_per_sample")
 RATIO_FIELDS = ("estimate", "low", "high", "coverage", "ratios")
-BETWEEN_RUNS_FIELDS = ("estimate", "low", "high", "coverage", "runs", "spread", "outliers")
+BETWEEN_RUNS_FIELDS = (
+    "estimate",
+    "low",
+    "high",
+    "coverage",
+    "runs",
+    "smallest",
+    "largest",
+    "spread",
+    "outliers",
+    "set_aside",
+)
 BETWEEN_RUNS_INTERVAL = "prediction interval for one more run (Student's t on the logarithms of the runs)"
 
 
@@ -323,17 +341,28 @@ def compare(
 # ---- between runs ----------------------------------------------------------------
 
 
-def between_runs(estimates, confidence=CONFIDENCE):
+def between_runs(estimates, confidence=CONFIDENCE, set_aside_at_most=0):
     """Independent runs' estimates of one positive quantity (a time, a
     ratio; one per process) -> their median, with a prediction interval
     for one more run (the module's docstring says why that one).
 
-    -> {"estimate": median of the runs,
+    set_aside_at_most: the rule for outlying runs, fixed before the runs
+    are seen. When 1 to this many runs are outliers, they are set aside:
+    the estimate and interval come from the others, and the set-aside runs
+    are listed. When more are, the runs disagree too widely for any to be
+    called the odd one out, and all are kept. 0 (the default) keeps every
+    run whatever it shows.
+
+    -> {"estimate": median of the kept runs,
         "low", "high": where one more run falls with probability `confidence`,
+                       from the kept runs,
         "coverage": that probability, "runs": the estimates as given,
+        "smallest", "largest": the extremes of all the runs,
         "spread": (largest - smallest) / median,
         "outliers": the runs (numbered from 1) outside the interval the
-                    others predict; [] with fewer than three runs}
+                    others predict; [] with fewer than three runs,
+        "set_aside": the outliers the rule left out of the interval ([] or
+                     all of them)}
     """
     runs = [float(x) for x in estimates]
     if len(runs) < 2:
@@ -342,8 +371,16 @@ def between_runs(estimates, confidence=CONFIDENCE):
         raise MeasureError(
             f"between_runs: every run's estimate must be a positive number (a time or a ratio), got {runs}"
         )
-    low, high = prediction_interval(runs, confidence)
-    median = statistics.median(runs)
+    if set_aside_at_most < 0 or (set_aside_at_most > 0 and set_aside_at_most > len(runs) - 3):
+        raise MeasureError(
+            f"between_runs: set_aside_at_most={set_aside_at_most} with {len(runs)} runs; an interval from "
+            f"the runs kept needs at least 3 of them, so it may be 0 to {max(len(runs) - 3, 0)}"
+        )
+    outliers = outlying_runs(runs, confidence)
+    set_aside = outliers if len(outliers) <= set_aside_at_most else []
+    kept = [x for i, x in enumerate(runs, 1) if i not in set_aside]
+    low, high = prediction_interval(kept, confidence)
+    median = statistics.median(kept)
     return {
         "estimate": float(median),
         # never without its own estimate: runs that agree to the last digit
@@ -352,8 +389,11 @@ def between_runs(estimates, confidence=CONFIDENCE):
         "high": max(high, median),
         "coverage": confidence,
         "runs": runs,
+        "smallest": min(runs),
+        "largest": max(runs),
         "spread": (max(runs) - min(runs)) / median,
-        "outliers": outlying_runs(runs, confidence),
+        "outliers": outliers,
+        "set_aside": set_aside,
     }
 
 
