@@ -27,13 +27,14 @@ DRAWS_PER_S = 1e9  # normal draws a second, faster than any one core: footprint(
 
 def footprint(p):
     """Estimated cost of these sizes (articlekit.experiment.footprint): the widest K,
-    (n_keys, d_k) float64, and a few (n_keys,) vectors beside it; time,
-    every K drawn, once per d_k of the table and of the sweep."""
+    (n_keys, d_k) float64, and a dozen (n_keys,) vectors beside it (the
+    scores, the weights, and the gradients' temporaries); time, every K
+    drawn, once per d_k of the table and of the sweep."""
     widest = max(*p["d_k"], *p["sweep_d_k"])
     wide_key = "d_k" if widest in p["d_k"] else "sweep_d_k"
     draws = p["n_keys"] * (sum(p["d_k"]) + sum(p["sweep_d_k"]))
     return {
-        "bytes": {("n_keys", wide_key): 8 * p["n_keys"] * (widest + 8)},
+        "bytes": {("n_keys", wide_key): 8 * p["n_keys"] * (widest + 12)},
         "seconds": {("n_keys", "sweep_d_k"): draws / DRAWS_PER_S},
     }
 
