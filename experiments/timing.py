@@ -22,6 +22,12 @@ Two levels, each with its own statistics:
   prediction interval for one more run. The rounds of one process cannot
   see what changes between processes (memory layout, core, the minute's
   load), so the first level's intervals are kept per run, not printed.
+- The rule for an outlying run, fixed here before any run is seen
+  (SET_ASIDE_SHARE): a run outside the interval the others predict is set
+  aside from that value's interval, at most one run in five; when more
+  disagree, every run is kept. A set-aside run stays in the record with
+  what the machine did while it ran (articlekit.experiment.neighbours),
+  and the article names it.
 
 What this experiment adds, and why:
 
@@ -43,6 +49,9 @@ What this experiment adds, and why:
 - The machine (experiments.environment.machine) and the load average
   before and after each run are recorded with it; a run whose one-minute
   load exceeded the CPUs it may use is marked loaded (measure.loaded).
+  Around the headline's rounds, each run also records the machine's CPU
+  time by kind (stolen by the hypervisor included), the CPU time other
+  processes used and the clock (articlekit.experiment.neighbours).
 
 Inputs, per T: numpy.random.default_rng(seed) draws Q, K, V in that order,
 each (T, d) standard normal.
@@ -61,7 +70,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from articlekit.experiment import measure
+from articlekit.experiment import measure, neighbours
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.experiment.footprint import FLOPS
 from experiments.attention import (
@@ -90,6 +99,10 @@ RATIOS = {
     "spelling_speedup": ("loop", "loop_methods"),
     "methods_speedup": ("loop_methods", "matrix"),
 }
+
+# The rule for an outlying run, stated before the data: at most one run in
+# five is set aside from a value's interval (measure.between_runs).
+SET_ASIDE_SHARE = 0.2
 
 # The loop's interpreter overhead per query (a dozen NumPy calls), at least:
 # with FLOPS it keeps footprint()'s time a lower bound.
@@ -283,7 +296,9 @@ def run(params):
     with torch.no_grad():
         with limited_threads(1):
             one_thread_pools = pools()
+            before = neighbours.snapshot()
             main = headline(Q, K, V, params)
+            beside = neighbours.during(before, neighbours.snapshot())
             swept = sweep(params)
         with limited_threads(cores):
             many_thread_pools = pools()
@@ -353,6 +368,7 @@ def run(params):
             "after": list(load_after),
             "loaded": measure.loaded([load_before[0], load_after[0]], available),
         },
+        "neighbours": beside,  # while the headline's rounds ran
         "machine": machine(),
         "executor": "slurm" if os.environ.get("SLURM_JOB_ID") else "local",
         "hostname": socket.gethostname(),
@@ -366,9 +382,11 @@ def combine(runs, params):
     """The runs' values (one dict per process, as run() returns them, in run
     order) -> results/timing.json's: every time and ratio the median of the
     runs with a prediction interval for one more run
-    (measure.between_runs), each run's own figures beside it, the machine
-    and the load of every run."""
+    (measure.between_runs, under the rule SET_ASIDE_SHARE), each run's own
+    figures beside it, the machine and the load of every run, and what the
+    machine did beside each."""
     first = runs[0]
+    rule = set_aside_at_most(len(runs))
     main = {"T": first["main"]["T"], "d": first["main"]["d"], "dtype": first["main"]["dtype"]}
     for key in ("max_abs_diff", "spelling_max_abs_diff"):
         diffs = [r["main"][key] for r in runs]
@@ -379,13 +397,16 @@ def combine(runs, params):
             None
             if None in timed_runs
             else {
-                "median_ms": between_runs([t["median_ms"]["estimate"] for t in timed_runs]),
+                "median_ms": between_runs([t["median_ms"]["estimate"] for t in timed_runs], set_aside_at_most=rule),
                 "calls_per_sample": [t["calls_per_sample"] for t in timed_runs],
             }
         )
     for key in RATIOS:
-        main[key] = ratio_between_runs([r["main"][key] for r in runs])
+        main[key] = ratio_between_runs([r["main"][key] for r in runs], rule)
     cores = [r["main"]["all_cores"] for r in runs]
+    # Informational, and not held to the rule: a wall-clock figure moves
+    # with how idle the other cores were, which is no fault of the run. The
+    # article prints its range over the runs, not an interval.
     main["all_cores"] = {
         "threads": first["main"]["all_cores"]["threads"],
         **{
@@ -393,23 +414,35 @@ def combine(runs, params):
             for name in ALL_CORES
             if name != "loop"
         },
-        "speedup": ratio_between_runs([c["speedup"] for c in cores]),
+        "speedup": ratio_between_runs([c["speedup"] for c in cores], 0),
     }
-    disagree = main["speedup"]["outliers"] if main["speedup"] else []
+    speedup = main["speedup"] or {}
+    disagree = bool(speedup.get("outliers") or speedup.get("set_aside") or speedup.get("beyond_rule"))
     values = {
         "main": main,
-        "sweep": sweep_between_runs([r["sweep"] for r in runs]),
-        "runs": {"count": len(runs), "agree": not disagree, "note": disagreement_note(main["speedup"])},
+        "sweep": sweep_between_runs([r["sweep"] for r in runs], rule),
+        "load": load_of(runs),
+        "neighbours": neighbours_of(runs),
+        "machine": machine_of(runs),
+    }
+    values["runs"] = {
+        "count": len(runs),
+        "agree": not disagree,
+        "set_aside": main["speedup"]["set_aside"] if main["speedup"] else [],
+        "set_aside_elsewhere": set_aside_elsewhere(main),
+        "note": disagreement_note(main["speedup"], values),
+    }
+    values |= {
         "protocol": first["protocol"]
         | {
             "within_run_interval": first["protocol"]["interval"],
             "interval": measure.BETWEEN_RUNS_INTERVAL,
             "runs": len(runs),
+            "set_aside_share": SET_ASIDE_SHARE,
+            "set_aside_at_most": rule,
         },
         "threads": first["threads"]
         | {"widest_pool_one_thread": max(r["threads"]["widest_pool_one_thread"] for r in runs)},
-        "load": load_of(runs),
-        "machine": machine_of(runs),
         "executor": "slurm" if any(r["executor"] == "slurm" for r in runs) else "local",
         "hostname": ", ".join(dict.fromkeys(r["hostname"] for r in runs)),
     }
@@ -419,13 +452,19 @@ def combine(runs, params):
     return values
 
 
-def ratio_between_runs(per_run):
+def set_aside_at_most(runs):
+    """How many of `runs` runs the rule may set aside: one in five, rounded
+    down, and never so many that fewer than three are left."""
+    return max(0, min(int(runs * SET_ASIDE_SHARE), runs - 3))
+
+
+def ratio_between_runs(per_run, rule):
     """A ratio over the runs (each run's median of its per-round ratios), and
     each run's own interval beside it: run_low, run_high. Null when a run
     did not time it."""
     if None in per_run:
         return None
-    combined = between_runs([r["estimate"] for r in per_run])
+    combined = between_runs([r["estimate"] for r in per_run], set_aside_at_most=rule)
     widths = [(r["high"] - r["low"]) / r["estimate"] for r in per_run]
     return combined | {
         "run_low": [r["low"] for r in per_run],
@@ -436,17 +475,25 @@ def ratio_between_runs(per_run):
     }
 
 
-def sweep_between_runs(sweeps):
+def sweep_between_runs(sweeps, rule):
     """Each swept point the median of the runs with the interval for one more."""
     out = {"T": sweeps[0]["T"], "d": sweeps[0]["d"]}
     for name in METHODS:
         out[name] = {"median_ms": [], "low_ms": [], "high_ms": []}
         for i in range(len(out["T"])):
             points = [s[name]["median_ms"][i] for s in sweeps]
-            combined = None if None in points else between_runs(points)
+            combined = None if None in points else between_runs(points, set_aside_at_most=rule)
             for field, key in (("median_ms", "estimate"), ("low_ms", "low"), ("high_ms", "high")):
                 out[name][field].append(combined and combined[key])
     return out
+
+
+def set_aside_elsewhere(main):
+    """The printed values other than the headline ratio from which the rule
+    set a run aside: [{"value": its key under timing.main, "runs": [...]}]."""
+    found = [(f"{name}.median_ms", main[name] and main[name]["median_ms"]) for name in METHODS]
+    found += [(key, main[key]) for key in RATIOS if key != "speedup"]
+    return [{"value": key, "runs": v["set_aside"]} for key, v in found if v and v["set_aside"]]
 
 
 def load_of(runs):
@@ -464,6 +511,30 @@ def load_of(runs):
     }
 
 
+def neighbours_of(runs):
+    """What the machine did beside each run's headline rounds
+    (neighbours.during), run by run, and the median of the runs for the
+    figures a note compares an outlying run with."""
+    records = [r.get("neighbours") or {} for r in runs]
+
+    def per_run(field):
+        return [record.get(field) for record in records]
+
+    def median(values):
+        known = [v for v in values if v is not None]
+        return float(np.median(known)) if known else None
+
+    others = per_run("others_cpu_s")
+    steal = [share and share["steal"] for share in per_run("cpu_share")]
+    return {
+        "runs": records,
+        "others_cpu_s": others,
+        "steal_share": steal,
+        "median_others_cpu_s": median(others),
+        "median_steal_share": median(steal),
+    }
+
+
 MACHINE_IDENTITY = ("cpu_model", "cpu_id", "cores", "hostname")
 
 
@@ -476,23 +547,62 @@ def machine_of(runs):
     return first | {"same_for_all_runs": same}
 
 
-def disagreement_note(speedup):
+def disagreement_note(speedup, values):
     """The sentence the article prints on whether the runs agree: each run
     against the interval the other runs predict (measure.between_runs'
-    outliers)."""
+    outliers), what the rule did with it, and what the record holds of the
+    machine while it ran."""
     if not speedup:
         return "The loop was not timed at this length, so no ratio was held run against run."
     runs = speedup["runs"]
     if len(runs) < 3:
         return f"With {len(runs)} runs, no run can be held against the others."
-    if not speedup["outliers"]:
+    if speedup["set_aside"]:
+        aside = speedup["set_aside"]
+        one = len(aside) == 1
+        named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in aside)
+        record = " ".join(what_was_recorded(i, values) for i in aside)
+        return (
+            f"{named} {'lies' if one else 'lie'} outside the interval the other runs predict, and the rule "
+            f"stated above sets {'it' if one else 'them'} aside: the ratio and its interval are the other "
+            f"{len(runs) - len(aside)} runs'. A rerun may land where {'it' if one else 'they'} did. {record} "
+            f"The record holds these, not a cause."
+        )
+    if not (speedup["outliers"] or speedup["beyond_rule"]):
         return "No run lies outside the interval the other runs predict: they agree within their spread."
-    named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in speedup["outliers"])
+    if speedup["outliers"]:
+        one = len(speedup["outliers"]) == 1
+        named = ", ".join(f"run {i} ({runs[i - 1]:.2f})" for i in speedup["outliers"])
+        which = f"{named} {'lies' if one else 'lie'} outside the interval the other runs predict"
+        record = " ".join(what_was_recorded(i, values) for i in speedup["outliers"])
+        record += " The record holds these, not a cause."
+    else:
+        which = "more runs lie outside the interval the others predict"
+        record = "What the machine did beside each run is in the record (timing.neighbours)."
     return (
-        f"⚠ The runs disagree: {named} lies outside the interval the other runs predict, more than their "
-        f"spread allows, and the interval above may not hold for a rerun. The record does not say why: "
-        f"of each run it holds the load average before and after, not a cause."
+        f"⚠ The runs disagree: {which}, more than the rule stated above may set aside, so every run is kept "
+        f"and the interval above may not hold for a rerun. {record}"
     )
+
+
+def what_was_recorded(run, values):
+    """One sentence of what the machine did while run `run` (from 1) timed
+    its headline, beside the other runs' median."""
+    load = values["load"]
+    said = [f"one-minute load {load['runs_before'][run - 1]:.2f} before it and {load['runs_after'][run - 1]:.2f} after"]
+    record = values["neighbours"]["runs"][run - 1]
+    if record.get("others_cpu_s") is not None:
+        top = ", ".join(f"{p['command']} {p['cpu_s']:.2f} s" for p in record["others"])
+        said.append(
+            f"other processes used {record['others_cpu_s']:.2f} CPU-seconds while its "
+            f"{record['seconds']:.2f} s of rounds ran{f' ({top})' if top else ''}, against a median of "
+            f"{values['neighbours']['median_others_cpu_s']:.2f} s for all the runs"
+        )
+    if record.get("cpu_share") is not None:
+        said.append(f"the hypervisor took {record['cpu_share']['steal']:.0%} of the machine's CPU time")
+    if record.get("mhz_before") is not None:
+        said.append(f"the clock read {record['mhz_before']:.0f} MHz before and {record['mhz_after']:.0f} after")
+    return f"Run {run}: {'; '.join(said)}."
 
 
 # ---- figures -------------------------------------------------------------------------
@@ -563,8 +673,9 @@ def plot_sweep(plt, values, params, path):
 
 def plot_runs(plt, values, path):
     """Each run's loop / matrix ratio with its own interval (its rounds),
-    hollow where the machine was loaded; the band is the interval between
-    runs that the article prints, the line their median."""
+    hollow where the machine was loaded, a grey cross where the rule set it
+    aside; the band is the interval between runs that the article prints,
+    the line their median."""
     speedup = values["main"]["speedup"]
     fig, ax = plt.subplots(figsize=(6.4, 3.0), layout="constrained")
     if speedup is None:  # the loop not timed at the headline: nothing to draw
@@ -573,6 +684,7 @@ def plot_runs(plt, values, path):
         runs = np.arange(1, len(speedup["runs"]) + 1)
         estimate, low, high = (np.array(speedup[k]) for k in ("runs", "run_low", "run_high"))
         loaded = set(values["load"]["loaded_runs"])
+        set_aside = set(speedup["set_aside"])
         ax.axhspan(
             speedup["low"],
             speedup["high"],
@@ -581,17 +693,22 @@ def plot_runs(plt, values, path):
             label=f"{values['protocol']['confidence']:.0%} interval for one more run",
         )
         ax.axhline(speedup["estimate"], color="C0", lw=1, label="median of the runs")
-        for is_loaded, label in ((False, "a run, its own interval"), (True, "a run on a loaded machine")):
-            chosen = np.array([(r in loaded) == is_loaded for r in runs])
+        kinds = (
+            ("a run, its own interval", lambda r: r not in loaded and r not in set_aside, "o", "C1"),
+            ("a run on a loaded machine", lambda r: r in loaded and r not in set_aside, "o", "white"),
+            ("set aside by the rule", lambda r: r in set_aside, "X", "0.4"),
+        )
+        for label, belongs, marker, face in kinds:
+            chosen = np.array([belongs(r) for r in runs])
             if chosen.any():
                 ax.errorbar(
                     runs[chosen],
                     estimate[chosen],
                     yerr=[estimate[chosen] - low[chosen], high[chosen] - estimate[chosen]],
-                    fmt="o",
+                    fmt=marker,
                     capsize=3,
-                    color="C1",
-                    mfc="white" if is_loaded else "C1",
+                    color="0.4" if marker == "X" else "C1",
+                    mfc=face,
                     label=label,
                 )
         ax.set_xticks(runs)
@@ -606,8 +723,14 @@ def plot_runs(plt, values, path):
         if speedup is None
         else (
             f"The loop's time over the matrix form's in each of {len(speedup['runs'])} runs "
-            f"({', '.join(f'{r:.3g}' for r in speedup['runs'])}), each with its own interval; the runs' median is "
-            f"{speedup['estimate']:.3g}, and one more run falls between {speedup['low']:.3g} and {speedup['high']:.3g}"
+            f"({', '.join(f'{r:.3g}' for r in speedup['runs'])}), each with its own interval; "
+            + (
+                f"run {', '.join(map(str, speedup['set_aside']))} set aside by the rule; "
+                if speedup["set_aside"]
+                else ""
+            )
+            + f"the runs' median is {speedup['estimate']:.3g}, and one more run falls between "
+            f"{speedup['low']:.3g} and {speedup['high']:.3g}"
         )
     )
     save_figure(fig, path, alt=headline)

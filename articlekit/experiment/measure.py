@@ -83,8 +83,9 @@ per process; `between_runs` turns them into the value an article prints:
   with them more than their spread allows. `outliers` lists them, by
   their number (1 for the first run); it takes at least three runs.
 - A rule for them, stated before the data: `set_aside_at_most` runs may
-  be left out of the interval when they are the only outliers (one run in
-  five, say). One run that shared the machine with another program would
+  be left out of the interval when they are the only ones outside what the
+  others predict (one run in five, say; runs_set_aside searches from the
+  farthest in, so that two far out together do not hide each other). One run that shared the machine with another program would
   otherwise widen the interval for all the others; the set-aside runs
   stay in the record (`runs`, `set_aside`), and an article says that a
   rerun may land among them. When more runs than that are outliers, none
@@ -123,6 +124,7 @@ BETWEEN_RUNS_FIELDS = (
     "spread",
     "outliers",
     "set_aside",
+    "beyond_rule",
 )
 BETWEEN_RUNS_INTERVAL = "prediction interval for one more run (Student's t on the logarithms of the runs)"
 
@@ -347,11 +349,11 @@ def between_runs(estimates, confidence=CONFIDENCE, set_aside_at_most=0):
     for one more run (the module's docstring says why that one).
 
     set_aside_at_most: the rule for outlying runs, fixed before the runs
-    are seen. When 1 to this many runs are outliers, they are set aside:
-    the estimate and interval come from the others, and the set-aside runs
-    are listed. When more are, the runs disagree too widely for any to be
-    called the odd one out, and all are kept. 0 (the default) keeps every
-    run whatever it shows.
+    are seen (runs_set_aside). When 1 to this many runs lie outside what
+    the others predict, they are set aside: the estimate and interval come
+    from the others, and the set-aside runs are listed. When more do, the
+    runs disagree too widely for any to be called the odd one out, and all
+    are kept. 0 (the default) keeps every run whatever it shows.
 
     -> {"estimate": median of the kept runs,
         "low", "high": where one more run falls with probability `confidence`,
@@ -361,8 +363,9 @@ def between_runs(estimates, confidence=CONFIDENCE, set_aside_at_most=0):
         "spread": (largest - smallest) / median,
         "outliers": the runs (numbered from 1) outside the interval the
                     others predict; [] with fewer than three runs,
-        "set_aside": the outliers the rule left out of the interval ([] or
-                     all of them)}
+        "set_aside": the runs the rule left out of the interval,
+        "beyond_rule": whether more runs lay outside than the rule may set
+                       aside (then set_aside is [])}
     """
     runs = [float(x) for x in estimates]
     if len(runs) < 2:
@@ -377,7 +380,7 @@ def between_runs(estimates, confidence=CONFIDENCE, set_aside_at_most=0):
             f"the runs kept needs at least 3 of them, so it may be 0 to {max(len(runs) - 3, 0)}"
         )
     outliers = outlying_runs(runs, confidence)
-    set_aside = outliers if len(outliers) <= set_aside_at_most else []
+    set_aside, beyond_rule = runs_set_aside(runs, set_aside_at_most, confidence)
     kept = [x for i, x in enumerate(runs, 1) if i not in set_aside]
     low, high = prediction_interval(kept, confidence)
     median = statistics.median(kept)
@@ -394,6 +397,7 @@ def between_runs(estimates, confidence=CONFIDENCE, set_aside_at_most=0):
         "spread": (max(runs) - min(runs)) / median,
         "outliers": outliers,
         "set_aside": set_aside,
+        "beyond_rule": beyond_rule,
     }
 
 
@@ -406,6 +410,49 @@ def prediction_interval(runs, confidence=CONFIDENCE):
     sd = math.sqrt(math.fsum((x - centre) ** 2 for x in logs) / (n - 1))
     half = student_t(1 - (1 - confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
     return math.exp(centre - half), math.exp(centre + half)
+
+
+def runs_set_aside(runs, at_most, confidence=CONFIDENCE):
+    """The runs (1 for the first) the rule sets aside: a forward search, as
+    in Rosner's generalised ESD test, so that two runs far out together do
+    not hide each other. Step i takes the run farthest from what the runs
+    still in predict and holds it to their interval at confidence
+    1 - (1 - confidence) / (runs still in); the runs set aside are those of
+    the last step whose run fell outside. The search takes one step more
+    than `at_most`: when that step's run falls outside too, more runs
+    disagree than the rule allows, and none is set aside.
+    -> (the runs set aside, whether more lay outside than at_most)."""
+    if at_most == 0:
+        return [], False
+    remaining = dict(enumerate(runs, 1))
+    picked, outside_until = [], 0
+    for step in range(1, at_most + 2):
+        if len(remaining) < 3:
+            break
+        each = 1 - (1 - confidence) / len(remaining)
+
+        def others(run):
+            return [x for j, x in remaining.items() if j != run]
+
+        farthest = max(remaining, key=lambda run: distance_from_others(remaining[run], others(run), each))
+        low, high = prediction_interval(others(farthest), each)
+        if not low <= remaining.pop(farthest) <= high:
+            outside_until = step
+        picked.append(farthest)
+    if outside_until > at_most:
+        return [], True
+    return sorted(picked[:outside_until]), False
+
+
+def distance_from_others(x, others, confidence):
+    """How far x lies from the interval `others` predict, in its half-widths
+    on the logarithmic scale (above 1: outside)."""
+    logs = [math.log(y) for y in others]
+    centre = math.fsum(logs) / len(logs)
+    low, high = prediction_interval(others, confidence)
+    half = (math.log(high) - math.log(low)) / 2
+    gap = abs(math.log(x) - centre)
+    return gap / half if half > 0 else (math.inf if gap > 0 else 0.0)
 
 
 def outlying_runs(runs, confidence=CONFIDENCE):
