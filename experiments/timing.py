@@ -528,6 +528,7 @@ def neighbours_of(runs):
     steal = [share and share["steal"] for share in per_run("cpu_share")]
     return {
         "runs": records,
+        "median_seconds": median(per_run("seconds")),
         "others_cpu_s": others,
         "steal_share": steal,
         "median_others_cpu_s": median(others),
