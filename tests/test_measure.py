@@ -363,7 +363,7 @@ def test_two_runs_far_out_together_do_not_hide_each_other():
 
 def test_when_more_runs_disagree_than_the_rule_allows_every_run_is_kept():
     runs = [8.5, 8.7, 4.8, 8.6, 8.8, 8.45, 4.81, 8.55, 4.9, 8.35, 8.75]
-    ruled = measure.between_runs(runs, set_aside_at_most=1)
+    ruled = measure.between_runs(runs, set_aside_at_most=2)  # three far out, two allowed
     assert ruled["set_aside"] == [] and ruled["beyond_rule"] is True
     assert ruled["estimate"] == float(np.median(runs))
     assert (ruled["low"], ruled["high"]) == pytest.approx(measure.prediction_interval(runs))
