@@ -361,6 +361,17 @@ def test_two_runs_far_out_together_do_not_hide_each_other():
     assert (ruled["low"], ruled["high"]) == pytest.approx(measure.prediction_interval(others))
 
 
+@pytest.mark.parametrize("value", [0.1, 0.19916923809523834, 7.3, 1234.5678])
+def test_runs_that_differ_only_by_rounding_are_never_outside_one_another(value):
+    """Runs that agree to the last digits, as copies of one run do, give an
+    interval of width zero: rounding in exp(log x) must not put one of them
+    outside it, whatever the value's last bits."""
+    runs = [value, value, value * (1 + 2e-16), value, value * (1 - 2e-16), value]
+    for at_most in (0, 1, 2, 3):
+        between = measure.between_runs(runs, set_aside_at_most=at_most)
+        assert between["outliers"] == between["set_aside"] == [] and between["beyond_rule"] is False
+
+
 def test_when_more_runs_disagree_than_the_rule_allows_every_run_is_kept():
     runs = [8.5, 8.7, 4.8, 8.6, 8.8, 8.45, 4.81, 8.55, 4.9, 8.35, 8.75]
     ruled = measure.between_runs(runs, set_aside_at_most=2)  # three far out, two allowed

@@ -434,24 +434,30 @@ def runs_set_aside(runs, at_most, confidence=CONFIDENCE):
         def others(run):
             return [x for j, x in remaining.items() if j != run]
 
-        farthest = max(remaining, key=lambda run: distance_from_others(remaining[run], others(run), each))
-        low, high = prediction_interval(others(farthest), each)
-        if not low <= remaining.pop(farthest) <= high:
+        distances = {run: distance_from_others(x, others(run), each) for run, x in remaining.items()}
+        farthest = max(distances, key=distances.get)
+        if distances[farthest] > 1:
             outside_until = step
         picked.append(farthest)
+        del remaining[farthest]
     if outside_until > at_most:
         return [], True
     return sorted(picked[:outside_until]), False
 
 
+# Runs that differ by less than this on the logarithmic scale (a few ulps)
+# are one value: rounding alone must not put a run outside the others.
+ROUNDING = 1e-12
+
+
 def distance_from_others(x, others, confidence):
-    """How far x lies from the interval `others` predict, in its half-widths
-    on the logarithmic scale (above 1: outside)."""
+    """How far x lies from the centre of the interval `others` predict, in
+    its half-widths on the logarithmic scale: above 1, outside it."""
     logs = [math.log(y) for y in others]
     centre = math.fsum(logs) / len(logs)
     low, high = prediction_interval(others, confidence)
     half = (math.log(high) - math.log(low)) / 2
-    gap = abs(math.log(x) - centre)
+    gap = max(abs(math.log(x) - centre) - ROUNDING, 0.0)
     return gap / half if half > 0 else (math.inf if gap > 0 else 0.0)
 
 
@@ -464,12 +470,7 @@ def outlying_runs(runs, confidence=CONFIDENCE):
     if n < 3:
         return []
     each = 1 - (1 - confidence) / n
-    out = []
-    for i, x in enumerate(runs):
-        low, high = prediction_interval(runs[:i] + runs[i + 1 :], each)
-        if not low <= x <= high:
-            out.append(i + 1)
-    return out
+    return [i + 1 for i, x in enumerate(runs) if distance_from_others(x, runs[:i] + runs[i + 1 :], each) > 1]
 
 
 def student_t(p, df):
