@@ -115,6 +115,27 @@ def test_the_summary_counts_every_entry_once_each_status_its_own_count(report):
     assert (s["claims_checked"], s["claims_failed"]) == (3, 1)
 
 
+def test_each_status_is_spelled_once_in_one_table_that_every_report_reads(report):
+    """articlekit.data.classes.AUDIT_STATUS: one row per status, its word,
+    its page class and its count's name; the summary, the page's badges and
+    a release's notes all take them from there."""
+    from articlekit.data.classes import AUDIT_STATUS, STATUSES
+    from articlekit.review.audit import card_counts
+    from articlekit.review.release import readme_of
+
+    assert STATUSES == tuple(AUDIT_STATUS)
+    for field in ("css", "counted"):
+        assert len({getattr(status, field) for status in AUDIT_STATUS.values()}) == len(STATUSES)
+    s = report["summary"]
+    assert {status.counted for status in AUDIT_STATUS.values()} <= set(s)
+    cards = {label: css for label, _, css in card_counts(report)}
+    assert all(cards[word] == status.css for word, status in AUDIT_STATUS.items())
+    snapshot = {"label": "v1", "released_at": "2026-12-06", "environment": {}, "values": {}, "bindings": {}}
+    notes = readme_of(snapshot | {"claims": [], "audit": {"summary": s}})
+    assert "- Audit against the published edition: 2 reproduced, 5 moved as expected, 1 erratum, " in notes
+    assert "1 not reproducible, 8 moved unexpectedly\n" in notes
+
+
 def test_a_threshold_lives_in_one_place(report):
     """The baseline's check and the article's claim about the same key may
     not disagree: the row says so instead of showing two thresholds."""

@@ -85,7 +85,42 @@ MISSING = "key missing"
 EXPECTED = "moved as expected"
 REPRODUCED = "reproduced"
 CITED = "cited"
-STATUSES = (ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED, MISSING, EXPECTED, REPRODUCED, CITED)
+
+
+@dataclass(frozen=True)
+class AuditStatus:
+    """One status as every report spells it: the one table (AUDIT_STATUS).
+
+    word:     the status in words, as the audit page and its lines say it
+    css:      the audit page's class for it (review/report.css)
+    counted:  its count's name in build/audit.json's summary and by_kind
+              (as audit.json has always spelled it), and in a release's notes
+    many:     the word after a count other than one, where it is not `word`
+    """
+
+    word: str
+    css: str
+    counted: str
+    many: str | None = None
+
+    def after(self, n):
+        """The status after a count: '1 erratum', '3 errata'."""
+        return f"{n} {self.word if n == 1 or not self.many else self.many}"
+
+
+AUDIT_STATUS = {
+    s.word: s
+    for s in (
+        AuditStatus(ERRATUM, css="erratum", counted="erratum", many="errata"),
+        AuditStatus(NOT_REPRODUCIBLE, css="not-reproducible", counted="not_reproducible"),
+        AuditStatus(UNEXPECTED, css="unexpected", counted="moved_unexpectedly"),
+        AuditStatus(MISSING, css="missing", counted="key_missing"),
+        AuditStatus(EXPECTED, css="expected", counted="moved_as_expected"),
+        AuditStatus(REPRODUCED, css="reproduced", counted="reproduced"),
+        AuditStatus(CITED, css="cited", counted="cited"),
+    )
+}
+STATUSES = tuple(AUDIT_STATUS)
 
 # What made an entry move unexpectedly. It decides what may explain the move:
 # a reason (or a changed configuration) explains a value that came back

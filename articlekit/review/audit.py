@@ -50,6 +50,7 @@ import argparse
 import logging
 
 from articlekit.data.classes import (
+    AUDIT_STATUS,
     CITED,
     ERRATUM,
     EXPECTED,
@@ -84,27 +85,19 @@ from articlekit.core.errors import ArticlekitError
 from articlekit.core.log import log
 from articlekit.review import edition_environment
 
-CSS = {
-    ERRATUM: "erratum",
-    NOT_REPRODUCIBLE: "not-reproducible",
-    UNEXPECTED: "unexpected",
-    MISSING: "missing",
-    EXPECTED: "expected",
-    REPRODUCED: "reproduced",
-    CITED: "cited",
-}
 # A value of another kind than a measured one whose printed form came back
 # (a setting echoed, a text, a count): counted apart from "reproduced".
 AS_PRINTED = "as printed, not measured"
-# The summary's name of each status, as build/audit.json has always spelled it.
-COUNTED = {
-    ERRATUM: "erratum",
-    NOT_REPRODUCIBLE: "not_reproducible",
-    UNEXPECTED: "moved_unexpectedly",
-    MISSING: "key_missing",
-    EXPECTED: "moved_as_expected",
-    REPRODUCED: "reproduced",
-}
+
+
+def counted_as(status):
+    """A status's count's name in build/audit.json's summary (AUDIT_STATUS)."""
+    return AUDIT_STATUS[status].counted
+
+
+def count_of(summary, status):
+    """How many entries an audit summary counts under a status."""
+    return summary[counted_as(status)]
 
 
 # ---- bindings: what the article prints and claims about a key ------------------------
@@ -212,18 +205,18 @@ def audit(baseline, values_doc, bindings_doc):
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in STATUSES}
     summary = {
         "entries": len(rows),
-        "erratum": counts[ERRATUM],
-        "not_reproducible": counts[NOT_REPRODUCIBLE],
+        counted_as(ERRATUM): counts[ERRATUM],
+        counted_as(NOT_REPRODUCIBLE): counts[NOT_REPRODUCIBLE],
         # a missing key counts as unexpected: something the edition printed is gone
-        "moved_unexpectedly": counts[UNEXPECTED] + counts[MISSING],
-        "key_missing": counts[MISSING],
+        counted_as(UNEXPECTED): counts[UNEXPECTED] + counts[MISSING],
+        counted_as(MISSING): counts[MISSING],
         # of those, the ones the baseline (or this build's configuration) does not explain: a strict build fails on them
         "unexplained": sum(1 for r in rows if r["status"] in (UNEXPECTED, MISSING) and not r["explained"]),
-        "moved_as_expected": counts[EXPECTED],
+        counted_as(EXPECTED): counts[EXPECTED],
         # measured values only: what came back of any other kind (a setting echoed, a text, a count) is "as_printed"
-        "reproduced": sum(1 for r in rows if r["status"] == REPRODUCED and r["kind"] == MEASURED),
+        counted_as(REPRODUCED): sum(1 for r in rows if r["status"] == REPRODUCED and r["kind"] == MEASURED),
         "as_printed": sum(1 for r in rows if r["status"] == REPRODUCED and r["kind"] != MEASURED),
-        "cited": counts[CITED],
+        counted_as(CITED): counts[CITED],
         "claims_checked": len(claims),
         # failed only: an inconclusive claim is not a failed one (inconclusive_claims counts those)
         "claims_failed": sum(1 for c in failed if status_of(c) == FAILS),
@@ -249,8 +242,9 @@ def by_kind(rows):
     out = {}
     for kind in KINDS:
         mine = [r for r in rows if r["kind"] == kind]
-        by_status = {COUNTED[status]: sum(1 for r in mine if r["status"] == status) for status in COUNTED}
-        by_status["moved_unexpectedly"] += by_status["key_missing"]  # as in the summary: a missing key moved
+        # a cited entry is the edition's words, not a value of any kind
+        by_status = {counted_as(s): sum(1 for r in mine if r["status"] == s) for s in STATUSES if s != CITED}
+        by_status[counted_as(UNEXPECTED)] += by_status[counted_as(MISSING)]  # as in the summary: a missing key moved
         back = {r["key"] for r in mine if r["status"] == REPRODUCED}
         out[kind] = {"entries": len(mine), "reproduced_keys": len(back), **by_status}
     return out
@@ -273,8 +267,9 @@ def disagreements(rows, bindings_doc):
 def _missing_note(summary):
     """' (2 key missing), 1 of them unexplained' after the unexpected count,
     which includes both."""
-    note = f" ({summary['key_missing']} key missing)" if summary["key_missing"] else ""
-    if summary["moved_unexpectedly"]:
+    missing = count_of(summary, MISSING)
+    note = f" ({missing} {MISSING})" if missing else ""
+    if count_of(summary, UNEXPECTED):
         note += f", {summary.get('unexplained', 0)} of them unexplained"
     return note
 
@@ -283,7 +278,8 @@ def _kinds_note(s):
     """'16 keys; counted apart, as printed: 14 settings echoed, 7 texts': what
     "reproduced" counts, and what came back of the other kinds."""
     kinds = s.get("by_kind", {})
-    apart = [counted(kinds[k]["reproduced"], k) for k in KINDS if k != MEASURED and kinds.get(k, {}).get("reproduced")]
+    back = counted_as(REPRODUCED)
+    apart = [counted(kinds[k][back], k) for k in KINDS if k != MEASURED and kinds.get(k, {}).get(back)]
     keys = kinds.get(MEASURED, {}).get("reproduced_keys")
     note = f"{keys} {'key' if keys == 1 else 'keys'}" if keys else ""
     if apart:
@@ -292,17 +288,18 @@ def _kinds_note(s):
 
 
 def _versions_note(s):
-    versions = s.get("by_kind", {}).get(VERSION, {}).get("moved_as_expected", 0)
+    versions = s.get("by_kind", {}).get(VERSION, {}).get(counted_as(EXPECTED), 0)
     return f" (of them {counted(versions, VERSION)})" if versions else ""
 
 
 def summary_line(report):
     s = report["summary"]
     return (
-        f"audit: {s['reproduced']} measured values reproduced{_kinds_note(s)}, "
-        f"{s['moved_as_expected']} moved as expected{_versions_note(s)}, "
-        f"{s['erratum']} {'erratum' if s['erratum'] == 1 else 'errata'}, {s['not_reproducible']} not reproducible, "
-        f"{s['moved_unexpectedly']} moved unexpectedly{_missing_note(s)}, "
+        f"audit: {count_of(s, REPRODUCED)} measured values {REPRODUCED}{_kinds_note(s)}, "
+        f"{count_of(s, EXPECTED)} {EXPECTED}{_versions_note(s)}, "
+        f"{AUDIT_STATUS[ERRATUM].after(count_of(s, ERRATUM))}, "
+        f"{count_of(s, NOT_REPRODUCIBLE)} {NOT_REPRODUCIBLE}, "
+        f"{count_of(s, UNEXPECTED)} {UNEXPECTED}{_missing_note(s)}, "
         f"{s['claims_failed']} of {s['claims_checked']} claims {STATUS[FAILS].counted}"
         + (f", {n} {STATUS[INCONCLUSIVE].counted}" if (n := inconclusive_claims(report)) else "")
     )
@@ -312,20 +309,13 @@ def card_counts(report):
     """(label, count, css) per status, in reading order, what came back as
     printed of other kinds than measured values beside "reproduced"."""
     s = report["summary"]
-    n = {
-        ERRATUM: s["erratum"],
-        NOT_REPRODUCIBLE: s["not_reproducible"],
-        UNEXPECTED: s["moved_unexpectedly"] - s["key_missing"],
-        MISSING: s["key_missing"],
-        EXPECTED: s["moved_as_expected"],
-        REPRODUCED: s["reproduced"],
-        CITED: s["cited"],
-    }
+    n = {status: count_of(s, status) for status in STATUSES}
+    n[UNEXPECTED] -= n[MISSING]  # the summary counts a missing key as moved too
     cards = []
     for status in STATUSES:
-        cards.append((status, n[status], CSS[status]))
+        cards.append((status, n[status], AUDIT_STATUS[status].css))
         if status == REPRODUCED:
-            cards.append((AS_PRINTED, s["as_printed"], CSS[REPRODUCED]))
+            cards.append((AS_PRINTED, s["as_printed"], AUDIT_STATUS[REPRODUCED].css))
     return cards
 
 
@@ -339,11 +329,8 @@ def kind_rows(report):
 # The by-kind table's columns: (heading, count in summary.by_kind)
 KIND_COLUMNS = [
     ("entries", "entries"),
-    ("came back as printed", "reproduced"),
-    ("moved as expected", "moved_as_expected"),
-    ("erratum", "erratum"),
-    ("not reproducible", "not_reproducible"),
-    ("moved unexpectedly", "moved_unexpectedly"),
+    ("came back as printed", counted_as(REPRODUCED)),
+    *((status, counted_as(status)) for status in (EXPECTED, ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED)),
 ]
 
 
@@ -641,7 +628,7 @@ def page_data(report, publishing=Publishing()):
         "edition_environment": report.get("edition_environment"),
         "cited": {
             "label": CITED,
-            "css": CSS[CITED],
+            "css": AUDIT_STATUS[CITED].css,
             "entries": [
                 {"id": r["id"], "dropped": bool(r.get("dropped")), "published": r["published"], "why": r["why"]}
                 for r in report["entries"]
@@ -658,7 +645,7 @@ def _status_data(status, report, all_groups):
     counts = [(k, sum(1 for r in rows if r["kind"] == k)) for k in KINDS]
     return {
         "label": status,
-        "css": CSS[status],
+        "css": AUDIT_STATUS[status].css,
         "count": len(rows),
         "by_kind": [counted(n, k) for k, n in counts if n] if status == REPRODUCED else [],
         "groups": [_group_data(g) for g in all_groups if g[0]["status"] == status],

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from articlekit.core.log import log
+from articlekit.data.classes import AUDIT_STATUS, ERRATUM, EXPECTED, NOT_REPRODUCIBLE, REPRODUCED, UNEXPECTED
 from articlekit.data.environment import field_name
 from articlekit.data.environment import record as environment_record
 from articlekit.article.bindings import load_bindings
@@ -97,12 +98,13 @@ def readme_of(snapshot, publishing=Publishing()):
         + ")",
     ]
     if s:
-        errata = f", {s['erratum']} errata, {s['not_reproducible']} not reproducible" if "erratum" in s else ""
-        lines.append(
-            f"- Audit against the published edition: {s.get('reproduced')} reproduced, "
-            f"{s.get('moved_as_expected')} moved as expected{errata}, "
-            f"{s.get('moved_unexpectedly')} moved unexpectedly"
-        )
+        # an older audit's summary may lack a status: said only where counted
+        said = [
+            AUDIT_STATUS[status].after(s[AUDIT_STATUS[status].counted])
+            for status in (REPRODUCED, EXPECTED, ERRATUM, NOT_REPRODUCIBLE, UNEXPECTED)
+            if AUDIT_STATUS[status].counted in s
+        ]
+        lines.append(f"- Audit against the published edition: {', '.join(said)}")
     lines += [
         "",
         "`snapshot.json` is what the next build's `build/diff.md` compares against: values, the text each",
