@@ -124,7 +124,13 @@ def too_long(where, key, text, source):
 
 def bind(article, text, values_doc, strict, baseline=None):
     """-> the bindings document, or raises BindError listing every problem.
-    `baseline` (articlekit.data.baseline.Baseline) feeds {{< departures >}}."""
+    `baseline` (articlekit.data.baseline.Baseline) feeds {{< departures >}}.
+
+    Its jobs, in order: read the shortcodes; the departures section's own
+    (articlekit.article.departures); each shortcode resolved into its
+    binding (resolve); what the article as a whole owes its values
+    (article_problems: a way back from code, disclosures, seed bands,
+    intervals); the claims' verdicts (claim_problems); the document."""
     if len(text) > MAX_ARTICLE:
         raise BindError(
             [
@@ -133,95 +139,149 @@ def bind(article, text, values_doc, strict, baseline=None):
             ]
         )
     values, sources = values_doc["values"], values_doc["sources"]
-    problems, bindings, claim_log = [], {}, []
-    provenance_count, anchors = 0, {}
     try:
         occurrences = scan(text)
     except ShortcodeSyntaxError as exc:
         raise BindError([f"{article}:{exc}"]) from None
+    problems = []
     departure_list, departure_codes, departure_warnings = departures_of(
         article, occurrences, values_doc, baseline, problems, strict
     )
     occurrences += departure_codes
+    bindings, claim_log, tables = resolve(article, occurrences, values, sources, problems)
+    problems += article_problems(article, text, occurrences, values, bindings, strict)
+    if strict:
+        problems += claim_problems(claim_log, sources)
+    if bindings and not tables:
+        problems.append(
+            f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
+            "for them to link to; add one (usually at the end)"
+        )
+    if problems:
+        raise BindError(problems)
+    return {
+        "article": str(article),
+        "strict": strict,
+        "bindings": bindings,
+        "claims": claim_log,
+        "provenance_md": provenance_table(bindings),
+        "departures_md": departures_section(departure_list, bindings),
+        "departures": departures_record(departure_list),
+        # unexplained unexpected moves, shown on the page (strict=false only: strict stops on them)
+        "departure_warnings": departure_warnings,
+    }
 
+
+def resolve(article, occurrences, values, sources, problems):
+    """Each shortcode into its binding, one per lookup id (a second
+    occurrence adds its place), its claim logged at every place.
+    -> (bindings, the claims' log, how many provenance tables); what cannot
+    be bound is appended to `problems`."""
+    bindings, claim_log, tables, anchors = {}, [], 0, {}
     for sc in occurrences:
-        where = sc.where(article)
         if sc.escaped:
             continue
-        if sc.name not in SHORTCODES:
-            problems.append(
-                f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
-                f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}"
-            )
-            continue
-        extra = set(sc.kwargs) - SHORTCODES[sc.name]
-        if extra:
-            allowed = ", ".join(sorted(SHORTCODES[sc.name])) or "none"
-            problems.append(f"{where}: {sc.name} does not take {', '.join(sorted(extra))} (allowed: {allowed})")
+        where = sc.where(article)
+        problem = shortcode_problem(sc, where)
+        if problem:
+            problems.append(problem)
             continue
         if sc.name == "provenance":
-            provenance_count += 1
+            tables += 1
             continue
         if sc.name in ("meta", "departures"):
             continue
-        if len(sc.args) != 1:
-            problems.append(f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}")
-            continue
-        if sc.name == "source" and sc.context != "prose":
-            problems.append(
-                f"{where}: source links to a value's provenance row and belongs in prose, "
-                f"after the code block that binds the value: {sc.raw}"
-            )
-            continue
-        if sc.name == "claim" and not sc.kwargs.get("expect"):
-            problems.append(f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}")
-            continue
-        if sc.kwargs.get("code", "true") not in ("true", "false"):
-            problems.append(f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}")
-            continue
-        key, fmt, expect = sc.lookup_parts
         ident = sc.lookup_id
         if ident in bindings:
-            bindings[ident]["locations"].append(where)
-            bindings[ident]["printed"] |= sc.name == "value"
-            bindings[ident]["in_prose"] |= sc.name == "value" and sc.context == "prose"
-            bindings[ident]["in_text"] |= sc.context != "departures"
-            _log_claim(claim_log, bindings[ident], where)
-            continue
-        try:
-            value = lookup(values, key)
-            text_out = format_value(value, fmt)
-            claim = _check_claim(expect, key, values) if expect else None
-        except UnknownKey as exc:
-            problems.append(f"{where}: {undeclared_experiment(exc, sources) or exc}")
-            continue
-        except ValueError as exc:  # FormatError, ClaimError, a malformed key or index
-            problems.append(f"{where}: {sc.raw}: {exc}")
-            continue
-        source = dict(sources[key.split("[")[0]])
-        if len(text_out) > MAX_VALUE_TEXT:
-            problems.append(too_long(where, key, text_out, source))
-            continue
-        slug = anchors.setdefault(key, _unique(anchor(key), anchors.values()))
-        bindings[ident] = {
-            "key": key,
-            "fmt": fmt,
-            "expect": expect,
-            "text": text_out,
-            "raw": value,
-            "title": f"{key} = {short_text(value)} ({source['script']}); recompute: {reproduce_command(key)}",
-            "claim": claim,
-            "source": source,
-            "anchor": slug,
-            "locations": [where],
-            "printed": sc.name == "value",
-            "in_prose": sc.name == "value" and sc.context == "prose",
-            # false when only the departures section binds it (its claim repeats the baseline's check)
-            "in_text": sc.context != "departures",
-        }
+            placed_again(bindings[ident], sc, where)
+        else:
+            try:
+                bindings[ident] = new_binding(sc, where, values, sources, anchors)
+            except BindError as exc:
+                problems += exc.problems
+                continue
         _log_claim(claim_log, bindings[ident], where)
+    return bindings, claim_log, tables
 
-    problems += unsourced_code_values(article, text, occurrences)
+
+def shortcode_problem(sc, where):
+    """What is wrong with a shortcode as written (its name, arguments and
+    place), or None."""
+    if sc.name not in SHORTCODES:
+        return (
+            f"{where}: unknown shortcode {sc.name!r} in {sc.raw}; "
+            f"this article's shortcodes are {', '.join(sorted(SHORTCODES))}"
+        )
+    extra = set(sc.kwargs) - SHORTCODES[sc.name]
+    if extra:
+        allowed = ", ".join(sorted(SHORTCODES[sc.name])) or "none"
+        return f"{where}: {sc.name} does not take {', '.join(sorted(extra))} (allowed: {allowed})"
+    if sc.name in ("provenance", "meta", "departures"):
+        return None
+    if len(sc.args) != 1:
+        return f"{where}: {sc.name} takes exactly one key, got {len(sc.args)} in {sc.raw}"
+    if sc.name == "source" and sc.context != "prose":
+        return (
+            f"{where}: source links to a value's provenance row and belongs in prose, "
+            f"after the code block that binds the value: {sc.raw}"
+        )
+    if sc.name == "claim" and not sc.kwargs.get("expect"):
+        return f"{where}: claim needs expect=\"...\" (e.g. expect=\"== 0.0\") in {sc.raw}"
+    if sc.kwargs.get("code", "true") not in ("true", "false"):
+        return f"{where}: code= takes true or false, got {sc.kwargs['code']!r} in {sc.raw}"
+    return None
+
+
+def new_binding(sc, where, values, sources, anchors):
+    """The binding of a shortcode's first occurrence: the value looked up,
+    formatted, its claim judged, its source and provenance anchor; raises
+    BindError with the one problem when it cannot be bound."""
+    key, fmt, expect = sc.lookup_parts
+    try:
+        value = lookup(values, key)
+        text_out = format_value(value, fmt)
+        claim = _check_claim(expect, key, values) if expect else None
+    except UnknownKey as exc:
+        raise BindError([f"{where}: {undeclared_experiment(exc, sources) or exc}"]) from None
+    except ValueError as exc:  # FormatError, ClaimError, a malformed key or index
+        raise BindError([f"{where}: {sc.raw}: {exc}"]) from None
+    source = dict(sources[key.split("[")[0]])
+    if len(text_out) > MAX_VALUE_TEXT:
+        raise BindError([too_long(where, key, text_out, source)])
+    slug = anchors.setdefault(key, _unique(anchor(key), anchors.values()))
+    return {
+        "key": key,
+        "fmt": fmt,
+        "expect": expect,
+        "text": text_out,
+        "raw": value,
+        "title": f"{key} = {short_text(value)} ({source['script']}); recompute: {reproduce_command(key)}",
+        "claim": claim,
+        "source": source,
+        "anchor": slug,
+        "locations": [where],
+        "printed": sc.name == "value",
+        "in_prose": sc.name == "value" and sc.context == "prose",
+        # false when only the departures section binds it (its claim repeats the baseline's check)
+        "in_text": sc.context != "departures",
+    }
+
+
+def placed_again(binding, sc, where):
+    """A further occurrence of a bound lookup id: its place, and how it prints."""
+    binding["locations"].append(where)
+    binding["printed"] |= sc.name == "value"
+    binding["in_prose"] |= sc.name == "value" and sc.context == "prose"
+    binding["in_text"] |= sc.context != "departures"
+
+
+def article_problems(article, text, occurrences, values, bindings, strict):
+    """What the article as a whole owes the values it prints: a way back
+    from every value in code, the disclosure of a claim the seed sweep
+    flags, the note beside a value outside its seeds' band, an interval
+    beside a rank. With strict false, what would stop a strict bind marks
+    the binding and warns instead."""
+    problems = unsourced_code_values(article, text, occurrences)
     # a claim the seed sweep flags is said to be weak in its section (articlekit.article.disclosure)
     for weak in disclosure.undisclosed(article, text, occurrences, values):
         if strict:
@@ -242,30 +302,18 @@ def bind(article, text, values_doc, strict, baseline=None):
             log.warning("bind: warning: " + bare.message)
             if bare.shortcode.lookup_id in bindings:
                 disclosure.mark_bare(bindings[bare.shortcode.lookup_id], bare)
-    if strict:
-        for c in claim_log:
-            if c["status"] == INCONCLUSIVE:
-                problems.append(inconclusive_message(c, sources))
-            elif not c["holds"]:
-                problems.append(failed_message(c, sources))
-    if bindings and not provenance_count:
-        problems.append(
-            f"{article}: the article binds values but has no {{{{< provenance >}}}} table "
-            "for them to link to; add one (usually at the end)"
-        )
-    if problems:
-        raise BindError(problems)
-    return {
-        "article": str(article),
-        "strict": strict,
-        "bindings": bindings,
-        "claims": claim_log,
-        "provenance_md": provenance_table(bindings),
-        "departures_md": departures_section(departure_list, bindings),
-        "departures": departures_record(departure_list),
-        # unexplained unexpected moves, shown on the page (strict=false only: strict stops on them)
-        "departure_warnings": departure_warnings,
-    }
+    return problems
+
+
+def claim_problems(claim_log, sources):
+    """A strict bind's problem for each claim that fails or cannot be decided."""
+    problems = []
+    for c in claim_log:
+        if c["status"] == INCONCLUSIVE:
+            problems.append(inconclusive_message(c, sources))
+        elif not c["holds"]:
+            problems.append(failed_message(c, sources))
+    return problems
 
 
 def undeclared_experiment(unknown, sources):
