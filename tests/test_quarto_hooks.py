@@ -248,12 +248,32 @@ def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(
 
 
 @pytest.mark.slow
+def test_a_second_pre_render_of_the_same_save_binds_nothing(skeleton, article):
+    """`quarto preview` runs the pre-render more than once for one save: the
+    second finds the text, and all it reads, as when the bindings were made,
+    and leaves them be; a bindings file changed by hand is made again."""
+    text = article.read_text(encoding="utf-8")
+    article.write_text(text.replace("Every number in this article", "All numbers in this article"), encoding="utf-8")
+    first = pre_render(skeleton)
+    assert first.returncode == 0 and "without Snakemake" in first.stderr, first.stderr[-3000:]
+    page = skeleton / quarto_bind.PAGE_BINDINGS
+    made = (page.read_bytes(), page.stat().st_mtime_ns)
+    again = pre_render(skeleton)
+    assert again.returncode == 0 and "nothing to bind: article/index.qmd's text" in again.stderr, again.stderr
+    assert (page.read_bytes(), page.stat().st_mtime_ns) == made
+    page.write_text(page.read_text(encoding="utf-8").replace("1,000", "2,000"), encoding="utf-8")
+    mended = pre_render(skeleton)
+    assert "without Snakemake" in mended.stderr and page.read_bytes() == made[0]
+
+
+@pytest.mark.slow
 def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, article):
     """The in-process bind skips Snakemake, not rule parse_article's prose
     check: an <img src> (which Quarto's embedding would follow to any file)
-    stops `quarto render` with the check's file:line, and a save of the
-    clean text after it reads only the piece it changed again."""
+    stops `quarto render` with the check's file:line; the clean text saved
+    again after it is the one the bindings were made from, and binds nothing."""
     text = article.read_text(encoding="utf-8")
+    assert pre_render(skeleton).returncode == 0  # the clean text bound, whatever ran before
     slip = '<img src="/etc/hostname">'
     article.write_text(
         text.replace("\n## Where this build", f"\nA picture: {slip}\n\n## Where this build", 1), encoding="utf-8"
@@ -270,7 +290,8 @@ def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, a
     assert re.search(rf"article/index\.qmd:{line}: .*raw HTML", html.unescape(banner)), banner
     article.write_text(text, encoding="utf-8")
     again = pre_render(skeleton, launcher="render")
-    assert again.returncode == 0 and "without Snakemake" in again.stderr, again.stderr[-3000:]
+    assert again.returncode == 0 and "nothing to bind" in again.stderr, again.stderr[-3000:]
+    assert not (skeleton / "build/quarto-metadata.yml").read_text(encoding="utf-8").count("value-unbound")
 
 
 @pytest.mark.slow
@@ -325,7 +346,11 @@ def test_an_edited_config_or_experiment_runs_snakemake_and_no_value_is_stale(ske
         assert f"{path.relative_to(skeleton)} changed: running `snakemake build/article.html" in done.stderr
         assert "made by Snakemake" in done.stderr
         assert bound(skeleton, "harmonic.params.n")[","] == ("2,000" if edit == "config" else "1,000")
-        again = pre_render(skeleton)
-        assert "without Snakemake" in again.stderr, again.stderr[-3000:]
+        again = pre_render(skeleton)  # as `quarto preview` runs it again for the same save
+        assert "nothing to bind" in again.stderr, again.stderr[-3000:]
     finally:
         path.write_text(original, encoding="utf-8")
+        # the skeleton as every test of the module finds it: bound, and its
+        # state recording the files as they are (else the next test's
+        # pre-render would run Snakemake for this edit's undoing)
+        assert pre_render(skeleton).returncode == 0

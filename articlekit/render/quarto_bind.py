@@ -39,6 +39,7 @@ never the render). A value the page shows is never older than its inputs.
 
 import argparse
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -65,6 +66,11 @@ from articlekit.render.renderers import RenderError
 
 SNAKEMAKE_ARGS = "ARTICLEKIT_SNAKEMAKE_ARGS"
 STATE = Path("build/quarto-state.json")  # paths relative to the project's folder
+# What the page's bindings were last made from: the text, strict, the state
+# they were bound under. `quarto preview` runs the pre-render more than once
+# for one save (and once per render of a start); a second finds this
+# record true and binds nothing.
+LAST_BOUND = Path("build/quarto-last-bound.json")
 PAGE_BINDINGS = Path("build/quarto-bindings.json")  # what the page reads: bound here, or a copy of BINDINGS
 BINDINGS = Path("build/bindings.json")  # Snakemake's (rule bind): never written here
 VALUES = Path("build/values.json")
@@ -345,11 +351,54 @@ def bindings_for_render(config):
     why = changed_since(state, config, text)
     started = time.perf_counter()
     if why is None:
+        if last_bound(config.root) == bound_from(config.root, text, state["strict"]):
+            return config.root / PAGE_BINDINGS, (
+                f"nothing to bind: {config.article}'s text and everything it reads are as when its "
+                f"bindings were last made"
+            )
         path = bind_here(config, state["strict"], text)
+        remember_bound(config.root, text, state["strict"])
         return path, (
             f"bound in {time.perf_counter() - started:.1f} s without Snakemake (only "
             f"{config.article}'s text changed since its last run)"
         )
     log.info(f"quarto pre-render: {why}: running `{config.shown_command}`")
     path = bind_with_snakemake(config, text)
+    if (state := load_state(config.root)) is not None:  # recorded: the run bound this config's article
+        remember_bound(config.root, text, state["strict"])
     return path, f"made by Snakemake in {time.perf_counter() - started:.1f} s"
+
+
+def bound_from(root, text, strict):
+    """What the page's bindings are made from now: the text's digest,
+    strict, and the digests of the state they were bound under and of the
+    bindings file itself (a file edited or removed since is made again)."""
+    return {
+        "format": STATE_FORMAT,
+        "text": digest(text.encode("utf-8")),
+        "strict": strict,
+        "state": file_digest(root / STATE),
+        "bindings": file_digest(root / PAGE_BINDINGS),
+    }
+
+
+def remember_bound(root, text, strict):
+    write_json(root / LAST_BOUND, bound_from(root, text, strict))
+
+
+def last_bound(root):
+    try:
+        return read_json(Path(root) / LAST_BOUND)
+    except (OSError, ValueError):
+        return None
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path):
+    try:
+        return digest(Path(path).read_bytes())
+    except OSError:
+        return None
