@@ -218,7 +218,7 @@ def test_word_and_jats_keep_the_links_when_their_module_asks():
 
 
 def test_the_filter_is_the_one_every_pandoc_format_runs_first():
-    from articlekit.render import page
+    from articlekit.render import pandoc_route
 
-    assert page.filter_files()[0] == BOUND_FILTER
-    assert json.dumps([str(p) for p in page.filter_files()]).count("quarto_shortcodes") == 0
+    assert pandoc_route.filter_files()[0] == BOUND_FILTER
+    assert json.dumps([str(p) for p in pandoc_route.filter_files()]).count("quarto_shortcodes") == 0

@@ -27,6 +27,8 @@ from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE, STATUS, binding_m
 from articlekit.data.baseline import load_baseline
 from articlekit.data.values import merge
 from articlekit.render import page as rendermod
+from articlekit.render.checks import failed_claim_warnings
+from articlekit.render.renderers import RenderError
 from articlekit.render.formats import pdf as pdfmod
 from articlekit.render.preview import Preview
 from articlekit.review import matrix as matrixlib
@@ -178,7 +180,7 @@ def test_the_article_marks_an_inconclusive_claim_as_inconclusive_and_a_failed_on
 @pytest.mark.workflow
 def test_the_renders_warning_says_inconclusive_or_failed(project, rendered):
     _, _, _, bindings = project
-    warnings = rendermod.failed_claim_warnings(bindings)
+    warnings = failed_claim_warnings(bindings)
     assert len(warnings) == 5  # two places print each claim that does not hold, and the claim shortcode
     assert any(f"claim '{UNDECIDED} > 1' is inconclusive: value 1.1 (interval 0.9 to 1.3)" in w for w in warnings)
     assert any(f"claim '{UNDECIDED} between 1 and 2' is inconclusive" in w for w in warnings)
@@ -194,7 +196,7 @@ def test_a_stale_bindings_file_with_an_unmarked_failed_claim_stops_the_render(pr
         if b["claim"]:
             b["claim"].pop("mark", None)
     write_json(tmp_path / "bindings.json", stale)
-    with pytest.raises(rendermod.RenderError, match="carries no mark to show.*rerun python -m articlekit bind"):
+    with pytest.raises(RenderError, match="carries no mark to show.*rerun python -m articlekit bind"):
         rendermod.render(article, tmp_path / "bindings.json", "pandoc", tmp_path / "a.html", tmp_path / "a.md")
 
 

@@ -40,7 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from articlekit.render import page as rendermod
+from articlekit.render.checks import check_markdown_structure, check_page_structure
+from articlekit.render.renderers import RenderError
 from articlekit.core.jsonio import DiskFull, loads, write_json
 from articlekit.article.shortcodes import ShortcodeSyntaxError, scan
 from articlekit.core.workfiles import owner_tag
@@ -674,13 +675,13 @@ def test_the_render_check_knows_a_flattened_provenance_table(tmp_path):
     md = tmp_path / "a.md"
     md.write_text("| Key |\n|:--|\n| `a` |\n")
     text = "# Where\n\n{{< provenance >}}\n"
-    rendermod.check_page_structure(text, provenance_md, table)
-    rendermod.check_markdown_structure(text, md)
-    with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
-        rendermod.check_page_structure(text, provenance_md, flattened)
+    check_page_structure(text, provenance_md, table)
+    check_markdown_structure(text, md)
+    with pytest.raises(RenderError, match="the provenance table is not a table"):
+        check_page_structure(text, provenance_md, flattened)
     md.write_text("| Key | |:--| | `a` |\n")  # flattened into a line
-    with pytest.raises(rendermod.RenderError, match="the provenance table is not a table"):
-        rendermod.check_markdown_structure(text, md)
+    with pytest.raises(RenderError, match="the provenance table is not a table"):
+        check_markdown_structure(text, md)
 
 
 # --- the release snapshot -----------------------------------------------------------

@@ -320,11 +320,11 @@ def job(project):
 
 
 def test_the_page_and_word_refuse_the_figure(project):
-    from articlekit.render import page
+    from articlekit.render.figuredata import embedded_figures
 
     written(project, EVIL)
     with pytest.raises(RenderError, match="holds, at its line 1, <image href="):
-        page.embedded_figures(job(project))  # html.write and docx.write, both renderers
+        embedded_figures(job(project))  # html.write and docx.write, both renderers
 
 
 def test_the_pdf_refuses_the_figure_before_typst_reads_it(project):

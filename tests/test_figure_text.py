@@ -12,7 +12,7 @@ import numpy as np
 from articlekit.article.figures import FigureLink, alt_text
 from articlekit.experiment.artifacts import pyplot, save_figure
 from articlekit.experiment.figure_text import describe
-from articlekit.render.page import figure_data
+from articlekit.render.figuredata import figure_data
 
 
 def line_figure():

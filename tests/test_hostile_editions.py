@@ -27,6 +27,7 @@ from articlekit.core.jsonio import read_json, write_json
 from articlekit.data.values import merge
 from articlekit.render import formats
 from articlekit.render import page as rendermod
+from articlekit.render import source
 from articlekit.render.renderers import RenderError
 from tests.test_render import make_article
 
@@ -205,7 +206,7 @@ def test_without_the_boundary_the_probes_reach_the_formats(tmp_path, monkeypatch
     def figures_only(tree, text, article, article_dir, shortcodes=False):
         return []
 
-    monkeypatch.setattr(rendermod, "check_tree", figures_only)
+    monkeypatch.setattr(source, "check_tree", figures_only)  # where check_prose looks it up
     probe = PROSE_PROBES["a network load assembled from custom properties"][0]
     article, bindings = hostile_project(tmp_path / "article", ARTICLE.replace("The end.", probe, 1))
     out = tmp_path / "article" / "build" / "article.html"

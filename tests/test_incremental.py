@@ -11,7 +11,8 @@ from articlekit.render import page as rendermod
 from articlekit.article.bind import bind
 from articlekit.render.incremental import IncrementalPage, split_body
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.render.page import split_front_matter
+from articlekit.render.project import split_front_matter
+from articlekit.render.renderers import RenderError
 from tests.test_render import make_article
 
 pytestmark = pytest.mark.workflow
@@ -169,7 +170,7 @@ def test_raw_html_in_a_piece_is_refused_with_the_articles_line(tmp_path):
         for n, text in enumerate(project.article.read_text(encoding="utf-8").splitlines(), 1)
         if text.startswith("<img")
     )
-    with pytest.raises(rendermod.RenderError, match=rf"index\.qmd:{line}: raw HTML <img src=\"/etc/passwd\">"):
+    with pytest.raises(RenderError, match=rf"index\.qmd:{line}: raw HTML <img src=\"/etc/passwd\">"):
         project.page.render(project.document())
 
 

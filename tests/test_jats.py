@@ -85,7 +85,7 @@ def built(tmp_path_factory):
 
 def job_for(built, produced, tmp_path):
     """The check's view of a bundle at `produced` (as render_format hands it)."""
-    from articlekit.render.page import bound_text
+    from articlekit.render.source import bound_text
 
     article, bindings, _, _ = built
     return Job(

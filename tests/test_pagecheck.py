@@ -18,6 +18,9 @@ from articlekit.render import page as rendermod
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import write_json
 from articlekit.render import pagecheck
+from articlekit.render.formats import html as html_format
+from articlekit.render.pandoc_route import pandoc_page
+from articlekit.render.renderers import RenderError
 from articlekit.render.pagecheck import PAGE_POLICY, POLICY_META, PageError, add_policy, check_page
 from tests.test_render import bind_and_render, make_article
 
@@ -429,7 +432,7 @@ def test_a_page_that_loads_a_local_file_stops_the_render_and_keeps_the_old_page(
     a hidden folder): the page check stops the render, the old page stays."""
     values, good, _ = bind_and_render(tmp_path / "article")
     html_out, md_out = tmp_path / "article" / "build" / "article.html", tmp_path / "article" / "build" / "article.md"
-    real = rendermod.pandoc_page
+    real = pandoc_page
 
     def misbehaving(job):
         made = real(job)
@@ -441,9 +444,9 @@ def test_a_page_that_loads_a_local_file_stops_the_render_and_keeps_the_old_page(
         )
         return made
 
-    monkeypatch.setattr(rendermod, "pandoc_page", misbehaving)
+    monkeypatch.setattr(html_format, "pandoc_page", misbehaving)  # where the page looks it up
     article = tmp_path / "article" / "index.qmd"
-    with pytest.raises(rendermod.RenderError, match=re.escape('<script src="https://cdn.example.org/x.js">')) as failed:
+    with pytest.raises(RenderError, match=re.escape('<script src="https://cdn.example.org/x.js">')) as failed:
         rendermod.render(article, tmp_path / "article" / "build" / "bindings.json", "pandoc", html_out, md_out)
     assert str(failed.value).startswith(f"{html_out}: the page is not self-contained")
     assert html_out.read_text(encoding="utf-8") == good  # the old page, whole

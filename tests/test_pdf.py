@@ -15,7 +15,7 @@ import pytest
 from articlekit.render.formats import pdf as pdfmod
 from articlekit.article.bind import bind
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.render.page import expected_literal_shortcodes
+from articlekit.render.checks import expected_literal_shortcodes
 from tests.test_render import make_article
 
 pytestmark = pytest.mark.workflow
@@ -220,7 +220,7 @@ def test_the_typst_source_written_from_the_articles_tree_is_the_one_read_from_th
     reads once from the bound article (build/article.ast.json), the same as
     when the PDF binds and reads the article itself."""
     from articlekit.article.bound import bound_markdown
-    from articlekit.render.page import write_ast
+    from articlekit.render.source import write_ast
 
     _, out, _ = built
     folder = out.parent.parent
@@ -245,7 +245,7 @@ def test_a_forged_tree_with_raw_typst_is_refused_before_typst_reads_it_and_leave
     is given once more, and a raw Typst block there (which could make the
     PDF embed any file Typst can read) stops it at the article's line."""
     from articlekit.article.bound import bound_markdown
-    from articlekit.render.page import write_ast
+    from articlekit.render.source import write_ast
     from articlekit.render.renderers import pandoc_path
 
     article, values = make_article(tmp_path / "article")

@@ -23,6 +23,7 @@ from articlekit.core.jsonio import write_json
 from articlekit.render import page as rendermod
 from articlekit.render.formats.pdf import render_pdf
 from articlekit.render.renderers import RenderError
+from articlekit.render.source import write_ast
 from tests.test_render import make_article
 
 pytestmark = pytest.mark.workflow
@@ -133,7 +134,7 @@ def test_hostile_prose_is_refused_when_the_article_is_read(tmp_path, case):
     article = article_with(tmp_path, text)
     tree = tmp_path / "build" / "article.ast.json"
     with pytest.raises(ProseError) as refused:
-        rendermod.write_ast(article, tree)
+        write_ast(article, tree)
     message = str(refused.value)
     line = 6 if case in ("a metadata block in the body", "a raw HTML block") else 5  # inside its fence
     assert message.startswith(f"{article}:{line}: "), message
@@ -188,21 +189,21 @@ def test_the_parse_command_names_the_line_and_exits_1(tmp_path, capsys):
 )
 def test_the_safe_list_and_plain_markdown_pass(tmp_path, safe):
     article = article_with(tmp_path, safe)
-    rendermod.write_ast(article, tmp_path / "tree.json")
+    write_ast(article, tmp_path / "tree.json")
     assert (tmp_path / "tree.json").exists()
 
 
 def test_every_problem_is_named_at_once(tmp_path):
     article = article_with(tmp_path, '<img src="/etc/passwd">\n\n<script src="/etc/hostname"></script>')
     with pytest.raises(ProseError) as refused:
-        rendermod.write_ast(article, tmp_path / "tree.json")
+        write_ast(article, tmp_path / "tree.json")
     assert [p.split(": ")[0] for p in refused.value.problems] == [f"{article}:5", f"{article}:7"]
 
 
 def test_the_front_matter_is_checked_as_the_body_is(tmp_path):
     article, _ = make_article(tmp_path / "article", '---\ntitle: "A title <img src=/etc/passwd>"\n---\n\nText.\n')
     with pytest.raises(ProseError, match=re.escape(f"{article}:2: raw HTML <img src=/etc/passwd>")):
-        rendermod.write_ast(article, tmp_path / "tree.json")
+        write_ast(article, tmp_path / "tree.json")
 
 
 # --- figures: embedded by articlekit from the file its rule wrote ----------------------
@@ -358,5 +359,5 @@ def test_an_attribute_is_named_at_its_own_line_not_where_its_name_is_mentioned(t
     text = 'A [note]{title="x"}.\n\nProse that mentions style= and `style=` in passing.\n\n[b]{style="color: red"}'
     article = article_with(tmp_path, text)
     with pytest.raises(ProseError) as refused:
-        rendermod.write_ast(article, tmp_path / "tree.json")
+        write_ast(article, tmp_path / "tree.json")
     assert [p.split(": ")[0] for p in refused.value.problems] == [f"{article}:9"]

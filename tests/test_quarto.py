@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from articlekit.core.jsonio import read_json, write_json
-from articlekit.render.page import expected_literal_shortcodes
+from articlekit.render.checks import expected_literal_shortcodes
 from articlekit.article.shortcodes import lookup_id, scan
 from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings

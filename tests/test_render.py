@@ -14,6 +14,11 @@ import pytest
 from articlekit.render import page as rendermod
 from articlekit.render import pagecheck
 from articlekit.render import renderers
+from articlekit.render.formats import gfm as gfm_format
+from articlekit.render.formats import html as html_format
+from articlekit.render.project import PAGE_CSS, quarto_options
+from articlekit.render.renderers import RenderError
+from articlekit.render.source import write_ast
 from articlekit.article.bind import bind
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import read_json, write_json
@@ -143,7 +148,7 @@ def test_the_provenance_table_is_present(rendered):
 
 def test_the_colophon_names_the_renderer(rendered):
     _, page, md, _ = rendered
-    version = rendermod.tool_version(rendermod.pandoc_path())
+    version = renderers.tool_version(renderers.pandoc_path())
     assert f"Built by Pandoc {version}." in md
 
 
@@ -166,7 +171,7 @@ def test_a_key_missing_from_the_bindings_fails_the_render_naming_it(tmp_path):
     write_json(bindings, bind(str(article), article.read_text(encoding="utf-8"), values, True))
     article.write_text(article.read_text(encoding="utf-8") + "\nNew: {{< value demo.timing.loop_ms >}}\n")
     html_out = tmp_path / "out" / "article.html"
-    with pytest.raises(rendermod.RenderError, match=r"no binding for key 'demo.timing.loop_ms'"):
+    with pytest.raises(RenderError, match=r"no binding for key 'demo.timing.loop_ms'"):
         rendermod.render(article, bindings, "pandoc", html_out, tmp_path / "out" / "article.md")
     assert not html_out.exists()  # nothing half-written
 
@@ -251,7 +256,7 @@ function Pandoc(doc)
 end
 """)
     done = subprocess.run(
-        [rendermod.pandoc_path(), "-f", "markdown", "-t", "html", "--lua-filter", str(driver)],
+        [renderers.pandoc_path(), "-f", "markdown", "-t", "html", "--lua-filter", str(driver)],
         input="",
         capture_output=True,
         text=True,
@@ -325,7 +330,7 @@ def test_relative_paths_work_as_the_rule_passes_them(tmp_path, monkeypatch):
 
 def test_a_missing_figure_fails_the_render(tmp_path):
     text = "![A figure no rule made](../figures/nope.svg)\n"
-    with pytest.raises(rendermod.RenderError, match="nope.svg"):
+    with pytest.raises(RenderError, match="nope.svg"):
         bind_and_render(tmp_path / "article", text)
 
 
@@ -343,10 +348,10 @@ def quarto_standin(tmp_path, monkeypatch, **env):
         monkeypatch.setenv(key, value)
     # the stand-in writes no table, and a page of one line, without a <head>
     # for its policy (what these tests read is where Quarto ran and wrote)
-    monkeypatch.setattr(rendermod, "check_page_structure", lambda *args: None)
+    monkeypatch.setattr(html_format, "check_page_structure", lambda *args: None)
     monkeypatch.setattr(pagecheck, "add_policy", lambda page: None)
     monkeypatch.setattr(pagecheck, "check_page", lambda *args, **kwargs: None)
-    monkeypatch.setattr(rendermod, "check_markdown_structure", lambda *args: None)
+    monkeypatch.setattr(gfm_format, "check_markdown_structure", lambda *args: None)
     return article, bindings
 
 
@@ -387,10 +392,10 @@ def test_quarto_is_handed_the_projects_settings_with_articlekits_style_sheet_fir
         "    html-math-method: mathml\n  gfm:\n    wrap: preserve\n",
         encoding="utf-8",
     )
-    handed = rendermod.quarto_options(tmp_path, tmp_path)
+    handed = quarto_options(tmp_path, tmp_path)
     assert handed == {
         "lang": "en",
-        "css": [str(rendermod.PAGE_CSS)],
+        "css": [str(PAGE_CSS)],
         "format": {
             "html": {"toc": True, "css": ["style.css"], "html-math-method": "mathml"},
             "gfm": {"wrap": "preserve"},
@@ -398,7 +403,7 @@ def test_quarto_is_handed_the_projects_settings_with_articlekits_style_sheet_fir
     }
     # an article below its project: the sheet is named from the article's folder
     (tmp_path / "article").mkdir()
-    assert rendermod.quarto_options(tmp_path, tmp_path / "article")["format"]["html"]["css"] == ["../style.css"]
+    assert quarto_options(tmp_path, tmp_path / "article")["format"]["html"]["css"] == ["../style.css"]
 
 
 def test_the_colophon_and_the_plan_read_one_quarto_version(tmp_path):
@@ -420,7 +425,7 @@ def test_a_quarto_failure_gives_its_one_message_and_leaves_nothing(tmp_path, mon
     message = "value shortcode: no binding for key 'demo.nope'"
     article, bindings = quarto_standin(tmp_path, monkeypatch, QUARTO_STANDIN_FAIL=message)
     before = set(os.listdir(article.parent))
-    with pytest.raises(rendermod.RenderError) as failed:
+    with pytest.raises(RenderError) as failed:
         rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert str(failed.value) == f"{article}: quarto failed (exit 1): {message}"  # no traceback, said once
     assert set(os.listdir(article.parent)) - before == {".quarto"}  # index_files/ removed
@@ -518,7 +523,7 @@ def test_the_page_written_from_the_articles_tree_is_the_page_read_from_the_artic
     document = json.loads((folder / "build" / "bindings.json").read_text(encoding="utf-8"))
     bound.write_text(bound_markdown((folder / "index.qmd").read_text(encoding="utf-8"), document), encoding="utf-8")
     tree = folder / "build" / "article.ast.json"
-    rendermod.write_ast(folder / "index.qmd", tree, bound=bound)
+    write_ast(folder / "index.qmd", tree, bound=bound)
     html_out, md_out = tmp_path / "from-tree.html", tmp_path / "from-tree.md"
     rendermod.render(folder / "index.qmd", folder / "build" / "bindings.json", "pandoc", html_out, md_out, ast=tree)
     assert html_out.read_text(encoding="utf-8") == read_page
@@ -533,7 +538,7 @@ def test_reading_an_unclosed_shortcode_names_the_articles_file_and_line(tmp_path
     article = tmp_path / "index.qmd"
     article.write_text("---\ntitle: T\n---\n\nFine.\n\nBroken {{< value a.b here.\n", encoding="utf-8")
     with pytest.raises(renderers.RenderError) as failure:
-        rendermod.write_ast(article, tmp_path / "tree.json")
+        write_ast(article, tmp_path / "tree.json")
     assert str(failure.value).startswith(f"{article}:7: shortcode '{{{{< value a.b here.' is never closed")
     assert not (tmp_path / "tree.json").exists()
 
@@ -551,7 +556,7 @@ def test_quarto_is_never_handed_a_front_matter_key_that_reads_a_file(tmp_path, m
         encoding="utf-8",
     )
     with pytest.raises(
-        rendermod.RenderError, match=re.escape(f"{article}:4: the front matter sets format.html.include-in-header")
+        RenderError, match=re.escape(f"{article}:4: the front matter sets format.html.include-in-header")
     ):
         rendermod.render(article, bindings, "quarto", tmp_path / "out" / "a.html", tmp_path / "out" / "a.md")
     assert not (tmp_path / "calls").exists() or "render" not in (tmp_path / "calls").read_text()

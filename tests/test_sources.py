@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from articlekit.render.page import split_front_matter
+from articlekit.render.project import split_front_matter
 from articlekit.core.sources import (
     ALIAS_EXPANSION_LIMIT,
     SourceError,

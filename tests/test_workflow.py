@@ -106,7 +106,8 @@ from articlekit.render.formats import Format
 
 
 def write(job):
-    from articlekit.render.page import pandoc_run, run_tool
+    from articlekit.render.pandoc_route import pandoc_run
+    from articlekit.render.tools import run_tool
 
     common, metadata = pandoc_run(job)
     run_tool(common + ["--to", "plain", "--output", str(job.produced)], job.article, cwd=job.article.parent)

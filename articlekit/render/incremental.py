@@ -14,7 +14,7 @@ places, the metadata, the filter and extension files, and the figures it
 embeds. Changed chunks are rendered in parallel, one Pandoc per core. Each
 is read to Pandoc's tree first and checked as the build checks the article
 (articlekit.article.prose_guard), its figures embedded by articlekit
-(articlekit.render.page.figure_data), then written to HTML from the tree.
+(articlekit.render.figuredata.figure_data), then written to HTML from the tree.
 
 The page around them (head, embedded style, title block, table of
 contents) is Pandoc's own standalone page for a skeleton document: the
@@ -54,24 +54,18 @@ from articlekit.render import formats
 from articlekit.render.citations import citation_args, named_files
 from articlekit.render.luafilters import CITED_FILTER
 from articlekit.render.pagecheck import with_policy
-from articlekit.render.page import (
-    RenderError,
-    build_root,
-    empty_folder,
-    figure_data,
+from articlekit.render.figuredata import figure_data
+from articlekit.render.pandoc_route import (
     filter_files,
     filter_library_files,
-    html_filter_args,
     pandoc_common_args,
-    project_config,
     pandoc_metadata,
     pandoc_page_args,
-    pandoc_path,
-    project_options,
-    project_root,
-    run_tool,
-    split_front_matter,
 )
+from articlekit.render.project import project_config, project_options, project_root, split_front_matter
+from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.source import build_root, empty_folder
+from articlekit.render.tools import run_tool
 from articlekit.article.prose_guard import check_tree
 from articlekit.article.bound import bound_markdown
 from articlekit.article.shortcodes import CLOSE, OPEN, ShortcodeSyntaxError, parse_inner, scan
@@ -97,6 +91,11 @@ _DOCUMENT_WIDE = re.compile(
 # An image's link as the article writes it (](../figures/NAME.svg)): the
 # figures a piece, or Quarto's own page, shows.
 IMAGE_LINK = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
+
+
+def html_filter_args():
+    """The filters only the page runs (the html format's)."""
+    return [arg for path in formats.get("html").filters for arg in ("--lua-filter", str(path))]
 
 
 @dataclass

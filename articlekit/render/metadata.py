@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.sources import read_text
+from articlekit.render.project import split_front_matter
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,6 @@ class MetadataError(ArticlekitError):
 
 def read_metadata(article):
     """The ArticleMetadata of the article at path `article`, from its front matter."""
-    from articlekit.render.page import split_front_matter
 
     front, _ = split_front_matter(read_text(article), article)
     return from_front_matter(front, article)

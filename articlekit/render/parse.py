@@ -3,7 +3,7 @@
     python -m articlekit parse article/index.qmd --bound build/article.bound.md --out build/article.ast.json
 
 Writes the tree of the bound document (`articlekit bind` wrote it: every
-shortcode resolved) in Pandoc's JSON (articlekit.render.page.write_ast),
+shortcode resolved) in Pandoc's JSON (articlekit.render.source.write_ast),
 once the prose check passed, its messages naming the article's lines;
 `articlekit render --ast` and `articlekit pdf --ast` write the HTML, the
 GitHub markdown and the PDF's Typst source from it instead of each reading
@@ -18,7 +18,7 @@ import errno
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.jsonio import DiskFull
 from articlekit.core.log import log
-from articlekit.render.page import write_ast
+from articlekit.render.source import write_ast
 
 
 def main(argv):

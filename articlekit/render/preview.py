@@ -15,7 +15,7 @@ article as the build's lint_article rule does (articlekit.article.lint),
 binds it to the current values in-process (articlekit.article.bind; the
 baseline and the values are parsed again only when their files change) and
 renders it into build/preview/article.html. By default through Pandoc with
-articlekit.render.page's options and filters, chunk by chunk
+articlekit.render.pandoc_route's options and filters, chunk by chunk
 (articlekit.render.incremental): only the sections whose text or bound
 values changed go through Pandoc again, so a prose edit is on disk in a
 fraction of a second, and the page is the one `articlekit render` makes of
@@ -94,17 +94,9 @@ from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
 from articlekit.render.pagecheck import POLICY_META
 from articlekit.render.preview_server import LocalHandler, PreviewServer
-from articlekit.render.page import (
-    PREVIEW_FOLDER,
-    PREVIEW_WORK_PREFIX,
-    RenderError,
-    check_output,
-    check_page_structure,
-    expected_literal_shortcodes,
-    remove_stale_preview_folders,
-    render,
-)
-from articlekit.render.renderers import CHOICES, choose, display_name, version
+from articlekit.render.checks import check_output, check_page_structure, expected_literal_shortcodes
+from articlekit.render.page import PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, remove_stale_preview_folders, render
+from articlekit.render.renderers import CHOICES, RenderError, choose, display_name, version
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import SourceError, load_yaml, read_text
 from articlekit.core.workfiles import owner_tag

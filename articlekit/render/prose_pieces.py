@@ -27,7 +27,10 @@ from articlekit.article.prose_guard import ProseError, check_front_matter, check
 from articlekit.article.shortcodes import ShortcodeSyntaxError, to_quarto_markdown
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.render.incremental import split_body
-from articlekit.render.page import RenderError, build_root, pandoc_path, run_tool, split_front_matter
+from articlekit.render.project import split_front_matter
+from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.source import build_root
+from articlekit.render.tools import run_tool
 
 PASSED = Path("build/quarto-prose.json")  # relative to the project's folder
 

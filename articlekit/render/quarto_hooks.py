@@ -13,7 +13,7 @@ build/quarto/article/index.html and read the metadata file the pre-render
 writes (and both name the profile `author`: Quarto keeps one active
 profile per process, and `quarto preview` in the project's folder renders
 a saved article through the article's own project). The build renders in the article's folder with the profile
-`articlekit-build` (articlekit.render.page), which has no file: nothing of
+`articlekit-build` (articlekit.render.quarto_route), which has no file: nothing of
 this reaches Snakemake's page, and a render Snakemake runs cannot call
 Snakemake again.
 
@@ -69,15 +69,10 @@ from articlekit.core.sources import read_text
 from articlekit.render import quarto_bind
 from articlekit.render.extension import INSTALLED_COPY, install
 from articlekit.render.citations import KEYS, quarto_paths
-from articlekit.render.page import (
-    PAGE_CSS,
-    RenderError,
-    check_output,
-    expected_literal_shortcodes,
-    project_config,
-    quarto_options,
-)
-from articlekit.render.renderers import display_name, version
+from articlekit.render.checks import check_output, expected_literal_shortcodes
+from articlekit.render.project import PAGE_CSS, project_config, quarto_options
+from articlekit.render.renderers import RenderError, display_name, version
+from articlekit.render.figuredata import figure_data
 
 PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
 # The metadata file each Quarto project reads (relative to the project's
@@ -310,7 +305,6 @@ def page_filters(root, article):
     from articlekit.article.prose_guard import ShownFigure
     from articlekit.render.incremental import IMAGE_LINK
     from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
-    from articlekit.render.page import figure_data
 
     links = dict.fromkeys(IMAGE_LINK.findall(read_text(article)))
     shown = [ShownFigure(0, link, os.path.relpath((article.parent / link).resolve(), root.resolve())) for link in links]

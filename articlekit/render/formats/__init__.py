@@ -13,7 +13,12 @@ Each format renders the bound document (articlekit.article.bound) from its
 tree, through articlekit/render/filters/bound.lua first
 (articlekit.render.page.render_format does what every format shares: the
 prose check, the figures, the work folder, the atomic move, the check for a
-shortcode left over).
+shortcode left over). What a format's write and check share with the
+others they import at the top of their module, each from the module of
+its stage: articlekit.render.project (the front matter, _quarto.yml),
+.tools (running Pandoc and Quarto), .source (the bound document and its
+tree), .figuredata (figures as data: URLs), .pandoc_route and
+.quarto_route (the two renderers), .checks (checks of a written output).
 """
 
 import importlib

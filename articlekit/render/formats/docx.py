@@ -34,15 +34,22 @@ import time
 import zipfile
 from pathlib import PurePosixPath
 
+from articlekit.article.figures import FigureError, checked_figure
 from articlekit.core.status import MARK_CLASSES
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem
+from articlekit.render.checks import expected_literal_shortcodes, provenance_placed
+from articlekit.render.figuredata import embedded_figures
 from articlekit.render.formats import Format
+from articlekit.render.formats.jats import zip_entries
 from articlekit.render.luafilters import EMBED_FIGURES_FILTER
+from articlekit.render.pandoc_route import pandoc_run
+from articlekit.render.project import split_front_matter
 from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.tools import run_tool
 
-# What renders (python-docx, articlekit.render.page) is imported by the
-# functions that render: the Plan reads FORMAT on every Snakemake call.
+# python-docx is imported by the functions that render: the Plan reads
+# FORMAT on every Snakemake call.
 
 # The colour of each claim mark's style: the page's and the PDF's
 # (page.css, pdf_style.typ), by the mark's class.
@@ -196,8 +203,6 @@ def reference_doc(job):
     from docx.enum.style import WD_STYLE_TYPE
     from docx.shared import RGBColor
 
-    from articlekit.render.page import run_tool
-
     path = job.workdir / "reference.docx"
     run_tool([pandoc_path(), "--output", str(path), "--print-default-data-file", "reference.docx"], job.article)
     reference = docx.Document(path)
@@ -304,7 +309,6 @@ def section_properties(width, height, orient):
 
 def write(job):
     """Pandoc's docx writer over the bound tree, its figures embedded."""
-    from articlekit.render.page import embedded_figures, pandoc_run, provenance_placed, run_tool, split_front_matter
 
     article_dir = job.article.parent.resolve()
     front, _ = split_front_matter(job.source, job.article)
@@ -360,8 +364,6 @@ def check(job):
     a Word table of one row per key, one embedded picture per figure
     shown, and no shortcode left over."""
     import docx
-
-    from articlekit.render.page import expected_literal_shortcodes, provenance_placed
 
     check_package(job)
     try:
@@ -444,7 +446,6 @@ def check_package(job):
     made: its entries stay in the zip (jats.zip_entries), nothing runs or
     comes from elsewhere (check_part, check_relationships) and its
     pictures are the figures (check_media)."""
-    from articlekit.render.formats.jats import zip_entries
 
     entries = zip_entries(job.produced, job.out)
     bad = sorted(name for name in entries if REFUSED_PARTS.search(name))
@@ -560,7 +561,6 @@ def check_media(entries, job):
 
 def figure_bytes_of(job, figure):
     """The figure's bytes as checked_figure read and checked them."""
-    from articlekit.article.figures import FigureError, checked_figure
 
     try:
         return checked_figure(job.root, figure.path, job.article, figure.line)[1]

@@ -3,32 +3,29 @@
 Numbers without their links (a moved anchor would show as a change), math
 as Quarto's gfm writes it ($...$), the title as a heading on top: the same
 bytes from Quarto and from Pandoc. Its provenance table must be a table.
-What renders is imported when it renders (the Plan reads FORMAT on every
-Snakemake call).
 """
 
 import re
 
+from articlekit.render.checks import check_markdown_structure
 from articlekit.render.formats import Format
+from articlekit.render.pandoc_route import pandoc_markdown
+from articlekit.render.quarto_route import quarto_render
 
 
 def write(job):
-    from articlekit.render import page
-
     if job.renderer == "quarto":
-        name = page.quarto_render(job, "gfm")
+        name = quarto_render(job, "gfm")
         # Quarto's gfm template leaves two blank lines under the title; the
         # Pandoc route one. article.md is diffed between builds: one form.
         text = job.produced.read_text(encoding="utf-8")
         job.produced.write_text(re.sub(r"\A(# [^\n]*\n)\n+", r"\1\n", text), encoding="utf-8")
         return name
-    return page.pandoc_markdown(job)
+    return pandoc_markdown(job)
 
 
 def check(job):
-    from articlekit.render import page
-
-    page.check_markdown_structure(job.source, job.produced)
+    check_markdown_structure(job.source, job.produced)
 
 
 FORMAT = Format(

@@ -1,47 +1,46 @@
 """The page: build/article.html, self-contained, by Quarto or Pandoc.
 
-Its figures are embedded by articlekit (articlekit.render.page.figure_data,
+Its figures are embedded by articlekit (articlekit.render.figuredata,
 filters/embed_figures.lua), its style sheets checked to load nothing
 first, and what it wrote must pass the page check (articlekit.render.pagecheck:
 nothing loaded, run or navigated to but the page itself; every option
 _quarto.yml asks for) and show the provenance table as a table. It is kept
 as build/last-good/article.html too, the page a failed render names.
-
-The Plan reads FORMAT on every Snakemake call: what renders is imported
-when it renders (articlekit.render.page and what it imports).
 """
 
+from articlekit.render import pagecheck
+from articlekit.render.checks import check_page_structure
+from articlekit.render.figuredata import embedded_figures
 from articlekit.render.formats import Format
 from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
+from articlekit.render.pandoc_route import pandoc_page
+from articlekit.render.project import check_style_sheets, project_options, project_root
+from articlekit.render.quarto_route import quarto_render
 
 
 def write(job):
-    from articlekit.render import page, pagecheck
-
-    project_dir = page.project_root(job.article.parent.resolve())
-    page.check_style_sheets(project_dir, page.project_options(project_dir))
-    job.extra["figure-data"] = page.embedded_figures(job)
+    project_dir = project_root(job.article.parent.resolve())
+    check_style_sheets(project_dir, project_options(project_dir))
+    job.extra["figure-data"] = embedded_figures(job)
     if job.renderer == "quarto":
-        name = page.quarto_render(job, "html", scripts=True)
+        name = quarto_render(job, "html", scripts=True)
     else:
-        name = page.pandoc_page(job)
+        name = pandoc_page(job)
     pagecheck.add_policy(job.produced)  # the reader's browser's own lock, whatever the check misses
     return name
 
 
 def check(job):
-    from articlekit.render import page, pagecheck
-
-    project_dir = page.project_root(job.article.parent.resolve())
+    project_dir = project_root(job.article.parent.resolve())
     # the options the page is checked against are the ones the render read
     pagecheck.check_page(
         job.produced,
-        page.project_options(project_dir),
+        project_options(project_dir),
         project_dir / "_quarto.yml",
         out=job.out,
         own_scripts=job.extra["own-scripts"],
     )
-    page.check_page_structure(job.source, job.document["provenance_md"], job.produced)
+    check_page_structure(job.source, job.document["provenance_md"], job.produced)
 
 
 FORMAT = Format(

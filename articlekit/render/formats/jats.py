@@ -45,12 +45,17 @@ from xml.sax.saxutils import quoteattr
 from articlekit.article.figures import FigureError, alt_text, checked_figure
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem, scheme_of
+from articlekit.render.checks import check_output, shown_shortcodes
+from articlekit.render.figuredata import FIGURE_TYPES
 from articlekit.render.formats import Format
-from articlekit.render.renderers import RenderError
+from articlekit.render.pandoc_route import pandoc_run
+from articlekit.render.project import split_front_matter
+from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.tools import run_tool
 
 HERE = resources.files("articlekit.render.formats")
-# What renders (lxml, articlekit.render.page) is imported by the functions
-# that render: the Plan reads FORMAT on every Snakemake call.
+# lxml is imported by the functions that render: the Plan reads FORMAT on
+# every Snakemake call.
 
 # The DTD the check validates against, and the DOCTYPE that names it:
 # JATS 1.3, Archiving and Interchange, with MathML 3 (Pandoc's template
@@ -90,7 +95,6 @@ def packed_figures(job):
     figure the tree shows, read from the file its rule wrote (figure_file:
     a regular file in figures/, no symbolic link), packed under its path in
     the build (figures/NAME)."""
-    from articlekit.render.page import FIGURE_TYPES
 
     links, files = {}, {}
     for figure in job.figures:
@@ -121,7 +125,6 @@ def jats_metadata(job, figure_list):
     one-line abstract would be inline text, which <abstract> refuses),
     the figures' paths in the zip, and the bound values' links to their
     provenance rows kept (bound.lua's bound-links: keep)."""
-    from articlekit.render.page import split_front_matter
 
     front, _ = split_front_matter(job.source, job.article)
     metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
@@ -160,7 +163,6 @@ def software_versions(workdir):
     citeproc read (the bound copy in workdir: articlekit.render.citations),
     as Pandoc reads it. Pandoc's JATS writer drops a reference's version,
     which JATS4R and FORCE11 ask of cited software."""
-    from articlekit.render.page import pandoc_path
 
     copies = sorted(Path(workdir).glob("cited-bibliography.*"))
     if not copies:
@@ -260,8 +262,6 @@ def manifest(figures, extra=()):
     `extra` ((item-type, name, media type, description) of another file)."""
     from lxml import etree
 
-    from articlekit.render.page import FIGURE_TYPES
-
     root = etree.Element(f"{{{MANIFEST_NS}}}manifest", nsmap={None: MANIFEST_NS, "xlink": XLINK_NS})
     root.set("manifest-version", "1")
     items = [("article-metadata", ARTICLE_XML, "application/xml", "")]
@@ -293,7 +293,6 @@ def zip_bytes(entries):
 
 def write(job):
     """article.xml from the bound tree, its figures and manifest, zipped."""
-    from articlekit.render.page import pandoc_run, run_tool
 
     links, figures = packed_figures(job)
     figure_list = job.workdir / "jats-figures.json"
@@ -415,7 +414,6 @@ def prose_text(root):
 def check(job):
     """The zip as a journal reads it: valid JATS, every value shown, every
     figure packed, no shortcode left, the title the front matter's."""
-    from articlekit.render.page import check_output, shown_shortcodes, split_front_matter
 
     where = f"{job.out} ({ARTICLE_XML})"
     entries = read_bundle(job.produced)

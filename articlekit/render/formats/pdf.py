@@ -35,19 +35,25 @@ from pathlib import Path
 
 import yaml
 
+from articlekit.article.bindings import load_bindings
+from articlekit.article.figures import FigureError, checked_figure, figure_file
+from articlekit.core.errors import ArticlekitError
 from articlekit.core.log import log
 from articlekit.core.status import STATUS
 from articlekit.core.text import md_text
 from articlekit.core.urls import link_problem
-from articlekit.article.figures import FigureError, checked_figure, figure_file
+from articlekit.render.checks import shown_shortcodes
+from articlekit.render.citations import citation_args
+from articlekit.render.figuredata import figure_bytes
 from articlekit.render.formats import Format
 from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER
+from articlekit.render.page import render_format
+from articlekit.render.project import PANDOC_METADATA, project_config, project_root
 from articlekit.render.renderers import RenderError, pandoc_path, tool_version
-from articlekit.core.errors import ArticlekitError
+from articlekit.render.source import bound_text, build_root, checked_tree, pandoc_source
+from articlekit.render.tools import run_tool
 
-# This format's own filters and Typst style lie beside it. What renders
-# (articlekit.render.page) is imported by the functions that render: the
-# Plan reads FORMAT on every Snakemake call.
+# This format's own filters and Typst style lie beside it.
 HERE = resources.files("articlekit.render.formats")
 
 # Pandoc's Typst template variables: an A4 paper, numbered sections.
@@ -93,7 +99,7 @@ def renderer_name(pandoc):
 
 def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, shown=None):
     """Write the article as Typst source in workdir -> its path. ast: the
-    bound document's tree (articlekit.render.page.write_ast), written from
+    bound document's tree (articlekit.render.source.write_ast), written from
     instead of reading it again (bound: bind's file, else made now from
     the bindings); checked either way, as the page's is
     (raw Typst in the prose is refused there), unless `shown` says it was:
@@ -101,18 +107,6 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
     job's). Each figure must be the file its rule wrote (figure_file: no
     symbolic link), which Typst reads."""
     # what renders is imported when it renders: the Plan reads FORMAT on every Snakemake call
-    from articlekit.article.bindings import load_bindings
-    from articlekit.render.citations import citation_args
-    from articlekit.render.page import (
-        PANDOC_METADATA,
-        bound_text,
-        build_root,
-        checked_tree,
-        pandoc_source,
-        project_config,
-        project_root,
-        run_tool,
-    )
 
     article_dir = article.parent.resolve()
     pandoc = pandoc_path()
@@ -173,7 +167,6 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
 def check_source(typ, article, bound):
     """No shortcode may survive into the PDF (Typst escapes `<` as `\\<`)
     beyond those the bound document prints."""
-    from articlekit.render.page import shown_shortcodes
 
     text = typ.read_text(encoding="utf-8")
     left = text.count("{{<") + text.count("{{\\<")
@@ -194,7 +187,6 @@ def typst_root(typ, figures):
     writes absolute paths, which Typst reads from its root), nothing else.
     figures: {path as the source names it: the figure's checked bytes
     (typst_figures), or a file to read}. -> (the root, the source's copy there)."""
-    from articlekit.render.page import figure_bytes
 
     root = Path(tempfile.mkdtemp(prefix=f"{TYPST_ROOT}-", dir=typ.parent)).resolve()
     for named, path in figures.items():
@@ -489,7 +481,6 @@ FORMAT = Format(
 
 
 def render_pdf(article, bindings, out, ast=None):
-    from articlekit.render.page import render_format
 
     return render_format(FORMAT, article, bindings, out, ast=ast)
 
