@@ -6,7 +6,7 @@ carries.
 The workflow reads the links (articlekit/workflow/rules/common.smk,
 article_figures) as the render's inputs: the manuscript declares what the
 page depends on. Every format reads a figure's file through figure_file or
-checked_figure (articlekit.render.page.figure_data for the page and Word,
+checked_figure (articlekit.render.figuredata.figure_data for the page and Word,
 the PDF's typst_source, the JATS bundle): a regular file in figures/, no
 symbolic link, at most MAX_FIGURE_BYTES, the image its name says and, an
 SVG, one that names nothing outside itself (svg_problem). This module is

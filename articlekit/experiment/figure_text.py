@@ -9,7 +9,7 @@ scale and the range its data span, and for a heatmap its grid and the range
 of its cells.
 
 save_figure writes the text as the SVG's <title> (its accessible name, read
-by a browser showing the file alone) and articlekit.render.page embeds it as
+by a browser showing the file alone) and articlekit.render.figuredata embeds it as
 the image's alt text on the page.
 
 A figure in words also means its visible text is words: save_figure refuses

@@ -23,7 +23,7 @@ browser. So before a page becomes build/article.html it must:
   but those whose bodies the renderer itself puts on any page it makes
   with these options (own_scripts: their SHA-256 digests; Pandoc's page
   has none, Quarto's are read from a page it renders with the article's
-  options and an empty body: articlekit.render.page).
+  options and an empty body: articlekit.render.quarto_route).
 - be made with the article's format options, as _quarto.yml's html format
   states them: a table of contents when it asks for one (and the page has
   a heading to list), and math as MathML (the one method that needs no

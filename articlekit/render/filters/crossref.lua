@@ -22,7 +22,7 @@ markdown on the Quarto route; Pandoc writes the PDF, Word and JATS always).
   line (articlekit.article.prose_guard); here it stops the render.
 
 Every Pandoc-route format runs it after bound.lua and before the layout
-filters (articlekit.render.page.filter_files, the PDF's own list).
+filters (articlekit.render.pandoc_route.filter_files, the PDF's own list).
 ]]
 
 local KINDS = { fig = "Figure", tbl = "Table", eq = "Equation", sec = "Section" }

@@ -1,6 +1,6 @@
 -- Figures embedded by articlekit, never by a renderer following a link.
 --
--- articlekit (articlekit/render/page.py, figure_data) reads each figure the
+-- articlekit (articlekit/render/figuredata.py, figure_data) reads each figure the
 -- article shows from the file its experiment's rule wrote, once checked
 -- (a regular file in figures/, no symbolic link), and writes a JSON file
 -- mapping each link as written to a data: URI of its bytes; the metadata
