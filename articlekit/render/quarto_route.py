@@ -6,6 +6,7 @@ _quarto.yml's settings handed over as a metadata file.
 
 import re
 import shutil
+from pathlib import Path
 
 import yaml
 
@@ -36,14 +37,14 @@ BUILD_PROFILE = "articlekit-build"
 SCRIPTS_BODY = "## Contents\n\nA paragraph.\n"
 
 
-def quarto_render(job, to, scripts=False):
-    """Quarto writes job.produced, format `to`, from the bound document
-    (written beside the article, so that its links and _quarto.yml resolve
-    as the article's), with figures embedded where job.extra names their
+def quarto_render(job, scripts=False):
+    """Quarto writes job.produced, in the format's job.fmt.quarto_writer,
+    from the bound document (written beside the article, so that its links
+    and _quarto.yml resolve as the article's), with figures embedded where job.extra names their
     data. scripts: also render a page of the article's front matter over an
     empty body, whose scripts are Quarto's own (job.extra["own-scripts"],
     for the page check). -> the renderer's name."""
-    article = job.article
+    article, to = job.article, job.fmt.quarto_writer
     quarto = quarto_path()
     name = display_name("quarto", quarto_version(quarto))
     article_dir = article.parent.resolve()
@@ -72,13 +73,17 @@ def quarto_render(job, to, scripts=False):
     bound_source = article_dir / f"{tag}-bound-{to}.qmd"
     scripts_source = article_dir / f"{tag}-scripts.qmd"
     scripts_page = job.workdir / "quarto-scripts.html"
-    renders = [(bound_source, to, job.produced), *([(scripts_source, "html", scripts_page)] if scripts else [])]
+    # (source, Quarto's format, where it goes, the suffix of what Quarto writes: the format's output's)
+    renders = [
+        (bound_source, to, job.produced, Path(job.fmt.output).suffix),
+        *([(scripts_source, "html", scripts_page, ".html")] if scripts else []),
+    ]
     leftovers = []
     metadata = ["-M", f"renderer:{name}"]
     if "figure-data" in job.extra:
         metadata += ["-M", f"figure-data:{job.extra['figure-data']}"]
     try:
-        for source, _, _ in renders:
+        for source, *_ in renders:
             leftovers += [source, article_dir / f"{source.stem}_files"]
         bound_source.write_text(inert_for_quarto(job.bound), encoding="utf-8")
         if scripts:
@@ -88,8 +93,8 @@ def quarto_render(job, to, scripts=False):
             scripts_source.write_text(
                 "---\n" + yaml.safe_dump(rendered, allow_unicode=True) + "---\n\n" + SCRIPTS_BODY, encoding="utf-8"
             )
-        for n, (source, fmt, out) in enumerate(renders):
-            produced = article_dir / f"{tag}-{n}-{fmt}.{'html' if fmt == 'html' else 'md'}"
+        for n, (source, fmt, out, suffix) in enumerate(renders):
+            produced = article_dir / f"{tag}-{n}-{fmt}{suffix}"
             leftovers.append(produced)
             # --profile: the build's, which no file configures, so none of a
             # Quarto user's own profile (pre-render, output-dir) applies

@@ -19,6 +19,8 @@ its stage: articlekit.render.project (the front matter, _quarto.yml),
 .tools (running Pandoc and Quarto), .source (the bound document and its
 tree), .figuredata (figures as data: URLs), .pandoc_route and
 .quarto_route (the two renderers), .checks (checks of a written output).
+What differs between formats is a field of their Format, never a branch
+on its name.
 """
 
 import importlib
@@ -49,6 +51,7 @@ class Format:
     work_folder: str = ""  # prefix of its work folder beside the output: .NAME- by default
     text: bool = True  # UTF-8 text, in which a shortcode left over is looked for
     quarto: bool = False  # Quarto writes it when the build renders with Quarto
+    quarto_writer: str = ""  # Quarto's --to on the Quarto route (its output's suffix is the output's)
     tools: tuple = ("pandoc",)  # what writes it otherwise: their versions are its rule's params
     keeps_last_good: bool = False  # also kept as build/last-good/<output>, which Snakemake leaves alone
     says_failed_claims: bool = False  # its rule says a strict=false build's failed claims on the terminal

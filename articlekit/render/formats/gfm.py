@@ -15,7 +15,7 @@ from articlekit.render.quarto_route import quarto_render
 
 def write(job):
     if job.renderer == "quarto":
-        name = quarto_render(job, "gfm")
+        name = quarto_render(job)
         # Quarto's gfm template leaves two blank lines under the title; the
         # Pandoc route one. article.md is diffed between builds: one form.
         text = job.produced.read_text(encoding="utf-8")
@@ -38,4 +38,5 @@ FORMAT = Format(
     write=write,
     check=check,
     quarto=True,
+    quarto_writer="gfm",
 )

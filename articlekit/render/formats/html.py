@@ -23,7 +23,7 @@ def write(job):
     check_style_sheets(project_dir, project_options(project_dir))
     job.extra["figure-data"] = embedded_figures(job)
     if job.renderer == "quarto":
-        name = quarto_render(job, "html", scripts=True)
+        name = quarto_render(job, scripts=True)
     else:
         name = pandoc_page(job)
     pagecheck.add_policy(job.produced)  # the reader's browser's own lock, whatever the check misses
@@ -54,6 +54,7 @@ FORMAT = Format(
     filters=(EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER),
     work_folder=".render-",
     quarto=True,
+    quarto_writer="html",
     keeps_last_good=True,
     says_failed_claims=True,
 )
