@@ -130,6 +130,7 @@ def test_a_prose_edit_renders_only_its_chunk_again(project):
 
 
 def test_a_heading_edit_renders_its_chunk_and_the_contents_again(project):
+    project.both()  # the pieces as the text is now, whatever the module's other tests left
     project.edit("## Closing words", "## Closing remarks")
     incremental, full = project.both()
     assert project.page.rendered == 2  # the chunk, and the page around it with its table of contents
@@ -139,6 +140,7 @@ def test_a_heading_edit_renders_its_chunk_and_the_contents_again(project):
 
 def test_a_new_value_renders_the_chunks_that_print_it_and_the_provenance_table(project):
     before = copy.deepcopy(project.values)
+    project.both()
     try:
         project.values["values"]["demo.params.n_tokens"] += 1
         incremental, full = project.both()

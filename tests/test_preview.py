@@ -9,6 +9,7 @@ import fcntl
 import html
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -127,6 +128,38 @@ def served(tmp_path_factory):
         preview.proc.kill()
 
 
+@pytest.fixture(autouse=True)
+def as_the_module_found_it(request):
+    """The served project as every test of the module finds it, whatever
+    the one before it edited or left half done: the article, its values and
+    the experiment put back, and the page served clean of banners again."""
+    if "served" not in request.fixturenames:
+        yield
+        return
+    served = request.getfixturevalue("served")
+    values = served.project / "build" / "values.json"
+    # the experiment before the values: an experiment newer than the values
+    # asks for Snakemake, and values written after it are what Snakemake writes
+    files = [served.project / "experiments" / "demo.py", values, served.article]
+    kept = {path: path.read_bytes() for path in files}
+    yield
+    changed = [path for path, data in kept.items() if not path.exists() or path.read_bytes() != data]
+    if not changed or served.proc.poll() is not None:
+        return
+    if files[0] in changed and values not in changed:
+        changed.insert(1, values)
+    before = served.state()["version"]
+    for path in changed:
+        path.write_bytes(kept[path])
+    served.wait_for(
+        lambda page: (
+            (state := served.state())["version"] > before
+            and not (state["problems"] or state["notice"] or state["waiting"])
+        ),
+        "the page as the module's tests find it",
+    )
+
+
 def test_it_listens_on_localhost_only(served):
     assert served.url.startswith("http://127.0.0.1:")
 
@@ -147,7 +180,7 @@ def test_a_failed_claim_shows_a_banner_over_the_last_good_render(served):
     line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if 'expect="> 1"' in text)
     page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
     assert f"index.qmd:{line}: claim &#x27;demo.parity.max_abs_diff &gt; 1&#x27; failed" in page
-    assert "Numbers in prose, edited" in page  # the last good render, beneath
+    assert "Numbers in prose" in page  # the last good render, beneath
     served.edit('expect="> 1"', 'expect="< 1e-12"')
     served.wait_for(lambda page: "preview-banner" not in page, "the banner gone once the claim holds")
 
@@ -169,7 +202,7 @@ def test_it_says_which_renderer_the_build_uses(served):
 def test_a_typed_number_shows_the_builds_lint_message_as_a_banner(served):
     """The lint the build runs before it renders (rule lint_article): a
     number typed into the prose passes no preview that the build would stop."""
-    served.edit("## Numbers in prose, edited", "## Numbers in prose, edited\n\nThe answer is 42.")
+    served.edit("## Numbers in prose", "## Numbers in prose\n\nThe answer is 42.")
     line = next(n for n, text in enumerate(served.article.read_text().splitlines(), 1) if "answer is 42" in text)
     page = served.wait_for(lambda page: "preview-banner" in page, "a banner")
     banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
@@ -233,7 +266,7 @@ def test_a_second_preview_of_the_project_refuses_naming_the_first(served):
     assert f"pid {served.proc.pid}" in message and served.url in message
     assert f"kill {served.proc.pid}" in message and "Ctrl-C" in message
     assert "Traceback" not in message
-    served.edit("## Numbers in prose, edited", "## Numbers in prose, edited once more")
+    served.edit("## Numbers in prose", "## Numbers in prose, edited once more")
     page = served.wait_for(lambda page: "edited once more" in page, "an edit after the second start")
     assert "preview-banner" not in page  # the first preview is undisturbed
 
@@ -245,15 +278,19 @@ def test_values_rewritten_by_snakemake_keep_the_last_page_and_then_rebind(served
     values = served.project / "build" / "values.json"
     document = read_json(values)
     before = served.state()["version"]
-    values.unlink()
-    served.wait_for(lambda page: served.state()["version"] > before, "a new version for the removed values")
-    page = served.get()
-    banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
-    assert "Error" not in banner  # FileNotFoundError: 'build/values.json' was there
-    assert "build/values.json is being rebuilt" in banner and "waiting" in banner
-    assert "Numbers in prose, edited" in page  # the last good page stays
-    document["values"]["demo.arrow"] = "bound again after the rewrite"
-    write_json(values, document)
+    # the page's first heading, whatever the module's other tests made of it
+    last_good = re.search(r"<h2[^>]*>.*?</h2>", served.get(), re.S).group(0)
+    try:
+        values.unlink()
+        served.wait_for(lambda page: served.state()["version"] > before, "a new version for the removed values")
+        page = served.get()
+        banner = page.split('id="preview-banner"', 1)[1].split("</div>", 1)[0]
+        assert "Error" not in banner  # FileNotFoundError: 'build/values.json' was there
+        assert "build/values.json is being rebuilt" in banner and "waiting" in banner
+        assert last_good in page  # the last good page stays, beneath the banner
+        document["values"]["demo.arrow"] = "bound again after the rewrite"
+    finally:  # the values back, whatever failed: the module's other tests read them
+        write_json(values, document)
     page = served.wait_for(lambda page: "bound again after the rewrite" in page, "the page bound to the new values")
     assert "preview-banner" not in page
 
@@ -309,8 +346,13 @@ def test_silent_connections_hold_no_thread_and_are_closed_after_the_timeout(serv
     assert process.num_threads() <= threads_before + WORKERS
 
 
-def test_ctrl_c_stops_it_cleanly(served):
-    code, out = served.stop()
+def test_ctrl_c_stops_it_cleanly(tmp_path):
+    """A preview of its own: the module's, which the other tests share, runs on."""
+    _, values = make_article(tmp_path / "article")
+    write_json(tmp_path / "build" / "values.json", values)
+    preview = Served(tmp_path)
+    preview.wait_for(lambda page: "Numbers in prose" in page, "a render")
+    code, out = preview.stop()
     assert code == 0
     assert out.rstrip().endswith("preview: stopped")
     assert "Traceback" not in out
