@@ -8,11 +8,15 @@ bindings document (articlekit.article.bindings) and release snapshots
 (articlekit.review.snapshot) are checked through here.
 """
 
-import jsonschema
-
 
 def problems(document, schema, path, prefix=()):
     """Every way `document` breaks `schema`, first entry first."""
+    # Imported here, not at the top: importing jsonschema costs tens of
+    # milliseconds, and Snakemake's plan imports the formats (and through
+    # them this module) on every run, where a warm plan checks nothing
+    # (tests/test_plan_memory.py holds it to that).
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
     return [f"{path}: {entry_name([*prefix, *error.absolute_path])}: {error.message}" for error in errors]

@@ -12,7 +12,6 @@ and what would fix it.
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from articlekit.core.errors import ArticlekitError
@@ -119,6 +118,8 @@ def _where(path, lines, data, index):
 
 
 def _schema_problems(path, data, lines):
+    import jsonschema  # here, not at the top: the plan imports this module, and checks nothing when warm
+
     validator = jsonschema.Draft202012Validator(_load_schema())
     problems = []
     for error in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
