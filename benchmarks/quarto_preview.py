@@ -47,6 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.test_quarto import NeverServed, QuartoPreview  # noqa: E402
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
@@ -111,8 +113,6 @@ def time_preview(args, cwd, env, log, source, output, ready, edit, edits):
 
 def page_of(folder):
     """Where a Quarto project in folder writes its page (output-dir, or beside index.qmd)."""
-    import yaml
-
     config = {}
     for name in ("_quarto.yml", "_quarto-author.yml"):
         if (folder / name).exists():
@@ -166,10 +166,15 @@ def baselines(tmp, work, edits):
     }
     typed_dir = tmp / "typed"
     typed_dir.mkdir()
-    config = (work / "article/_quarto.yml").read_text(encoding="utf-8")
-    # the article's options, its own profile (hooks) left out
-    (typed_dir / "_quarto.yml").write_text(re.sub(r"(?ms)^profile:\n(  .*\n)+", "", config), encoding="utf-8")
+    # the article's options (its page's: toc, css, embedded resources), its
+    # own profile (the hooks) and bibliography (the typed text's citations
+    # are written out) left out; its figures where its links find them
+    config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
+    config.pop("profile", None)
+    config.pop("bibliography", None)
+    (typed_dir / "_quarto.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     shutil.copy(work / "article/style.css", typed_dir / "style.css")
+    shutil.copytree(work / "figures", tmp / "figures")  # ../figures/NAME.svg, as the article links them
     (typed_dir / "index.qmd").write_text((work / "build/article.md").read_text(encoding="utf-8"), encoding="utf-8")
     results["typed"] = time_preview(
         ["index.qmd"],

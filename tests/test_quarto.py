@@ -12,6 +12,7 @@ Without one these tests skip, saying so; with REQUIRE_QUARTO=1 (CI) that
 skip is a failure.
 """
 
+import hashlib
 import html
 import json
 import os
@@ -780,3 +781,37 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     assert "quarto post-render:" in out and "shortcode(s) were not resolved" in out
     assert "the value extension did not run" in out
     assert not (hidden / "build/quarto/article/index.html").exists()
+
+
+def test_the_bound_engine_renders_the_bound_document_only_in_place_of_the_text_it_was_bound_from(quarto_env, tmp_path):
+    """The bound engine (articlekit/render/quarto/_extensions/bound/): Quarto
+    renders the bound document the pointer names in the article's place
+    while the article's text is the very text bound (its md5); once the
+    text differs by a letter, the text itself, never another text's values."""
+    from articlekit.render.extension import BOUND_POINTER, install
+
+    folder = tmp_path / "article"
+    folder.mkdir()
+    (folder / "_quarto.yml").write_text("project:\n  type: default\n", encoding="utf-8")
+    article, bound_document = folder / "index.qmd", tmp_path / "bound.txt"
+    text = "---\ntitle: An article\n---\n\nThe text as saved, first version.\n"
+    article.write_text(text, encoding="utf-8")
+    bound_document.write_text("---\ntitle: An article\n---\n\nThe bound document's body.\n", encoding="utf-8")
+    install(folder)
+    pointer = {
+        "source": str(article),
+        "md5": hashlib.md5(text.encode("utf-8")).hexdigest(),
+        "bound": str(bound_document),
+    }
+    (folder / BOUND_POINTER).write_text(json.dumps(pointer), encoding="utf-8")
+    env = {**os.environ, **quarto_env}
+
+    run(["quarto", "render", "index.qmd", "--to", "html"], folder, env)
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert "The bound document&#39;s body." in page or "The bound document’s body." in page, page[-2000:]
+    assert "first version" not in page
+
+    article.write_text(text.replace("first", "second"), encoding="utf-8")
+    run(["quarto", "render", "index.qmd", "--to", "html"], folder, env)
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert "second version" in page and "bound document" not in page

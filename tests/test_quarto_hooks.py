@@ -12,7 +12,9 @@ older than its inputs; under `quarto preview` a failure becomes a page that
 shows it, under `quarto render` an exit 1.
 """
 
+import hashlib
 import html
+import json
 import os
 import re
 import subprocess
@@ -22,7 +24,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from articlekit.render import quarto_bind
+from articlekit.article.bound import bound_markdown
+from articlekit.article.prose_guard import ProseError
+from articlekit.render import prose_pieces, quarto_bind
+from articlekit.render.extension import BOUND_POINTER
+from articlekit.render.quarto_hooks import BOUND_DOCUMENT
+from articlekit.render.quarto_route import inert_for_quarto
 from articlekit.skeleton.new import new_article
 
 pytestmark = pytest.mark.workflow
@@ -248,6 +255,55 @@ def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(
 
 
 @pytest.mark.slow
+def test_a_prose_edit_hands_quarto_the_bound_document_of_that_very_text(skeleton, article):
+    """What Quarto renders in the text's place (the bound engine): the text
+    bound, as the build's Quarto route writes it, and the pointer beside
+    each copy of the extensions naming the text and its md5."""
+    text = article.read_text(encoding="utf-8").replace("Every number in this article", "Every figure in this article")
+    article.write_text(text, encoding="utf-8")
+    for where in (FROM_ARTICLE, FROM_PROJECT):
+        done = pre_render(skeleton, where)
+        assert done.returncode == 0, done.stderr[-3000:]
+    document = json.loads((skeleton / quarto_bind.PAGE_BINDINGS).read_text(encoding="utf-8"))
+    expected = inert_for_quarto(bound_markdown(text, document, "article/index.qmd"))
+    assert (skeleton / BOUND_DOCUMENT).read_text(encoding="utf-8") == expected
+    assert "Every figure in this article" in expected and "{{< value" not in expected
+    for folder in (skeleton / "article", skeleton):  # the article's copy, the project's own
+        pointer = json.loads((folder / BOUND_POINTER).read_text(encoding="utf-8"))
+        assert pointer == {
+            "source": str(article.resolve()),
+            "md5": hashlib.md5(text.encode("utf-8")).hexdigest(),
+            "bound": str(skeleton / BOUND_DOCUMENT),
+        }
+
+
+@pytest.mark.slow
+def test_a_cross_reference_is_checked_against_every_piece_while_only_the_edited_one_is_read(skeleton, article):
+    """The prose check of a save reads only the pieces it changed, citations
+    and all, and still checks each @fig- reference against the figures of
+    the whole text, at its line in the article."""
+    text = article.read_text(encoding="utf-8")
+    figure = "(../figures/harmonic-partial-sums.svg)"
+    assert figure in text.split("\n## ")[0]  # the first piece shows it; the reference goes in the last
+    edited = text.replace(figure, figure + "{#fig-first}").rstrip("\n")
+    edited += "\n\nAs @fig-first shows, and as [@vaswani2017] says.\n"
+    pieces = prose_pieces.pieces(Path("article/index.qmd"), edited)[1]
+    assert len(pieces) > 2  # the citation does not keep the text whole
+    prose_pieces.check_changed(skeleton, Path("article/index.qmd"), edited)
+    assert prose_pieces.check_changed(skeleton, Path("article/index.qmd"), edited) == 0  # nothing new to read
+    slip = edited.replace("As @fig-first shows", "As @fig-frist shows")
+    read = None
+    with pytest.raises(ProseError) as refused:
+        read = prose_pieces.check_changed(skeleton, Path("article/index.qmd"), slip)
+    line = slip[: slip.index("@fig-frist")].count("\n") + 1
+    assert f"article/index.qmd:{line}: the reference @fig-frist names no figure" in str(refused.value)
+    assert "fig-first" in str(refused.value)
+    assert read is None
+    # mended: only the piece the slip changed is read again
+    assert prose_pieces.check_changed(skeleton, Path("article/index.qmd"), edited) == 1
+
+
+@pytest.mark.slow
 def test_a_second_pre_render_of_the_same_save_binds_nothing(skeleton, article):
     """`quarto preview` runs the pre-render more than once for one save: the
     second finds the text, and all it reads, as when the bindings were made,
@@ -313,6 +369,7 @@ def test_under_quarto_preview_a_typed_number_is_shown_on_the_page_not_a_blank_er
     assert 'id="preview-banner"' in banner and "`quarto render` would stop here" in banner
     assert f"article/index.qmd:{line}: numeral &#x27;42&#x27;" in banner
     assert "bound with strict=false" in banner
+    assert not (skeleton / "article" / BOUND_POINTER).exists()  # the shortcodes, marked, not a bound document
     # the lint's advice quotes a shortcode; the banner's is no unresolved one for the post-render
     assert "print it with {&#123;&lt; value KEY" in banner and "{{" not in banner
 

@@ -368,20 +368,33 @@ CROSSREF_KINDS = {"fig": "figure", "tbl": "table", "eq": "equation", "sec": "sec
 EQUATION_LABEL = re.compile(r"\{#(eq-[\w.:-]+)\}")
 
 
-def unknown_references(walk):
-    """A problem for each @fig-/@tbl-/@eq-/@sec- reference to an id the
-    article does not have, naming the ids of that kind it does have."""
-    for ref in dict.fromkeys(walk.references):
+def unknown_references(ids, used):
+    """[(line, message)]: one for each @fig-/@tbl-/@eq-/@sec- reference of
+    used ([(id, line)]) to an id not in ids, naming the ids of that kind
+    there are."""
+    first = {}
+    for ref, line in used:  # each id once, at its first line
+        first.setdefault(ref, line)
+    problems = []
+    for ref, line in first.items():
         kind = ref.split("-", 1)[0]
-        if kind not in CROSSREF_KINDS or "-" not in ref or ref in walk.ids:
+        if kind not in CROSSREF_KINDS or "-" not in ref or ref in ids:
             continue
-        there = sorted(i for i in walk.ids if i.startswith(kind + "-"))
-        walk.problem(
-            walk.lines.line(f"@{ref}"),
-            f"the reference @{ref} names no {CROSSREF_KINDS[kind]} of the article: "
-            + (f"its {CROSSREF_KINDS[kind]}s are {', '.join(there)}" if there else f"it has no {kind}- id")
-            + f" (give the {CROSSREF_KINDS[kind]} {{#{ref}}}, or correct the reference)",
+        there = sorted(i for i in ids if i.startswith(kind + "-"))
+        problems.append(
+            (
+                line,
+                f"the reference @{ref} names no {CROSSREF_KINDS[kind]} of the article: "
+                + (f"its {CROSSREF_KINDS[kind]}s are {', '.join(there)}" if there else f"it has no {kind}- id")
+                + f" (give the {CROSSREF_KINDS[kind]} {{#{ref}}}, or correct the reference)",
+            )
         )
+    return problems
+
+
+def references_of(walk):
+    """[(id, line)]: each @id the walk met, with the line of its first use."""
+    return [(ref, walk.lines.line(f"@{ref}")) for ref in dict.fromkeys(walk.references)]
 
 
 # Quarto's span for a shortcode (articlekit.article.shortcodes.to_quarto_markdown)
@@ -397,6 +410,15 @@ def check_tree(tree, text, article, article_dir, shortcodes=False):
     shortcodes: the tree is of the unbound article, its shortcodes the
     spans Quarto reads them as (allowed there, refused in a bound tree,
     where Quarto would run one an author wrote)."""
+    walk = _walked(tree, text, article, article_dir, shortcodes)
+    for line, what in unknown_references(walk.ids, references_of(walk)):
+        walk.problem(line, what)
+    if walk.problems:
+        raise ProseError(walk.problems)
+    return walk.figures
+
+
+def _walked(tree, text, article, article_dir, shortcodes):
     walk = _Walk(text, article, article_dir, shortcodes)
     for key in tree.get("meta") or {}:
         line = walk.lines.line(f"\n{key}:")
@@ -407,10 +429,19 @@ def check_tree(tree, text, article, article_dir, shortcodes=False):
             "is a rule needs a blank line after it",
         )
     walk.node(tree.get("blocks") or [])
-    unknown_references(walk)
+    return walk
+
+
+def read_piece(tree, text, article, article_dir, shortcodes=False):
+    """check_tree for a piece of the article (tree and text as check_tree
+    takes them), but for its cross-references, which may name another
+    piece's ids: -> (figures, the ids it defines, [(@id it uses, line)]),
+    or ProseError listing every other problem. Check the references with
+    unknown_references once every piece's ids are known."""
+    walk = _walked(tree, text, article, article_dir, shortcodes)
     if walk.problems:
         raise ProseError(walk.problems)
-    return walk.figures
+    return walk.figures, walk.ids, references_of(walk)
 
 
 def check_front_matter(tree, text, article):

@@ -1,6 +1,11 @@
 """The value extension: the copy shipped in the package, and the copy a
 Quarto user's own `quarto render` needs in the article's folder.
 
+Two extensions: value (the shortcodes) and bound, an engine (Quarto 1.9's
+engine extensions; an older Quarto skips it) that hands Quarto the bound
+document the pre-render wrote instead of the article's shortcodes, while
+the text is the one it was bound from (BOUND_POINTER says which).
+
 The build never needs a copy: `articlekit render` names the packaged
 extension by its path (-M shortcodes:[...]). A bare `quarto render` or
 `quarto preview` finds shortcodes only in the article's _extensions/, so
@@ -29,6 +34,10 @@ PACKAGED_EXTENSIONS = Path(__file__).resolve().parent / "quarto" / "_extensions"
 # Where the copy goes, relative to the article's folder: _extensions/<org>/,
 # as `quarto add` installs an extension of that author.
 INSTALLED_COPY = Path("_extensions") / "articlekit"
+# Beside the copy's extensions, written by the pre-render after each bind:
+# which text the bound document was made from, for the bound engine
+# (quarto/_extensions/bound/bound-engine.js). Not part of the copy's digest.
+BOUND_POINTER = INSTALLED_COPY / "bound.json"
 
 
 def installed_copy(article_dir):
@@ -55,7 +64,8 @@ def digest(folder):
     h = hashlib.sha256()
     if not folder.is_dir():
         return None
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    pointer = folder / BOUND_POINTER.name
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p != pointer):
         h.update(path.relative_to(folder).as_posix().encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()

@@ -88,6 +88,11 @@ _DOCUMENT_WIDE = re.compile(
     r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s|(?<![\w.])@[A-Za-z_]|\{#(?:tbl|eq|sec)-",
     re.M,
 )
+# What a piece cannot even *read* alone: a footnote's text or a link's
+# target defined in another piece. Citations and labels parse the same in
+# any piece (only their numbering spans the document), so a check of the
+# prose may split where a render may not.
+PARSE_WIDE = re.compile(r"\[\^[^\]]+\]|^ {0,3}\[[^\]]+\]:\s", re.M)
 # An image's link as the article writes it (](../figures/NAME.svg)): the
 # figures a piece, or Quarto's own page, shows.
 IMAGE_LINK = re.compile(r"\]\(<?([^)\s>]+\.(?:svg|png|jpe?g|gif|webp))", re.I)
@@ -117,7 +122,7 @@ def is_table_shortcode(line):
     return name in ("provenance", "departures") and not args and not kwargs
 
 
-def split_body(body):
+def split_body(body, document_wide=_DOCUMENT_WIDE):
     """-> Layout. Splits only where a chunk boundary cannot change the
     parse: before a heading (levels 1-2), a table shortcode paragraph or
     an unindented code fence after a blank line, outside code fences and
@@ -125,8 +130,10 @@ def split_body(body):
     Pandoc's highlighter does not know, such as text, makes it load every
     syntax: half a second, paid only by the fence's own chunk.) None when the
     body has to be rendered whole: a setext heading (the skeleton would
-    miss it) or a document-wide construct (footnotes, link definitions)."""
-    if _DOCUMENT_WIDE.search(body):
+    miss it) or a construct document_wide matches (by default, what a
+    render numbers or resolves across the document; PARSE_WIDE for a read
+    of the pieces)."""
+    if document_wide.search(body):
         return None
     chunks, current, headings = [], [], []
     fence, depth, blank_before, own_paragraph, previous, fence_alone = None, 0, True, False, "", False

@@ -152,7 +152,9 @@ def input_files(root, article):
     article's text (see the module's docstring); folders Python imports
     from outside the project as {path: [mtime_ns]}."""
     root, article = Path(root), Path(article)
-    skipped = {root / folder for folder in OUTPUT_FOLDERS} | {article.parent / INSTALLED_COPY}
+    # the extensions' copies the pre-render installs (the article's folder's,
+    # the project's own for its `quarto preview`): no rule reads them
+    skipped = {root / folder for folder in OUTPUT_FOLDERS} | {article.parent / INSTALLED_COPY, root / INSTALLED_COPY}
     found = {}
 
     def walk(top):
@@ -281,8 +283,10 @@ def bind_here(config, strict, text):
     return config.root / PAGE_BINDINGS
 
 
-def bind_with_snakemake(config, text):
-    """Run the plan; record what it was given once it succeeds. -> the bindings file."""
+def bind_with_snakemake(config, text, previewing=False):
+    """Run the plan; record what it was given once it succeeds; previewing
+    (`quarto preview`: saves will follow), read the prose's pieces for the
+    next save. -> the bindings file."""
     root = config.root
     given = {
         "format": STATE_FORMAT,
@@ -320,7 +324,7 @@ def bind_with_snakemake(config, text):
     # (a config this module reads otherwise) records nothing: Snakemake again
     if bound.get("article") == config.article and isinstance(bound.get("strict"), bool):
         write_json(root / STATE, {**given, "strict": bound["strict"]})
-    if read_text(root / config.article) == text:  # the text rule parse_article has checked whole
+    if previewing and read_text(root / config.article) == text:  # rule parse_article checked it whole
         prose_pieces.remember_all(root, config.article, text)
     return root / PAGE_BINDINGS
 
@@ -341,8 +345,9 @@ def failed_logs(said):
     return shown or [line for line in said if line.strip()][-15:]
 
 
-def bindings_for_render(config):
-    """-> (the bindings file the page reads, how it was made: a phrase)."""
+def bindings_for_render(config, previewing=False):
+    """-> (the bindings file the page reads, how it was made: a phrase).
+    previewing: under `quarto preview`, where saves follow."""
     try:
         text = read_text(config.root / config.article)
     except (OSError, SourceError) as exc:
@@ -363,7 +368,7 @@ def bindings_for_render(config):
             f"{config.article}'s text changed since its last run)"
         )
     log.info(f"quarto pre-render: {why}: running `{config.shown_command}`")
-    path = bind_with_snakemake(config, text)
+    path = bind_with_snakemake(config, text, previewing)
     if (state := load_state(config.root)) is not None:  # recorded: the run bound this config's article
         remember_bound(config.root, text, state["strict"])
     return path, f"made by Snakemake in {time.perf_counter() - started:.1f} s"

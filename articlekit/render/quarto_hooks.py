@@ -30,9 +30,15 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
   --omit-from html`, from the project's folder (the first folder above
   holding a Snakefile and a config.yaml), options of its own in
   $ARTICLEKIT_SNAKEMAKE_ARGS (e.g. `--configfile config/test.yaml`);
+- writes the bound document (build/quarto-bound.txt: the text with its
+  values in, as the build's Quarto route renders it), which Quarto 1.9 and
+  later renders in the text's place (the bound engine, articlekit/render/
+  quarto/_extensions/bound/, while the text is the one bound): reading
+  and resolving several hundred shortcodes cost most of a render;
 - writes the metadata file its project reads (build/quarto-metadata.yml,
   or build/quarto-project-metadata.yml for the project's own _quarto.yml):
-  the bindings file for value.lua, the
+  the bindings file for value.lua (the shortcodes of a text the engine
+  does not take, and of a page of problems, which has no bound document), the
   renderer's name for {{< meta renderer >}}, articlekit's page.css as the
   build's page has it, the bibliography as build/cited-bibliography.bib
   (its values bound, articlekit.render.citations), and, for the project's
@@ -53,7 +59,9 @@ fails, naming the fix: Quarto itself only warns and exits 0.
 """
 
 import argparse
+import hashlib
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -67,12 +75,20 @@ from articlekit.core.log import log
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import read_text
 from articlekit.render import quarto_bind
-from articlekit.render.extension import INSTALLED_COPY, install
+from articlekit.render.extension import BOUND_POINTER, INSTALLED_COPY, install
 from articlekit.render.citations import KEYS, quarto_paths
 from articlekit.render.checks import check_output, expected_literal_shortcodes
 from articlekit.render.project import PAGE_CSS, project_config, quarto_options
 from articlekit.render.renderers import RenderError, display_name, version
 from articlekit.render.figuredata import figure_data
+from articlekit.render.luafilters import (
+    BOUND_FILTER,
+    EMBED_FIGURES_FILTER,
+    SCROLL_REGIONS_FILTER,
+)
+from articlekit.render.quarto_route import inert_for_quarto
+from articlekit.article.bound import BoundError, bound_markdown
+from articlekit.article.shortcodes import ShortcodeSyntaxError
 
 PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
 # The metadata file each Quarto project reads (relative to the project's
@@ -82,6 +98,10 @@ PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default p
 METADATA = Path("build/quarto-metadata.yml")  # article/_quarto-author.yml's
 PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project's _quarto.yml's
 FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
+# the bound document Quarto renders in the article's place (the bound
+# engine): no .qmd or .md, which the project's own `quarto preview` would
+# take for a page of its own
+BOUND_DOCUMENT = Path("build/quarto-bound.txt")
 FIGURE_DATA = Path("build/quarto-figures")  # the figures' data and alt text, as the build's page has them
 OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
 # where the bibliography Quarto reads is written, its values bound (cited-bibliography.bib)
@@ -155,17 +175,20 @@ def pre_render(project_dir):
         raise HookError(exc.why) from None
     article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
-    if install(article.parent):
-        log.info(
-            f"quarto pre-render: installed articlekit's value extension into "
-            f"{(article.parent / INSTALLED_COPY).relative_to(root)}/"
-        )
+    # the article's folder finds the value extension; the Quarto project's,
+    # the bound engine (Quarto looks for engines in the project's folder only)
+    for folder in copies_for(project_dir, article):
+        if install(folder):
+            log.info(
+                f"quarto pre-render: installed articlekit's Quarto extensions into "
+                f"{(folder / INSTALLED_COPY).relative_to(root)}/"
+            )
     os.chdir(root)  # the rules' paths are the project's
-    failure = None
+    failure, previewing = None, quarto_command() == "preview"
     try:
-        bindings, how = quarto_bind.bindings_for_render(config)
+        bindings, how = quarto_bind.bindings_for_render(config, previewing)
     except quarto_bind.Unbound as exc:
-        if quarto_command() != "preview":
+        if not previewing:
             raise HookError(
                 f"the article's values, bindings or lint could not be made ({exc.why}, its "
                 f"message above); fix what it names, then render again, or run "
@@ -177,6 +200,12 @@ def pre_render(project_dir):
     if project_dir != article.parent:
         lead_to_the_page(root, article)
     log.info(f"quarto pre-render: {config.article}: {how}")
+
+
+def copies_for(project_dir, article):
+    """The folders that hold a copy of the extensions: the article's, and
+    the Quarto project's when it is another."""
+    return list(dict.fromkeys([article.parent, project_dir]))
 
 
 def lead_to_the_page(root, article):
@@ -274,7 +303,19 @@ def write_metadata(root, project_dir, article, bindings, failure):
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)
     metadata["value-bindings"] = str(bindings)
-    metadata.update(page_filters(root, article))
+    listed = metadata.get("filters")
+    filters = [*([listed] if isinstance(listed, str) else listed or [])]
+    if failure is None and cited[0] is not None:
+        # what Quarto renders in the text's place (the bound engine), its
+        # spans written as the build's Quarto route writes them
+        write_bound_document(root, article, cited[0], copies_for(project_dir, article))
+        filters = [str(BOUND_FILTER), *filters]
+    else:  # no bound document: the value extension resolves the shortcodes
+        for folder in copies_for(project_dir, article):
+            (folder / BOUND_POINTER).unlink(missing_ok=True)
+    filters += page_filters(root, article, metadata)
+    if filters:
+        metadata["filters"] = filters
     if failure is not None:
         from articlekit.render.preview import BANNER
 
@@ -294,17 +335,16 @@ def write_metadata(root, project_dir, article, bindings, failure):
     )
 
 
-def page_filters(root, article):
+def page_filters(root, article, metadata):
     """The build's page filters for Quarto's own page, so that it is the
     build's page: each figure embedded with the alt text its file carries
-    (embed_figures.lua, over page.figure_data's file) and each scrolling
-    box focusable by keyboard (scroll_regions.lua, after Quarto's own). {}
-    while a figure the article shows is not built yet or is refused (the
-    render still runs; the prose check names the figure)."""
+    (embed_figures.lua, over page.figure_data's file, named in metadata)
+    and each scrolling box focusable by keyboard (scroll_regions.lua, after
+    Quarto's own). [] while a figure the article shows is not built yet or
+    is refused (the render still runs; the prose check names the figure)."""
     from articlekit.article.figures import FigureError
     from articlekit.article.prose_guard import ShownFigure
     from articlekit.render.incremental import IMAGE_LINK
-    from articlekit.render.luafilters import EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
 
     links = dict.fromkeys(IMAGE_LINK.findall(read_text(article)))
     shown = [ShownFigure(0, link, os.path.relpath((article.parent / link).resolve(), root.resolve())) for link in links]
@@ -314,11 +354,32 @@ def page_filters(root, article):
         data = figure_data(shown, article, folder, root)
     except (FigureError, RenderError, OSError) as exc:
         log.warning(f"quarto pre-render: the page's figures are not embedded ({exc})")
-        return {}
-    return {
-        "figure-data": str(data),
-        "filters": [str(EMBED_FIGURES_FILTER), {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}],
+        return []
+    metadata["figure-data"] = str(data)
+    return [str(EMBED_FIGURES_FILTER), {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}]
+
+
+def write_bound_document(root, article, document, copies):
+    """BOUND_DOCUMENT: the article's text bound by the bindings document,
+    as the build's Quarto route renders it; and the bound engine's
+    BOUND_POINTER, naming the article and the md5 of the very text bound
+    (as Quarto reads it: UTF-8, its byte-order mark dropped) in each of
+    the copies' folders, so that the engine renders it only in that text's
+    place."""
+    data = article.read_bytes()
+    text = data.decode("utf-8-sig")
+    try:
+        bound = bound_markdown(text.replace("\r\n", "\n").replace("\r", "\n"), document, article)
+    except (ShortcodeSyntaxError, BoundError) as exc:
+        raise HookError(f"{article}: the bound document could not be made: {exc}") from None
+    write_if_changed(root / BOUND_DOCUMENT, inert_for_quarto(bound))
+    pointer = {
+        "source": str(article),
+        "md5": hashlib.md5(text.encode("utf-8")).hexdigest(),
+        "bound": str(root / BOUND_DOCUMENT),
     }
+    for folder in copies:  # each copy's engine reads the pointer beside it
+        write_if_changed(folder / BOUND_POINTER, json.dumps(pointer, indent=1) + "\n")
 
 
 def write_if_changed(path, text):

@@ -1,0 +1,96 @@
+// bound-engine.js: Quarto's own `quarto render` and `quarto preview` of the
+// article render the bound document, not the article's shortcodes.
+//
+// Quarto reads the file an author saves, index.qmd, and its reader turns
+// each of several hundred shortcodes into a node that the value extension
+// then resolves: most of a render's time. articlekit's pre-render
+// (articlekit/render/quarto_hooks.py) has already bound the text it
+// checked; it writes the bound document (every shortcode Quarto could run
+// written as Quarto's escape, as the build's Quarto route renders it) and,
+// beside this extension, bound.json: {"source": the article's path,
+// "md5": the md5 of the text it bound, "bound": the bound document's path}.
+//
+// This engine claims that one file and hands Quarto the bound document
+// instead of the text, only while the text Quarto read is the very text
+// that was bound (its md5): otherwise, as for every other file, the text
+// as it is, whose shortcodes the value extension resolves. A page is
+// never made from another text's values.
+
+const POINTER = new URL("../bound.json", import.meta.url);
+
+let quarto;
+
+function pointer() {
+  try {
+    return JSON.parse(Deno.readTextFileSync(POINTER));
+  } catch {
+    return null;
+  }
+}
+
+function sameFile(a, b) {
+  try {
+    return Deno.realPathSync(a) === Deno.realPathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+function boundFor(text, input) {
+  const bound = pointer();
+  if (bound === null || !sameFile(bound.source, input) || quarto.crypto.md5Hash(text) !== bound.md5) {
+    return null;
+  }
+  try {
+    return Deno.readTextFileSync(bound.bound);
+  } catch {
+    return null;
+  }
+}
+
+const engine = {
+  init: (api) => {
+    quarto = api;
+  },
+  name: "articlekit-bound",
+  defaultExt: ".qmd",
+  defaultYaml: () => [],
+  defaultContent: () => [],
+  validExtensions: () => [".qmd"],
+  claimsFile: (file, _ext) => {
+    const bound = pointer();
+    return bound !== null && sameFile(bound.source, file);
+  },
+  claimsLanguage: (_language) => false,
+  canFreeze: false,
+  generatesFigures: false,
+
+  launch: (_context) => ({
+    name: engine.name,
+    canFreeze: false,
+    markdownForFile: (file) => Promise.resolve(quarto.mappedString.fromFile(file)),
+    target: (file, _quiet, markdown) => {
+      const md = markdown ?? quarto.mappedString.fromFile(file);
+      return Promise.resolve({
+        source: file,
+        input: file,
+        markdown: md,
+        metadata: quarto.markdownRegex.extractYaml(md.value),
+      });
+    },
+    partitionedMarkdown: (file) => Promise.resolve(quarto.markdownRegex.partition(Deno.readTextFileSync(file))),
+    execute: (options) => {
+      const text = options.target.markdown.value;
+      return Promise.resolve({
+        engine: engine.name,
+        markdown: boundFor(text, options.target.input) ?? text,
+        supporting: [],
+        filters: [],
+      });
+    },
+    dependencies: (_options) => Promise.resolve({ includes: {} }),
+    postprocess: (_options) => Promise.resolve(),
+  }),
+};
+
+export default engine;
