@@ -436,10 +436,13 @@ def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
 # ---- end to end: Snakemake refuses before any job ---------------------------------------
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """An unbuilt copy of the project: a refusal at plan time needs no build."""
-    return copy_project(tmp_path_factory.mktemp("footprint") / "project")
+@pytest.fixture
+def project(tmp_path):
+    """An unbuilt copy of the project of this test's own (0.2 s): a refusal at
+    plan time needs no build, and asserts that none happened (no `results/`),
+    which a test that runs a job in a copy shared by the module made untrue
+    for every test after it (under a random order: -p randomly)."""
+    return copy_project(tmp_path / "project")
 
 
 def snakemake(work, *args):
