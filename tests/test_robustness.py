@@ -14,9 +14,11 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -417,7 +419,9 @@ def write_sweep_config(work, section):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
+def prepared(tmp_path_factory):
+    """The project with the test's sweep and a flaky example, unbuilt; never
+    run in: `project` and `swept` copy it."""
     work = copy_project(tmp_path_factory.mktemp("robustness") / "project")
     write_sweep_config(work, SWEEP)
     with open(work / "experiments/example.py", "a", encoding="utf-8") as f:
@@ -427,6 +431,22 @@ def project(tmp_path_factory):
     entry = 'if __name__ == "__main__":\n    run_experiment("example", run, plot)\n'
     (work / "experiments/example.py").write_text(source.replace(entry, "") + "\n\n" + entry)
     return work
+
+
+@pytest.fixture
+def project(prepared, tmp_path):
+    """An unbuilt copy of this test's own, for the plans that count the
+    sweep's jobs: in a copy a test had built the sweep in, no chunk is left to
+    plan (a KeyError on 'robustness_chunk' under a random order)."""
+    return Path(shutil.copytree(prepared, tmp_path / "project", symlinks=True))
+
+
+@pytest.fixture(scope="module")
+def swept(prepared, tmp_path_factory):
+    """A copy the module's building tests share: each builds the sweep in it
+    (`snakemake robustness`, nothing to do once one has) and leaves it built,
+    its article and sweep config as they found them."""
+    return Path(shutil.copytree(prepared, tmp_path_factory.mktemp("swept") / "project", symlinks=True))
 
 
 @pytest.mark.slow
@@ -470,20 +490,20 @@ def test_an_exclude_that_names_no_experiment_is_refused_naming_the_file(project)
 
 
 @pytest.mark.slow
-def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_failed_seeds(project):
-    snakemake(project, "robustness")  # the experiments' own results, and a whole sweep
-    whole = json.loads((project / "build/robustness.json").read_text())
-    chunks = sorted((project / "results/robustness").glob("*/chunk-*.json"))
+def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_failed_seeds(swept):
+    snakemake(swept, "robustness")  # the experiments' own results, and a whole sweep
+    whole = json.loads((swept / "build/robustness.json").read_text())
+    chunks = sorted((swept / "results/robustness").glob("*/chunk-*.json"))
     assert len(chunks) == 6
     for chunk in chunks:
         chunk.unlink()
 
     # killed as SLURM's scancel or a CI timeout kills it, once a chunk's job
     # is done: with one core, when the next chunk's file appears
-    env = copy_environment(project)
+    env = copy_environment(swept)
     proc = popen(
         ["snakemake", "--cores", "1", "robustness", *FAST],
-        cwd=project,
+        cwd=swept,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -492,7 +512,7 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     deadline, written = time.monotonic() + 300, []
     while len(written) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended before writing two chunks"
-        new = [p for p in (project / "results/robustness").glob("*/chunk-*.json") if p not in written]
+        new = [p for p in (swept / "results/robustness").glob("*/chunk-*.json") if p not in written]
         written += sorted(new, key=lambda p: p.stat().st_mtime_ns)
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGTERM)
@@ -500,11 +520,11 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     finished = written[0]  # its job was done before the next one wrote anything
     done_at = finished.stat().st_mtime_ns
 
-    rerun = snakemake(project, "robustness", "--rerun-incomplete")
+    rerun = snakemake(swept, "robustness", "--rerun-incomplete")
     assert finished.stat().st_mtime_ns == done_at  # not recomputed
     rerun_chunks = len(re.findall(r"rule robustness_chunk:", rerun.stdout + rerun.stderr))
     assert 0 < rerun_chunks < 6  # only what the killed sweep had not finished
-    resumed = json.loads((project / "build/robustness.json").read_text())
+    resumed = json.loads((swept / "build/robustness.json").read_text())
     assert resumed == whole
 
     # the seeds example raised for are counted, each with its error, and its claims judged on the rest
@@ -518,20 +538,20 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_chunks_and_counts_f
     assert claim["ran"] == 6 - len(divisible) and claim["at_seed"] == HOLDS
     assert claim["held"] + claim["failed"] + claim["inconclusive"] == claim["ran"]
     assert FAILS not in {c["at_seed"] for c in resumed["claims"]}
-    page = (project / "build/robustness.html").read_text()
+    page = (swept / "build/robustness.html").read_text()
     assert f"{len(divisible)} failed" in page and "6 seeds derived" in page.replace("\n", " ")
 
 
 @pytest.mark.slow
-def test_a_prose_edit_reruns_no_part_of_the_sweep_and_a_new_claim_only_its_summary(project):
-    snakemake(project, "robustness")
-    article = project / "article/index.qmd"
+def test_a_prose_edit_reruns_no_part_of_the_sweep_and_a_new_claim_only_its_summary(swept):
+    snakemake(swept, "robustness")
+    article = swept / "article/index.qmd"
     original = article.read_text()
     try:
         article.write_text(original + "\nA closing sentence without numbers.\n")
-        assert set(job_counts(project, "robustness")) == {"robustness", "total"}
+        assert set(job_counts(swept, "robustness")) == {"robustness", "total"}
         article.write_text(original + '\nIt is {{< value example.fill_zero.max_masked_weight expect="> 0" >}}.\n')
-        planned = job_counts(project, "robustness")
+        planned = job_counts(swept, "robustness")
         assert planned.get("robustness_summary") == 1 and "robustness_chunk" not in planned
     finally:
         article.write_text(original)
