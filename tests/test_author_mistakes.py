@@ -459,3 +459,41 @@ def test_a_successful_build_shows_no_path_of_articlekits_code(server, article):
     assert run.code == 0, run.output[-3000:]
     assert "experiments/harmonic.py, and " in run.output and " files of articlekit" in run.output
     assert_no_module_paths(run)
+
+
+def test_a_failed_format_rule_is_one_line_where_it_fails_and_articlekits_message_last(server, article, tmp_path):
+    """Issue 42: each failed format rule's log began with a library's warning
+    (Biopython's "importing Biopython from inside the source tree", where
+    site-packages holds a stray pyproject.toml), and Snakemake's error block
+    of each failed job (its inputs, outputs and shell command, "Look above
+    for error messages") stood between the run and articlekit's message.
+    A Pandoc that fails as a broken install would (the version it reports is
+    the real one, so only the forced formats rerun): each failed job is one
+    line where it failed, pointing to the end, and the end is the summary,
+    each log's message articlekit's line and nothing before it."""
+    import pypandoc
+
+    pandoc = tmp_path / "bin/pandoc"
+    pandoc.parent.mkdir()
+    pandoc.write_text(
+        f'#!/bin/sh\nif [ "$1" = "--version" ]; then echo "pandoc {pypandoc.get_pandoc_version()}"; exit 0; fi\n'
+        'echo "pandoc: a deliberate failure" >&2\nexit 3\n'
+    )
+    pandoc.chmod(0o755)
+    run = snakemake(server, article, "--forcerun", "pdf", "jats", env={"PYPANDOC_PANDOC": str(pandoc)})
+    said = "render: article/index.qmd: pandoc failed (exit 3): pandoc: a deliberate failure"
+    assert_said(run, "Exiting because a job execution failed: articlekit says why at the end")
+    for rule in ("pdf", "jats"):
+        assert re.search(
+            rf"^Error in rule {rule} \(jobid \d+; log: logs/{rule}\.log\): articlekit says why at the end$",
+            run.output,
+            re.M,
+        ), run.output[-3000:]
+        assert (article / f"logs/{rule}.log").read_text().splitlines() == [said]  # no library's line before it
+    # Snakemake's block of each failed job stays in its complete log (.snakemake/log/), not the terminal
+    assert "check log file(s)" not in run.output and "Look above" not in run.output
+    assert "Biopython" not in run.output
+    summary = run.output[run.output.index("articlekit: 2 jobs failed (") :]
+    assert summary.rstrip().endswith(said) and summary.count(said) == 2
+    assert len(summary.strip().splitlines()) == 7, summary  # the header, and each rule's line and message
+    assert_no_module_paths(run)

@@ -162,3 +162,28 @@ def test_a_dry_run_keeps_nothing_aside(in_article):
     handler = failures.Failures(SimpleNamespace(dryrun=True, touch=False), keep=["harmonic"])
     handler.emit(record(LogEvent.JOB_INFO, jobid=1, rule_name="harmonic", output=["results/harmonic.json"]))
     assert (in_article / "results/harmonic.json").read_text() == "good"
+
+
+def test_a_failed_job_with_a_log_is_one_line_pointing_to_the_summary_where_one_follows(monkeypatch):
+    """Snakemake's error block (inputs, outputs, shell command) for each
+    failed job stood between the run and the summary; "Look above for error
+    messages" pointed away from it. Only where a summary follows (watch())."""
+
+    class Snakemakes(logging.Formatter):
+        def format(self, record):
+            return f"snakemake's own: {record.getMessage()}"
+
+    terminal = failures.Terminal(Snakemakes())
+    error = record(LogEvent.JOB_ERROR, rule_name="pdf", jobid=9, log=["logs/pdf.log"], input=["a.qmd"], output=[])
+    last = logging.makeLogRecord({"msg": failures.SNAKEMAKES_LAST_WORD, "levelno": logging.ERROR})
+    monkeypatch.setattr(failures, "_watching", [])
+    assert terminal.format(error) == "snakemake's own: " and terminal.format(last).startswith("snakemake's own")
+    monkeypatch.setattr(failures, "_watching", [object()])
+    said = terminal.format(error).splitlines()
+    assert (
+        len(said) == 2 and said[1] == "Error in rule pdf (jobid 9; log: logs/pdf.log): articlekit says why at the end"
+    )
+    assert terminal.format(last) == "snakemake's own: " + failures.LAST_WORD
+    # a failed job with no log: the summary has nothing to say of it, Snakemake's block stays
+    no_log = record(LogEvent.JOB_ERROR, rule_name="mine", jobid=3, log=[], input=[], output=[])
+    assert terminal.format(no_log) == "snakemake's own: "

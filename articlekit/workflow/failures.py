@@ -21,10 +21,13 @@ Snakemake has checked its outputs, JOB_ERROR when it failed). It
   `keep_previous` (the experiments) before Snakemake deletes them, and
   says where a failed job's are (articlekit/workflow/previous.py);
 - shortens the terminal (`quiet_terminal`): the `input:` line of each
-  job's banner to the article's own files and a count of articlekit's,
-  and an error articlekit raised while planning to its message, without
-  the frames of articlekit's code Snakemake prints under it (the complete
-  log under .snakemake/log/ keeps every word).
+  job's banner to the article's own files and a count of articlekit's, a
+  failed job with a log to one line (its rule, job and log: the summary
+  says what the log says), Snakemake's "Look above for error messages"
+  to "articlekit says why at the end", and an error articlekit raised
+  while planning to its message, without the frames of articlekit's code
+  Snakemake prints under it (the complete log under .snakemake/log/ keeps
+  every word).
 
 The profile every article ships (profiles/default) leaves out Snakemake's
 show-failed-logs, which printed each failed job's log in the middle of the
@@ -139,6 +142,10 @@ class Terminal(logging.Formatter):
     def format(self, record):
         event = getattr(record, "event", None)
         inputs = getattr(record, "input", None)
+        if event == LogEvent.JOB_ERROR and getattr(record, "log", None) and summarised():
+            return short_job_error(record)
+        if record.levelno == logging.ERROR and record.getMessage() == SNAKEMAKES_LAST_WORD and summarised():
+            record = logging.makeLogRecord({**record.__dict__, "msg": LAST_WORD, "args": ()})
         if event in (LogEvent.JOB_INFO, LogEvent.JOB_ERROR) and inputs:
             record = logging.makeLogRecord(record.__dict__)  # a copy: the ledger reads the record's own inputs
             record.input = short_inputs(inputs)
@@ -152,6 +159,33 @@ class Terminal(logging.Formatter):
             if is_failed_command(record.getMessage()):
                 return ""  # said by the job's error just after it (its shell command), and why by the summary
         return self.formatter.format(record)
+
+
+# What Snakemake says as it stops after a failed job (snakemake/scheduling/job_scheduler.py),
+# and what the terminal says instead where articlekit's summary follows: it is below, not above.
+SNAKEMAKES_LAST_WORD = "Exiting because a job execution failed. Look above for error messages"
+LAST_WORD = "Exiting because a job execution failed: articlekit says why at the end"
+
+
+def summarised():
+    """Whether this process prints the summary of its failed jobs at exit (watch())."""
+    return bool(_watching)
+
+
+def short_job_error(record):
+    """A failed job with a log, as the terminal shows it where the summary
+    says what its log says: its rule, job and log on one line, under
+    Snakemake's time stamp. Snakemake's block (its inputs, outputs and shell
+    command, about ten lines a job, ending "check log file(s) for error
+    details") stays in the complete log under .snakemake/log/, which
+    another handler writes."""
+    from snakemake.logging import timestamp
+
+    logs = ", ".join(str(path) for path in record.log)
+    return (
+        f"{timestamp()}\nError in rule {record.rule_name} (jobid {record.jobid}; log: {logs}): "
+        "articlekit says why at the end"
+    )
 
 
 ERROR_HEADER = re.compile(r'^WorkflowError(?: in rule \S+)? in file "[^"]+", line \d+:$')
