@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,6 +74,15 @@ def built(tmp_path_factory):
     return work
 
 
+@pytest.fixture
+def built_of_its_own(built, tmp_path):
+    """A copy of `built` for a test that leaves files no rule of the
+    project's own makes (a planted format's output and log): in `built`,
+    every test after it would find them, and the left-over check report
+    them. mtimes and Snakemake's metadata kept: the copy is up to date."""
+    return Path(shutil.copytree(built, tmp_path / "project", symlinks=True))
+
+
 def test_one_command_builds_every_artifact(built):
     for name in EXPERIMENT_RULES | {"listings"}:
         assert (built / f"results/{name}.json").stat().st_size > 0, name
@@ -122,35 +132,30 @@ FORMAT = Format(name="plain", output="build/article.txt", describe="plain text",
 '''
 
 
-def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built):
+def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built_of_its_own):
     """Planted in the copy's own articlekit: the module, and its name in
     publishing.formats. The Plan makes its rule; the bound values reach its
-    output; an edit to its module reruns that rule and no other format's."""
+    output; an edit to its module reruns that rule and no other format's.
+    In a copy of its own: its rule's output and log stay there."""
     from articlekit.render import formats
 
-    module = built / "articlekit/render/formats/plain.py"
-    config = built / "config/test.yaml"
+    work = built_of_its_own
+    module = work / "articlekit/render/formats/plain.py"
+    config = work / "config/test.yaml"
     original = config.read_text(encoding="utf-8")
     listed = re.search(r"^  formats: \[(.*?)\]", original, re.M)
-    try:
-        module.write_text(PLANTED_FORMAT, encoding="utf-8")
-        config.write_text(
-            original.replace(listed.group(0), f"  formats: [{listed.group(1)}, plain]", 1), encoding="utf-8"
-        )
-        edited = [a != b for a, b in zip(original.splitlines(), config.read_text(encoding="utf-8").splitlines())]
-        assert sum(edited) == 1 and len(edited) == len(original.splitlines())  # one line of config
-        assert planned_rules(built) & {*formats.names(), "plain"} == {"plain"}  # the others are up to date
-        snakemake(built, "build/article.txt")
-        bindings = json.loads((built / "build/bindings.json").read_text(encoding="utf-8"))["bindings"]
-        text = (built / "build/article.txt").read_text(encoding="utf-8")
-        shown = [b["text"] for b in bindings.values() if b["in_prose"] and "\n" not in b["text"]]
-        assert shown and all(value in text for value in shown)
-        module.write_text(PLANTED_FORMAT + "# an edit\n", encoding="utf-8")
-        assert planned_rules(built) & {*formats.names(), "plain"} == {"plain"}
-    finally:
-        module.unlink(missing_ok=True)
-        config.write_text(original, encoding="utf-8")
-        snakemake(built, "--touch")
+    module.write_text(PLANTED_FORMAT, encoding="utf-8")
+    config.write_text(original.replace(listed.group(0), f"  formats: [{listed.group(1)}, plain]", 1), encoding="utf-8")
+    edited = [a != b for a, b in zip(original.splitlines(), config.read_text(encoding="utf-8").splitlines())]
+    assert sum(edited) == 1 and len(edited) == len(original.splitlines())  # one line of config
+    assert planned_rules(work) & {*formats.names(), "plain"} == {"plain"}  # the others are up to date
+    snakemake(work, "build/article.txt")
+    bindings = json.loads((work / "build/bindings.json").read_text(encoding="utf-8"))["bindings"]
+    text = (work / "build/article.txt").read_text(encoding="utf-8")
+    shown = [b["text"] for b in bindings.values() if b["in_prose"] and "\n" not in b["text"]]
+    assert shown and all(value in text for value in shown)
+    module.write_text(PLANTED_FORMAT + "# an edit\n", encoding="utf-8")
+    assert planned_rules(work) & {*formats.names(), "plain"} == {"plain"}
 
 
 def test_a_parameter_in_a_config_file_outside_the_project_reruns_its_experiment(built, tmp_path):
