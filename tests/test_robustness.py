@@ -31,7 +31,7 @@ from articlekit.core import keys
 from articlekit.core.status import FAILS, HOLDS
 from articlekit.data.config import ConfigError, check_config
 from articlekit.data.values import merge
-from articlekit.article import robustness, seed_figure
+from articlekit.article import robustness, seed_figure, seed_keys
 from articlekit.experiment import sweep
 from articlekit.review import robustness as robustness_page
 from tests.child_processes import popen
@@ -305,6 +305,17 @@ def _write(path, document):
     return path
 
 
+def test_the_summary_reads_the_articles_shortcodes_and_refuses_ones_the_plan_did_not_see(tmp_path):
+    article = tmp_path / "index.qmd"
+    article.write_text(ARTICLE)
+    shortcodes = robustness.article_shortcodes(str(article), ARTICLE)
+    digest = seed_keys.shortcodes_digest(shortcodes)
+    assert len(digest) == 16 and robustness.read_shortcodes(str(article), digest) == shortcodes
+    article.write_text(ARTICLE + '\nIt is {{< value example.x expect="> 0" >}}.\n')  # edited after the plan
+    with pytest.raises(robustness.RobustnessError, match="changed after the build was planned; run the build"):
+        robustness.read_shortcodes(str(article), digest)
+
+
 def test_chunks_that_overlap_or_disagree_are_refused_naming_the_file():
     with pytest.raises(robustness.RobustnessError, match=r"b.json: seed 2 of toy is in two chunks"):
         robustness.collect([("a.json", toy_chunk([1, 2])), ("b.json", toy_chunk([2, 3]))])
@@ -553,5 +564,14 @@ def test_a_prose_edit_reruns_no_part_of_the_sweep_and_a_new_claim_only_its_summa
         article.write_text(original + '\nIt is {{< value example.fill_zero.max_masked_weight expect="> 0" >}}.\n')
         planned = job_counts(swept, "robustness")
         assert planned.get("robustness_summary") == 1 and "robustness_chunk" not in planned
+        # why, in one short line: the param is a digest of the article's keys and claims, not
+        # their list, which Snakemake printed whole, before and now (51,000 characters here)
+        plan = snakemake(swept, "--dry-run", "robustness").stdout
+        summary_job = plan[plan.index("rule robustness_summary:") :].split("\n\n", 1)[0]
+        reason = next(line for line in summary_job.splitlines() if line.strip().startswith("reason:"))
+        assert "Params have changed" in reason and len(reason) < 300, reason[:500]
+        snakemake(swept, "robustness")
+        claims = json.loads((swept / "build/robustness.json").read_text())["claims"]
+        assert ["example.fill_zero.max_masked_weight", "> 0"] in [[c["key"], c["expect"]] for c in claims]
     finally:
         article.write_text(original)

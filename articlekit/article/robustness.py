@@ -2,7 +2,7 @@
 
     python -m articlekit.article.robustness --chunks results/robustness/*/chunk-*.json \\
         --results results/scaling.json ... --baseline baseline/published.yaml \\
-        --shortcodes JSON --settings JSON --json build/robustness.json
+        --article article/index.qmd --digest HEX --settings JSON --json build/robustness.json
 
 The page, build/robustness.{html,md}, is made from that JSON by
 articlekit.review.robustness. This step belongs to the article's stage, not
@@ -13,7 +13,8 @@ across the sweep's seeds.
 The chunks are what articlekit.experiment.sweep wrote: each seeded
 experiment's run() for the seeds derived from its own. The article's
 shortcodes (which values it prints, which claims it makes:
-articlekit.article.seed_keys, read by the workflow when it plans) say what to report:
+articlekit.article.seed_keys, read from --article; the workflow's param is
+their digest, --digest, checked here) say what to report:
 
 - for every value the article shows from a seeded experiment (printed,
   plotted, or cited through robustness.<key>.<field>): its value at the
@@ -79,6 +80,7 @@ from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.keys import UnknownKey, lookup, measured, split_key
 from articlekit.core.log import log
+from articlekit.core.sources import SourceError, read_article
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
 from articlekit.data.values import flatten, merge, published_envelope
 from articlekit.experiment.artifacts import envelope, read_artifact
@@ -168,6 +170,23 @@ def article_shortcodes(article, text):
         return seed_keys.article_shortcodes(article, text)
     except ShortcodeSyntaxError as exc:
         raise RobustnessError(f"{article}:{exc}") from None
+
+
+def read_shortcodes(article, digest=None):
+    """article_shortcodes of the article file; where `digest` is given (the
+    workflow's param), a RobustnessError unless it is theirs: the article's
+    printed keys or claims changed after the build planned this job, and
+    its record would name the old ones."""
+    try:
+        text = read_article(article)  # as the plan read it (articlekit.workflow.plan)
+    except (OSError, SourceError) as exc:
+        raise RobustnessError(str(exc)) from None
+    shortcodes = article_shortcodes(article, text)
+    if digest is not None and seed_keys.shortcodes_digest(shortcodes) != digest:
+        raise RobustnessError(
+            f"{article}: its printed keys or claims changed after the build was planned; run the build again"
+        )
+    return shortcodes
 
 
 def _seeded(key, swept):
@@ -513,11 +532,17 @@ def main(argv=None):
     parser.add_argument("--chunks", nargs="*", default=[], help="the sweep's chunks")
     parser.add_argument("--results", nargs="*", default=[], help="results/<name>.json: the article's seed")
     parser.add_argument("--baseline", help="baseline/published.yaml, for claims that compare with published.<id>")
-    parser.add_argument(
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--article", help="the article, whose shortcodes say what to report (article_shortcodes)")
+    given.add_argument(
         "--shortcodes",
-        required=True,
         metavar="JSON",
-        help='the article\'s {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)',
+        help='in place of --article: its {"printed": [key], "claims": [[key, expect]]} (article_shortcodes)',
+    )
+    parser.add_argument(
+        "--digest",
+        metavar="HEX",
+        help="with --article: the digest of its shortcodes the build planned with (seed_keys.shortcodes_digest)",
     )
     parser.add_argument(
         "--settings",
@@ -533,7 +558,7 @@ def main(argv=None):
     if args.baseline:
         artifacts.append((args.baseline, published_envelope(args.baseline)))
     values = merge(artifacts)["values"]
-    shortcodes = json.loads(args.shortcodes)
+    shortcodes = json.loads(args.shortcodes) if args.shortcodes else read_shortcodes(args.article, args.digest)
     if shortcodes.get("unparsed"):
         raise RobustnessError(f"{shortcodes['unparsed']} (nothing summarised until the article parses)")
     report = build(sweep, values, shortcodes, settings)

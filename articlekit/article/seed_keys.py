@@ -8,9 +8,13 @@ summary (articlekit.article.robustness) needs.
   image links to figures/robustness-<key>.svg (drawn by
   articlekit.article.seed_figure);
 - article_shortcodes: the values it prints, the claims it makes and the
-  values whose seeds it plots, handed to the summary as a param.
+  values whose seeds it plots, which the summary reads from the article;
+- shortcodes_digest: a short digest of them, the summary's param (a new
+  printed key or claim reruns it; the reason Snakemake prints stays one line).
 """
 
+import hashlib
+import json
 import os
 import re
 
@@ -36,9 +40,10 @@ def article_shortcodes(article, text, occurrences=None):
     values the article prints, the claims it makes and the values whose
     seeds it shows as a figure (figures/robustness-<key>.svg, <key> spelt as
     under robustness.), each once, in reading order. Where they stand is
-    left out on purpose: the workflow hands this over as a param, so that
-    only a new claim, printed key or figure, not a prose edit, reruns the
-    summary (and the values and the article after it). `occurrences`: the
+    left out on purpose: the workflow hands its digest over as a param
+    (shortcodes_digest), so that only a new claim, printed key or figure,
+    not a prose edit, reruns the summary (and the values and the article
+    after it). `occurrences`: the
     text's shortcodes, when they were scanned already (else they are
     scanned here, and a ShortcodeSyntaxError says where they do not parse)."""
     printed, claimed = {}, {}
@@ -52,3 +57,13 @@ def article_shortcodes(article, text, occurrences=None):
             claimed[(key, sc.kwargs["expect"])] = None
     plotted = list(dict.fromkeys(seed_figures(article, text).values()))
     return {"printed": list(printed), "claims": [list(claim) for claim in claimed], "plotted": plotted}
+
+
+def shortcodes_digest(shortcodes):
+    """A short digest of article_shortcodes' answer: the summary's param in
+    the workflow, in place of the whole list, which Snakemake printed whole
+    ("Params have changed since last execution: ...") when one key changed.
+    The summary reads the shortcodes from the article and refuses to go on
+    where their digest is not this one (the article edited since the plan)."""
+    text = json.dumps(dict(shortcodes), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

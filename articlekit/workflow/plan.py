@@ -117,7 +117,7 @@ class Sweep:
     settings: settings.Robustness
     chunk_ranges: tuple  # (first seed, count) per chunk
     figures: MappingProxyType  # figures/robustness-<key>.svg -> key, the article's image links
-    shortcodes: MappingProxyType  # what the article prints and claims (a param of the summary)
+    shortcodes: MappingProxyType  # what the article prints and claims (their digest a param of the summary)
     # key -> its figure's x-axis in the prose's words (config robustness.labels)
     labels: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
@@ -154,6 +154,13 @@ class Sweep:
     @property
     def shortcodes_json(self):
         return json.dumps(dict(self.shortcodes))
+
+    @property
+    def shortcodes_digest(self):
+        """The summary's param: a digest of the shortcodes, not their list (seed_keys.shortcodes_digest)."""
+        from articlekit.article.seed_keys import shortcodes_digest
+
+        return shortcodes_digest(self.shortcodes)
 
     @property
     def figure_arguments(self):

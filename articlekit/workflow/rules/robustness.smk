@@ -50,7 +50,10 @@ rule robustness_chunk:
 
 # The sweep's claims and values across its seeds: what the article binds
 # (robustness.<key>.median, ...), so it is the article's step, before bind.
-# Which claims and values: the article's, handed over as a param.
+# Which claims and values: the article's, read from it by the job; the param
+# is their digest, so that a new printed key or claim reruns the summary (a
+# prose edit does not: the article is no input) and Snakemake's reason
+# ("Params have changed ...") prints one short line, not the article's list.
 rule robustness_summary:
     input:
         chunks=PLAN.sweep.chunks,
@@ -68,11 +71,12 @@ rule robustness_summary:
         runtime=5,
     params:
         settings=PLAN.sweep.settings_json,
-        shortcodes=PLAN.sweep.shortcodes_json,
+        article=PLAN.article,
+        shortcodes=PLAN.sweep.shortcodes_digest,
     shell:
         "python -m articlekit.article.robustness --chunks {input.chunks} --results {input.results} "
-        "--baseline {input.baseline} --shortcodes {params.shortcodes:q} --settings {params.settings:q} "
-        "--json {output.json} 2> {log}"
+        "--baseline {input.baseline} --article {params.article:q} --digest {params.shortcodes} "
+        "--settings {params.settings:q} --json {output.json} 2> {log}"
 
 
 # The article's figures of one value across the seeds, for an article that
