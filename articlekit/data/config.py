@@ -8,6 +8,14 @@ came from:
     config.yaml:12: bogus: Additional properties are not allowed ('bogus' was unexpected)
 
 A value given with --config has no file line; it is named as "--config".
+A parameter's default comes from its experiment's script (its PARAMETERS,
+articlekit.experiment.declared), and is named there:
+
+    experiments/timing.py:41: timing.rounds: 1 is less than the minimum of 6
+
+The merged config is the scripts' defaults, overlaid by config.yaml, then
+by each --configfile (`with_defaults`, `merged_config`): the scripts come
+first in the list of sources, as the files of least precedence.
 
 The schema is read more strictly than JSON Schema reads it, where YAML and
 Python blur what the author meant:
@@ -34,6 +42,7 @@ runs all three on files by hand (Snakemake reads `--configfile` files itself,
 before the workflow starts, and its message names neither file nor line).
 """
 
+import copy
 import difflib
 import math
 import os
@@ -45,6 +54,7 @@ import yaml
 from articlekit.core.equality import is_number
 from articlekit.core.errors import ArticlekitError
 from articlekit.core.log import log
+from articlekit.experiment.declared import DeclarationError, declarations, declared_experiments
 from articlekit.core.sources import (
     SourceError,
     load_yaml,
@@ -183,8 +193,18 @@ def check_syntax_for_snakemake(path):
             raise WorkflowError(str(exc)) from None
 
 
+def _is_script(path):
+    return str(path).endswith(".py")
+
+
 def _line_index(path):
-    """{("timing", "rounds"): line} for every key of a YAML file (1-based)."""
+    """{("timing", "rounds"): line} for every key of a YAML file (1-based),
+    or of an experiment script's declared defaults."""
+    if _is_script(path):
+        try:
+            return {(): 1, **_script_declarations(path).lines}
+        except (OSError, DeclarationError):
+            return {}
     try:
         root = _read_only_document(path).root
     except (OSError, yaml.YAMLError, SourceError):
@@ -220,7 +240,20 @@ def _parsed(path, text):
 _MISSING = object()
 
 
+def _script_declarations(path):
+    return declarations(path)
+
+
 def _value_at(path, file):
+    if _is_script(file):
+        found = _script_declarations(file)
+        data = {found.name: found.defaults}
+        for part in path:
+            try:
+                data = data[part]
+            except (KeyError, IndexError, TypeError):
+                return _MISSING
+        return data
     try:
         data = _read_only_document(file).data
     except yaml.YAMLError as exc:
@@ -257,7 +290,10 @@ def _where(path, value, indexed):
     for config_file, lines in indexed:
         if path in lines:
             where = f"{config_file}:{lines[path]}"
-            if not _same(_value_at(path, config_file), value):
+            given = _value_at(path, config_file)
+            if isinstance(given, dict) and isinstance(value, dict):
+                return where  # a mapping is merged key by key: the file of highest precedence has it
+            if not _same(given, value):
                 return f"--config (overriding {where})"
             return where
     return "--config"
@@ -458,7 +494,7 @@ def _reference(config_files):
     does (workflow.configfiles: each --configfile, then the Snakefile's),
     then the --configfile files again (workflow.overwrite_configfiles), so
     it is the first file named once; None when there is none."""
-    shown = [_shown(path) for path in config_files]
+    shown = [_shown(path) for path in config_files if not _is_script(path)]
     once = [path for path in shown if shown.count(path) == 1 and os.path.exists(path)]
     return once[0] if once else (shown[0] if shown and os.path.exists(shown[0]) else None)
 
@@ -484,30 +520,53 @@ TYPE_WORDS = {
 }
 
 
-def check_article_config(config, schema_path, config_files, sections):
-    """The article's own parameters, checked: against its schema when it has
-    one (check_config), and each of `sections` (its experiments'
-    parameter sections) that the schema does not describe, or all of them
-    without a schema, against the types its first config file gives them
+def check_article_config(config, schema_path, config_files, sections, declared=None):
+    """The article's own parameters, checked: each experiment's section
+    against what its script declares (`declared`: {name: Declarations},
+    the sources' PARAMETERS), the rest against the article's schema when
+    it has one (check_config), and each of `sections` (its experiments'
+    parameter sections) that neither describes, or all of them without
+    either, against the types its first config file gives them
     (`inferred_schema`): a --configfile or --config that gives a parameter
     another type is refused at its line, with the type meant and where it
     was given. A value of the first file is its own reference, so a wrong
     type there, a range and a missing key are for a schema to catch; but a
     `seed` is held to what a seed is (SEED_SCHEMA), config.yaml's too."""
-    described = set()
+    declared = {name: found for name, found in (declared or {}).items() if found.parameters is not None}
+    described = set(declared)
+    schema = None
     if os.path.exists(schema_path):
         try:
             schema = load_yaml(schema_path)
         except SourceError as exc:
             raise ConfigError(str(exc)) from None
+        twice = sorted(described & set((schema.get("properties") or {}) if isinstance(schema, dict) else ()))
+        if twice:
+            raise ConfigError(
+                f"{schema_path}: describes {', '.join(twice)}:, whose script declares its PARAMETERS too; "
+                f"describe an experiment's parameters in one place: take the section out of {schema_path}"
+            )
+    if schema is not None or declared:
+        schema = article_schema(schema, declared)
 
         def new_key(path, error):
             if error.validator == "additionalProperties" and len(path) > 1:
+                if path[0] in declared:
+                    return (
+                        f"; a new parameter: declare it in {declared[path[0]].path}'s PARAMETERS, with its "
+                        "default and description"
+                    )
                 return f"; a new parameter: describe it in {schema_path} too"
             return ""
 
-        _check(config, schema, str(schema_path), config_files, hint=new_key)
-        described = set((schema.get("properties") or {}) if isinstance(schema, dict) else ())
+        shown = " and ".join(
+            [
+                *([str(schema_path)] if os.path.exists(schema_path) else []),
+                *(["the experiments' PARAMETERS"] * bool(declared)),
+            ]
+        )
+        _check(config, schema, shown, config_files, hint=new_key)
+        described |= set(schema.get("properties") or {})
     reference = _reference(config_files)
     if reference is None:
         return
@@ -537,10 +596,56 @@ def check_article_config(config, schema_path, config_files, sections):
 
     described_by = (
         f"the types {reference} gives{', a seed a whole number' if seeded else ''} "
-        f"({', '.join(sorted(inferred))}: no {schema_path} describes "
+        f"({', '.join(sorted(inferred))}: neither PARAMETERS in its script nor {schema_path} describes "
         f"{'them' if len(inferred) > 1 else 'it'})"
     )
     _check(config, {"type": "object", "properties": inferred}, described_by, config_files, hint=hint)
+
+
+def article_schema(schema, declared):
+    """The article's schema (a dict, or None) with each declared
+    experiment's section (its script's PARAMETERS) among its properties."""
+    schema = dict(schema or {"type": "object"})
+    schema["properties"] = {
+        **(schema.get("properties") or {}),
+        **{name: found.section_schema for name, found in declared.items() if found.parameters is not None},
+    }
+    return schema
+
+
+# ---- the merged config: the scripts' defaults, then the files -------------------------
+
+
+def declared_sources(config, root="."):
+    """{name: Declarations} for each experiment of config `experiments:`
+    whose script is there. ConfigError names a declaration that cannot be read."""
+    names = [name for name in (config.get("experiments") or {}) if isinstance(name, str)]
+    try:
+        return declared_experiments(names, root)
+    except DeclarationError as error:
+        raise ConfigError(str(error)) from None
+
+
+def with_defaults(config, declared):
+    """(the config over its experiments' declared defaults, the sources:
+    each declaring script, as a config file of least precedence). Nested
+    keys merge one by one, as Snakemake merges --configfile files."""
+    merged = {}
+    for name, found in declared.items():
+        defaults = found.defaults
+        if defaults:
+            merged[name] = defaults
+    _update(merged, copy.deepcopy(dict(config)))
+    return merged, [found.path for found in declared.values() if found.parameters is not None]
+
+
+def merged_config(paths, root="."):
+    """(the config the files make together over the declared defaults of
+    the experiments they name, its sources: the scripts, then the files).
+    What a build sees; for the commands that read the config by hand."""
+    config = read_configs(paths)
+    merged, scripts = with_defaults(config, declared_sources(config, root))
+    return merged, [*scripts, *map(str, paths)]
 
 
 def where(config, key, config_files=()):
@@ -582,20 +687,27 @@ def check_known_keys(config, known, config_files=(), what="not a known key", exp
 
 def main(argv):
     """python -m articlekit config FILE...: the checks a build makes, by hand.
-    Later files override earlier ones, as with several --configfile."""
+    Later files override earlier ones, as with several --configfile, and
+    every file the experiments' declared defaults (experiments/NAME.py)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m articlekit config", description=main.__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="config files, e.g. config.yaml config/test.yaml")
     parser.add_argument("--schema", default="config/schema.yaml")
+    parser.add_argument(
+        "--merged", action="store_true", help="print the merged config (defaults, then each file) as YAML"
+    )
     args = parser.parse_args(argv)
     try:
-        merged = read_configs(args.files)
-        check_config(merged, args.schema, args.files)
+        merged, sources = merged_config(args.files)
+        check_article_config(merged, args.schema, sources, merged.get("experiments") or {}, declared_sources(merged))
     except (OSError, ConfigError) as exc:
         log.error(f"config: {exc}")
         return 1
-    log.info(f"config: {', '.join(args.files)} match {args.schema}")
+    if args.merged:
+        print(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), end="")
+        return 0
+    log.info(f"config: {', '.join(args.files)} match {args.schema} and the experiments' PARAMETERS")
     return 0
 
 

@@ -12,8 +12,10 @@ An experiment is a pure `run(params) -> dict` plus an optional
         --json results/scaling.json --figure sweep=figures/scaling-sweep.svg \\
         --log logs/scaling.log --library numpy
 
-and by hand the same module takes `--config config.yaml [--set key=value]`
-instead of --params (the limits then come from its experiments: entry).
+and by hand the same module takes `--config config.yaml [--config more.yaml]
+[--set key=value]` instead of --params: the script's declared defaults
+(its PARAMETERS), overridden by each file in turn as Snakemake merges them
+(the limits then come from its experiments: entry).
 An experiment whose entry says `runs: N` is run N times so, and once more
 with `--combine RUN.json ...` instead of --params: its combine(runs, params)
 makes the N runs' values into one artifact (articlekit.experiment.runs).
@@ -243,7 +245,12 @@ def _parser(name):
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--params", metavar="JSON", help="the parameters as a JSON object (what the workflow passes)")
     given.add_argument(
-        "--config", metavar="FILE", help=f"by hand: a YAML config with a {name!r} section (default config.yaml)"
+        "--config",
+        metavar="FILE",
+        action="append",
+        help=f"by hand: a YAML config that may set the {name!r} section over the script's defaults "
+        "(default config.yaml; repeatable, later files override earlier ones: --config config.yaml "
+        "--config config/test.yaml)",
     )
     given.add_argument(
         "--combine",
@@ -298,13 +305,18 @@ def _parser(name):
     return parser
 
 
-def _read_config(name, path, overrides):
+def _read_config(name, paths, overrides, script=None):
     """The experiment's params, libraries and limits (mem_mb, runtime: its
-    entry's, else None) from a config file, by hand."""
-    with open(path, encoding="utf-8") as f:
-        config = yaml.safe_load(f) or {}
+    entry's, else None) from config files, by hand: the script's declared
+    defaults, then each file's section over them, key by key."""
+    config = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            _merge(config, yaml.safe_load(f) or {})
+    found = declared.declarations(script, name) if script else None
+    params = found.defaults if found is not None else {}
     # An experiment without parameters (environment) has no section.
-    params = dict(config.get(name) or {})
+    _merge(params, dict(config.get(name) or {}))
     for item in overrides:
         key, _, value = item.partition("=")
         params[key] = yaml.safe_load(value)
@@ -314,7 +326,16 @@ def _read_config(name, path, overrides):
     return params, list(dict.fromkeys(libraries)), (entry.get("mem_mb"), entry.get("runtime"))
 
 
-def parse_command_line(name, argv=None):
+def _merge(base, new):
+    """Snakemake's merge of config files: nested keys override one by one."""
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def parse_command_line(name, argv=None, script=None):
     """(params, json path, figures {name: path}, log file, libraries,
     limits (mem_mb, runtime in minutes; None where not given), the runs'
     artifacts to combine (None unless --combine), the ledger to hold them
@@ -336,7 +357,11 @@ def parse_command_line(name, argv=None):
             parser.error(f"--params must be a JSON object, not {args.params!r}")
         libraries, limits = [], (None, None)
     else:
-        params, libraries, limits = _read_config(name, args.config or "config.yaml", args.set)
+        paths = args.config or (["config.yaml"] if os.path.exists("config.yaml") or not script else [])
+        try:
+            params, libraries, limits = _read_config(name, paths, args.set, script)
+        except declared.DeclarationError as exc:
+            parser.error(str(exc))
     for flag, given in (("--mem-mb", args.mem_mb), ("--runtime", args.runtime)):
         if given is not None and not given > 0:
             parser.error(f"{flag} {given:g}: give the job's limit, a number above 0")
@@ -378,7 +403,7 @@ def run_experiment(name, run, plot=None, argv=None, derived=None, combine=None):
     config does not declare, the line that asked and what to declare) and
     exits 1, writing nothing."""
     params, json_path, figures, log_file, libraries, (mem_mb, runtime), run_files, ledger = parse_command_line(
-        name, argv
+        name, argv, script=inspect.getsourcefile(run)
     )
     _drawn_with.clear()
     _saved.clear()

@@ -3,6 +3,7 @@ and the machine's facts, called by the module's Snakefile in turn.
 
     check_config_files(files)          each config file read strictly (a key given twice, 1e-7 as text)
     normalised(config)                 --config strict=false read as YAML would; --config versions= taken out
+    with_defaults(config, files)       the experiments' declared defaults under the files (their PARAMETERS)
     check_config(config, files, ...)   the module's schema, the article's, the keys nothing reads
     check_writable(folder)             a sentence, not Snakemake's traceback about .snakemake/locks
     ThisMachine(overrides)             installed libraries and renderers, for plan.build
@@ -24,8 +25,10 @@ from articlekit.data.config import (
     check_config as check_against_schema,
     check_known_keys,
     check_syntax_for_snakemake,
+    declared_sources,
     where,
 )
+from articlekit.data.config import with_defaults as defaults_under
 from articlekit.workflow import codegraph, settings
 from articlekit.workflow.plan import ARTICLE_SCHEMA, MODULE_SCHEMA, PlanError, module_files, reserved_rule_names
 
@@ -54,6 +57,19 @@ def normalised(config):
         raise PlanError(str(error)) from None
     config.pop("versions", None)
     return config, overrides
+
+
+def with_defaults(config, config_files):
+    """(the config over its experiments' declared defaults, its sources:
+    each script that declares PARAMETERS, then the config files). The
+    defaults live beside each experiment's code (experiments/NAME.py);
+    config.yaml and each --configfile override them key by key, and a
+    message about a default names the script's line."""
+    try:
+        merged, scripts = defaults_under(config, declared_sources(config))
+    except ConfigError as error:
+        raise PlanError(str(error)) from None
+    return merged, [*scripts, *config_files]
 
 
 def check_config(config, config_files, snakefile, memory, validate=None):
@@ -90,7 +106,7 @@ def _check(config, config_files, snakefile):
             rule_names=[*reserved_rule_names(experiments), *settings.rule_names([snakefile])],
         )
         # its schema, and the types config.yaml gives what no schema describes
-        check_article_config(config, ARTICLE_SCHEMA, config_files, experiments)
+        check_article_config(config, ARTICLE_SCHEMA, config_files, experiments, declared_sources(config))
         # A top-level key is the module's, matrix:, or an experiment's
         # parameters: anything else is a slip (publishin:) never read.
         check_known_keys(

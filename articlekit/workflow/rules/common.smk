@@ -39,15 +39,17 @@ prompt_exit.at_shutdown()
 plantime.check_config_files(CONFIG_FILES)
 try:
     _checked, _overrides = plantime.normalised(config)
+    # each experiment's declared defaults (experiments/NAME.py), under the files
+    _checked, CONFIG_SOURCES = plantime.with_defaults(_checked, CONFIG_FILES)
     config.clear()
     config.update(_checked)
     plantime.check_config(
-        config, CONFIG_FILES, workflow.main_snakefile, PLAN_MEMORY, validate
+        config, CONFIG_SOURCES, workflow.main_snakefile, PLAN_MEMORY, validate
     )
     plantime.check_writable(".")
     PLAN = plans.build(
         config,
-        CONFIG_FILES,
+        CONFIG_SOURCES,
         plantime.ThisMachine(_overrides),
         snakefile=workflow.main_snakefile,
     )
