@@ -24,6 +24,32 @@ import torch
 
 from articlekit.experiment.artifacts import run_experiment
 
+# It takes no parameters: config.yaml gives it none (articlekit.experiment.declared).
+PARAMETERS = {}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS = {
+    "environment.python": "Python version, e.g. `3.11.7`",
+    "environment.numpy": "NumPy version",
+    "environment.torch": "PyTorch version, with its build tag (`2.13.0+cpu`)",
+    "environment.torch_cpu_capability": "CPU instruction set PyTorch dispatches to (`AVX512`, `AVX2`, `DEFAULT`)",
+    "environment.torch_num_threads": "PyTorch intra-op threads in this job (Snakemake sets them to the job's threads)",
+    "environment.torch_num_interop_threads": "PyTorch inter-op threads",
+    "environment.blas": "the BLAS NumPy was built against (name, version, build configuration) and the kernel it runs here (threadpoolctl's architecture, e.g. Haswell or SkylakeX; left out where threadpoolctl is not installed)",
+    "environment.cpu_model": "CPU model name from /proc/cpuinfo (else `platform`)",
+    "environment.cpu_id": "vendor, family, model and stepping from /proc/cpuinfo (`GenuineIntel family 6 model 167 stepping 1`): the CPU exactly, where a virtual machine's model name is generic; null where /proc/cpuinfo does not say",
+    "environment.cpu_mhz": "the CPU's clock, MHz: the rated maximum from cpufreq or lscpu where known, else /proc/cpuinfo's `cpu MHz` (under a hypervisor, the host's nominal clock); null where none says",
+    "environment.cpu_mhz_source": "where that was read: `cpufreq maximum`, `lscpu maximum` or `/proc/cpuinfo`; null with it",
+    "environment.hypervisor": "the hypervisor's vendor as lscpu names it (`KVM`), `unnamed` where only the CPU's hypervisor flag says so, null on bare metal",
+    "environment.os": "operating system, `platform.platform()`",
+    "environment.cores": "logical CPUs, `os.cpu_count()`",
+    "environment.build_date": "date of this build, UTC, `YYYY-MM-DD`",
+    "environment.build_time_utc": "time of this build, ISO 8601 with offset, to the second",
+    "environment.executor": "`slurm` when run inside a SLURM job (SLURM_JOB_ID set), else `local`",
+    "environment.slurm_job_id": "the SLURM job id, or null when local",
+    "environment.hostname": "the machine's host name",
+}
+
 log = logging.getLogger("experiment")
 
 

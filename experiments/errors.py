@@ -23,6 +23,91 @@ import torch.nn.functional as F
 from articlekit.experiment.artifacts import run_experiment
 from experiments.attention import causal_mask, softmax
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "one default_rng(seed) draws Q, K and V, then a square Q and K",
+    },
+    "n_tokens": {
+        "type": "integer",
+        "minimum": 2,
+        "default": 5,
+        "description": "Q, K, V: (n_tokens, d_k); unequal, or Q @ K without the transpose would not fail",
+    },
+    "d_k": {"type": "integer", "minimum": 1, "default": 4, "description": "the width of Q, K and V"},
+    "underflow_seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 3,
+        "description": "the edition's underflow vectors a, then b, from their own generator",
+    },
+    "underflow_dim": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 1024,
+        "description": "the width of those float32 vectors",
+    },
+    "underflow_scale": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "default": 10.0,
+        "description": "the scale of those vectors, which makes exp underflow",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+Captured from the installed libraries; `message` is `str(exc)` verbatim.
+One `default_rng(seed)` draws Q, K, V (n_tokens, d_k), then a square Q and K
+(d_k, d_k). A second, `default_rng(underflow_seed)`, draws the published
+edition's float32 vectors a, then b (underflow_dim, standard normal ×
+underflow_scale).
+"""
+RESULT_KEYS = {
+    "errors.{error}.raised": "whether the mistake raised; error in numpy_no_transpose, torch_no_transpose, sdpa_mask_and_causal",
+    "errors.{error}.type": "the exception's class name (e.g. `ValueError`), or null if not raised",
+    "errors.{error}.message": "the exception's text, `str(exc)`, or null",
+    "errors.square_no_transpose.shape": "the square Q's and K's shape, [d_k, d_k] (T = d_k)",
+    "errors.square_no_transpose.numpy_raised": "whether `Q @ K` without the transpose raised there, in NumPy",
+    "errors.square_no_transpose.torch_raised": "the same in PyTorch",
+    "errors.square_no_transpose.max_abs_diff": "max |Q @ K − Q @ Kᵀ|: what the missing transpose changes when nothing raises",
+    "errors.underflow.dot": "the float32 dot product a·b (large negative)",
+    "errors.underflow.exp": "`np.exp(dot)` in float32: 0.0 (underflow)",
+    "errors.underflow.ratio": "the naive softmax of that one score, exp/exp = 0/0: NaN",
+    "errors.underflow.ratio_is_nan": "whether that ratio is NaN",
+    "errors.underflow.exp_float64": "`np.exp(dot)` in float64 (also 0.0 when dot < ≈ −745: float64 is no fix)",
+    "errors.underflow.warning_raised": "whether NumPy warned during exp and the division",
+    "errors.underflow.warning_category": "the first warning's class name (`RuntimeWarning`), or null",
+    "errors.underflow.warning_message": "its text, e.g. `invalid value encountered in scalar divide`",
+    "errors.overflow.dot": "the same score with its sign flipped, −a·b (large positive, float32)",
+    "errors.overflow.exp": "`np.exp` of it in float32: inf (overflow)",
+    "errors.overflow.ratio": "exp/exp = inf/inf: NaN",
+    "errors.overflow.ratio_is_nan": "whether that ratio is NaN",
+    "errors.overflow.warning_messages": "NumPy's warnings during exp and the division (list of texts)",
+    "errors.stable.offsets": "three scores one apart, before the shift (list)",
+    "errors.stable.exact": "their softmax in float64: the weights every shift of them should get (list)",
+    "errors.stable.{side}.scores": "the offsets shifted to the underflow's dot (side `below`) or to minus it (`above`), float32 (list)",
+    "errors.stable.{side}.naive": "exp(s)/sum(exp(s)) of those scores (list)",
+    "errors.stable.{side}.naive_all_nan": "whether every one of those weights is NaN",
+    "errors.stable.{side}.stable": "the max-subtracted softmax of them (list)",
+    "errors.stable.{side}.stable_sum": "its sum",
+    "errors.stable.{side}.stable_max_abs_diff": "max |stable − exact| (float32 rounding)",
+    "errors.masked_fill_float16.value": "the mask value tried in half precision, −1e9",
+    "errors.masked_fill_float16.torch_masked_fill.raised": "whether PyTorch's `masked_fill(mask, -1e9)` on a float16 tensor raised",
+    "errors.masked_fill_float16.torch_masked_fill.type": "the exception's class name, or null",
+    "errors.masked_fill_float16.torch_masked_fill.message": "its text, `str(exc)`, or null",
+    "errors.wrong_axis.axis0_row_sums": "row sums of exp(s)/exp(s).sum(axis=0) for s = QKᵀ/√d_k (list; not 1)",
+    "errors.wrong_axis.axis0_min_deviation": "the smallest |row sum − 1| of those",
+    "errors.wrong_axis.axis0_max_deviation": "the largest",
+    "errors.wrong_axis.axis_last_row_sums": "row sums of the softmax along the last axis (list; 1 up to rounding)",
+    "errors.wrong_axis.output_diff": "max |diff| of weights @ V between the two normalisations",
+}
+
 log = logging.getLogger("experiment")
 
 # The finite stand-in for -inf that masks are often filled with (experiments/example.py measures it too).

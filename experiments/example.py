@@ -25,6 +25,51 @@ import torch
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import causal_mask, scaled_dot_product_attention, softmax
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "n_tokens": {
+        "type": "integer",
+        "minimum": 2,
+        "default": 5,
+        "description": "tokens: Q, K and V are (n_tokens, d_k)",
+    },
+    "d_k": {"type": "integer", "minimum": 1, "default": 4, "description": "the width of each query, key and value"},
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "one default_rng(seed) draws Q, then K, then V",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+One `default_rng(seed)` draws Q, then K, then V, each (n_tokens, d_k) standard normal.
+
+Figure `figures/example-heatmaps.svg`: both weight matrices, values printed.
+"""
+RESULT_KEYS = {
+    "example.weights": "attention weights without a mask, (n_tokens × n_tokens) nested list, rows = queries",
+    "example.first_row": "row 0 of `example.weights` (list)",
+    "example.row_sum_max_deviation": "max over rows of |Σ_j w_ij − 1| (dimensionless; float64 rounding ≈ 1e-16)",
+    "example.bfloat16.row_sum_max_deviation": "the same for PyTorch's `torch.softmax` of the same scores in bfloat16, rows summed in float64 (rounding ≈ 1e-3)",
+    "example.output_shape": "shape of the attention output, [n_tokens, d_k]",
+    "example.causal.weights": "weights with the causal mask (-inf above the diagonal), nested list",
+    "example.causal.max_masked_weight": "largest weight at a masked (future) position; 0.0 exactly with -inf",
+    "example.causal.visible_per_row": "per query row, number of weights > 0 (list of ints; row i sees i+1)",
+    "example.causal.row_sum_max_deviation": "max |row sum − 1| of the causal weights",
+    "example.minus_1e9.{how}.{dtype}.max_masked_weight": "causal mask with -1e9 instead of -inf: the largest weight at a masked position. how: `added` (-1e9 added to each masked score, as a float attn_mask is) or `filled` (each masked score replaced by -1e9, as masked_fill does); dtype: `float64` or `float32`, the whole computation in it",
+    "example.minus_1e9.{how}.{dtype}.max_abs_diff_vs_inf": "max |diff| between those weights and the -inf causal weights computed in the same dtype",
+    "example.minus_1e9.{how}.{dtype}.full_row.max_abs_diff_vs_uniform": "every key masked with -1e9: max |w − 1/n_tokens| (0: each row a uniform average)",
+    "example.minus_1e9.{how}.{dtype}.full_row.max_abs_diff_vs_unmasked": "every key masked with -1e9: max |diff| from the weights without a mask, same dtype (near 0: the mask did nothing)",
+    "example.minus_1e9.spacing.{dtype}": "the gap between neighbouring numbers of that dtype at -1e9 (`np.spacing`); an added score smaller than half of it is rounded away",
+    "example.minus_1e9.in_float16": "-1e9 converted to float16: -inf, past float16's largest magnitude",
+    "example.minus_inf.full_row_nan": "every key masked with -inf: whether every weight is NaN (-inf − -inf)",
+    "example.fill_zero.max_masked_weight": "largest weight at a masked position when the masked scores are *filled* with 0 instead of -inf (0 is an ordinary score)",
+}
+
 log = logging.getLogger("experiment")
 
 # footprint()'s rates: memory as measured (peak RSS at n_tokens = 1000 and

@@ -26,6 +26,48 @@ import torch.nn.functional as F
 from articlekit.experiment.artifacts import run_experiment
 from experiments.attention import causal_mask, scaled_dot_product_attention
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "n_tokens": {
+        "type": "integer",
+        "minimum": 2,
+        "default": 5,
+        "description": "tokens: Q, K and V are (n_tokens, d_k)",
+    },
+    "d_k": {"type": "integer", "minimum": 1, "default": 4, "description": "the width of each query, key and value"},
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "one default_rng(seed) draws Q, K and V",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+One `default_rng(seed)` draws Q, K, V, each (n_tokens, d_k). Reference: our
+NumPy attention with the causal mask (True = masked out). `correct` passes
+`~mask` to `F.scaled_dot_product_attention` (its True = takes part);
+`reversed` passes the mask as it is. Each of the two has:
+"""
+RESULT_KEYS = {
+    "mask_convention.{case}.error_raised": "whether the sdpa call raised; case in correct, reversed",
+    "mask_convention.{case}.error": "`\"Type: message\"` of that exception, or null",
+    "mask_convention.{case}.max_abs_diff": "max |diff| of sdpa's output vs the NumPy reference, over entries that are not NaN (null if it raised)",
+    "mask_convention.{case}.nan_rows": "rows of sdpa's output containing NaN",
+    "mask_convention.{case}.nan_appeared": "nan_rows > 0",
+    "mask_convention.{case}.fully_masked_rows": "queries the given mask lets attend to nothing (sdpa's reading of it)",
+    "mask_convention.{case}.zero_weight_rows": "rows where sdpa's weights are all exactly 0 (how this PyTorch treats a fully masked row)",
+    "mask_convention.{case}.max_weight_on_future": "largest weight sdpa gives a future position (j > i); 0 when correct",
+    "mask_convention.key_padding.max_abs_diff": "`nn.MultiheadAttention` (1 head, identity projections) with `key_padding_mask` True = ignore, vs NumPy with the same keys masked",
+    "mask_convention.key_padding.inverted_max_abs_diff": "the same with sdpa's convention passed to `key_padding_mask` (the padding attended, the rest ignored)",
+    "mask_convention.key_padding.padded_keys": "how many keys are padding (the last n_tokens // 2)",
+    "mask_convention.fully_masked.{form}.all_zero": "every key hidden from every query, sdpa's output is all 0.0; form `boolean` (all False) or `float` (all −inf)",
+    "mask_convention.fully_masked.{form}.any_nan": "whether any of that output is NaN",
+}
+
 log = logging.getLogger("experiment")
 
 # footprint()'s memory, as measured (peak RSS at n_tokens = 2000, d_k = 2000):

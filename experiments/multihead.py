@@ -17,6 +17,44 @@ import numpy as np
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import multi_head_attention, scaled_dot_product_attention
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "n_tokens": {"type": "integer", "minimum": 2, "default": 5, "description": "tokens: X is (n_tokens, d_model)"},
+    "d_model": {"type": "integer", "minimum": 1, "default": 16, "description": "the model's width"},
+    "heads": {
+        "type": "integer",
+        "minimum": 1,
+        "x-divides": "d_model",
+        "default": 4,
+        "description": "attention heads, each of d_model / heads columns",
+    },
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "one default_rng(seed) draws X, then the four weights",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+One `default_rng(seed)` draws X (n_tokens, d_model) standard normal, then
+W_q, W_k, W_v, W_o, each (d_model, d_model) standard normal / √d_model.
+
+Figure `figures/multihead-heads.svg`: one heatmap per head.
+"""
+RESULT_KEYS = {
+    "multihead.output_shape": "shape of the multi-head output, [n_tokens, d_model]",
+    "multihead.weights_shape": "shape of the weights, [heads, n_tokens, n_tokens]: one table per head",
+    "multihead.d_head": "columns per head, d_model // heads",
+    "multihead.head_columns_check": "true when every head equals single-head attention on its columns i·d_head..(i+1)·d_head−1 of XW_q, XW_k, XW_v (np.allclose, outputs and weights)",
+    "multihead.head_columns_max_abs_diff": "max |diff| of that comparison over all heads",
+    "multihead.weights": "the per-head weights, (heads × n_tokens × n_tokens) nested list (the figure's data)",
+    "multihead.causal.weights_shape": "shape of the weights with the causal mask",
+}
+
 log = logging.getLogger("experiment")
 
 # footprint()'s rates: memory as measured (peak RSS), time a lower bound well below it.

@@ -52,6 +52,122 @@ from articlekit.experiment.artifacts import run_experiment
 from articlekit.experiment.footprint import FLOPS
 from experiments.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, split_heads
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "n_tokens": {"type": "integer", "minimum": 2, "default": 5, "description": "the toy size's tokens (queries)"},
+    "d_model": {"type": "integer", "minimum": 1, "default": 16, "description": "the toy size's model width"},
+    "heads": {
+        "type": "integer",
+        "minimum": 1,
+        "x-divides": "d_model",
+        "default": 4,
+        "description": "the toy size's heads",
+    },
+    "n_memory": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 7,
+        "description": "keys/values for cross-attention (Tk != Tq)",
+    },
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "one default_rng(seed) draws the toy size's inputs",
+    },
+    "scale_n_tokens": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 1,
+        "default": [128, 512, 2048],
+        "description": "the realistic sizes: T, as a model's layer sees it",
+    },
+    "scale_d_model": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 512,
+        "description": "the realistic model width: the paper's base model, 8 heads of d_k = 64",
+    },
+    "scale_heads": {
+        "type": "integer",
+        "minimum": 1,
+        "x-divides": "scale_d_model",
+        "default": 8,
+        "description": "the realistic sizes' heads",
+    },
+    "scale_seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 20261012,
+        "description": "the realistic sizes' own draw: the seed sweep varies `seed` only",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+NumPy (experiments/attention.py) against PyTorch on identical inputs, at two
+sizes.
+
+Toy sizes (n_tokens, n_memory, d_model, heads): one `default_rng(seed)`
+draws X (n_tokens, d_model), then the memory M (n_memory, d_model), then
+W_q, W_k, W_v, W_o (standard normal / √d_model). "sdpa" compares per-head
+attention, heads as the batch axis of (h, T, d_k) arrays, with
+`F.scaled_dot_product_attention`; "mha" compares the whole multi-head layer
+with `nn.MultiheadAttention(bias=False)` holding the transposed weights,
+asked for its weights. All float64 unless under `float32`.
+
+Realistic sizes (scale_n_tokens, scale_d_model, scale_heads): for each T in
+scale_n_tokens, a `default_rng(scale_seed)` draws X (T, scale_d_model) and
+the four weights as above; self-attention, no mask. The seed sweep varies
+`seed` only, so these values are the same in every run of it (computed once
+per process). Three paths, each against our NumPy output b:
+
+- `sdpa`: `F.scaled_dot_product_attention` on our projections as (1, h, T,
+  d_k) arrays, as a model calls it, against our per-head attention;
+- `mha_weights`: `nn.MultiheadAttention(bias=False)` with need_weights=True
+  (the toy's module; PyTorch's general path), against our layer;
+- `mha_fused`: `nn.MultiheadAttention` as built by default, with biases
+  (zero), eval mode, no autograd, need_weights=False (where PyTorch may take
+  its fast path), against our layer.
+
+Our side attends 256 queries at a time (`QUERY_BLOCK`; each query's output
+depends on no other), and so does the general path; the fused path takes
+the whole sequence, as its fast path requires. Three precisions: `float64`
+and `float32` (both sides in it), and `bfloat16` (PyTorch only, on inputs
+rounded to it, against our float64 output: NumPy has no bfloat16). Lists
+have one entry per T, in scale_n_tokens' order; precision is one of
+float64, float32, bfloat16 and path one of sdpa, mha_weights, mha_fused.
+"""
+RESULT_KEYS = {
+    "parity.sdpa.max_abs_diff": "max |diff| of the attention outputs, self-attention, no mask",
+    "parity.sdpa.kernel": "the op PyTorch's profiler saw `scaled_dot_product_attention` dispatch to for those (h, T, d_k) arrays (`torch.autograd.profiler`: the innermost op whose name has `attention` in it, without its `aten::` namespace)",
+    "parity.mha.max_abs_diff": "max |diff| of the multi-head outputs, self-attention",
+    "parity.mha.weights_max_abs_diff": "max |diff| of the per-head weights (average_attn_weights=False)",
+    "parity.causal.sdpa_max_abs_diff": "as sdpa, our causal mask vs `is_causal=True`",
+    "parity.causal.mha_max_abs_diff": "as mha, with the boolean causal `attn_mask`",
+    "parity.causal.mha_weights_max_abs_diff": "per-head weights, causal",
+    "parity.cross.sdpa_max_abs_diff": "as sdpa, queries from X (n_tokens), keys/values from M (n_memory)",
+    "parity.cross.mha_max_abs_diff": "as mha, cross-attention X → M",
+    "parity.cross.mha_weights_max_abs_diff": "per-head weights, cross-attention",
+    "parity.float32.sdpa.max_abs_diff": "sdpa comparison with both sides in float32 (≈ 1e-7)",
+    "parity.float32.mha.max_abs_diff": "mha comparison with both sides in float32",
+    "parity.float32.vs_float64_max_abs_diff": "max |diff| of our own multi-head output, float32 vs float64",
+    "parity.max_abs_diff_overall": "the headline: the largest float64 difference of both sizes, the toy sizes' nine (sdpa, mha, weights; self, causal, cross) and the realistic sizes' (`parity.scale.float64.{path}.max_abs_diff`, every T)",
+    "parity.max_abs_diff_overall_ulps": "the same in units in the last place of 1.0: max_abs_diff_overall / 2⁻⁵² (float64's machine epsilon)",
+    "parity.scale.d_k": "scale_d_model / scale_heads",
+    "parity.scale.mha_fastpath_enabled": "`torch.backends.mha.get_fastpath_enabled()`: whether PyTorch lets `nn.MultiheadAttention` take its fast path at all",
+    "parity.scale.bias_free_fused_kernel": "the op PyTorch's profiler saw run for `nn.MultiheadAttention(bias=False)` called as mha_fused is (need_weights=False, eval mode; float64, at the first T): with no biases the fast path is not taken",
+    "parity.scale.stored_roundings": "how many stored values along one output's chain the bound counts (X, W_q, W_k, W_v, Q, K, V, scores, weights, heads, W_o, output)",
+    "parity.scale.{precision}.{path}.max_abs_diff": "max |a − b| per T, in float64",
+    "parity.scale.{precision}.{path}.relative_error": "normwise relative error ‖a − b‖_F / ‖b‖_F per T, in float64",
+    "parity.scale.{precision}.{path}.kernel": "per T, the attention op PyTorch's profiler saw run (as `parity.sdpa.kernel`); null where none did (the general path: separate matmuls and a softmax)",
+    "parity.scale.{precision}.unit_roundoff": "u = eps / 2 of the precision (`torch.finfo`): 2⁻⁵³, 2⁻²⁴, 2⁻⁸",
+    "parity.scale.{precision}.relative_bound": "per T, the relative error rounding alone explains (`relative_bound()`): for each side that rounds, u_store · stored_roundings + u_sum · (2√d_model + √d_k + 2√T); both sides round in float64 and float32 (u_sum = u), PyTorch alone in bfloat16, summing in float32 (u_sum = 2⁻²⁴), plus float64's share for our side",
+    "parity.scale.{precision}.worst_share_of_bound": "the largest relative_error / relative_bound over the three paths and every T",
+}
+
 log = logging.getLogger("experiment")
 
 # footprint()'s memory, as measured (peak RSS at sizes where each term dominates):

@@ -20,6 +20,62 @@ import numpy as np
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from experiments.attention import softmax
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "d_k": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 1,
+        "default": [16, 64, 512],
+        "description": "the key widths of the published table's rows",
+    },
+    "n_keys": {
+        "type": "integer",
+        "minimum": 2,
+        "default": 2000,
+        "description": "random keys each query is held against",
+    },
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 7,
+        "description": "a fresh default_rng(seed) per d_k, as published",
+    },
+    "sweep_d_k": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 1,
+        "default": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+        "description": "the key widths of the sweep's figure",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+One query against `n_keys` random keys of width `{d}`, a fresh
+`default_rng(seed)` per width, q drawn before K (the published procedure).
+"Effective terms" is 1 / Σ w_i²: `n_keys` for uniform weights, 1 for one-hot.
+
+Figure `figures/scaling-sweep.svg`: the four sweep lists against d_k.
+"""
+RESULT_KEYS = {
+    "scaling.dk{d}.dot_std": "standard deviation of the n_keys raw dot products q·k (≈ √d); d in `d_k`",
+    "scaling.dk{d}.unscaled.max_weight": "largest softmax weight of the raw scores q·k (0..1)",
+    "scaling.dk{d}.unscaled.effective_terms": "1 / Σ w² of the raw scores' softmax (keys, 1..n_keys)",
+    "scaling.dk{d}.scaled.max_weight": "largest softmax weight of q·k / √d (0..1)",
+    "scaling.dk{d}.scaled.effective_terms": "1 / Σ w² of the scaled scores' softmax (keys, 1..n_keys)",
+    "scaling.dk{d}.{case}.other_keys_gradient_median": "over every key but the top one, the median of |∂w/∂s_j| (column j of the softmax's Jacobian diag(w) − wwᵀ, s the scores the softmax gets); case unscaled or scaled",
+    "scaling.dk{d}.{case}.other_keys_gradient_max": "the largest of those: the runner-up keys'",
+    "scaling.sweep.d_k": "the swept widths (list, = params `sweep_d_k`)",
+    "scaling.sweep.dot_std": "dot-product standard deviation at each swept width (list)",
+    "scaling.sweep.unscaled.max_weight": "largest weight, raw scores, per swept width (list)",
+    "scaling.sweep.unscaled.effective_terms": "1 / Σ w², raw scores, per swept width (list)",
+    "scaling.sweep.scaled.max_weight": "largest weight, scaled scores, per swept width (list)",
+    "scaling.sweep.scaled.effective_terms": "1 / Σ w², scaled scores, per swept width (list)",
+}
+
 log = logging.getLogger("experiment")
 
 DRAWS_PER_S = 1e9  # normal draws a second, faster than any one core: footprint()'s time is a lower bound

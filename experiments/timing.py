@@ -80,6 +80,190 @@ from experiments.attention import (
 )
 from experiments.environment import machine
 
+# What the experiment takes, with its defaults: the article's choices (the published
+# edition's); config.yaml overrides them key by key. Read by the workflow without
+# importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "T": {
+        "type": "integer",
+        "minimum": 1,
+        "x-at-most": "loop_max_T",
+        "default": 128,
+        "description": "the headline's sequence length; the article prints the per-row loop's time at T, and the loop is timed only up to loop_max_T",
+    },
+    "d": {"type": "integer", "minimum": 1, "default": 64, "description": "the headline's width: Q, K and V are (T, d)"},
+    "sweep_T": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 1,
+        "default": [32, 64, 128, 256, 512, 1024],
+        "description": "the sequence lengths of the sweep's figure",
+    },
+    "loop_max_T": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 512,
+        "description": "the per-row loops are skipped above this length",
+    },
+    "warmup": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 3,
+        "description": "untimed calls per contender; they also size the samples",
+    },
+    "rounds": {
+        "type": "integer",
+        "minimum": 6,
+        "maximum": 1000,
+        "default": 21,
+        "description": "interleaved rounds at (T, d) in each run: one per-round ratio each (6 are the fewest for a 95 % interval)",
+    },
+    "sweep_rounds": {
+        "type": "integer",
+        "minimum": 6,
+        "maximum": 1000,
+        "default": 6,
+        "description": "rounds per swept T in each run (6 is the fewest for a 95 % interval)",
+    },
+    "sample_ms": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": 1000,
+        "default": 5,
+        "description": "CPU time each sample adds up to (calls per sample calibrated)",
+    },
+    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "default_rng(seed) draws Q, K and V"},
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS_NOTE = """\
+Four implementations, all float64, inputs from `default_rng(seed)` (Q, K, V
+each (T, d)): `loop` = `attention_row_by_row` (its softmax spelt with
+`np.max` / `np.sum`), `loop_methods` = `attention_row_by_row_methods` (the
+same loop spelt with `x.max()` / `e.sum()`), `matrix` = NumPy
+`scaled_dot_product_attention` (2-D), `torch` = `F.scaled_dot_product_attention`.
+
+Two levels. **A run** is one process (`run()`, one job of rule `timing`,
+`results/runs/timing/run-<i>.json`): BLAS, OpenMP and PyTorch held to one
+thread in-process (threadpoolctl); `warmup` calls size each contender's
+samples to about `sample_ms` of CPU time; then `rounds` interleaved rounds
+(order rotated), one sample per contender per round, timed with
+`time.thread_time`; a sample is the mean time per call; each median with a
+95 % interval from order statistics of the rounds. **The artifact**
+`results/timing.json` combines the `experiments.timing.runs` runs
+(`combine()`, rule `timing_combine`), and every timing and ratio in it is a
+*measured value between runs* (`articlekit.experiment.measure.between_runs`):
+`estimate` is the median of the runs' estimates, `low`..`high` a 95 %
+prediction interval for one more run (Student's t on the logarithms of the
+runs: exp(mean ± t sd √(1 + 1/n))), which claims are judged on
+(articlekit/core/claims.py) and `articlekit reproduce` holds a rerun to.
+Why that interval and not one for the median of the runs: the module
+docstring of `articlekit/experiment/measure.py`. The loops are timed only
+up to `loop_max_T`, at the headline as in the sweep: when T > loop_max_T,
+`timing.main.loop`, `timing.main.loop_methods`, every ratio to them and
+`timing.main.max_abs_diff` are null (this article's config/schema.yaml
+refuses such a T: its prose prints them).
+
+A value between runs has the fields: `estimate`, the median of the runs'
+estimates; `low` and `high`, the 95 % interval for one more run;
+`coverage`, its nominal probability (0.95); `runs`, each run's estimate in
+run order (a list); `spread`, (largest − smallest) / median of the runs;
+`smallest` and `largest`, the extremes of all the runs; `outliers`, the
+runs (numbered from 1) outside the interval the other runs predict, at
+1 − 0.05 / n each ([] when they agree); `set_aside`, the runs the rule
+left out of `estimate`, `low` and `high` (searched from the farthest in,
+at most one run in five, `timing.protocol.set_aside_at_most`); and
+`beyond_rule`, true when more runs lay outside than that, when
+`set_aside` is [] and every run is kept (`measure.runs_set_aside`).
+
+A run's own artifact, `results/runs/timing/run-<i>.json`, holds what one
+process measured, with the keys above in their one-run form: each
+`{impl}` with `median_ms` {estimate, low, high, coverage} from order
+statistics of its rounds, `q1_ms`, `q3_ms`, `min_ms`, `max_ms`,
+`samples_ms` and `wall_samples_ms` (every sample, in round order) and
+`calls_per_sample`; each ratio with `ratios` (every per-round ratio); the
+sweep with `calls_per_sample`; `load` {before, after, loaded}; `neighbours`
+(one record, as in `timing.neighbours.runs`); `machine`
+(`experiments.environment.machine()`). Only the combined artifact enters
+`build/values.json`.
+
+Figures: `figures/timing-sweep.svg`, median CPU time per call vs T, log-log,
+one thread, bars the interval for one more run, the pools' thread counts
+written in it; `figures/timing-runs.svg`, each run's loop / matrix ratio with
+its own interval, hollow when loaded, a grey cross where the rule set it
+aside, over the band of the interval between runs.
+"""
+RESULT_KEYS = {
+    "timing.main.T": "sequence length of the headline point",
+    "timing.main.d": "width of Q, K, V at the headline point",
+    "timing.main.dtype": "dtype of all three (`float64`)",
+    "timing.main.{impl}.median_ms.{field}": "CPU time per call, ms, one thread, between runs (each run's median over its rounds); impl in loop, loop_methods, matrix, torch; field in estimate, low, high, coverage, runs, smallest, largest, spread, outliers, set_aside, beyond_rule",
+    "timing.main.{impl}.calls_per_sample": "back-to-back calls in each sample, per run (list; calibrated to `sample_ms`)",
+    "timing.main.speedup.{field}": "loop / matrix (× faster), one thread, between runs of each run's median per-round ratio; field in estimate, low, high, coverage, runs, smallest, largest, spread, outliers, set_aside, beyond_rule",
+    "timing.main.speedup.run_low": "each run's own 95 % interval from its rounds, lower ends (list)",
+    "timing.main.speedup.run_high": "the upper ends (list)",
+    "timing.main.speedup.run_width": "median over the runs of (high − low) / estimate of their own intervals",
+    "timing.main.speedup.width": "(high − low) / estimate of the interval between runs",
+    "timing.main.torch_speedup.{field}": "the same for loop / torch; field in estimate, low, high, coverage, runs, smallest, largest, spread, outliers, set_aside, beyond_rule, run_low, run_high, run_width, width",
+    "timing.main.spelling_speedup.{field}": "the same for loop / loop_methods: how many times faster the method spelling is",
+    "timing.main.methods_speedup.{field}": "the same for loop_methods / matrix",
+    "timing.main.all_cores.threads": "threads of every pool for the all-cores figure (the job's cores, at most the CPUs available)",
+    "timing.main.all_cores.matrix.median_ms.{field}": "the matrix form at that many threads, wall-clock ms per call, between runs; field in estimate, low, high, coverage, runs, smallest, largest, spread, outliers, set_aside, beyond_rule",
+    "timing.main.all_cores.speedup.{field}": "loop (one thread) / matrix (all cores), wall clock, per round, over `sweep_rounds` rounds a run, between runs; informational, it also measures how idle the other cores were; field in estimate, low, high, coverage, runs, smallest, largest, spread, outliers, set_aside, beyond_rule, run_low, run_high, run_width, width",
+    "timing.main.max_abs_diff": "max |diff| between the loop's and the matrix form's outputs, the largest over the runs",
+    "timing.main.spelling_max_abs_diff": "max |diff| between the two spellings of the loop (0: the same arithmetic), the largest over the runs",
+    "timing.sweep.T": "the swept sequence lengths (list, = params `sweep_T`)",
+    "timing.sweep.d": "width at every swept point (= `timing.main.d`)",
+    "timing.sweep.{impl}.median_ms": "CPU ms per call per T, one thread, the median of the runs (each the median of its `sweep_rounds` rounds; list; the loops: null where T > loop_max_T)",
+    "timing.sweep.{impl}.low_ms": "lower end of each point's interval for one more run (list, null likewise)",
+    "timing.sweep.{impl}.high_ms": "upper end of it (list, null likewise)",
+    "timing.runs.count": "how many runs were combined (config `experiments.timing.runs`)",
+    "timing.runs.agree": "true when no run lies outside the interval the others predict for the headline ratio (`timing.main.speedup`'s `outliers` and `set_aside` empty, `beyond_rule` false)",
+    "timing.runs.note": "the sentence the article prints about it: that they agree; or which run lies outside, that the rule set it aside and what the machine recorded while it ran; or (⚠) that more disagree than the rule may set aside; the combining step also warns on the terminal when a run lies outside",
+    "timing.runs.set_aside": "the runs the rule set aside from the headline ratio (= `timing.main.speedup.set_aside`)",
+    "timing.runs.set_aside_elsewhere": "the other printed values the rule set a run aside from: list of {value: its key under `timing.main`, runs}",
+    "timing.protocol.threads": "threads of every pool while timing the headline and the sweep (1)",
+    "timing.protocol.clock": "the clock of those samples (`time.thread_time`)",
+    "timing.protocol.clock_resolution_s": "that clock's resolution, seconds (`time.get_clock_info`); a sample is never shorter than a hundred ticks",
+    "timing.protocol.confidence": "nominal level of every interval (0.95)",
+    "timing.protocol.interval": "the interval printed: a prediction interval for one more run (Student's t on the runs' logarithms)",
+    "timing.protocol.within_run_interval": "how each run's own intervals are made (order statistics of the median)",
+    "timing.protocol.runs": "runs combined (= `timing.runs.count`)",
+    "timing.protocol.set_aside_share": "the rule for an outlying run, fixed before the runs: at most this share of them is set aside (0.2, one in five)",
+    "timing.protocol.set_aside_at_most": "that share of these runs, rounded down, never leaving fewer than three",
+    "timing.protocol.order": "how the contenders take turns",
+    "timing.threads.requested": "threads the rule gave each run's job (every core)",
+    "timing.threads.available": "CPUs the first run's process could use (`os.sched_getaffinity`)",
+    "timing.threads.all_cores": "min(requested, available): the all-cores figure's threads",
+    "timing.threads.pools_one_thread": "the native pools while timing at one thread (first run), as threadpoolctl reports them: list of {library, api, version, threads}, PyTorch's intra-op pool last",
+    "timing.threads.widest_pool_one_thread": "the most threads any of those pools had in any run (1 when the limit held)",
+    "timing.threads.pools_all_cores": "the same list for the all-cores figure",
+    "timing.threads.omp_num_threads_env": "OMP_NUM_THREADS as the first run's job saw it, or null (overridden in-process)",
+    "timing.threads.openblas_num_threads_env": "OPENBLAS_NUM_THREADS likewise",
+    "timing.load.before": "`os.getloadavg()` (1, 5, 15 min) when the first run started",
+    "timing.load.after": "the same when the last run ended",
+    "timing.load.runs_before": "each run's one-minute load average as it started (list)",
+    "timing.load.runs_after": "each run's one-minute load average as it ended (list)",
+    "timing.load.cpus": "the fewest CPUs a run could use: above this the machine was loaded",
+    "timing.load.loaded_runs": "the runs (numbered from 1) whose one-minute load, at start or end, was above the CPUs they could use (`measure.loaded`)",
+    "timing.load.loaded_count": "how many those are",
+    "timing.neighbours.runs": "what the machine did while each run timed its headline rounds (list, one record a run; `articlekit.experiment.neighbours`): {seconds, cpu_share {busy, idle, iowait, steal}, others_cpu_s, others [{command, cpu_s}, the largest three], mhz_before, mhz_after}, each null where /proc does not keep it",
+    "timing.neighbours.median_seconds": "the median over the runs of how long their headline rounds took, s",
+    "timing.neighbours.others_cpu_s": "CPU seconds the other processes used beside each run's headline rounds (list)",
+    "timing.neighbours.steal_share": "the share of the machine's CPU time the hypervisor gave elsewhere during each (list)",
+    "timing.neighbours.median_others_cpu_s": "the median of `others_cpu_s` over the runs: what an outlying run's is read against",
+    "timing.neighbours.median_steal_share": "the median of `steal_share`",
+    "timing.machine.cpu_model": "the CPU's model name where the runs ran (as `environment.cpu_model`, read in the first run)",
+    "timing.machine.cpu_id": "vendor, family, model and stepping (as `environment.cpu_id`)",
+    "timing.machine.cpu_mhz": "clock in MHz, or null (as `environment.cpu_mhz`)",
+    "timing.machine.cpu_mhz_source": "where it was read (as `environment.cpu_mhz_source`)",
+    "timing.machine.hypervisor": "the hypervisor's vendor, or null on bare metal (as `environment.hypervisor`)",
+    "timing.machine.cores": "logical CPUs of that machine, `os.cpu_count()`",
+    "timing.machine.same_for_all_runs": "whether every run ran on the same host and CPU (on a cluster they may not)",
+    "timing.executor": "`slurm` when any run ran in a SLURM job, else `local`",
+    "timing.hostname": "the hosts the runs ran on, in order of first use, comma-separated",
+}
+
 log = logging.getLogger("experiment")
 
 METHODS = ("loop", "loop_methods", "matrix", "torch")
