@@ -5,9 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.shared_build import copy_of_test_build
+from tests.workspace import merged_config
 
 # The tiers (unit, workflow, e2e), their marks, the check that a unit test
 # runs no Snakemake, and the xdist groups: tests/tiers.py.
@@ -30,9 +30,9 @@ def repo_root():
 
 @pytest.fixture(scope="session")
 def test_config():
-    """config/test.yaml as a dict: the same keys as config.yaml, tiny sizes."""
-    with open(ROOT / "config" / "test.yaml", encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    """The config of the tests' builds: config/test.yaml merged over
+    config.yaml and the experiments' declared defaults (tiny sizes)."""
+    return merged_config(ROOT)
 
 
 @pytest.fixture

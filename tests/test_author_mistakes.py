@@ -374,9 +374,7 @@ def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, 
     test_config.write_text("harmonic:\n  n: 1000x\n  rounds: 9.0\n")
     config = article / "config.yaml"
     run = snakemake(server, article, "--configfile", "config/test.yaml")
-    header = (
-        "the configuration does not match the types config.yaml gives (harmonic: no config/schema.yaml describes it):"
-    )
+    header = "the configuration does not match the types config.yaml gives (harmonic: neither its script's PARAMETERS nor config/schema.yaml describes it):"
     rounds = (
         "config/test.yaml:3: harmonic.rounds: 9.0 is a float, and an integer is meant here: write 9 (no "
         "decimal point), or the experiment gets a float"

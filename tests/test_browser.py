@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from articlekit.article.bound import bound_markdown
 from articlekit.article.shortcodes import scan
@@ -33,6 +32,7 @@ from articlekit.core.jsonio import write_json
 from articlekit.data.publishing import parse as parse_publishing
 from articlekit.review import matrix as matrixlib
 from tests.test_examples import EXAMPLE, copy_article
+from tests.workspace import merged_config
 from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder
 from tests.fixture_bibliography import copy_article_file
@@ -144,7 +144,7 @@ def build_matrix_page(project, dest):
     project's results (no environment is installed here): two environments
     that built and one that did not, whose card names its log (a path
     longer than a phone is wide)."""
-    config = yaml.safe_load((project / "config" / "test.yaml").read_text(encoding="utf-8"))
+    config = merged_config(project)
     publishing = parse_publishing(config["publishing"])
     shared = [project / "results" / f"{name}.json" for name in [*config["matrix"]["exclude"], "listings"]]
     results = [p for p in sorted((project / "results").glob("*.json")) if p not in shared]

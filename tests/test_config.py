@@ -6,19 +6,39 @@ import re
 import pytest
 import yaml
 
-from articlekit.data.config import ConfigError, check_config, check_syntax
+from pathlib import Path
+
+from articlekit.data.config import ConfigError, article_schema, check_config, check_syntax, merged_config
+from articlekit.experiment.declared import declared_experiments
 from tests.workspace import PROJECT_ROOT
 
-SCHEMA = PROJECT_ROOT / "config/schema.yaml"
+ARTICLE_SCHEMA = PROJECT_ROOT / "config/schema.yaml"
+DECLARED = declared_experiments(
+    list(yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())["experiments"]), PROJECT_ROOT
+)
+# config/schema.yaml with each experiment's section as its script declares it (PARAMETERS)
+SCHEMA = article_schema(yaml.safe_load(ARTICLE_SCHEMA.read_text()), DECLARED)
 
 
 @pytest.fixture
 def config_file(tmp_path):
-    """A copy of config.yaml that a test may spoil, and its parsed content."""
+    """A copy of config.yaml with every experiment's parameters written out
+    (their declared defaults, as a section each) that a test may spoil,
+    and its parsed content."""
     path = tmp_path / "config.yaml"
-    text = (PROJECT_ROOT / "config.yaml").read_text()
+    sections = "".join(
+        f"\n{name}:\n" + "".join(f"  {key}: {flow(value)}\n" for key, value in found.defaults.items())
+        for name, found in DECLARED.items()
+        if found.defaults
+    )
+    text = (PROJECT_ROOT / "config.yaml").read_text() + sections
     path.write_text(text)
     return path, yaml.safe_load(text)
+
+
+def flow(value):
+    """A value as YAML writes it on one line (a list as [16, 64, 512])."""
+    return yaml.safe_dump([value], default_flow_style=True, width=1000).strip()[1:-1]
 
 
 def line_of(path, needle):
@@ -26,21 +46,59 @@ def line_of(path, needle):
 
 
 def test_the_shipped_configurations_are_valid():
-    for name in ("config.yaml", "config/test.yaml"):
-        config = check_syntax(PROJECT_ROOT / name)
-        check_config(config, SCHEMA, [PROJECT_ROOT / name])
+    for files in (["config.yaml"], ["config.yaml", "config/test.yaml"]):
+        for name in files:
+            check_syntax(PROJECT_ROOT / name)
+        config, sources = merged_config([PROJECT_ROOT / name for name in files], PROJECT_ROOT)
+        check_config(config, SCHEMA, sources)
+
+
+def test_the_test_config_only_overrides_keys_that_config_yaml_or_a_script_sets():
+    """config/test.yaml is an override merged over config.yaml, not a copy
+    of it: every key it sets is one the build already has (config.yaml's,
+    or an experiment's declared parameter), so a misspelt or stale key in
+    it cannot pass unnoticed; and it is small."""
+    base, _ = merged_config([PROJECT_ROOT / "config.yaml"], PROJECT_ROOT)
+    override = check_syntax(PROJECT_ROOT / "config/test.yaml")
+
+    def unknown(given, known, prefix=()):
+        for key, value in given.items():
+            if not isinstance(known, dict) or key not in known:
+                yield ".".join(map(str, prefix + (key,)))
+            elif isinstance(value, dict):
+                yield from unknown(value, known[key], prefix + (key,))
+
+    assert list(unknown(override, base)) == []
+    assert len((PROJECT_ROOT / "config/test.yaml").read_text().splitlines()) < 60
+
+
+def test_a_default_from_a_script_is_named_at_its_line_in_the_script(tmp_path):
+    """A value that comes from an experiment's declared default (no config
+    file sets it) is named at the script's line, as experiments/NAME.py:LINE."""
+    override = tmp_path / "small.yaml"
+    override.write_text("timing:\n  loop_max_T: 16\n")
+    config, sources = merged_config([PROJECT_ROOT / "config.yaml", override], PROJECT_ROOT)
+    with pytest.raises(ConfigError) as caught:
+        check_config(
+            config,
+            SCHEMA,
+            [str(Path(p).relative_to(PROJECT_ROOT)) if str(p).startswith(str(PROJECT_ROOT)) else p for p in sources],
+        )
+    script = PROJECT_ROOT / "experiments/timing.py"
+    line = next(i for i, text in enumerate(script.read_text().splitlines(), 1) if '"default": 128' in text)
+    assert f"experiments/timing.py:{line}: timing.T: 128 is more than timing.loop_max_T = 16" in str(caught.value)
 
 
 def test_every_error_is_listed_with_its_file_line_and_key(config_file):
     path, _ = config_file
-    spoiled = path.read_text().replace("rounds: 21", "rounds: 1").replace("  seed: 7 ", "  seed: seven ")
-    path.write_text(spoiled + "bogus: 1\n")
+    spoiled = path.read_text().replace("rounds: 21", "rounds: 1").replace("  seed: 7\n", "  seed: seven\n")
+    path.write_text(spoiled.replace("  rounds: 1\n", "  rounds: 1\n  bogus: 1\n"))
     with pytest.raises(ConfigError) as caught:
-        check_config(yaml.safe_load(spoiled + "bogus: 1\n"), SCHEMA, [path])
+        check_config(yaml.safe_load(path.read_text()), SCHEMA, [path])
     message = str(caught.value)
-    assert f"{path}:{line_of(path, 'rounds: 1 ')}: timing.rounds: 1 is less than the minimum of 6" in message
+    assert f"{path}:{line_of(path, '  rounds: 1')}: timing.rounds: 1 is less than the minimum of 6" in message
     assert f"{path}:{line_of(path, 'seed: seven')}: scaling.seed: 'seven' is not of type 'integer'" in message
-    assert f"{path}:{line_of(path, 'bogus')}: bogus: Additional properties are not allowed" in message
+    assert f"{path}:{line_of(path, 'bogus')}: timing.bogus: Additional properties are not allowed" in message
 
 
 def test_a_value_from_the_command_line_is_named_as_such(config_file):
@@ -55,13 +113,13 @@ def test_a_command_line_value_is_not_blamed_on_a_file_that_sets_another_type(con
     path, config = config_file
     config = copy.deepcopy(config)
     config["strict"] = 1  # --config strict=1: 1 == True in Python, not in the schema
-    config["bogus"] = 1  # --config bogus=1: no file sets it
+    config["timing"]["bogus"] = 1  # --config timing='{bogus: 1}': no file sets it
     with pytest.raises(ConfigError) as caught:
         check_config(config, SCHEMA, [path])
     message = str(caught.value)
     line = line_of(path, "strict: true")
     assert f"--config (overriding {path}:{line}): strict: 1 is not of type 'boolean'; write true or false" in message
-    assert "\n  --config: bogus: Additional properties are not allowed" in message
+    assert "\n  --config: timing.bogus: Additional properties are not allowed" in message
 
 
 def test_heads_must_divide_d_model_and_both_keys_are_named(config_file):
@@ -195,7 +253,7 @@ def problems(config, schema, path, **given):
         # the issue's: the sweep then flagged 0 claims instead of 3 (no share is above NaN)
         ("flag_share: 0.05", "flag_share: .nan", MODULE_SCHEMA, "robustness.flag_share", ".nan"),
         ("    runtime: 15\n", "    runtime: .inf\n", MODULE_SCHEMA, "experiments.timing.runtime", ".inf"),
-        ("sample_ms: 5 ", "sample_ms: .NaN ", SCHEMA, "timing.sample_ms", ".nan"),
+        ("sample_ms: 5\n", "sample_ms: .NaN\n", SCHEMA, "timing.sample_ms", ".nan"),
         ("underflow_scale: 10.0", "underflow_scale: -.inf", SCHEMA, "errors.underflow_scale", "-.inf"),
     ],
 )
@@ -222,8 +280,8 @@ def test_a_schema_may_allow_the_infinities_by_saying_so(tmp_path):
     [
         # the issue's: it passed schema and footprint, then died in the job with a TypeError
         ("  n_keys: 2000\n", "  n_keys: 2000.0\n", "scaling.n_keys", "2000.0", "2000"),
-        ("  rounds: 21 ", "  rounds: 2.1e+1 ", "timing.rounds", "21.0", "21"),
-        ("  seed: 7 ", "  seed: 7. ", "scaling.seed", "7.0", "7"),
+        ("  rounds: 21\n", "  rounds: 2.1e+1\n", "timing.rounds", "21.0", "21"),
+        ("  seed: 7\n", "  seed: 7.\n", "scaling.seed", "7.0", "7"),
     ],
 )
 def test_an_integer_yaml_reads_as_a_float_is_refused_with_the_spelling_to_use(
@@ -307,7 +365,7 @@ def test_a_sweep_that_would_plan_too_many_jobs_says_how_many_and_the_chunk_that_
     check_config(config, MODULE_SCHEMA, [path])  # within the schema's maximum
     with pytest.raises(ValueError) as caught:
         settings.robustness(config, lambda key: where(config, key, [path]))
-    swept = len(settings.robustness(check_syntax(PROJECT_ROOT / "config.yaml")).experiments)
+    swept = len(settings.robustness(merged_config([PROJECT_ROOT / "config.yaml"], PROJECT_ROOT)[0]).experiments)
     jobs = swept * 2000
     assert str(caught.value).startswith(
         f"{path}:{line_of(path, 'seeds: 100000')}: robustness.seeds = 100000 in chunks of 50 makes {jobs:,} jobs "

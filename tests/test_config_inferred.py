@@ -53,8 +53,8 @@ def test_an_override_of_another_type_is_refused_at_its_line_with_the_type_meant(
     with pytest.raises(ConfigError) as caught:
         checked(article, CONFIG, "darts:\n  rounds: nine\n")
     assert str(caught.value) == (
-        "the configuration does not match the types config.yaml gives, a seed a whole number (darts: no "
-        "config/schema.yaml describes it):\n"
+        "the configuration does not match the types config.yaml gives, a seed a whole number (darts: neither "
+        "its script's PARAMETERS nor config/schema.yaml describes it):\n"
         "  config/test0.yaml:2: darts.rounds: 'nine' is not of type 'integer'; config.yaml:7 gives it as an "
         "integer, so write an integer"
     )

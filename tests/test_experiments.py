@@ -2,7 +2,8 @@
 table, produce every documented key and no other, give the same bytes twice,
 and never leave half an artifact behind.
 
-Each experiment's pure run() is called on config/test.yaml's parameters.
+Each experiment's pure run() is called on the tests' parameters (its
+declared defaults, under config.yaml and config/test.yaml).
 """
 
 import contextlib
@@ -31,6 +32,7 @@ from articlekit.experiment import (
     footprint as footprint_module,
 )  # not `footprint`: this file is the demo experiments' module, whose footprint() the check looks up
 from articlekit.experiment.artifacts import run_experiment
+from articlekit.experiment.declared import declared_experiments
 
 NAMES = ["environment", "scaling", "example", "multihead", "parity", "mask_convention", "timing", "errors"]
 FIGURES = {"scaling": ["sweep"], "example": ["heatmaps"], "multihead": ["heads"], "timing": ["sweep"]}
@@ -124,9 +126,10 @@ def leaves(tree, prefix):
 
 
 def documented_keys(repo_root):
-    """Key patterns from docs/keys.md's tables; {placeholder} = one name part."""
-    text = (repo_root / "docs" / "keys.md").read_text(encoding="utf-8")
-    keys = re.findall(r"^\| `([^`]+)` \|", text, re.M)
+    """Key patterns the experiments declare (RESULT_KEYS in each script, what
+    `python -m articlekit keys` prints); {placeholder} = one name part."""
+    found = declared_experiments(NAMES, repo_root)
+    keys = [key for name in NAMES for key in found[name].result_keys or {}]
     return {k: re.compile(re.sub(r"\\\{\w+\\\}", r"[A-Za-z0-9_]+", re.escape(k)) + "$") for k in keys}
 
 
@@ -178,8 +181,8 @@ def test_every_key_is_documented_and_every_documented_key_exists(results, repo_r
     produced = {key for name in NAMES for key, _ in leaves(results[name], name)}
     undocumented = {k for k in produced if not any(p.match(k) for p in patterns.values())}
     missing = {doc for doc, p in patterns.items() if not any(p.match(k) for k in produced)}
-    assert not undocumented, f"keys missing from docs/keys.md: {sorted(undocumented)}"
-    assert not missing, f"docs/keys.md lists keys no experiment produces: {sorted(missing)}"
+    assert not undocumented, f"keys no experiment's RESULT_KEYS declares: {sorted(undocumented)}"
+    assert not missing, f"RESULT_KEYS declare keys no experiment produces: {sorted(missing)}"
 
 
 @pytest.mark.workflow
@@ -574,7 +577,7 @@ def test_two_runs_give_identical_figures(name, params, results, tmp_path):
 
 def cli(repo_root, name, *args):
     return subprocess.run(
-        [sys.executable, "-m", f"experiments.{name}", "--config", "config/test.yaml", *args],
+        [sys.executable, "-m", f"experiments.{name}", "--config", "config.yaml", "--config", "config/test.yaml", *args],
         cwd=repo_root,
         capture_output=True,
         text=True,
@@ -714,7 +717,11 @@ def test_a_failure_during_the_write_leaves_the_old_artifact(tmp_path, monkeypatc
     monkeypatch.setattr(footprint_module, "held_memory", lambda: 0)
     scaling = experiment("scaling")
     with pytest.raises(KeyboardInterrupt):
-        run_experiment("scaling", scaling.run, argv=["--config", "config/test.yaml", "--json", str(target)])
+        run_experiment(
+            "scaling",
+            scaling.run,
+            argv=["--config", "config.yaml", "--config", "config/test.yaml", "--json", str(target)],
+        )
     assert target.read_text() == OLD
     assert [p.name for p in tmp_path.iterdir()] == ["scaling.json"]  # the temp file was removed
 
@@ -733,7 +740,7 @@ def test_a_process_killed_mid_write_leaves_no_partial_json(repo_root, tmp_path):
         "run_experiment('scaling', scaling.run, argv=sys.argv[1:])\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "--config", "config/test.yaml", "--json", str(target)],
+        [sys.executable, "-c", code, "--config", "config.yaml", "--config", "config/test.yaml", "--json", str(target)],
         cwd=repo_root,
         capture_output=True,
         text=True,

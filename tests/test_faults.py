@@ -387,7 +387,8 @@ def test_a_failed_experiment_or_a_corrupt_result_fails_every_build_until_fixed(c
 @pytest.mark.slow
 @in_background
 def test_heads_that_do_not_divide_d_model_are_refused_before_any_job(case, template):
-    edit(case / "config/test.yaml", "  heads: 4\n", "  heads: 3\n")
+    # multihead's heads and d_model are its script's defaults (4 and 16): an override sets heads
+    edit(case / "config/test.yaml", "\nscaling:\n", "\nmultihead:\n  heads: 3\n\nscaling:\n")
     before = {rel: (case / rel).stat().st_mtime for rel in outputs(case)}
     for attempt in range(2):
         run = snakemake(case)
@@ -428,7 +429,7 @@ def test_a_broken_configfile_is_refused_and_the_config_command_names_its_line(ca
     """Snakemake reads --configfile files itself, before the workflow starts,
     and says only "not valid JSON or YAML"; `articlekit config` names the line."""
     bad = tmp_path / "bad.yaml"
-    bad.write_text((case / "config/test.yaml").read_text().replace("  heads: 4", "  heads: [4"))
+    bad.write_text((case / "config/test.yaml").read_text().replace("  T: 32", "  T: [32"))
     run = snakemake(case, "--dry-run", config=["--configfile", str(bad)])
     assert run.returncode != 0 and "not valid JSON or YAML" in run.output
     check = subprocess.run(
@@ -470,7 +471,11 @@ def test_a_key_given_twice_in_a_config_stops_the_plan_naming_both_lines(case, te
     contrast, is nothing: the plan makes no step again but the manifest,
     which records the file's bytes, and the journal's bundle, which carries it."""
     for name in ["config.yaml", "config/test.yaml"]:
-        edit(case / name, "  n_keys: 2000\n", "  n_keys: 2000\n  n_keys: 1000\n")
+        # n_keys is experiments/scaling.py's default: each file sets it twice
+        if name == "config.yaml":
+            edit(case / name, "\nrobustness:\n", "\nscaling:\n  n_keys: 2000\n  n_keys: 1000\n\nrobustness:\n")
+        else:
+            edit(case / name, "\nscaling:\n", "\nscaling:\n  n_keys: 2000\n  n_keys: 1000\n")
         line = line_of(case / name, "n_keys: 1000")
         assert_fails(
             snakemake(case, "--dry-run"),
@@ -571,9 +576,9 @@ def test_bad_input_is_refused_by_the_plan_with_its_line_never_a_traceback(case, 
     as a stray and the diff compares with the real release all the same."""
     test_yaml = case / "config/test.yaml"
     # The module's schema lists every error at once: four faults, one run.
-    edit(test_yaml, "  flag_share: 0.05\n", "  flag_share: .nan\n")
+    edit(test_yaml, "  chunk: 20\n", "  chunk: 20\n  flag_share: .nan\n")
     edit(test_yaml, "  seeds: 20\n", "  seeds: 100000000\n")
-    edit(test_yaml, "  errors: {libraries", "  bad-name: {}\n  audit: {}\n  errors: {libraries")
+    edit(test_yaml, "  timing: {runs: 4}\n", "  timing: {runs: 4}\n  bad-name: {}\n  audit: {}\n")
     assert_fails(
         snakemake(case, "--dry-run"),
         f"config/test.yaml:{line_of(test_yaml, 'flag_share: .nan')}: robustness.flag_share: .nan is not "
@@ -586,7 +591,7 @@ def test_bad_input_is_refused_by_the_plan_with_its_line_never_a_traceback(case, 
         "rename the experiment (experiments/audit.py",
     )
     restore(case, template, "config/test.yaml")
-    edit(test_yaml, "  n_keys: 2000\n", "  n_keys: 2000.0\n")
+    edit(test_yaml, "\nscaling:\n", "\nscaling:\n  n_keys: 2000.0\n")
     assert_fails(
         snakemake(case, "--dry-run"),
         f"config/test.yaml:{line_of(test_yaml, 'n_keys: 2000.0')}: scaling.n_keys: 2000.0 is a float, "

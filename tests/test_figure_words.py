@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from articlekit.article import seed_figure
 from articlekit.article.seed_keys import seed_figures
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.experiment.figure_text import KeyInFigure, keys_in
 from articlekit.workflow.plan import build
+from tests.workspace import merged_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "scaling.dk64.unscaled.max_weight"
@@ -250,7 +250,9 @@ def test_the_label_reaches_the_figure_rule_as_an_argument(tmp_path, monkeypatch)
 def test_every_seed_figure_the_article_shows_has_words_in_the_config(config_file):
     article = "article/index.qmd"
     shown = seed_figures(article, (ROOT / article).read_text(encoding="utf-8")).values()
-    labels = yaml.safe_load((ROOT / config_file).read_text(encoding="utf-8"))["robustness"]["labels"]
+    labels = merged_config(ROOT, ("config.yaml",) if config_file == "config.yaml" else ("config.yaml", config_file))[
+        "robustness"
+    ]["labels"]
     assert shown and set(shown) <= set(labels)
     assert all(keys_in(labels[key], [key]) == [] for key in shown)
 

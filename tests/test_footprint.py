@@ -25,16 +25,18 @@ from articlekit.workflow import codegraph
 
 from articlekit.experiment import footprint
 from articlekit.experiment.artifacts import run_experiment
-from articlekit.data.config import ConfigError, check_config
+from articlekit.data.config import ConfigError, check_article_config
+from articlekit.experiment.declared import declared_experiments
 from articlekit.experiment.footprint import Limits, SizeError
-from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project, merged_config
 
 CONFIGS = ["config.yaml", "config/test.yaml"]
 HUGE = 10**9  # a size no machine of today holds the square of, nor times a run over
 
 
 def load(name):
-    return yaml.safe_load((PROJECT_ROOT / name).read_text(encoding="utf-8"))
+    """The config a build on `name` sees: config.yaml alone, or `name` merged over it."""
+    return merged_config(PROJECT_ROOT, ("config.yaml",) if name == "config.yaml" else ("config.yaml", name))
 
 
 def experiments_with_sizes(config):
@@ -422,13 +424,14 @@ def test_this_article_refuses_a_headline_the_loop_is_not_timed_at(tmp_path):
     config = load("config.yaml")
     config["timing"]["T"] = 2048
     path = tmp_path / "config.yaml"
-    path.write_text((PROJECT_ROOT / "config.yaml").read_text().replace("  T: 128\n", "  T: 2048\n"))
+    path.write_text((PROJECT_ROOT / "config.yaml").read_text() + "\ntiming:\n  T: 2048\n")
+    declared = declared_experiments(config["experiments"], PROJECT_ROOT)
     with pytest.raises(ConfigError) as caught:
-        check_config(config, PROJECT_ROOT / "config/schema.yaml", [path])
+        check_article_config(config, PROJECT_ROOT / "config/schema.yaml", [path], config["experiments"], declared)
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text == "  T: 2048")
     assert (
-        f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the article prints the per-row "
-        "loop's time at T"
+        f"{path}:{line}: timing.T: 2048 is more than timing.loop_max_T = 512 (the headline's sequence length; "
+        "the article prints the per-row loop's time at T"
     ) in str(caught.value)
     assert "lower it to at most 512, or raise timing.loop_max_T" in str(caught.value)
 
@@ -512,7 +515,9 @@ def test_a_new_limit_reruns_nothing_it_changes_no_result(project):
     assert returncode == 0, output[-3000:]
     test_config = project / "config/test.yaml"
     original = test_config.read_text()
-    test_config.write_text(original.replace("    mem_mb: 500\n", "    mem_mb: 600\n", 1))
+    edited = original.replace("  parity: {mem_mb: 800}\n", "  parity: {mem_mb: 800}\n  scaling: {mem_mb: 600}\n", 1)
+    assert edited != original, "config/test.yaml no longer sets experiments.parity.mem_mb"
+    test_config.write_text(edited)
     try:
         returncode, output = snakemake(project, "results/scaling.json", "--dry-run", *fast)
     finally:

@@ -26,6 +26,7 @@ from articlekit.data.baseline import load_baseline
 from articlekit.data.values import merge, published_envelope
 from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment, copy_project
+from tests.workspace import merged_config
 
 SCHEMA = "config/schema.yaml"
 
@@ -74,7 +75,7 @@ def _config_with(tmp_path, repo_root, environments):
 
 def test_both_shipped_configs_have_a_valid_matrix(repo_root):
     for name in ("config.yaml", "config/test.yaml"):
-        config = yaml.safe_load((repo_root / name).read_text())
+        config = merged_config(repo_root, ("config.yaml",) if name == "config.yaml" else ("config.yaml", name))
         check_config(config, repo_root / SCHEMA)
         matrixenv.check_matrix(config)
         assert len(config["matrix"]["environments"]) >= 2
@@ -384,7 +385,7 @@ def test_each_cell_of_the_matrix_asks_for_its_experiments_own_resources(tmp_path
     """A cell is the experiment's script in another environment: on a cluster
     its job gets what the experiment's entry declares, not one size for all."""
     work = copy_project(tmp_path / "project")
-    config = yaml.safe_load((work / "config/test.yaml").read_text())
+    config = merged_config(work)
     config["experiments"]["parity"].update(mem_mb=1234, runtime=7)
     (work / "bigger.yaml").write_text(
         yaml.safe_dump(

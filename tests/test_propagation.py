@@ -35,7 +35,7 @@ import yaml
 
 from articlekit.__main__ import COMMANDS
 from articlekit.review.snapshot_digest import sealed
-from tests.workspace import copy_environment
+from tests.workspace import copy_environment, merged_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.spread]  # each case changes and restores its copy
 
@@ -183,15 +183,21 @@ def check(snakemake, base, changed_files=(), config=(), what=None, env=None):
     return after
 
 
+def with_parameter(project, name, key, value):
+    """config/test.yaml's text with one more override: `name.key: value`."""
+    override = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
+    override[name] = {**(override.get(name) or {}), key: value}
+    return yaml.safe_dump(override, sort_keys=False)
+
+
 def test_every_experiment_parameter_reruns_its_experiment_and_what_reads_it(snakemake, project, base):
-    config = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
+    config = merged_config(project)  # the experiments' defaults, config.yaml, config/test.yaml
     checked = []
     for name in config["experiments"]:
         key = parameter_to_change(config.get(name) or {})
         if key is None:
             continue  # an experiment without parameters (environment)
-        changed = {**config, name: {**config[name], key: config[name][key] + 1}}
-        with edited(project, CONFIG, yaml.safe_dump(changed, sort_keys=False)):
+        with edited(project, CONFIG, with_parameter(project, name, key, config[name][key] + 1)):
             after = check(snakemake, base, what=f"{CONFIG} {name}.{key}")
         assert name in after.scheduled
         checked.append(name)
@@ -199,7 +205,7 @@ def test_every_experiment_parameter_reruns_its_experiment_and_what_reads_it(snak
 
 
 def test_every_experiment_script_reruns_its_experiment(snakemake, project, base):
-    config = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
+    config = merged_config(project)
     for name in config["experiments"]:
         with edited(project, f"experiments/{name}.py"):
             after = check(snakemake, base, [f"experiments/{name}.py"])
@@ -275,19 +281,19 @@ def test_a_publishing_rule_reaches_the_diff(snakemake, project, base):
     """How the diff judges a key is the article's publishing section: a new
     error measure reruns the review (the diff, and the audit that reads the
     section too), never the article's pages."""
-    text = (project / CONFIG).read_text(encoding="utf-8")
+    text = (project / "config.yaml").read_text(encoding="utf-8")  # publishing: is config.yaml's alone
     declared = yaml.safe_load(text)["publishing"]["error_measures"]
     edit = text.replace(
         f"error_measures: {json.dumps(declared)}", f"error_measures: {json.dumps([*declared, '*.gap'])}"
     )
-    assert edit != text, "config/test.yaml's publishing.error_measures is not written on one line"
-    with edited(project, CONFIG, edit):
-        after = check(snakemake, base, [CONFIG], what="publishing.error_measures")
+    assert edit != text, "config.yaml's publishing.error_measures is not written on one line"
+    with edited(project, "config.yaml", edit):
+        after = check(snakemake, base, ["config.yaml"], what="publishing.error_measures")
     assert "diff" in after.scheduled and not {"listings", "bind", "html"} & after.scheduled
 
 
 def test_a_library_upgrade_reruns_exactly_what_imports_it(snakemake, project, base):
-    config = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
+    config = merged_config(project)
     libraries = sorted({lib for entry in config["experiments"].values() for lib in (entry or {}).get("libraries", [])})
     assert libraries
     for library in libraries:
@@ -321,11 +327,10 @@ def bindings(work):
 def test_an_edited_parameter_changes_the_article(snakemake, project):
     """The issue's own case: one parameter of the scaling experiment, and the
     article then prints what it computed from it."""
-    config = yaml.safe_load((project / CONFIG).read_text(encoding="utf-8"))
+    config = merged_config(project)
     before = bindings(project)
     key = first_integer_parameter(config["scaling"])
-    changed = {**config, "scaling": {**config["scaling"], key: config["scaling"][key] // 2}}
-    with edited(project, CONFIG, yaml.safe_dump(changed, sort_keys=False)):
+    with edited(project, CONFIG, with_parameter(project, "scaling", key, config["scaling"][key] // 2)):
         output = snakemake.run(*BUILT_WITH)
         assert "Params have changed since last execution" in output
         after = bindings(project)

@@ -10,6 +10,7 @@ import yaml
 
 from articlekit.data.config import ConfigError, check_config
 from articlekit.data.publishing import Publishing, PublishingError, add_argument, from_json, matches, parse
+from tests.workspace import merged_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,9 @@ def test_without_a_section_nothing_is_article_specific():
 
 @pytest.mark.parametrize("config", ["config.yaml", "config/test.yaml"])
 def test_the_shipped_configs_parse_into_this_articles_settings(config):
-    section = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))["publishing"]
+    section = merged_config(ROOT, ("config.yaml",) if config == "config.yaml" else ("config.yaml", config))[
+        "publishing"
+    ]
     article = from_json(json.dumps(section))
     assert list(article.libraries) == ["python", "numpy", "torch"]
     assert article.release_label == ("numpy", "torch")
@@ -73,8 +76,7 @@ def test_the_shipped_configs_parse_into_this_articles_settings(config):
 def test_the_test_config_judges_as_the_article_does():
     """config/test.yaml builds the same article small: its rules are config.yaml's."""
     sections = [
-        yaml.safe_load((ROOT / name).read_text(encoding="utf-8"))["publishing"]
-        for name in ("config.yaml", "config/test.yaml")
+        merged_config(ROOT, files)["publishing"] for files in (("config.yaml",), ("config.yaml", "config/test.yaml"))
     ]
     assert sections[0] == sections[1]
 

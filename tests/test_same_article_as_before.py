@@ -36,13 +36,19 @@ from pathlib import Path
 
 import pypdf
 import pytest
-import yaml
 
 from articlekit.core.ledger import Ledger
 from articlekit.review.crate import METADATA_NAME, build_crate, crate_json, files_view
 from articlekit.review.journal_bundle import JOURNAL_BUNDLE
 
-from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, MissingCommit, copy_commit, copy_environment
+from tests.workspace import (
+    TEST_BUILD,
+    TEST_BUILD_ENVIRONMENT,
+    MissingCommit,
+    copy_commit,
+    copy_environment,
+    merged_config,
+)
 
 # The commit whose outputs this build must reproduce. Move it only when the
 # article changes on purpose (its prose, a value, a page, an experiment's
@@ -76,7 +82,8 @@ this build's replaced before its pages were made."""
 
 
 def config_of(project):
-    return yaml.safe_load((project / "config" / "test.yaml").read_text(encoding="utf-8"))
+    """What the project's build on config/test.yaml sees (merged over its config.yaml and its experiments' defaults)."""
+    return merged_config(project)
 
 
 def build(project, *extra):

@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from tests.shared_build import copy_of_test_build
-from tests.workspace import TEST_BUILD, copy_project
+from tests.workspace import TEST_BUILD, copy_project, merged_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_cluster import LocalSlurm, SlurmUnavailable, missing_requirements  # noqa: E402
@@ -259,8 +259,7 @@ def slurm_matrix(tmp_path_factory, cluster, slurm_build):
 def matrix_config(root):
     with open(root / "tests/slurm/matrix.yaml", encoding="utf-8") as f:
         matrix = yaml.safe_load(f)["matrix"]
-    with open(root / "config/test.yaml", encoding="utf-8") as f:
-        experiments = [name for name in yaml.safe_load(f)["experiments"] if name not in matrix["exclude"]]
+    experiments = [name for name in merged_config(root)["experiments"] if name not in matrix["exclude"]]
     return matrix["environments"], experiments
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace import PROJECT_ROOT, copy_environment, copy_project
+from tests.workspace import PROJECT_ROOT, copy_environment, copy_project, merged_config
 
 pytestmark = pytest.mark.slow
 
@@ -141,7 +141,7 @@ def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built_o
 
     work = built_of_its_own
     module = work / "articlekit/render/formats/plain.py"
-    config = work / "config/test.yaml"
+    config = work / "config.yaml"  # publishing: is config.yaml's alone (config/test.yaml overrides sizes)
     original = config.read_text(encoding="utf-8")
     listed = re.search(r"^  formats: \[(.*?)\]", original, re.M)
     module.write_text(PLANTED_FORMAT, encoding="utf-8")
@@ -161,11 +161,9 @@ def test_a_new_format_is_one_module_and_one_config_line_and_reruns_alone(built_o
 def test_a_parameter_in_a_config_file_outside_the_project_reruns_its_experiment(built, tmp_path):
     """--configfile naming a file elsewhere (an absolute path): its edited
     parameter reaches the experiment's rule, and the plan says so."""
-    test_config = (built / "config/test.yaml").read_text(encoding="utf-8")
-    example = re.search(r"^example:\n(?:  .*\n)+", test_config, re.M).group(0)
-    seed = int(re.search(r"seed: (\d+)", example).group(1))
+    seed = merged_config(built)["example"]["seed"]  # experiments/example.py's default
     outside = tmp_path / "over.yaml"
-    outside.write_text(re.sub(r"seed: \d+", f"seed: {seed + 1}", example), encoding="utf-8")
+    outside.write_text(f"example:\n  seed: {seed + 1}\n", encoding="utf-8")
     # the helpers add --configfile config/test.yaml last, which would replace this list
     plan = subprocess.run(
         ["snakemake", "--cores", "2", "--dry-run", "--configfile", "config/test.yaml", str(outside)],

@@ -6,12 +6,12 @@ import platform
 from pathlib import Path
 
 import pytest
-import yaml
 
 from articlekit.data.config import check_config
 from articlekit.data.publishing import Publishing, parse
 from articlekit.workflow import FOLDER, settings, snakefile
 from tests.workspace import PROJECT_ROOT
+from tests.workspace import merged_config
 
 CONFIG = {
     "strict": True,
@@ -132,7 +132,7 @@ def test_listing_sources_come_from_publishing():
 
 def test_the_shipped_configurations_match_the_modules_schema():
     for name in ("config.yaml", "config/test.yaml"):
-        config = yaml.safe_load((PROJECT_ROOT / name).read_text())
+        config = merged_config(PROJECT_ROOT, ("config.yaml",) if name == "config.yaml" else ("config.yaml", name))
         check_config(config, FOLDER / "schemas" / "schema.yaml", [PROJECT_ROOT / name])
 
 

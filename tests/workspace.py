@@ -23,6 +23,18 @@ TEST_BUILD = ("snakemake", "--cores", "2", "--configfile", "config/test.yaml", "
 TEST_BUILD_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "1767225600"}
 
 
+def merged_config(root=PROJECT_ROOT, files=("config.yaml", "config/test.yaml")):
+    """The config a build of `root` on `files` sees: each experiment's
+    declared defaults (experiments/NAME.py), then each file over them, as
+    Snakemake merges --configfile files (articlekit.data.config.merged_config).
+    config/test.yaml is an override of config.yaml, never a whole config:
+    read it through here."""
+    from articlekit.data.config import merged_config as merged
+
+    config, _ = merged([str(Path(root) / name) for name in files], root=root)
+    return config
+
+
 class MissingCommit(Exception):
     """The repository cannot give the commit asked for (a shallow clone, a
     copy that is no git checkout)."""

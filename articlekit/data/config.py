@@ -416,8 +416,12 @@ def strict_validator(schema, rule_names=()):
 
 
 def check_config(config, schema_path, config_files=(), rule_names=()):
-    """Raise ConfigError listing every violation of the schema, or return.
-    rule_names: the names of the workflow's rules, for `x-rule-name`."""
+    """Raise ConfigError listing every violation of the schema (its path,
+    or the schema itself), or return. rule_names: the names of the
+    workflow's rules, for `x-rule-name`."""
+    if isinstance(schema_path, dict):
+        _check(config, schema_path, "the schema", config_files, rule_names)
+        return
     try:
         schema = load_yaml(schema_path)
     except SourceError as exc:
@@ -596,7 +600,7 @@ def check_article_config(config, schema_path, config_files, sections, declared=N
 
     described_by = (
         f"the types {reference} gives{', a seed a whole number' if seeded else ''} "
-        f"({', '.join(sorted(inferred))}: neither PARAMETERS in its script nor {schema_path} describes "
+        f"({', '.join(sorted(inferred))}: neither its script's PARAMETERS nor {schema_path} describes "
         f"{'them' if len(inferred) > 1 else 'it'})"
     )
     _check(config, {"type": "object", "properties": inferred}, described_by, config_files, hint=hint)
