@@ -23,6 +23,10 @@ from articlekit.core.log import log
 COMMANDS = {
     "new": ("articlekit.skeleton.new", "write the skeleton of a new article, ready to build"),
     "config": ("articlekit.data.config", "check config files: YAML syntax, schema, cross-key rules"),
+    "keys": (
+        "articlekit.data.reference",
+        "write the reference of every experiment's parameters and result keys, from its script's declarations",
+    ),
     "listings": ("articlekit.data.listings", "extract code listings from a source file"),
     "values": ("articlekit.data.values", "merge experiment results into build/values.json"),
     "lint": ("articlekit.article.lint", "fail on numerals typed into the prose"),

@@ -2,7 +2,9 @@
 settings, the values of every artifact, the published edition, the record
 of the environment, and what this build says of each edition entry.
 
-Owns: config checking with file and line (config), the publishing: section
+Owns: config checking with file and line, over the experiments' declared
+defaults (config), the reference of parameters and result keys written
+from those declarations (reference), the publishing: section
 (publishing), code listings cut from the sources (listings),
 build/values.json (values), baseline/published.yaml (baseline), its
 agreement classes, one object each, and the kind of each value (classes),
