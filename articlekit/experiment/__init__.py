@@ -2,8 +2,9 @@
 
 Owns: the artifact envelope that every results/<name>.json is (artifacts:
 written atomically, read back strictly), the command-line adapter
-`run_experiment`, figures without timestamps, what the config declares
-for one experiment held to (declared: a parameter or figure it lacks, a
+`run_experiment`, figures without timestamps, what an experiment declares
+and what the config gives it (declared: its script's PARAMETERS and
+RESULT_KEYS, read without importing it; a parameter or figure it lacks, a
 declared figure plot() did not write, each named with the fix), the size
 check before work (footprint), measured values with an interval: the
 interleaved, thread-limited timing protocol (measure), the seed sweep's
