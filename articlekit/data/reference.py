@@ -42,7 +42,7 @@ Every experiment writes `results/<name>.json`:
 
 `build/values.json` flattens each artifact's `values` (and `params`, under
 `<name>.params.`) into dotted keys `<name>.<path>`. Lists stay whole; the
-article may index them (`example.weights[0]`). NaN and infinities are
+article may index them (`NAME.weights[0]`). NaN and infinities are
 stored as {"$float": "nan" | "inf" | "-inf"}. In a key, `{d}` stands for one
 name part (each entry of the list the meaning names).
 
