@@ -41,7 +41,19 @@ articlekit's: the plan, and each step's work. A second floor leaves out the
 inputs that are code (the files of articlekit and the article's modules
 that each rule lists so that an edit reruns it): what listing them costs.
 
-Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x.
+Beside each prose edit, in the same round, Quarto's own render of the same
+text to the same formats: the built article's text with its values typed in
+(build/article.md) under the article's _quarto.yml options (its profile,
+the hooks, left out), its figures beside it, after the same one-sentence
+edit, `quarto render --to` every edition Quarto can write here (QUARTO_OWN:
+the PDF is Typst's, which the Quarto from source in ../shared/quarto lacks;
+with a Quarto that has it, --quarto-pdf adds it). Printed: both in seconds
+and the build's as a multiple of Quarto's. Skipped, saying so, without a
+`quarto` on PATH or in ../shared/quarto/bin.
+
+Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x;
+(issue 42) a prose edit to every edition no slower than Quarto's own render
+of the same text to the same formats.
 """
 
 import argparse
@@ -56,6 +68,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import yaml  # noqa: E402
+
 from benchmarks import same_dag  # noqa: E402
 from benchmarks.timed import timed  # noqa: E402
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
@@ -68,6 +82,9 @@ FLOOR_SNAKEFILE = "Snakefile.same-dag"
 # with its code inputs, and without them (what listing them costs)
 FLOORS = {"floor": True, "floor, no code inputs": False}
 DEFAULT_CONFIGS = ("config.yaml", "config/test.yaml")
+# The editions Quarto's own render writes beside the build's prose edit
+QUARTO_OWN = ("html", "gfm", "docx", "jats")
+SHARED_QUARTO = PROJECT_ROOT.parent / "shared" / "quarto" / "bin"
 
 # Snakemake alone: one rule, one job.
 BARE_SNAKEFILE = """rule one:
@@ -100,8 +117,8 @@ class Setup:
     """One project on one config: its copy, its build command, its figures,
     and beside it the floor: the same DAG with no work (same_dag.py)."""
 
-    def __init__(self, label, checkout, configfile, folder, cores):
-        self.label, self.configfile = label, configfile
+    def __init__(self, label, checkout, configfile, folder, cores, formats=QUARTO_OWN):
+        self.label, self.configfile, self.formats = label, configfile, formats
         self.folder, self.cores = Path(folder), cores
         self.work = copy_project(folder, root=checkout)
         self.build = ["snakemake", "--cores", str(cores), "--configfile", configfile]
@@ -109,6 +126,8 @@ class Setup:
         # each floor (FLOORS): its copy, its ratios, how many jobs each scenario ran
         self.floors = {}
         self.rules, self.job_seconds = {}, {}
+        self.prose_seconds, self.quarto_own = [], None  # the prose edit's wall seconds; Quarto's own folder
+        self.quarto_own_seconds = []
 
     @property
     def name(self):
@@ -134,29 +153,64 @@ class Setup:
             (copy / FLOOR_SNAKEFILE).write_text(same_dag.snakefile(summary.splitlines(), code), encoding="utf-8")
             timed(build, copy)
             self.floors[floor] = (copy, build, {scenario: ([], []) for scenario in SCENARIOS}, {})
+        if shutil.which("quarto"):
+            self.quarto_own = typed_article(self.work, self.folder.with_name(f"{self.folder.name}-quarto-own"))
+            timed(self.quarto_render, self.quarto_own)  # cold: Quarto's caches filled, untimed
+
+    @property
+    def quarto_render(self):
+        return ["quarto", "render", "index.qmd", "--to", ",".join(self.formats)]
 
     def round(self, number):
         for scenario in SCENARIOS:
-            log = self.scenario(scenario, number, self.work, self.build, self.ratios)
+            log = self.scenario(scenario, number, self.work, self.build, self.ratios, self.prose_seconds)
             self.rules[scenario] = sorted(rules_run(log))
             if scenario == "prose":
                 self.job_seconds = {rule: benchmark_seconds(self.work, rule) for rule in self.rules[scenario]}
+                if self.quarto_own is not None:  # the same edit, Quarto alone, back to back
+                    edit(self.quarto_own / "index.qmd", number)
+                    self.quarto_own_seconds.append(timed(self.quarto_render, self.quarto_own).wall)
             for copy, build, ratios, jobs in self.floors.values():
                 jobs[scenario] = len(rules_run(self.scenario(scenario, number, copy, build, ratios)))
 
     @staticmethod
-    def scenario(scenario, number, work, build, ratios):
+    def scenario(scenario, number, work, build, ratios, seconds=None):
         """Time one scenario in `work` after the start-up it is divided by,
-        into `ratios` -> its log."""
+        into `ratios` (and the prose edit's wall seconds into `seconds`) -> its log."""
         start_wall, start_cpu, _, _ = timed(["snakemake", "--version"], work)
         if scenario == "prose":
-            time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
-            with (work / "article/index.qmd").open("a", encoding="utf-8") as f:
-                f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
+            edit(work / "article/index.qmd", number)
         wall, cpu, _, log = timed(build, work)
         ratios[scenario][0].append(wall / start_wall)
         ratios[scenario][1].append(cpu / start_cpu)
+        if scenario == "prose" and seconds is not None:
+            seconds.append(wall)
         return log
+
+
+def edit(path, number):
+    """The one-sentence prose edit of round `number`."""
+    time.sleep(1.1)  # the edit newer than the outputs on coarse clocks
+    with path.open("a", encoding="utf-8") as f:
+        f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
+
+
+def typed_article(work, folder):
+    """Quarto's own project of the built article's text with its values
+    typed in (build/article.md) under article/_quarto.yml's options (its
+    profile and bibliography aside: the text's citations are written out),
+    its figures where its links find them. -> the folder of its index.qmd."""
+    article = folder / "article"
+    article.mkdir(parents=True)
+    config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
+    config.pop("profile", None)
+    config.pop("bibliography", None)
+    (article / "_quarto.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    for sheet in (work / "article").glob("*.css"):
+        shutil.copy(sheet, article / sheet.name)
+    shutil.copy(work / "build/article.md", article / "index.qmd")
+    shutil.copytree(work / "figures", folder / "figures")
+    return article
 
 
 def main(argv=None):
@@ -169,15 +223,21 @@ def main(argv=None):
         help="a config file (repeatable; default: " + " and ".join(DEFAULT_CONFIGS) + ")",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies")
+    parser.add_argument("--quarto-pdf", action="store_true", help="Quarto's own render writes the PDF too (Typst)")
     parser.add_argument(
         "--project", action="append", help="[LABEL=]DIR, a checkout to copy (repeatable; default: this one)"
     )
     args = parser.parse_args(argv)
+    formats = QUARTO_OWN + (("typst",) if args.quarto_pdf else ())
+    if not shutil.which("quarto") and (SHARED_QUARTO / "quarto").exists():
+        os.environ["PATH"] = f"{SHARED_QUARTO}{os.pathsep}{os.environ['PATH']}"
+    if not shutil.which("quarto"):
+        print("no quarto on PATH or in ../shared/quarto/bin: Quarto's own render is not timed", file=sys.stderr)
 
     tmp = Path(tempfile.mkdtemp(prefix="articlekit-bench-"))
     loads = [load()]
     setups = [
-        Setup(label, checkout, configfile, tmp / f"{i}-{label}-{Path(configfile).stem}", args.cores)
+        Setup(label, checkout, configfile, tmp / f"{i}-{label}-{Path(configfile).stem}", args.cores, formats)
         for i, ((label, checkout), configfile) in enumerate(
             (p, c) for p in projects(args.project) for c in (args.configfile or DEFAULT_CONFIGS)
         )
@@ -220,6 +280,13 @@ def main(argv=None):
             for scenario, (wall, cpu) in ratios.items():
                 ran = f"{jobs[scenario]} jobs, each a touch"
                 print(f"  {floor + ', ' + scenario:<32} {summary(wall):>22} {summary(cpu):>22}  {ran}")
+        if setup.quarto_own_seconds:
+            ratios = [b / q for b, q in zip(setup.prose_seconds, setup.quarto_own_seconds)]
+            print(
+                f"  prose edit, every edition: {statistics.median(setup.prose_seconds):.1f} s; Quarto's own render of "
+                f"the same text to {', '.join(setup.formats)}: {statistics.median(setup.quarto_own_seconds):.1f} s; "
+                f"the build / Quarto's own {summary(ratios)} (target: at most 1x)"
+            )
         print(
             "  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
             + ", ".join(
