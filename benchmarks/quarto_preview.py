@@ -60,6 +60,8 @@ PLACES = {
     "article-file": "`quarto preview index.qmd` in article/ (an editor's Preview button)",
     "project": "`quarto preview` in the project's folder",
 }
+# what a terminal shows when something broke: Quarto's errors and Deno's stack traces
+ERRORS = re.compile(r"^(?:ERROR|.*\bNotFound\b|\s+at \S+ \(file:)", re.M)
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
 PLAIN = """---
 title: "A plain document"
@@ -83,7 +85,7 @@ Some more prose, so that the page has a little of everything: *emphasis*,
 
 
 def time_preview(args, cwd, env, log, source, output, ready, edit, edits):
-    """-> (first page seconds, [save-to-page seconds]). A save is timed as a
+    """-> (first page seconds, [save-to-page seconds], its terminal). A save is timed as a
     browser sees it: nothing is asked of the server until the render is on
     disk (`output` holds the edit; a browser asks when Quarto tells it to
     reload), then the page is fetched until it is the edited one. Asking
@@ -108,7 +110,7 @@ def time_preview(args, cwd, env, log, source, output, ready, edit, edits):
         sys.exit(str(exc))
     finally:
         preview.stop()
-    return first, seconds
+    return first, seconds, Path(log).read_text(encoding="utf-8", errors="replace")
 
 
 def page_of(folder):
@@ -261,20 +263,25 @@ def main(argv=None):
         alone = baselines(tmp, timed[0][1], args.edits)
         loads.append(os.getloadavg()[0])
     plain, typed = (statistics.median(alone[name][1]) for name in ("plain", "typed"))
-    print(f"{'quarto preview of':<44} {'first':>6} {'median':>7} {'max':>6} {'x plain':>8} {'x typed':>8}")
-    for name, (first, seconds) in alone.items():
-        rows.append((f"{name} document (Quarto alone)", first, seconds))
+    print(
+        f"{'quarto preview of':<44} {'first':>6} {'median':>7} {'max':>6} {'x plain':>8} {'x typed':>8} "
+        f"{'binds':>6} {'errors':>6}"
+    )
+    for name, result in alone.items():
+        rows.append((f"{name} document (Quarto alone)", *result))
     for project, _, results in timed:
-        for place, (first, seconds) in results.items():
-            rows.append((f"{project.name}: {PLACES[place].replace('`', '')}"[:44], first, seconds))
-    for title, first, seconds in rows:
+        for place, result in results.items():
+            rows.append((f"{project.name}: {PLACES[place].replace('`', '')}"[:44], *result))
+    for title, first, seconds, said in rows:
         median = statistics.median(seconds)
         print(
             f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
-            f"{median / typed:>8.2f}"
+            f"{median / typed:>8.2f} {said.count('quarto pre-render: article/'):>6} {len(ERRORS.findall(said)):>6}"
         )
     print(
         f"(seconds; first: start to first page; median/max: save to page over {args.edits} edits; "
+        f"binds: the pre-renders that bound or checked the article over the start and the edits; "
+        f"errors: the terminal's error lines and stack traces; "
         f"{args.configfile}; 1-minute load average up to {max(loads):.1f} on {os.cpu_count()} CPUs)"
     )
 
