@@ -448,11 +448,14 @@ def test_a_broken_configfile_is_refused_and_the_config_command_names_its_line(ca
     "override, expected",
     [
         (
-            "strict=1",
-            r"--config \(overriding config/test\.yaml:\d+\): strict: 1 is not of type 'boolean'; "
-            "write true or false",
+            "strict=1",  # strict: is config.yaml's (config/test.yaml overrides sizes only)
+            r"--config \(overriding config\.yaml:\d+\): strict: 1 is not of type 'boolean'; write true or false",
         ),
-        ("bogus=1", r"--config: bogus: Additional properties are not allowed .*; allowed here: errors, example"),
+        (
+            "bogus=1",
+            r"--config: bogus: is neither a setting of articlekit's module nor an experiment's parameters "
+            r"\(experiments:\); the keys are article, baseline, environment, errors, example",
+        ),
     ],
 )
 @in_background

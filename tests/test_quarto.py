@@ -770,6 +770,10 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
         re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8"
     )
     (hidden / "build/quarto/article/index.html").unlink(missing_ok=True)
+    # the metadata file the profile names, as an earlier pre-render left it, or none
+    metadata = hidden / "build/quarto-metadata.yml"
+    if not metadata.exists():
+        metadata.write_text("{}\n", encoding="utf-8")
     done = run(
         ["quarto", "render", "index.qmd"],
         hidden / "article",
