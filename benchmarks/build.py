@@ -205,7 +205,7 @@ def typed_article(work, folder):
     config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
     config.pop("profile", None)
     config.pop("bibliography", None)
-    (article / "_quarto.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (article / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     for sheet in (work / "article").glob("*.css"):
         shutil.copy(sheet, article / sheet.name)
     shutil.copy(work / "build/article.md", article / "index.qmd")

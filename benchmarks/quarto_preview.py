@@ -174,7 +174,7 @@ def baselines(tmp, work, edits):
     config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
     config.pop("profile", None)
     config.pop("bibliography", None)
-    (typed_dir / "_quarto.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (typed_dir / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     shutil.copy(work / "article/style.css", typed_dir / "style.css")
     shutil.copytree(work / "figures", tmp / "figures")  # ../figures/NAME.svg, as the article links them
     (typed_dir / "index.qmd").write_text((work / "build/article.md").read_text(encoding="utf-8"), encoding="utf-8")
