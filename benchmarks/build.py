@@ -45,7 +45,8 @@ Beside each prose edit, in the same round, Quarto's own render of the same
 text to the same formats: the built article's text with its values typed in
 (build/article.md) under the article's _quarto.yml options (its profile,
 the hooks, left out), its figures beside it, after the same one-sentence
-edit, `quarto render --to` every edition Quarto can write here (QUARTO_OWN:
+edit, `quarto render --to all` of every edition Quarto can write here,
+listed in its _quarto.yml (QUARTO_OWN:
 the PDF is Typst's, which the Quarto from source in ../shared/quarto lacks;
 with a Quarto that has it, --quarto-pdf adds it). Printed: both in seconds
 and the build's as a multiple of Quarto's. Skipped, saying so, without a
@@ -154,12 +155,13 @@ class Setup:
             timed(build, copy)
             self.floors[floor] = (copy, build, {scenario: ([], []) for scenario in SCENARIOS}, {})
         if shutil.which("quarto"):
-            self.quarto_own = typed_article(self.work, self.folder.with_name(f"{self.folder.name}-quarto-own"))
+            own = self.folder.with_name(f"{self.folder.name}-quarto-own")
+            self.quarto_own = typed_article(self.work, own, self.formats)
             timed(self.quarto_render, self.quarto_own)  # cold: Quarto's caches filled, untimed
 
     @property
     def quarto_render(self):
-        return ["quarto", "render", "index.qmd", "--to", ",".join(self.formats)]
+        return ["quarto", "render", "index.qmd", "--to", "all"]  # the formats typed_article lists
 
     def round(self, number):
         for scenario in SCENARIOS:
@@ -195,16 +197,18 @@ def edit(path, number):
         f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
 
 
-def typed_article(work, folder):
+def typed_article(work, folder, formats):
     """Quarto's own project of the built article's text with its values
     typed in (build/article.md) under article/_quarto.yml's options (its
     profile and bibliography aside: the text's citations are written out),
-    its figures where its links find them. -> the folder of its index.qmd."""
+    its figures where its links find them, listing `formats` (the
+    article's options for those it has). -> the folder of its index.qmd."""
     article = folder / "article"
     article.mkdir(parents=True)
     config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
     config.pop("profile", None)
     config.pop("bibliography", None)
+    config["format"] = {fmt: (config.get("format") or {}).get(fmt) or "default" for fmt in formats}
     (article / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     for sheet in (work / "article").glob("*.css"):
         shutil.copy(sheet, article / sheet.name)
