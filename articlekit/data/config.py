@@ -248,16 +248,11 @@ def _value_at(path, file):
     if _is_script(file):
         found = _script_declarations(file)
         data = {found.name: found.defaults}
-        for part in path:
-            try:
-                data = data[part]
-            except (KeyError, IndexError, TypeError):
-                return _MISSING
-        return data
-    try:
-        data = _read_only_document(file).data
-    except yaml.YAMLError as exc:
-        raise SourceError(yaml_error_message(exc, file)) from None
+    else:
+        try:
+            data = _read_only_document(file).data
+        except yaml.YAMLError as exc:
+            raise SourceError(yaml_error_message(exc, file)) from None
     for part in path:
         try:
             data = data[part]
