@@ -672,12 +672,16 @@ PREVIEWS = {
 
 
 @pytest.mark.parametrize("where", PREVIEWS)
-def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message(project, tmp_path, where):
+def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message(scratch, tmp_path, where):
     """The bound article; a prose edit served without a Snakemake run (only
     the text changed since the pre-render's last one); a misspelt key shown
     on the page with its file:line, not as Quarto's blank "Quarto Render
-    Error"; the fix served again; the work tree clean once it stops."""
-    work, env, _, _ = project
+    Error"; the fix served again; the work tree clean once it stops.
+
+    In a scratch copy: the failed bind takes build/bindings.json with it
+    (Snakemake removes a failed job's outputs) and the served fix does not
+    make it again, while the module's other tests read the project as built."""
+    work, env, _, _ = scratch
     folder, args = PREVIEWS[where]
     article = work / "article/index.qmd"
     original = article.read_text(encoding="utf-8")
