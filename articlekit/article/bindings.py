@@ -107,3 +107,6 @@ def write_bindings(path, document):
     if found:  # a bug in bind, not in the article: say so rather than write it
         raise BindingsError("bind made a bindings document its readers would refuse: " + "; ".join(found[:3]))
     write_json(path, document)
+    # just checked: a reader in this process (the quarto pre-render binds,
+    # then reads the file back) need not check it again as it now is on disk
+    _CHECKED.add(_as_on_disk(Path(path)))
