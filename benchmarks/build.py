@@ -48,8 +48,11 @@ the hooks, left out), its figures beside it, after the same one-sentence
 edit, `quarto render --to all` of every edition Quarto can write here,
 listed in its _quarto.yml (QUARTO_OWN:
 the PDF is Typst's, which the Quarto from source in ../shared/quarto lacks;
-with a Quarto that has it, --quarto-pdf adds it). Printed: both in seconds
-and the build's as a multiple of Quarto's. Skipped, saying so, without a
+with a Quarto that has it, --quarto-pdf adds it). Without the PDF on
+Quarto's side, the same edit is also built without the build's PDF
+(`snakemake --omit-from pdf`, which leaves out what is made from it too:
+the MECA bundle), so that one line compares the same editions. Printed:
+both in seconds and the build's as a multiple of Quarto's. Skipped, saying so, without a
 `quarto` on PATH or in ../shared/quarto/bin.
 
 Targets (issue 28): no-op under 1.2x the start-up, a prose edit under 3x;
@@ -129,6 +132,9 @@ class Setup:
         self.rules, self.job_seconds = {}, {}
         self.prose_seconds, self.quarto_own = [], None  # the prose edit's wall seconds; Quarto's own folder
         self.quarto_own_seconds = []
+        # the same prose edit built without the PDF (`--omit-from pdf`): the
+        # editions Quarto's own render writes where it has no Typst
+        self.same_formats_seconds = []
 
     @property
     def name(self):
@@ -170,6 +176,9 @@ class Setup:
             if scenario == "prose":
                 self.job_seconds = {rule: benchmark_seconds(self.work, rule) for rule in self.rules[scenario]}
                 if self.quarto_own is not None:  # the same edit, Quarto alone, back to back
+                    if "typst" not in self.formats:  # the build's edit to the editions Quarto writes here
+                        edit(self.work / "article/index.qmd", number)
+                        self.same_formats_seconds.append(timed([*self.build, "--omit-from", "pdf"], self.work).wall)
                     edit(self.quarto_own / "index.qmd", number)
                     self.quarto_own_seconds.append(timed(self.quarto_render, self.quarto_own).wall)
             for copy, build, ratios, jobs in self.floors.values():
@@ -290,6 +299,13 @@ def main(argv=None):
                 f"  prose edit, every edition: {statistics.median(setup.prose_seconds):.1f} s; Quarto's own render of "
                 f"the same text to {', '.join(setup.formats)}: {statistics.median(setup.quarto_own_seconds):.1f} s; "
                 f"the build / Quarto's own {summary(ratios)} (target: at most 1x)"
+            )
+        if setup.same_formats_seconds:
+            ratios = [b / q for b, q in zip(setup.same_formats_seconds, setup.quarto_own_seconds)]
+            print(
+                f"  prose edit, the same editions as Quarto's ({', '.join(setup.formats)}; --omit-from pdf): "
+                f"{statistics.median(setup.same_formats_seconds):.1f} s; the build / Quarto's own "
+                f"{summary(ratios)} (target: at most 1x)"
             )
         print(
             "  the prose edit's jobs, last round (s, wall, benchmarks/out/RULE.tsv): "
