@@ -107,6 +107,7 @@ class FormatRule:
     quarto: bool  # Quarto writes it when the build renders with Quarto: the renderer is its param
     tools: tuple = ("pandoc",)  # what writes it on the Pandoc route (formats.Format.tools)
     caption: str = None  # its caption in Snakemake's report (rules/report/article-NAME.rst), if any
+    priority: int = 0  # its rule's Snakemake priority (formats.Format.priority)
 
 
 @dataclass(frozen=True)
@@ -440,7 +441,15 @@ def _formats(publishing, line_of):
         fmt = formats.get(name)
         caption = RULES_DIR / "report" / f"article-{name}.rst"
         rules.append(
-            FormatRule(name, fmt.output, fmt.module, fmt.quarto, fmt.tools, str(caption) if caption.exists() else None)
+            FormatRule(
+                name,
+                fmt.output,
+                fmt.module,
+                fmt.quarto,
+                fmt.tools,
+                str(caption) if caption.exists() else None,
+                fmt.priority,
+            )
         )
     return tuple(rules)
 

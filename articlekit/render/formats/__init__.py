@@ -55,6 +55,9 @@ class Format:
     tools: tuple = ("pandoc",)  # what writes it otherwise: their versions are its rule's params
     keeps_last_good: bool = False  # also kept as build/last-good/<output>, which Snakemake leaves alone
     says_failed_claims: bool = False  # its rule says a strict=false build's failed claims on the terminal
+    # its rule's Snakemake priority: after a prose edit, the edition the
+    # author is looking at is written before the others wait their turn
+    priority: int = 0
 
     @property
     def work_prefix(self):

@@ -57,4 +57,5 @@ FORMAT = Format(
     quarto_writer="html",
     keeps_last_good=True,
     says_failed_claims=True,
+    priority=1,  # the page: what `quarto preview`, `articlekit preview` and a browser show
 )

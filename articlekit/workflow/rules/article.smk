@@ -138,6 +138,7 @@ for fmt in PLAN.formats:
             f"logs/{fmt.name}.log",
         benchmark:
             f"benchmarks/out/{fmt.name}.tsv"
+        priority: fmt.priority
         resources:
             mem_mb=1000,
             runtime=5,
