@@ -215,13 +215,17 @@ def test_write_bindings_then_load_bindings_gives_the_document_back(bound, tmp_pa
 
 
 def test_a_bindings_file_read_again_is_checked_again_once_it_changed(bound, tmp_path, monkeypatch):
-    """A render reads the file twice and checks its schema once; a file
-    edited in between (another size or mtime) is checked again."""
+    """A render reads the file twice and checks its schema once; a process
+    that wrote it (the quarto pre-render binds, then reads it back) has
+    checked it as it wrote it; a file edited in between (another size or
+    mtime) is checked again."""
     import articlekit.article.bindings as bindingsmod
 
     checks = []
-    real_check = bindingsmod.check_bindings
-    monkeypatch.setattr(bindingsmod, "check_bindings", lambda doc, path: checks.append(path) or real_check(doc, path))
+    real_problems = bindingsmod.bindings_problems
+    monkeypatch.setattr(
+        bindingsmod, "bindings_problems", lambda doc, path: checks.append(path) or real_problems(doc, path)
+    )
     path = tmp_path / "b.json"
     write_bindings(path, bound[2])
     load_bindings(path)
