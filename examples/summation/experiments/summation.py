@@ -17,6 +17,49 @@ import numpy as np
 
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 
+# What the experiment takes, with its defaults: the article's choices. config.yaml
+# overrides them key by key (a section summation: holding only what differs).
+# Read by the workflow without importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "sizes": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 1,
+        "default": [256, 1024, 4096, 16384, 65536, 262144],
+        "description": "how many values each sum adds, ascending: powers of 4, even steps on the log axis",
+    },
+    "trials": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 8,
+        "description": "draws per size; the error reported is their mean",
+    },
+    "seed": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 2026,
+        "description": "a fresh default_rng(seed) per size",
+    },
+    "block": {
+        "type": "integer",
+        "minimum": 1,
+        "default": 8,
+        "description": "pairwise_sum adds runs this short left to right",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS = {
+    "summation.unit_roundoff": "u, the unit roundoff of float32 (half its machine epsilon)",
+    "summation.sizes": "the sizes summed (list, = params `sizes`)",
+    "summation.errors.{method}": "mean relative error at each size (list); method naive, pairwise or numpy",
+    "summation.largest.n": "the largest size",
+    "summation.largest.{method}": "mean relative error at the largest size; method naive, pairwise or numpy",
+    "summation.largest.naive_over_pairwise": "the naive error over the pairwise one, at the largest size",
+    "summation.growth.n": "how many times the largest size is the smallest",
+    "summation.growth.naive": "how many times the naive error grew from the smallest size to the largest",
+}
+
 log = logging.getLogger("experiment")
 
 

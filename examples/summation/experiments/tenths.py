@@ -6,6 +6,23 @@ import math
 
 from articlekit.experiment.artifacts import run_experiment
 
+# What the experiment takes, with its defaults: the article's choices. config.yaml
+# overrides them key by key (a section tenths: holding only what differs).
+# Read by the workflow without importing this module (articlekit.experiment.declared).
+PARAMETERS = {
+    "term": {"type": "number", "default": 0.1, "description": "the decimal fraction added"},
+    "count": {"type": "integer", "minimum": 1, "default": 10, "description": "how many terms are added"},
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS = {
+    "tenths.count": "how many terms were added (= params `count`)",
+    "tenths.naive": "their sum, left to right in float64",
+    "tenths.fsum": "their sum by math.fsum, rounded once",
+    "tenths.naive_is_whole": "whether the left-to-right sum is a whole number (true/false)",
+    "tenths.fsum_is_whole": "whether math.fsum's sum is a whole number (true/false)",
+}
+
 
 def run(params):
     """params: term (a decimal fraction) and count (how many to add)."""
