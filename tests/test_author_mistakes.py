@@ -95,6 +95,33 @@ def edit(path, old, new):
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def override(config, section):
+    """A section harmonic: added to config.yaml, overriding the defaults
+    experiments/harmonic.py declares (PARAMETERS) with what it holds."""
+    config.write_text(config.read_text(encoding="utf-8") + "\nharmonic:\n" + section, encoding="utf-8")
+
+
+# The skeleton's parameters as articles kept them before they were declared
+# beside the code, a section of config.yaml (still accepted).
+OLD_SECTION = """
+harmonic:
+  n: 1000          # how many terms
+  plot_every: 10   # the figure's spacing between points
+  rounds: 9        # interleaved timing rounds (articlekit.experiment.measure)
+"""
+
+
+def undeclared(article):
+    """The skeleton the old way: harmonic.py without its PARAMETERS, its
+    parameters in config.yaml's section harmonic:."""
+    script = article / "experiments/harmonic.py"
+    text, found = re.subn(r"^PARAMETERS = \{\n.*?^\}\n", "", script.read_text(encoding="utf-8"), flags=re.M | re.S)
+    assert found == 1, "experiments/harmonic.py declares no PARAMETERS to take out"
+    script.write_text(text, encoding="utf-8")
+    config = article / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + OLD_SECTION, encoding="utf-8")
+
+
 def line_of(path, needle):
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
@@ -281,8 +308,8 @@ def test_a_misspelt_main_guard_is_named_with_the_line_of_its_call(server, articl
 
 SLIPS = {  # what the author typed instead of what, how many lines below it YAML stops, the message's words
     "a tab": (
-        "  n: 1000",
-        "\tn: 1000",
+        "    mem_mb: 300",
+        "\tmem_mb: 300",
         0,
         "a tab indents this line, and YAML indents with spaces only; fix it there: replace the tab with spaces",
     ),
@@ -293,11 +320,11 @@ SLIPS = {  # what the author typed instead of what, how many lines below it YAML
         "the [ opened at line {line}, column 16 is not closed before this line; fix it there: close it with ]",
     ),
     "a bad indent": (
-        "  plot_every: 10",
-        "   plot_every: 10",
+        "    runtime: 2",
+        "     runtime: 2",
         0,
-        "this line is indented by 3 spaces and line "
-        "{above} above it by 2, but line {above} already has its value; fix it there",
+        "this line is indented by 5 spaces and line "
+        "{above} above it by 4, but line {above} already has its value; fix it there",
     ),
 }
 
@@ -340,9 +367,10 @@ def test_every_articles_snakefile_names_a_yaml_slip_at_its_line(server, tmp_path
 
 
 def test_a_parameter_out_of_its_range_stops_the_build_at_its_line_before_any_job(server, article):
-    """rounds: 3 reached measure.compare, which raised MeasureError in the job."""
+    """rounds: 3 reached measure.compare, which raised MeasureError in the job.
+    config.yaml overrides the script's declared default (9) there."""
     config = article / "config.yaml"
-    edit(config, "  rounds: 9 ", "  rounds: 3 ")
+    override(config, "  rounds: 3\n")
     before = (article / "results/harmonic.json").stat().st_mtime
     run = snakemake(server, article)
     assert_said_last(
@@ -355,20 +383,22 @@ def test_a_parameter_out_of_its_range_stops_the_build_at_its_line_before_any_job
 
 def test_a_parameter_the_schema_does_not_know_is_refused_naming_where_to_describe_it(server, article):
     config = article / "config.yaml"
-    edit(config, "  n: 1000 ", "  n: 1000\n  seed: 2026\n")
+    override(config, "  seed: 2026\n")
     run = snakemake(server, article)
     assert_said_last(
         run,
         f"config.yaml:{line_of(config, 'seed: 2026')}: harmonic.seed: Additional properties are "
         "not allowed ('seed' was unexpected); allowed here: n, plot_every, rounds; a new "
-        "parameter: describe it in config/schema.yaml too",
+        "parameter: declare it in experiments/harmonic.py's PARAMETERS, with its default and description",
     )
 
 
 def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, article):
     """An article with no config/schema.yaml: a test config the author wrote
     (--configfile) gives a parameter another type than config.yaml; it
-    reached run() as text."""
+    reached run() as text. The article keeps its parameters the old way
+    (undeclared): a section of config.yaml, no PARAMETERS in the script."""
+    undeclared(article)
     (article / "config/schema.yaml").unlink()
     test_config = article / "config/test.yaml"
     test_config.write_text("harmonic:\n  n: 1000x\n  rounds: 9.0\n")
@@ -390,7 +420,9 @@ def test_without_a_schema_an_override_keeps_the_types_config_yaml_gives(server, 
 
 def test_without_a_schema_a_seed_typed_as_text_stops_the_build_at_its_line_before_any_job(server, article):
     """The author's run() seeds NumPy from params["seed"]: typed "2026x",
-    it failed in the job (TypeError: SeedSequence expects int)."""
+    it failed in the job (TypeError: SeedSequence expects int). The article
+    keeps its parameters the old way (undeclared)."""
+    undeclared(article)
     (article / "config/schema.yaml").unlink()
     script = article / "experiments/harmonic.py"
     edit(

@@ -8,6 +8,7 @@ for the name of one of the module's rules and for the name of the rule
 that combines another experiment's runs (NAME_combine).
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -48,7 +49,9 @@ def with_experiment(skeleton, tmp_path, name, runs=1):
         "experiments:\n  harmonic:\n", f"experiments:\n  {name}: {{}}\n  harmonic:\n    runs: {runs}\n", 1
     )
     config.write_text(text, encoding="utf-8")
-    shutil.copyfile(folder / "experiments/harmonic.py", folder / f"experiments/{name}.py")
+    # a copy of the skeleton's script, named for the new experiment (its result keys start with its name)
+    script = (folder / "experiments/harmonic.py").read_text(encoding="utf-8")
+    (folder / f"experiments/{name}.py").write_text(re.sub(r"\bharmonic\b", name, script), encoding="utf-8")
     assert name in yaml.safe_load(text)["experiments"]
     return folder
 

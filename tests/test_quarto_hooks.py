@@ -389,13 +389,14 @@ def test_under_quarto_preview_an_unknown_key_keeps_the_last_bindings_and_names_t
 @pytest.mark.slow
 @pytest.mark.parametrize("edit", ["config", "experiment"])
 def test_an_edited_config_or_experiment_runs_snakemake_and_no_value_is_stale(skeleton, edit):
-    """The edit changes a value (config: n) or only the code (a comment):
-    either way Snakemake runs first, and the page's value is the new one."""
+    """The edit changes a value (config: n, overriding the default the
+    script declares) or only the code (a comment): either way Snakemake
+    runs first, and the page's value is the new one."""
     path = skeleton / ("config.yaml" if edit == "config" else "experiments/harmonic.py")
     original = path.read_text(encoding="utf-8")
     try:
         path.write_text(
-            original.replace("  n: 1000 ", "  n: 2000 ") if edit == "config" else original + "# an edit\n",
+            original + "\nharmonic:\n  n: 2000\n" if edit == "config" else original + "# an edit\n",
             encoding="utf-8",
         )
         done = pre_render(skeleton)

@@ -4,15 +4,51 @@ And a measured value: how many times longer the sum takes than the formula,
 timed by articlekit.experiment.measure (interleaved rounds at one thread, a
 95 % interval), so that a claim about it is judged on the whole interval.
 
-Replace this with your own experiment: run(params) returns a dict of
-values (each becomes a key the article can bind, e.g. harmonic.value),
-plot draws the figures config.yaml names.
+Replace this with your own experiment: PARAMETERS declares what run()
+takes (each parameter's JSON Schema, default and meaning; config.yaml's
+section harmonic: overrides a default, holding only what differs),
+run(params) returns a dict of values (each becomes a key the article can
+bind, e.g. harmonic.value, and RESULT_KEYS says what each means), plot
+draws the figures config.yaml names (experiments.harmonic.figures).
 """
 
 import math
 
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
 from articlekit.experiment.measure import compare
+
+# What the experiment takes, with its defaults. config.yaml overrides them key by
+# key (a section harmonic: holding only what differs); a value out of its range
+# stops the build at its line, before any job. Read by the workflow without
+# importing this module, so it is written as a literal (articlekit.experiment.declared).
+PARAMETERS = {
+    "n": {"type": "integer", "minimum": 1, "default": 1000, "description": "how many terms"},
+    "plot_every": {
+        "type": "integer",
+        "minimum": 1,
+        "x-at-most": "n",  # not JSON Schema: articlekit checks it, naming both keys
+        "default": 10,
+        "description": "the figure's spacing between points, and the figure needs one point",
+    },
+    "rounds": {
+        "type": "integer",
+        "minimum": 6,
+        "default": 9,
+        "description": "interleaved timing rounds; fewer than 6 give no 95 % interval",
+    },
+}
+
+# What each key of its values means (python -m articlekit keys writes them out).
+RESULT_KEYS = {
+    "harmonic.value": "H(n), the n-th harmonic number",
+    "harmonic.approximation": "ln(n) + γ, its classic approximation",
+    "harmonic.gap": "H(n) − ln(n) − γ",
+    "harmonic.gap_times_2n": "the gap times 2n: near 1, as the gap shrinks like 1/(2n)",
+    "harmonic.speedup.{part}": "how many times longer the sum takes than the formula: estimate, and its 95 % "
+    "interval low to high (coverage, ratios: measure.compare's)",
+    "harmonic.curve.n": "the figure's n, every plot_every-th (list)",
+    "harmonic.curve.gap": "the gap at each of them (list)",
+}
 
 EULER_GAMMA = 0.5772156649015329
 
