@@ -88,6 +88,8 @@ def links(path):
 # A file that a document's walk-through writes into a new article
 # (docs/authoring.md; tests/test_new_article.py writes it): not this tree's.
 WALKTHROUGH_WRITES = re.compile(r"<!-- new-article: write (\S+) -->")
+# A file of the skeleton `articlekit new` writes (experiments/harmonic.py), as a new article has it.
+SKELETON = ROOT / "articlekit" / "skeleton" / "article"
 
 
 def named_paths(path):
@@ -104,8 +106,8 @@ def named_paths(path):
                 and not (ROOT / name).exists()
             ):
                 continue  # a placeholder: experiments/NAME.py
-            if name in written:
-                continue
+            if name in written or (SKELETON / name).is_file():
+                continue  # what the walk-through or `articlekit new` writes into a new article
             yield number, name
 
 
