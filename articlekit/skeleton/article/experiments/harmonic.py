@@ -44,9 +44,9 @@ RESULT_KEYS = {
     "harmonic.approximation": "ln(n) + γ, its classic approximation",
     "harmonic.gap": "H(n) − ln(n) − γ",
     "harmonic.gap_times_2n": "the gap times 2n: near 1, as the gap shrinks like 1/(2n)",
-    "harmonic.speedup.{part}": "how many times longer the sum takes than the formula: estimate, and its 95 % "
-    "interval low to high (coverage, ratios: measure.compare's)",
-    "harmonic.curve.n": "the figure's n, every plot_every-th (list)",
+    "harmonic.speedup.{part}": "how many times longer the sum takes than the formula, measured; part estimate, "
+    "low or high (its 95 % interval), coverage, or ratios (one per round)",
+    "harmonic.curve.n": "the n of the figure's points: plot_every, 2 plot_every, ... up to n (list)",
     "harmonic.curve.gap": "the gap at each of them (list)",
 }
 
