@@ -18,7 +18,8 @@ from articlekit.article import robustness
 from articlekit.article.bind import BindError, bind
 from articlekit.article.shortcodes import scan
 from articlekit.data.values import merge
-from tests.workspace import copy_environment, copy_project
+from tests.shared_build import copy_of_test_build
+from tests.workspace import copy_environment
 
 # toy.x is 5 at the article's seed and the seed itself elsewhere: "> 3" holds
 # at the article's seed and fails for seeds 1 to 3 of 10, more than flag_share
@@ -111,7 +112,11 @@ BUILD = ("--cores", "2", "--configfile", "config/test.yaml")  # after the target
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("disclosure") / "project")
+    """A copy of its own of the run's one TEST_BUILD (tests/shared_build.py):
+    its experiments and sweep ran on config/test.yaml, as this test's build
+    would run them; built with strict=false, so that the strict build below
+    binds again (strict is a param of bind) and judges the article as it is."""
+    return copy_of_test_build(tmp_path_factory).project
 
 
 def build(work, *args):
@@ -128,6 +133,8 @@ def test_the_article_discloses_every_claim_its_sweep_flags_and_a_strict_build_fa
     the page with the mark beside the number."""
     proc = build(project, "build/bindings.json", "build/robustness.json")
     assert proc.returncode == 0, proc.stderr[-4000:]
+    # the article bound here under strict (the copy was built with strict=false)
+    assert re.search(r"^\s*(local)?rule bind:", proc.stderr + proc.stdout, re.M), proc.stderr[-4000:]
     flagged = [c for c in json.loads((project / "build/robustness.json").read_text())["claims"] if c["flagged"]]
     assert flagged, "the test configuration's sweep flags no claim: nothing to disclose"
 
