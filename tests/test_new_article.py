@@ -229,7 +229,9 @@ def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(a
 @pytest.mark.browser
 def test_on_pandocs_page_the_tables_header_cells_stand_apart(article, browser):  # noqa: F811
     """The header cells ran together: Pandoc's page had no table style."""
-    browser.get((article / "build/article.html").as_uri())
+    page = article / "build/article.html"
+    assert 'id="quarto-content"' not in page.read_text(encoding="utf-8"), "Quarto's page, not Pandoc's"
+    browser.get(page.as_uri())
     cells = browser.execute_script("""
         const table = [...document.querySelectorAll('table')]
             .find(t => t.querySelector('th') && t.querySelector('th').textContent.trim() === 'darts');
@@ -245,9 +247,14 @@ def test_on_pandocs_page_the_tables_header_cells_stand_apart(article, browser): 
 
 
 @pytest.mark.quarto
-def test_with_quarto_the_same_article_shows_the_same_values_and_claims(article):
+def test_with_quarto_the_same_article_shows_the_same_values_and_claims(article, tmp_path):
+    """In a copy of its own: built with Quarto, the module's article would
+    give the tests after it Quarto's page where they read Pandoc's."""
+    import shutil
+
     pandoc_md = (article / "build/article.md").read_text(encoding="utf-8")
     env = require_quarto()
+    article = Path(shutil.copytree(article, tmp_path / "pi", symlinks=True))
     snakemake(article, "--config", "renderer=quarto", env=env)
     html = (article / "build/article.html").read_text(encoding="utf-8")
     assert 'id="quarto-content"' in html, "not Quarto's page"
