@@ -34,8 +34,8 @@ from articlekit.render.checks import expected_literal_shortcodes
 from articlekit.article.shortcodes import lookup_id, scan
 from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
-from tests.shared_build import BuildFailed, shared_build
-from tests.workspace import copy_environment, copy_project
+from tests.shared_build import BuildFailed, copy_of_test_build, shared_build
+from tests.workspace import copy_environment, project_files
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow, pytest.mark.spread]
 
@@ -85,18 +85,31 @@ def project(tmp_path_factory, quarto_env):
     """(folder, env, quarto version, build seconds): the project built with
     Quarto, in a git repository of its own: this worker's copy of the build
     made once in the run (tests/shared_build.py), so that the module's tests
-    may go to any worker."""
+    may go to any worker.
+
+    Made from a copy of the run's one TEST_BUILD (its experiments, sweep and
+    figures ran on config/test.yaml, as here): the build with Quarto (and
+    strict, config.yaml's default) binds and renders again, and runs no
+    experiment a second time. The repository holds the project's files
+    alone, as a fresh copy's `git add -A` would, so that a file either build
+    leaves and .gitignore does not name shows in `git status`."""
 
     def make(folder):
-        work = copy_project(folder)
-        env = {**copy_environment(work), **quarto_env}
-        for cmd in (
-            ["git", "init", "-q"],
-            ["git", "add", "-A"],
-            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"],
-        ):
-            run(cmd, work, env)
-        return run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env, check=False)
+        shutil.copytree(copy_of_test_build(tmp_path_factory).project, folder, symlinks=True)
+        env = {**copy_environment(folder), **quarto_env}
+        run(["git", "init", "-q"], folder, env)
+        subprocess.run(
+            ["git", "--literal-pathspecs", "add", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            cwd=folder,
+            input="\0".join(project_files()),
+            text=True,
+            check=True,
+        )
+        run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"], folder, env)
+        done = run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], folder, env, check=False)
+        if done.returncode == 0 and not re.search(r"^\s*(local)?rule html:", done.stderr + done.stdout, re.M):
+            done.returncode, done.stderr = 1, done.stderr + "\nthe build with Quarto rendered no page"
+        return done
 
     try:
         built = shared_build(tmp_path_factory, "quarto", make)
