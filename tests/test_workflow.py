@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace import PROJECT_ROOT, copy_environment, copy_project, merged_config
+from tests.shared_build import copy_of_test_build
+from tests.workspace import PROJECT_ROOT, copy_environment, merged_config
 
 pytestmark = pytest.mark.slow
 
@@ -69,8 +70,14 @@ def planned_jobs(workdir, *args, env=None):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    work = copy_project(tmp_path_factory.mktemp("workflow") / "project")
-    snakemake(work)
+    """The strict build (config.yaml's strict: true) on the fast config: a
+    copy of its own of the run's one TEST_BUILD, which one command built
+    from a fresh copy with strict=false (tests/shared_build.py), built again
+    here by `snakemake` alone: strict is a param of bind, so the article is
+    bound and rendered again under it, and no experiment runs twice."""
+    work = copy_of_test_build(tmp_path_factory).project
+    rebuilt = snakemake(work)
+    assert re.search(r"^\s*(local)?rule bind:", rebuilt.stderr + rebuilt.stdout, re.M), "not bound again under strict"
     return work
 
 
