@@ -43,12 +43,13 @@ def run_root(tmp_path_factory):
     return base.parent if base.name.startswith("popen-gw") else base
 
 
-def shared_build(tmp_path_factory, name, make, timeout=1800):
+def shared_build(tmp_path_factory, name, make, timeout=1800, folder="project"):
     """This worker's copy of the build `name`, made once in the run; a worker
     waits up to `timeout` s for the lock (longer than a build may take).
 
-    make(folder) builds the project into folder (created by it) and returns
-    a CompletedProcess-like result (.returncode, .stdout, .stderr).
+    make(path) builds the project into path (created by it; its last part
+    is `folder`, the copies' too) and returns a CompletedProcess-like result
+    (.returncode, .stdout, .stderr).
     -> Built(project, output, seconds).
     Raises BuildFailed, with the output, where the build failed."""
     root = run_root(tmp_path_factory)
@@ -57,7 +58,7 @@ def shared_build(tmp_path_factory, name, make, timeout=1800):
         if not record.exists():
             start = time.monotonic()
             try:
-                done = make(shared / "project")
+                done = make(shared / folder)
                 outcome = {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
             except subprocess.TimeoutExpired as exc:
                 outcome = {"returncode": -1, "stdout": str(exc.stdout or ""), "stderr": f"timed out: {exc}"}
@@ -66,11 +67,11 @@ def shared_build(tmp_path_factory, name, make, timeout=1800):
     outcome = json.loads(record.read_text(encoding="utf-8"))
     if outcome["returncode"] != 0:
         raise BuildFailed(
-            f"the shared build {name!r} failed ({outcome['returncode']}) in {shared / 'project'}:\n"
+            f"the shared build {name!r} failed ({outcome['returncode']}) in {shared / folder}:\n"
             f"{outcome['stdout'][-2000:]}\n{outcome['stderr'][-4000:]}"
         )
-    copy = tmp_path_factory.mktemp(name) / "project"
-    shutil.copytree(shared / "project", copy, symlinks=True)
+    copy = tmp_path_factory.mktemp(name) / folder
+    shutil.copytree(shared / folder, copy, symlinks=True)
     return Built(copy, outcome["stdout"] + outcome["stderr"], outcome["seconds"])
 
 

@@ -31,9 +31,8 @@ from articlekit.article.shortcodes import scan
 from articlekit.core.jsonio import write_json
 from articlekit.data.publishing import parse as parse_publishing
 from articlekit.review import matrix as matrixlib
-from tests.test_examples import EXAMPLE, copy_article
+from tests.test_examples import built_example
 from tests.workspace import merged_config
-from tests.test_examples import snakemake as build_article
 from tests.test_quarto import quarto_folder
 from tests.fixture_bibliography import copy_article_file
 
@@ -131,12 +130,11 @@ def render_with_quarto(project, dest):
     return dest / "build"
 
 
-def build_example(dest):
+def build_example(tmp_path_factory):
     """The second article (examples/summation), built by its own snakemake:
-    articlekit's pages must hold for any article, not only this one."""
-    work = copy_article(EXAMPLE, dest / "summation")
-    build_article(work, "--config", "renderer=pandoc")
-    return work / "build"
+    articlekit's pages must hold for any article, not only this one. A copy
+    of the build tests/test_examples.py reads, made once in the run."""
+    return built_example(tmp_path_factory) / "build"
 
 
 def build_matrix_page(project, dest):
@@ -230,7 +228,7 @@ def build_dirs(built_project, tmp_path_factory):
             elif render == "quarto-own":
                 made[render] = render_with_quartos_own_command(built_project, tmp_path_factory.mktemp("own"))
             elif render == "example":
-                made[render] = build_example(tmp_path_factory.mktemp("example"))
+                made[render] = build_example(tmp_path_factory)
             elif render == "matrix":
                 made[render] = build_matrix_page(built_project, tmp_path_factory.mktemp("matrix"))
             else:

@@ -21,6 +21,7 @@ import pytest
 from articlekit.core.jsonio import read_json
 from articlekit.skeleton.new import new_article
 from tests.crate_validation import declared_profile, validation_issues
+from tests.shared_build import BuildFailed, shared_build
 from tests.test_quarto import Loads, bound_links, git_status, page_text, require_quarto
 
 pytestmark = pytest.mark.slow
@@ -49,12 +50,16 @@ def copy_article(folder, dest):
     return dest
 
 
-def snakemake(folder, *args, env=None):
-    env = {
+def _environment(env=None):
+    return {
         **os.environ,
         **(env or {}),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
+
+
+def snakemake(folder, *args, env=None):
+    env = _environment(env)
     done = subprocess.run(
         ["snakemake", "--cores", "2", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900
     )
@@ -66,11 +71,31 @@ def snakemake(folder, *args, env=None):
     return done
 
 
+def built_example(tmp_path_factory):
+    """A copy of its own of examples/summation built by its own snakemake
+    with Pandoc, the build made once in the run (tests/shared_build.py):
+    this module and tests/test_browser.py read the same build."""
+
+    def make(folder):
+        work = copy_article(EXAMPLE, folder)
+        return subprocess.run(
+            ["snakemake", "--cores", "2", "--config", "renderer=pandoc"],
+            cwd=work,
+            env=_environment(),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    try:
+        return shared_build(tmp_path_factory, "example", make, folder="summation").project
+    except BuildFailed as exc:
+        pytest.fail(f"building examples/summation failed: {exc}", pytrace=False)
+
+
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    work = copy_article(EXAMPLE, tmp_path_factory.mktemp("example") / "summation")
-    snakemake(work, "--config", "renderer=pandoc")
-    return work
+    return built_example(tmp_path_factory)
 
 
 def bound_texts(folder):

@@ -101,3 +101,12 @@ def test_each_build_has_its_own_name_in_the_run(tmp_path, build):
     calls = []
     shared_build(Factory(tmp_path, "gw0"), build, counting_build(calls))
     assert (Path(tmp_path) / f"shared-{build}" / "project" / "built.txt").exists()
+
+
+def test_a_build_whose_folder_has_a_name_is_made_and_copied_under_that_name(tmp_path):
+    """examples/summation's build keeps its folder's name, in the run's
+    folder and in each asker's copy."""
+    calls = []
+    built = shared_build(Factory(tmp_path, "gw0"), "example", counting_build(calls), folder="summation")
+    assert calls == [Path(tmp_path) / "shared-example" / "summation"]
+    assert built.project.name == "summation" and (built.project / "built.txt").read_text() == "made once"
