@@ -7,7 +7,8 @@ must agree, except what may differ between any two builds (timings, date,
 host, executor), and every rule must have run as its own SLURM job.
 
 The version matrix likewise (`snakemake matrix` on tests/slurm/matrix.yaml,
-one environment, in a copy of each of the two builds): each cell (one
+one environment, in two copies of the local build, one run through SLURM
+and one locally, both beside the build through SLURM): each cell (one
 experiment in one environment) a SLURM job, the environments made where
 Snakemake runs, the results the local run's.
 
@@ -23,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -147,11 +149,39 @@ def local_build(tmp_path_factory):
     return work, set(FINISHED.findall(run_locally(work, []))) - {"all"}
 
 
-@pytest.fixture(scope="module")
-def slurm_build(tmp_path_factory, cluster):
+def build_on_the_cluster(cluster, tmp_path_factory):
     """(copy, Snakemake's output): the default target built through SLURM in a fresh copy."""
     work = copy_project(tmp_path_factory.mktemp("cluster") / "project")
     return work, run_on_the_cluster(work, cluster, [])
+
+
+@pytest.fixture(scope="module")
+def runs(request, cluster, tmp_path_factory):
+    """{name: future} of the module's three long runs, all started by the
+    first test that asks for any: the build through SLURM (minutes, most
+    of them spent waiting on the cluster's jobs one after another), and
+    the version matrix through SLURM and locally, each in a copy of the
+    local build. None reads another's copy, so each runs beside the others
+    instead of after them; each test waits for the ones it reads, and
+    fails with the run's own message where one failed."""
+    tmp_path_factory.getbasetemp()  # made here, before two threads could each make one
+    pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="slurm-test-run")
+    futures = {"slurm_build": pool.submit(build_on_the_cluster, cluster, tmp_path_factory)}
+    try:
+        # the run's shared build, which another worker may be making: waited for here,
+        # while the cluster builds
+        local = request.getfixturevalue("local_build")[0]
+        futures["slurm_matrix"] = pool.submit(matrix_on_the_cluster, local, cluster, tmp_path_factory)
+        futures["local_matrix"] = pool.submit(matrix_locally, local, tmp_path_factory)
+        yield futures
+    finally:
+        pool.shutdown(wait=True)  # each run ends by its timeout at the latest (snakemake())
+
+
+@pytest.fixture(scope="module")
+def slurm_build(runs):
+    """(copy, Snakemake's output): the default target built through SLURM in a fresh copy."""
+    return runs["slurm_build"].result()
 
 
 def artifacts(root):
@@ -229,7 +259,10 @@ def copy_of_build(build, tmp_path_factory, name):
     """A copy of a built project, mtimes kept, so that Snakemake finds the
     build up to date: `snakemake matrix` there runs only the matrix's own
     jobs, not again the timing, the sweep and the listings its columns take
-    from the main build (tests/test_matrix.py runs it from a fresh copy)."""
+    from the main build (tests/test_matrix.py runs it in a copy of the
+    run's shared build too). Both matrices start from the local build, so
+    that the one through SLURM need not wait for the build through SLURM;
+    each of their cells is a job of its own all the same."""
     work = tmp_path_factory.mktemp(name) / "project"
     shutil.copytree(build, work, symlinks=True)
     return work
@@ -242,18 +275,26 @@ def only_the_matrix_ran(out):
     assert not again, f"`snakemake matrix` in a built copy ran the build's rules {again} again:\n{out[-3000:]}"
 
 
-@pytest.fixture(scope="module")
-def local_matrix(tmp_path_factory, local_build):
-    work = copy_of_build(local_build[0], tmp_path_factory, "matrix-local")
+def matrix_locally(local, tmp_path_factory):
+    work = copy_of_build(local, tmp_path_factory, "matrix-local")
     only_the_matrix_ran(run_locally(work, ["matrix"], MATRIX))
     return work
 
 
-@pytest.fixture(scope="module")
-def slurm_matrix(tmp_path_factory, cluster, slurm_build):
-    work = copy_of_build(slurm_build[0], tmp_path_factory, "matrix-cluster")
+def matrix_on_the_cluster(local, cluster, tmp_path_factory):
+    work = copy_of_build(local, tmp_path_factory, "matrix-cluster")
     only_the_matrix_ran(run_on_the_cluster(work, cluster, ["matrix"], MATRIX))
     return work
+
+
+@pytest.fixture(scope="module")
+def local_matrix(runs):
+    return runs["local_matrix"].result()
+
+
+@pytest.fixture(scope="module")
+def slurm_matrix(runs):
+    return runs["slurm_matrix"].result()
 
 
 def matrix_config(root):
