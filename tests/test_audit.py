@@ -435,7 +435,7 @@ def test_a_tampered_artifact_renders_a_visible_warning_when_not_strict(tmp_path)
 
 PIPELINE_PIECES = [
     "article/index.qmd",
-    "article/_quarto.yml",
+    "_quarto.yml",
     "article/style.css",
     "articlekit/data/listings.py",
     "articlekit/article/lint.py",

@@ -34,7 +34,7 @@ from articlekit.review import matrix as matrixlib
 from tests.test_examples import built_example
 from tests.workspace import merged_config
 from tests.test_quarto import quarto_folder
-from tests.fixture_bibliography import copy_article_file
+from tests.fixture_bibliography import copy_article_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # slow: reads the built_project fixture's build
 
@@ -543,12 +543,11 @@ def claims_page(tmp_path):
     rendered as the build renders it: the page that shows both marks."""
     from articlekit.article.bind import bind
     from articlekit.render import page as rendermod
-    from tests.test_claim_status import ARTICLE, ROOT, values_doc
+    from tests.test_claim_status import ARTICLE, values_doc
 
     folder = tmp_path / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        copy_article_file(ROOT / "article" / name, folder / name)
+    copy_article_files(folder)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     values = values_doc()

@@ -36,7 +36,7 @@ from articlekit.review.audit import audit, summary_line, to_html, to_markdown
 from articlekit.review.diff import compare
 from articlekit.review.release import release
 from articlekit.review.snapshot import load_snapshot
-from tests.fixture_bibliography import copy_article_file
+from tests.fixture_bibliography import copy_article_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,8 +78,7 @@ def project(tmp_path_factory):
     """The article bound with strict=false, its bindings written, its values too."""
     folder = tmp_path_factory.mktemp("status") / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        copy_article_file(ROOT / "article" / name, folder / name)
+    copy_article_files(folder)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     values = values_doc()

@@ -232,14 +232,8 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
     page = (work / "build/article.html").read_text(encoding="utf-8")
     assert "Rendered by Quarto " in page and 'class="bound-value"' in page
     assert "{{<" not in page and "{{&lt;" not in page
-    # nothing left beside the article but Quarto's scratch folder, which its .gitignore names
-    assert sorted(p.name for p in (work / "article").iterdir()) == [
-        ".gitignore",
-        ".quarto",
-        "_quarto-author.yml",
-        "_quarto.yml",
-        "index.qmd",
-    ]
+    # nothing left beside the article (Quarto's scratch folder is the project's, which its .gitignore names)
+    assert sorted(p.name for p in (work / "article").iterdir()) == [".gitignore", "index.qmd"]
     # Quarto's own `quarto render` in the article's folder: the same article
     git_commit(work)
     quarto(work / "article", "render", env=quarto_env)

@@ -22,11 +22,13 @@ SHAPE = {
     "README.md",
     ".gitignore",
     "experiments/__init__.py",
-    # Quarto's own `quarto render` and `quarto preview` in the new article's folder
+    # the one Quarto project: the article's settings, what Quarto's own
+    # `quarto render` and `quarto preview` run (here or in article/), and
+    # the index page Quarto previews the folder from
     "_quarto.yml",
+    "_quarto-author.yml",
+    "index.md",
     "article/index.qmd",
-    "article/_quarto.yml",
-    "article/_quarto-author.yml",
     "article/.gitignore",
     "baseline/published.yaml",
     # the types and ranges of the experiment's parameters, checked before any job

@@ -346,6 +346,33 @@ def test_silent_connections_hold_no_thread_and_are_closed_after_the_timeout(serv
     assert process.num_threads() <= threads_before + WORKERS
 
 
+def test_an_edit_of_the_projects_quarto_yml_above_the_article_is_rendered(tmp_path):
+    """The article's settings in the project's _quarto.yml, outside the
+    article's folder (the layout `articlekit new` writes): the preview
+    watches that file too, and its edit is on the page."""
+    project = tmp_path
+    _, values = make_article(project / "article")
+    settings = (project / "article/_quarto.yml").read_text(encoding="utf-8")
+    (project / "article/_quarto.yml").unlink()
+    (project / "_quarto.yml").write_text(
+        settings.replace("css:\n    - style.css", "css:\n    - article/style.css").replace(
+            "bibliography: references.bib", "bibliography: article/references.bib"
+        ),
+        encoding="utf-8",
+    )
+    write_json(project / "build" / "values.json", values)
+    (project / "config.yaml").write_text("renderer: pandoc\n", encoding="utf-8")
+    preview = Served(project)
+    try:
+        preview.wait_for(lambda page: 'id="TOC"' in page, "the first render, with its table of contents")
+        settings = (project / "_quarto.yml").read_text(encoding="utf-8")
+        assert "    toc: true\n" in settings
+        (project / "_quarto.yml").write_text(settings.replace("    toc: true\n", "    toc: false\n"), encoding="utf-8")
+        preview.wait_for(lambda page: 'id="TOC"' not in page, "the page without its table of contents")
+    finally:
+        preview.stop()
+
+
 def test_ctrl_c_stops_it_cleanly(tmp_path):
     """A preview of its own: the module's, which the other tests share, runs on."""
     _, values = make_article(tmp_path / "article")

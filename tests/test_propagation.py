@@ -222,7 +222,7 @@ def test_every_source_file_reaches_what_reads_it(snakemake, project, base):
     for path in base.sources():
         if path not in scripts and not Path(path).is_absolute():
             by_readers[base.readers(path)].append(path)
-    kinds = {"article/index.qmd", "baseline/published.yaml", "article/_quarto.yml"}
+    kinds = {"article/index.qmd", "baseline/published.yaml", "_quarto.yml"}
     assert kinds <= {p for paths in by_readers.values() for p in paths}, sorted(base.sources())
     assert any(p.startswith("releases/") for paths in by_readers.values() for p in paths), "no release snapshot read"
     for readers, paths in sorted(by_readers.items(), key=lambda item: sorted(item[1])):

@@ -503,7 +503,7 @@ def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(scrat
 # --- Quarto's own commands in the article's folder: quarto render, quarto preview ---------
 #
 # What an editor's Render and Preview buttons run. The author profile
-# (article/_quarto-author.yml) binds through Snakemake before each render;
+# (_quarto-author.yml) binds through Snakemake before each render;
 # $ARTICLEKIT_SNAKEMAKE_ARGS gives that Snakemake the fixture's options.
 
 
@@ -594,13 +594,16 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
 
 def test_quarto_render_in_the_project_folder_gives_the_builds_article(project):
     """`quarto render` where a new author first types it, the project's own
-    folder (its _quarto.yml renders article/index.qmd with the same hooks):
-    the build's page, and the work tree clean, .gitignore untouched."""
+    folder (its _quarto.yml renders article/index.qmd and the index page):
+    the build's page, the page Quarto names leading to it, and the work
+    tree clean, .gitignore untouched."""
     work, env, version, _ = project
     run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
     done = run(["quarto", "render"], work, native_env(env))
     native = work / "build/quarto/article/index.html"
-    assert "build/quarto/article/index.html" in done.stdout + done.stderr
+    assert "Output created: build/quarto/index.html" in done.stdout + done.stderr
+    index = (work / "build/quarto/index.html").read_text(encoding="utf-8")
+    assert '<meta http-equiv="refresh" content="0; url=article/index.html">' in index
     assert page_text(native.read_text(encoding="utf-8")) == page_text(
         (work / "build/article.html").read_text(encoding="utf-8")
     )
@@ -615,16 +618,28 @@ class NeverServed(Exception):
 class QuartoPreview:
     """`quarto preview ARGS --port P --no-browser` started in a folder, as an
     author (or an editor's Preview button) starts it; its terminal in a file,
-    for Quarto blocks on a full pipe. Also timed by benchmarks/quarto_preview.py."""
+    for Quarto blocks on a full pipe. Also timed by benchmarks/quarto_preview.py.
 
-    def __init__(self, folder, args, env, log):
+    browser: a folder for a stand-in browser instead of --no-browser, as an
+    author at a desktop starts it (Quarto then refuses a project it cannot
+    open a page of): the `xdg-open` Quarto runs, which writes the address
+    it was asked to open to browser/opened."""
+
+    def __init__(self, folder, args, env, log, browser=None):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.log = Path(log)
+        self.browser = browser and Path(browser)
+        if self.browser:
+            self.browser.mkdir(parents=True, exist_ok=True)
+            opener = self.browser / "xdg-open"
+            opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{self.browser / "opened"}"\n', encoding="utf-8")
+            opener.chmod(0o755)
+            env = {**env, "PATH": f"{self.browser}{os.pathsep}{env.get('PATH', os.environ['PATH'])}"}
         with open(self.log, "w", encoding="utf-8") as out:
             self.proc = popen(
-                ["quarto", "preview", *args, "--port", str(self.port), "--no-browser"],
+                ["quarto", "preview", *args, "--port", str(self.port), *([] if self.browser else ["--no-browser"])],
                 cwd=folder,
                 env=env,
                 stdout=out,
@@ -639,6 +654,10 @@ class QuartoPreview:
     def url(self):
         found = re.search(r"Browse at (\S+)", self.said())
         return found and found.group(1).replace("localhost", "127.0.0.1")
+
+    def opened(self):
+        """The address Quarto asked the stand-in browser to open."""
+        return (self.browser / "opened").read_text(encoding="utf-8").replace("localhost", "127.0.0.1")
 
     def wait_for(self, condition, what, timeout=600):
         """Poll the served page every 0.1 s until condition(page): -> (page, seconds waited)."""
@@ -677,10 +696,11 @@ class QuartoPreview:
 
 
 PREVIEWS = {
-    # the form a new author types first (the project's _quarto.yml: Quarto serves the project)
-    "quarto preview in the project folder": ("", []),
-    # the form an editor's Preview button runs (a file of article/_quarto.yml's project)
-    "quarto preview index.qmd in article/": ("article", ["index.qmd"]),
+    # the form a new author types first, at a desktop: Quarto serves the
+    # project and opens its index page in a browser (a stand-in here)
+    "quarto preview in the project folder": ("", [], True),
+    # the form an editor's Preview button runs (a file of the project)
+    "quarto preview index.qmd in article/": ("article", ["index.qmd"], False),
 }
 
 
@@ -695,13 +715,17 @@ def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message
     (Snakemake removes a failed job's outputs) and the served fix does not
     make it again, while the module's other tests read the project as built."""
     work, env, _, _ = scratch
-    folder, args = PREVIEWS[where]
+    folder, args, browser = PREVIEWS[where]
     article = work / "article/index.qmd"
     original = article.read_text(encoding="utf-8")
-    preview = QuartoPreview(work / folder, args, native_env(env), tmp_path / "preview.log")
+    preview = QuartoPreview(
+        work / folder, args, native_env(env), tmp_path / "preview.log", browser=browser and tmp_path / "browser"
+    )
     try:
         page, _ = preview.wait_for(lambda page: 'class="bound-value"' in page, "the bound article")
         assert "{{<" not in page and "{{&lt;" not in page and "preview-banner" not in page
+        if browser:  # the page Quarto opened leads to the article's
+            assert 'class="bound-value"' in QuartoPreview.get(preview.opened())
         sentence = "A sentence written while the preview runs."
         article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
         page, _ = preview.wait_for(lambda page: sentence in page, "the edit")
@@ -748,9 +772,10 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")
     assert 'class="bound-value"' in page and "{{<" not in page and "{{&lt;" not in page
     assert git_status(folder) == ""
-    preview = QuartoPreview(folder / "article", [], env, tmp_path / "preview.log")
+    preview = QuartoPreview(folder / "article", [], env, tmp_path / "preview.log", browser=tmp_path / "browser")
     try:
         preview.wait_for(lambda page: 'class="bound-value"' in page, "the bound article")
+        assert 'class="bound-value"' in QuartoPreview.get(preview.opened())
     except NeverServed as exc:
         pytest.fail(str(exc))
     finally:
@@ -781,14 +806,15 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     the page; the post-render removes that page and fails, saying why."""
     work, env, _, _ = project
     hidden = shutil.copytree(work, tmp_path / "copy", symlinks=True)
-    shutil.rmtree(hidden / "article/_extensions", ignore_errors=True)
-    profile = hidden / "article/_quarto-author.yml"
+    for folder in (hidden / "article", hidden):  # the copies the pre-render installed
+        shutil.rmtree(folder / "_extensions", ignore_errors=True)
+    profile = hidden / "_quarto-author.yml"
     profile.write_text(
         re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8"
     )
     (hidden / "build/quarto/article/index.html").unlink(missing_ok=True)
     # the metadata file the profile names, as an earlier pre-render left it, or none
-    metadata = hidden / "build/quarto-metadata.yml"
+    metadata = hidden / "build/quarto-project-metadata.yml"
     if not metadata.exists():
         metadata.write_text("{}\n", encoding="utf-8")
     done = run(

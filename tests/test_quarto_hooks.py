@@ -17,6 +17,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,20 +29,22 @@ from articlekit.article.bound import bound_markdown
 from articlekit.article.prose_guard import ProseError
 from articlekit.render import prose_pieces, quarto_bind
 from articlekit.render.extension import BOUND_POINTER
-from articlekit.render.quarto_hooks import BOUND_DOCUMENT
+from articlekit.render.quarto_hooks import BOUND_DOCUMENT, LANDING_PAGE, PROFILE, is_landing_page
 from articlekit.render.quarto_route import inert_for_quarto
 from articlekit.skeleton.new import new_article
 
 pytestmark = pytest.mark.workflow
 
 ROOT = Path(__file__).resolve().parent.parent
-# Where tests run the hooks from: the project's folder (its own _quarto.yml)
-# or the article's (article/_quarto.yml), with the input Quarto would name.
+# Where tests run the hooks from, with the input Quarto would name: the
+# project's folder, where Quarto runs them for `quarto render` here and in
+# article/ alike (one project); the article's, as in the layout before one
+# project (article/ a Quarto project of its own).
 FROM_PROJECT = ("", "article/index.qmd")
 FROM_ARTICLE = ("article", "index.qmd")
 
 
-def hook(name, project, env, where="article", launcher=None):
+def hook(name, project, env, where="", launcher=None):
     """The hook as Quarto runs it; under `launcher` (a Quarto command, e.g.
     "preview"): started by a stand-in process whose command line is Quarto's."""
     command = [sys.executable, "-m", "articlekit", "quarto", name]
@@ -68,11 +71,25 @@ def article_project(tmp_path):
 
 def test_the_pre_render_refuses_a_document_the_build_does_not_bind(tmp_path):
     project = article_project(tmp_path)
-    done = hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": "example.qmd"})
+    done = hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": "article/example.qmd"})
     assert done.returncode == 1
     assert "example.qmd is not the article this project builds (article/index.qmd" in done.stderr
     assert "quarto render index.qmd" in done.stderr
     assert not (project / "article/_extensions").exists()  # refused before it installed or built anything
+
+
+def test_the_index_page_that_leads_to_the_article_is_rendered_but_not_one_that_shows_a_value(tmp_path):
+    """index.md, the page Quarto needs to preview the project's folder, is
+    let through (it binds nothing: the refusal below comes later, from the
+    missing values); the same page showing a value is refused at once."""
+    project = article_project(tmp_path)
+    (project / LANDING_PAGE).write_text("The article is at [article/index.html](article/index.html).\n")
+    done = hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": f"{LANDING_PAGE}\narticle/index.qmd"})
+    assert "is not the article this project builds" not in done.stderr
+    (project / LANDING_PAGE).write_text("A value: {{< value k.x >}}.\n")
+    done = hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": f"{LANDING_PAGE}\narticle/index.qmd"})
+    assert done.returncode == 1
+    assert f"{LANDING_PAGE} is not the article this project builds" in done.stderr
 
 
 def test_the_post_render_removes_a_page_of_raw_shortcodes_and_says_what_to_run(tmp_path):
@@ -80,7 +97,7 @@ def test_the_post_render_removes_a_page_of_raw_shortcodes_and_says_what_to_run(t
     out = project / "build/quarto"
     out.mkdir(parents=True)
     (out / "index.html").write_text("<p>A value: {{&lt; value k.x &gt;}}, and {{&lt; value k.y &gt;}}</p>")
-    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "../build/quarto/index.html"})
+    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "build/quarto/index.html"})
     assert done.returncode == 1
     assert "1 shortcode(s) were not resolved" in done.stderr and "the value extension did not run" in done.stderr
     assert "_quarto-author.yml" in done.stderr
@@ -92,7 +109,7 @@ def test_the_post_render_keeps_a_bound_page(tmp_path):
     out = project / "build/quarto"
     out.mkdir(parents=True)
     (out / "index.html").write_text("<p>A value: 42, and {{&lt; value k.y &gt;}} shown as is.</p>")  # escaped one
-    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "../build/quarto/index.html"})
+    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "build/quarto/index.html"})
     assert done.returncode == 0, done.stderr
     assert (out / "index.html").exists()
 
@@ -112,25 +129,33 @@ def test_the_shipped_gitignores_hold_the_lines_quarto_would_append():
     _quarto.yml that we ship has them, so the author's file is never edited;
     `/_*.local` once a _*.local file is there, `/env/` once a virtual
     environment is (a pyvenv.cfg or conda-meta in env/)."""
-    folders = [ROOT, ROOT / "article", ROOT / "examples/summation", ROOT / "examples/summation/article"]
     skeleton = ROOT / "articlekit/skeleton/article"
-    ignores = {folder: folder / ".gitignore" for folder in folders}
-    ignores.update({skeleton: skeleton / "gitignore", skeleton / "article": skeleton / "article/gitignore"})
+    ignores = {folder: folder / ".gitignore" for folder in (ROOT, ROOT / "examples/summation")}
+    ignores[skeleton] = skeleton / "gitignore"
     for folder, ignore in ignores.items():
         assert (folder / "_quarto.yml").is_file(), folder
         lines = [line.strip() for line in ignore.read_text(encoding="utf-8").splitlines()]
-        assert {"/.quarto/", "**/*.quarto_ipynb", "/_*.local"} <= set(lines), ignore
-        if folder.name != "article":  # where an author makes a virtual environment, which Quarto ignores as /env/
-            assert "/env/" in lines, ignore
+        assert {"/.quarto/", "**/*.quarto_ipynb", "/_*.local", "/env/"} <= set(lines), ignore
+        assert {"/_extensions/articlekit/", "/_extensions/.articlekit-*/"} <= set(lines), ignore
 
 
-def test_the_project_quarto_yml_renders_the_article_with_the_hooks():
-    for folder in (ROOT, ROOT / "articlekit/skeleton/article", ROOT / "examples/summation"):
-        project = yaml.safe_load((folder / "_quarto.yml").read_text(encoding="utf-8"))["project"]
-        assert project["render"] == ["article/index.qmd"]
-        assert project["pre-render"] == "python -m articlekit quarto pre-render"
-        assert project["post-render"] == "python -m articlekit quarto post-render"
-        assert project["output-dir"] == "build/quarto"
+SHIPPED_PROJECTS = (ROOT, ROOT / "articlekit/skeleton/article", ROOT / "examples/summation")
+
+
+def test_one_quarto_project_renders_the_article_and_its_index_page_with_the_hooks():
+    """The project's _quarto.yml is the only one (a project in article/ too
+    would make `quarto preview` in the project's folder render each save
+    twice); its author profile holds the hooks."""
+    for folder in SHIPPED_PROJECTS:
+        config = yaml.safe_load((folder / "_quarto.yml").read_text(encoding="utf-8"))
+        assert config["project"]["render"] == ["article/index.qmd", LANDING_PAGE]
+        assert config["profile"]["default"] == PROFILE
+        author = yaml.safe_load((folder / f"_quarto-{PROFILE}.yml").read_text(encoding="utf-8"))["project"]
+        assert author["pre-render"] == "python -m articlekit quarto pre-render"
+        assert author["post-render"] == "python -m articlekit quarto post-render"
+        assert author["output-dir"] == "build/quarto"
+        assert not list((folder / "article").glob("_quarto*.yml")), folder
+        assert is_landing_page(folder, LANDING_PAGE), folder
 
 
 def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
@@ -171,7 +196,7 @@ def test_the_plan_facts_cover_every_read_of_the_articles_text_in_the_workflow():
 # --- a new article's pre-render, bound through Snakemake once, then in-process ------------
 
 
-def pre_render(project, where=FROM_ARTICLE, launcher=None, **env):
+def pre_render(project, where=FROM_PROJECT, launcher=None, **env):
     return hook(
         "pre-render",
         project,
@@ -249,9 +274,30 @@ def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(
     assert bound(skeleton, "harmonic.params.n") == {",": "1,000", "": "1000"}
     metadata = yaml.safe_load((skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
     assert metadata["value-bindings"] == str(skeleton / quarto_bind.PAGE_BINDINGS)
-    # article/_quarto.yml's settings, for the project's own _quarto.yml, which renders from outside it
-    assert metadata["format"]["html"]["html-math-method"] == "mathml"
+    # the project's _quarto.yml holds the settings and Quarto reads them
+    # itself: not handed over again (a format list would be joined twice)
+    assert "format" not in metadata
     assert "value-unbound" not in metadata
+
+
+@pytest.mark.slow
+def test_an_article_laid_out_the_old_way_gets_its_own_projects_settings_handed_over(skeleton, tmp_path):
+    """The layout before one project: article/ a Quarto project of its own,
+    with the page's settings, below the project's. Quarto renders the
+    article through article/'s project, so the project folder's pre-render
+    hands those settings over, paths made absolute."""
+    old = tmp_path / "old"
+    shutil.copytree(skeleton, old, symlinks=True)
+    (old / "article/_quarto.yml").write_text(
+        "project:\n  type: default\nformat:\n  html:\n    css: old.css\n    html-math-method: mathml\n",
+        encoding="utf-8",
+    )
+    (old / "article/old.css").write_text("p { margin: 0; }\n", encoding="utf-8")
+    done = pre_render(old, FROM_PROJECT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    metadata = yaml.safe_load((old / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
+    assert metadata["format"]["html"]["html-math-method"] == "mathml"
+    assert metadata["format"]["html"]["css"] == [str((old / "article/old.css").resolve())]
 
 
 @pytest.mark.slow
@@ -261,7 +307,7 @@ def test_a_prose_edit_hands_quarto_the_bound_document_of_that_very_text(skeleton
     each copy of the extensions naming the text and its md5."""
     text = article.read_text(encoding="utf-8").replace("Every number in this article", "Every figure in this article")
     article.write_text(text, encoding="utf-8")
-    for where in (FROM_ARTICLE, FROM_PROJECT):
+    for where in (FROM_PROJECT,):
         done = pre_render(skeleton, where)
         assert done.returncode == 0, done.stderr[-3000:]
     document = json.loads((skeleton / quarto_bind.PAGE_BINDINGS).read_text(encoding="utf-8"))
@@ -347,7 +393,7 @@ def test_raw_html_in_a_prose_edit_is_refused_as_the_build_refuses_it(skeleton, a
     article.write_text(text, encoding="utf-8")
     again = pre_render(skeleton, launcher="render")
     assert again.returncode == 0 and "nothing to bind" in again.stderr, again.stderr[-3000:]
-    assert not (skeleton / "build/quarto-metadata.yml").read_text(encoding="utf-8").count("value-unbound")
+    assert not (skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8").count("value-unbound")
 
 
 @pytest.mark.slow
@@ -363,7 +409,7 @@ def test_under_quarto_preview_a_typed_number_is_shown_on_the_page_not_a_blank_er
     assert "quarto pre-render: the article's values, bindings or lint could not be made" in rendering.stderr
     previewing = pre_render(skeleton, launcher="preview")
     assert previewing.returncode == 0, previewing.stderr[-3000:]
-    metadata = yaml.safe_load((skeleton / "build/quarto-metadata.yml").read_text(encoding="utf-8"))
+    metadata = yaml.safe_load((skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
     assert metadata["value-unbound"] == "mark"
     banner = Path(metadata["format"]["html"]["include-before-body"][0]).read_text(encoding="utf-8")
     assert 'id="preview-banner"' in banner and "`quarto render` would stop here" in banner

@@ -27,7 +27,7 @@ from articlekit.article.bound import bound_markdown
 from articlekit.article.shortcodes import scan
 from articlekit.core.keys import lookup
 from articlekit.data.values import merge
-from tests.fixture_bibliography import copy_article_file
+from tests.fixture_bibliography import copy_article_files
 
 pytestmark = pytest.mark.workflow
 
@@ -40,8 +40,7 @@ def make_article(folder, text=None):
     """The fixture article, with the project's _quarto.yml and stylesheet
     beside it; the extension comes from the package, as for any article."""
     shutil.copytree(FIXTURE, folder)
-    for name in ("_quarto.yml", "style.css", ".gitignore", "references.bib"):  # and the bibliography it names
-        copy_article_file(ROOT / "article" / name, folder / name)
+    copy_article_files(folder, ("style.css", ".gitignore", "references.bib"))
     if text is not None:
         (folder / "index.qmd").write_text(text, encoding="utf-8")
     values = merge((p, read_json(p)) for p in sorted((folder / "results").glob("*.json")))

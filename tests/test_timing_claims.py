@@ -16,7 +16,7 @@ from articlekit.core.claims import FAILS, HOLDS, INCONCLUSIVE, ClaimError, Inter
 from articlekit.core.jsonio import write_json
 from articlekit.core.keys import measured
 from articlekit.data.values import merge
-from tests.fixture_bibliography import copy_article_file
+from tests.fixture_bibliography import copy_article_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,8 +126,7 @@ def test_a_strict_build_passes_when_the_whole_interval_clears_the_bound_and_fail
 def test_a_non_strict_build_renders_inconclusive_not_failed(tmp_path):
     folder = tmp_path / "article"
     folder.mkdir()
-    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        copy_article_file(ROOT / "article" / name, folder / name)
+    copy_article_files(folder)
     article = folder / "index.qmd"
     article.write_text(ARTICLE, encoding="utf-8")
     doc = bind(str(article), ARTICLE, values_with(0.9, 1.1, 1.3), strict=False)

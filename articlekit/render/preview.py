@@ -10,7 +10,7 @@ the URL, and reads every path it is given from where it was started.
 Prints the URL and the renderer the build uses (config.yaml's renderer:),
 and opens nothing. Every few tenths of a second it looks at the
 modification times of the article's folder (the .qmd, the extension, the
-style, _quarto.yml) and of the values file; when one changed, it lints the
+style), of the project's _quarto.yml and of the values file; when one changed, it lints the
 article as the build's lint_article rule does (articlekit.article.lint),
 binds it to the current values in-process (articlekit.article.bind; the
 baseline and the values are parsed again only when their files change) and
@@ -94,6 +94,7 @@ from articlekit.render.incremental import IncrementalPage
 from articlekit.core.jsonio import read_json
 from articlekit.render.pagecheck import POLICY_META
 from articlekit.render.preview_server import LocalHandler, PreviewServer
+from articlekit.render.project import project_root
 from articlekit.render.checks import check_output, check_page_structure, expected_literal_shortcodes
 from articlekit.render.page import PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, remove_stale_preview_folders, render
 from articlekit.render.renderers import CHOICES, RenderError, choose, display_name, version
@@ -629,7 +630,8 @@ def serve(args, article, baseline, lock, root):
             flush=True,
         )
         print(f"preview: {outcome(preview, preview.rebuild())}", flush=True)
-        watched = [article.parent] + ([Path(baseline)] if baseline else [])
+        settings = project_root(article.parent.resolve()) / "_quarto.yml"  # the project's, above article/
+        watched = [article.parent, *([settings] if settings.is_file() else []), *([Path(baseline)] if baseline else [])]
         watch(preview, watched, args.values, EXPERIMENT_PATHS, args.interval, threading.Event())
     except KeyboardInterrupt:  # StopRequested, or a Ctrl-C before the handlers were ours
         pass

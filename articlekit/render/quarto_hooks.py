@@ -4,22 +4,25 @@ each render of the article: the real page, bound, or a failure that says why.
     python -m articlekit quarto pre-render     # before each render (preview's too)
     python -m articlekit quarto post-render    # after it
 
-Two Quarto projects name them, so both commands give the article wherever
-an author runs them: the project's own _quarto.yml (in the folder with the
-Snakefile; it renders article/index.qmd) lists them directly, and the
-article's _quarto.yml names a default Quarto profile, `author`, whose file
-(_quarto-author.yml) lists them. Both send the page to
-build/quarto/article/index.html and read the metadata file the pre-render
-writes (and both name the profile `author`: Quarto keeps one active
-profile per process, and `quarto preview` in the project's folder renders
-a saved article through the article's own project). The build renders in the article's folder with the profile
-`articlekit-build` (articlekit.render.quarto_route), which has no file: nothing of
-this reaches Snakemake's page, and a render Snakemake runs cannot call
-Snakemake again.
+One Quarto project names them: the project's _quarto.yml (in the folder
+with the Snakefile) holds the article's settings and names a default
+Quarto profile, `author`, whose file (_quarto-author.yml) lists these
+hooks, sends the page to build/quarto/article/index.html and reads the
+metadata file the pre-render writes. `quarto render` and `quarto preview`
+in the article's folder find that project too (Quarto looks up), so both
+give the article wherever an author runs them, one render per save: a
+project of the article's own below it would make `quarto preview` in the
+project's folder render each save twice (its serve files the nested
+project's render under the wrong paths). The project's index page,
+index.md (LANDING_PAGE), leads to the article's: Quarto previews a
+project's folder only from one. The build renders in the article's folder
+with the profile `articlekit-build` (articlekit.render.quarto_route),
+which has no file: nothing of this reaches Snakemake's page, and a render
+Snakemake runs cannot call Snakemake again.
 
 pre-render, in the Quarto project's folder (Quarto runs project scripts there):
 - refuses a document other than the article the build binds (its values
-  would be another file's);
+  would be another file's), or the index page that leads to it;
 - installs or refreshes the packaged value extension into the article's
   _extensions/articlekit/ (articlekit.render.extension);
 - makes the bindings (articlekit.render.quarto_bind): in this process, as
@@ -35,15 +38,17 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
   later renders in the text's place (the bound engine, articlekit/render/
   quarto/_extensions/bound/, while the text is the one bound): reading
   and resolving several hundred shortcodes cost most of a render;
-- writes the metadata file its project reads (build/quarto-metadata.yml,
-  or build/quarto-project-metadata.yml for the project's own _quarto.yml):
-  the bindings file for value.lua (the shortcodes of a text the engine
-  does not take, and of a page of problems, which has no bound document), the
-  renderer's name for {{< meta renderer >}}, articlekit's page.css as the
-  build's page has it, the bibliography as build/cited-bibliography.bib
-  (its values bound, articlekit.render.citations), and, for the project's
-  own _quarto.yml (which renders from outside the article's folder), the
-  article's _quarto.yml settings (its one place for them).
+- writes the metadata file its project reads (build/quarto-project-metadata.yml,
+  or build/quarto-metadata.yml for a Quarto project in the article's own
+  folder): the bindings file for value.lua (the shortcodes of a text the
+  engine does not take, and of a page of problems, which has no bound
+  document), the renderer's name for {{< meta renderer >}}, articlekit's
+  page.css as the build's page has it, the bibliography as
+  build/cited-bibliography.bib (its values bound,
+  articlekit.render.citations; metadata files override the project's
+  settings), and, where the article's folder has a project of its own
+  below the one rendering (the layout before one project), that
+  project's settings.
 A failure (a typed number, a failed claim, an unknown key, a broken
 experiment) stops `quarto render` with the message of the step that found
 it and the command to rerun. Under `quarto preview` it does not stop the
@@ -79,6 +84,7 @@ from articlekit.render.extension import BOUND_POINTER, INSTALLED_COPY, install
 from articlekit.render.citations import KEYS, quarto_paths
 from articlekit.render.checks import check_output, expected_literal_shortcodes
 from articlekit.render.project import PAGE_CSS, project_config, quarto_options
+from articlekit.render.project import project_root as settings_folder
 from articlekit.render.renderers import RenderError, display_name, version
 from articlekit.render.figuredata import figure_data
 from articlekit.render.luafilters import (
@@ -91,12 +97,12 @@ from articlekit.article.bound import BoundError, bound_markdown
 from articlekit.article.shortcodes import ShortcodeSyntaxError
 
 PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
-# The metadata file each Quarto project reads (relative to the project's
-# folder): one each, for `quarto preview` in the project's folder renders a
-# saved article through article/'s project too, and a file written that
-# its own project reads makes it render everything again.
-METADATA = Path("build/quarto-metadata.yml")  # article/_quarto-author.yml's
-PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project's _quarto.yml's
+# The metadata file a Quarto project reads (relative to the project's
+# folder): one name for a project in the article's own folder and one for
+# the project's, for in the layout before one project both read theirs,
+# and a file written that a project reads makes it render everything again.
+METADATA = Path("build/quarto-metadata.yml")  # a project in the article's folder
+PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project folder's _quarto-author.yml's
 FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
 # the bound document Quarto renders in the article's place (the bound
 # engine): no .qmd or .md, which the project's own `quarto preview` would
@@ -104,6 +110,9 @@ FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure p
 BOUND_DOCUMENT = Path("build/quarto-bound.txt")
 FIGURE_DATA = Path("build/quarto-figures")  # the figures' data and alt text, as the build's page has them
 OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
+# the page in the Quarto project's folder that leads to the article's: no
+# `quarto preview` of a project's folder without one (quarto-cli's serve.ts)
+LANDING_PAGE = "index.md"
 # where the bibliography Quarto reads is written, its values bound (cited-bibliography.bib)
 BIBLIOGRAPHY_FOLDER = Path("build")
 
@@ -134,7 +143,7 @@ def quarto_files(variable):
 
 def check_inputs(project_dir, article, root):
     for name in quarto_files("PROJECT_INPUT_FILES"):
-        if (project_dir / name).resolve() != article:
+        if (project_dir / name).resolve() != article and not is_landing_page(project_dir, name):
             raise HookError(
                 f"{project_dir / name} is not the article this project builds "
                 f"({article.relative_to(root)}, config.yaml's `article:`), so there are no "
@@ -143,6 +152,16 @@ def check_inputs(project_dir, article, root):
                 "folder), or bind this file with `python -m articlekit bind` and render it with "
                 "`python -m articlekit render`"
             )
+
+
+def is_landing_page(project_dir, name):
+    """Whether the input `name` is the Quarto project's LANDING_PAGE, which
+    shows no value: Quarto previews a project's folder only where it has
+    an index page, and this one leads to the article's page."""
+    path = project_dir / name
+    if Path(name).as_posix() != LANDING_PAGE or not path.is_file():
+        return False
+    return not re.search(r"\{\{<\s*value\b", read_text(path))
 
 
 def quarto_command():
@@ -197,8 +216,6 @@ def pre_render(project_dir):
         bindings, failure = root / quarto_bind.PAGE_BINDINGS, failure_page(config, exc)
         how = "rendered with the problems at the top of the page (`quarto render` would stop here)"
     write_metadata(root, project_dir, article, bindings, failure)
-    if project_dir != article.parent:
-        lead_to_the_page(root, article)
     log.info(f"quarto pre-render: {config.article}: {how}")
 
 
@@ -206,20 +223,6 @@ def copies_for(project_dir, article):
     """The folders that hold a copy of the extensions: the article's, and
     the Quarto project's when it is another."""
     return list(dict.fromkeys([article.parent, project_dir]))
-
-
-def lead_to_the_page(root, article):
-    """build/quarto/index.html, a page that leads to the article's: the
-    project's own _quarto.yml writes the article to build/quarto/article/,
-    and `quarto preview` there opens the output folder's index.html when
-    the page needs no render (an up-to-date page would be a 404)."""
-    page = article.relative_to(root).with_suffix(".html").as_posix()  # where output-dir puts it
-    write_if_changed(
-        root / OUTPUT / "index.html",
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; '
-        f'url={page}"><title>{html.escape(article.name)}</title></head>\n<body><p>The article is at '
-        f'<a href="{page}">{page}</a>.</p></body></html>\n',
-    )
 
 
 def failure_page(config, unbound):
@@ -267,7 +270,8 @@ def article_settings(root, article, cited=(None, None)):
     own _quarto.yml, which renders the article from outside its folder.
     cited: (the bindings document, the text of a value they lack), for
     the bibliography's copy (BIBLIOGRAPHY_FOLDER)."""
-    options = quarto_options(article.parent, article.parent, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
+    folder = settings_folder(article.parent)
+    options = quarto_options(folder, article.parent, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
     for fmt in (options.get("format") or {}).values():
         if "css" in fmt:
             fmt["css"] = [str((article.parent / sheet).resolve()) for sheet in fmt["css"]]
@@ -293,11 +297,14 @@ def write_metadata(root, project_dir, article, bindings, failure):
     through its metadata-files after the pre-render (Quarto reads its
     project again then)."""
     cited = cited_values(bindings, failure)
-    if project_dir != article.parent:
+    if project_dir != settings_folder(article.parent):
+        # a project of the article's own below this one (the layout before
+        # one project): Quarto renders the article through it, so its
+        # settings are handed over
         metadata = article_settings(root, article, cited)
-    else:  # the article's _quarto.yml names the bibliography: the bound copy instead
-        config = project_config(article.parent)
-        bound = quarto_paths(config, article.parent, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
+    else:  # this project's _quarto.yml names the bibliography: the bound copy instead
+        config = project_config(project_dir)
+        bound = quarto_paths(config, project_dir, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
         metadata = {"css": [str(PAGE_CSS)], **{key: bound[key] for key in KEYS if key in bound}}
     quarto = version("quarto")
     if quarto:

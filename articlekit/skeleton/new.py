@@ -7,7 +7,9 @@ Snakefile (the articlekit module, a few lines), config.yaml (one experiment
 and the publishing settings), config/schema.yaml (the types and ranges of
 that experiment's parameters), experiments/ (a package with that
 experiment), article/index.qmd (a bound value, a checked claim, a listing,
-a figure) with its _quarto.yml, baseline/published.yaml, profiles/default
+a figure), _quarto.yml (the one Quarto project: the page's settings) with
+_quarto-author.yml (what Quarto's own render and preview run) and index.md
+(the page `quarto preview` opens first), baseline/published.yaml, profiles/default
 (Snakemake's workflow profile: a failed job's message, which articlekit
 prints at the end, is not printed again in the middle), requirements.txt and environment.yml
 (pip's and conda's routes to what it needs: the articlekit its author

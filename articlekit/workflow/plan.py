@@ -259,14 +259,12 @@ class Plan:
         return os.path.dirname(self.article) or "."
 
     @property
-    def quarto_project(self):
-        return f"{self.article_dir}/_quarto.yml"
-
-    @property
     def quarto_settings(self):
-        """_quarto.yml where the article has one: every format reads its
-        settings (the page's options, the bibliography)."""
-        return [self.quarto_project] if os.path.exists(self.quarto_project) else []
+        """The _quarto.yml the article's settings are read from (the first
+        from its folder up: the project's), where there is one: every
+        format reads them (the page's options, the bibliography)."""
+        path = _quarto_settings(self.article_dir)
+        return [path] if path else []
 
     # ---- experiments
 
@@ -485,17 +483,31 @@ def _renderer(choice, machine):
     )
 
 
+def _quarto_settings(article_dir):
+    """The _quarto.yml that holds the article's settings (relative, as the
+    rules name it), or None: articlekit.render.project.project_root's."""
+    from articlekit.render.project import project_root
+
+    folder = project_root(Path(article_dir).resolve())
+    path = folder / "_quarto.yml"
+    return os.path.relpath(path) if path.exists() else None
+
+
 def _cited(article_dir):
     """The files the article's _quarto.yml names for its citations
-    (articlekit.render.citations, which checks them when it renders)."""
+    (articlekit.render.citations, which checks them when it renders),
+    relative to that file's folder."""
     from articlekit.core.sources import load_yaml
     from articlekit.render.citations import KEYS
 
-    path = os.path.join(article_dir, "_quarto.yml")
-    config = load_yaml(path) if os.path.exists(path) else None
+    path = _quarto_settings(article_dir)
+    config = load_yaml(path) if path else None
     if not isinstance(config, dict):
         return ()
-    return tuple(os.path.join(article_dir, config[key]) for key in KEYS if isinstance(config.get(key), str))
+    folder = os.path.dirname(path)
+    return tuple(
+        os.path.normpath(os.path.join(folder, config[key])) for key in KEYS if isinstance(config.get(key), str)
+    )
 
 
 def _extension(article_dir):
