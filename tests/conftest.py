@@ -14,6 +14,7 @@ from tests.workspace import merged_config
 from tests.tiers import (  # noqa: F401
     pytest_collection_modifyitems,
     pytest_configure,
+    pytest_ignore_collect,
     pytest_runtest_protocol,
     pytest_runtest_setup,
     pytest_unconfigure,

@@ -50,7 +50,8 @@ CONFTEST = '''
 import pytest
 
 from tests.tiers import (  # noqa: F401
-    pytest_collection_modifyitems, pytest_runtest_protocol, pytest_runtest_setup, pytest_unconfigure,
+    pytest_collection_modifyitems, pytest_ignore_collect, pytest_runtest_protocol, pytest_runtest_setup,
+    pytest_unconfigure,
 )
 from tests.tiers import pytest_configure as tiers_configure
 
@@ -69,9 +70,13 @@ def built_project():
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("tiers")
-    (tmp_path / "test_suite.py").write_text(SUITE)
-    (tmp_path / "conftest.py").write_text(CONFTEST)
+    return small_suite(tmp_path_factory.mktemp("tiers"), {"test_suite.py": SUITE})
+
+
+def small_suite(tmp_path, files):
+    """-> pytest_run(*args): pytest over `files` (name -> text) and CONFTEST in tmp_path."""
+    for name, text in {**files, "conftest.py": CONFTEST}.items():
+        (tmp_path / name).write_text(text)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "snakemake").write_text("#!/bin/sh\necho 'stand-in snakemake'\n")
@@ -145,6 +150,36 @@ def test_a_unit_test_asking_for_a_building_fixture_fails_before_the_build(outcom
 def test_minus_m_unit_selects_exactly_the_tests_without_a_tier_mark(suite):
     out = suite("-m", "unit", "--collect-only").stdout
     assert "3/5 tests collected (2 deselected)" in out, out
+
+
+def test_minus_m_unit_does_not_import_a_module_whose_pytestmark_is_another_tier(tmp_path):
+    """None of its tests could be selected; its imports are its tier's cost."""
+    marked = 'import pytest\n\npytestmark = [pytest.mark.workflow]\n\nraise ImportError("imported")\n'
+    suite = small_suite(tmp_path, {"test_suite.py": SUITE, "test_marked_module.py": marked})
+    unit = suite("-m", "unit", "--collect-only")
+    assert unit.returncode == 0 and "3/5 tests collected (2 deselected)" in unit.stdout, unit.stdout
+    workflow = suite("-m", "workflow", "--collect-only")
+    assert workflow.returncode != 0 and 'ImportError("imported")' in workflow.stdout, workflow.stdout
+
+
+@pytest.mark.parametrize(
+    "text, tier",
+    [
+        ("pytestmark = pytest.mark.workflow\n", "workflow"),
+        ("pytestmark = [pytest.mark.slow, pytest.mark.spread]  # a build\n", "slow"),
+        ("pytestmark = [pytest.mark.spread, pytest.mark.quarto]\n", "quarto"),
+        ("pytestmark = pytest.mark.e2e()\n", "e2e"),
+        ("pytestmark = pytest.mark.spread\n", None),
+        ("pytestmark = pytest.mark.workflow if HAVE_IT else []\n", None),  # not read: imported
+        ("pytestmark = [pytest.mark.workflow, MARKS]\n", None),
+        ("def f():\n    pytestmark = pytest.mark.workflow\n", None),
+        ("x = 1\n", None),
+    ],
+)
+def test_the_tier_of_a_module_is_read_from_its_pytestmark_without_importing_it(tmp_path, text, tier):
+    path = tmp_path / "test_module.py"
+    path.write_text("import pytest\n" + text)
+    assert tiers.module_tier(path) == tier
 
 
 def test_an_older_mark_of_a_whole_build_puts_a_test_in_e2e(suite):

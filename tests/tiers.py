@@ -21,6 +21,8 @@ naming what it ran and the mark to add.
 What it cannot see: a command started by a command the test started (say
 `python -m articlekit reproduce`, which runs Snakemake itself); mark those
 by hand.
+Under `-m unit`, a module whose `pytestmark` names another tier is not
+imported at all (read without importing it: `module_tier`).
 
 Under pytest-xdist (`-n auto`, with `--dist loadgroup` from pyproject.toml)
 each module is one unit of work, so that a module-scoped fixture is made
@@ -32,6 +34,7 @@ then workflow, then unit, so that no worker is left with a long one at
 the end.
 """
 
+import ast
 import os
 import shlex
 import subprocess
@@ -41,6 +44,9 @@ import pytest
 # Marks older than the tiers that each mean a whole build, a renderer over
 # the article, a browser or a cluster.
 E2E_MARKS = ("slow", "browser", "quarto", "slurm")
+
+# The marks that put a test in a tier other than `unit`.
+TIER_MARKS = ("workflow", "e2e", *E2E_MARKS)
 
 # Fixtures that run Snakemake when they are set up (conftest.py).
 BUILDING_FIXTURES = {
@@ -161,6 +167,48 @@ def pytest_collection_modifyitems(session, config, items):
             item.add_marker(pytest.mark.xdist_group(module_of(item)))  # (a spread test is a unit alone)
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
         items.sort(key=handed_out_order(items))
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m unit`, a test module whose `pytestmark` puts the whole of it
+    in another tier is not imported: none of its tests could be selected,
+    and its imports (a renderer's modules, a browser's driver) are the
+    tier's own cost."""
+    if config.option.markexpr != "unit" or not collection_path.name.startswith("test_"):
+        return None
+    return True if module_tier(collection_path) else None
+
+
+def module_tier(path):
+    """The tier mark of a module's `pytestmark` (`pytest.mark.workflow`, or a
+    list of marks holding one), read without importing it; None where it
+    has none, or says it in a form this does not read (it is imported)."""
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if "\npytestmark" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None  # imported, to say where
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and [ast.unparse(t) for t in statement.targets] == ["pytestmark"]:
+            value = statement.value
+            marks = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            names = [_mark_name(mark) for mark in marks]
+            if None in names:
+                return None
+            return next((name for name in names if name in TIER_MARKS), None)
+    return None
+
+
+def _mark_name(node):
+    """`pytest.mark.NAME` or `pytest.mark.NAME(...)` -> NAME; anything else -> None."""
+    node = node.func if isinstance(node, ast.Call) else node
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "pytest.mark":
+        return node.attr
+    return None
 
 
 def module_of(item):
