@@ -79,6 +79,7 @@ def _decides_by_class(node):
     return isinstance(node, ast.Compare) and any(map(is_class, [node.left, *node.comparators]))
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_module_but_the_classes_decides_by_a_class_name():
     """The string if-chains (`entry.cls == TEXT`) in the audit's judgement,
     the agreement between builds, the matrix and the departures were how a

@@ -436,6 +436,7 @@ def spellings(path):
     return found
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_module_but_core_status_spells_a_status_word_or_mark():
     owner = ROOT / "articlekit" / "core" / "status.py"
     code = [p for suffix in ("*.py", "*.lua", "*.typ") for p in (ROOT / "articlekit").rglob(suffix) if p != owner]

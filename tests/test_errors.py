@@ -62,6 +62,7 @@ def exception_classes():
     return found
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_every_error_articlekit_raises_about_its_input_is_an_articlekit_error():
     classes = exception_classes()
     assert len(classes) > 20, sorted(classes)  # the scan finds them: ConfigError, BindError, ...
@@ -77,6 +78,7 @@ def test_an_error_says_where_what_and_the_fix_in_one_line():
     assert isinstance(error, ValueError)  # an `except ValueError` written before it still catches it
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_commands_main_catches_what_is_not_articlekits():
     """A main() that catches ValueError or Exception turns a bug into a
     one-line message; it may catch ArticlekitError and its own classes."""

@@ -162,6 +162,7 @@ def found_in(folder, names):
     return found
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_articlekit_code_names_none_of_this_articles_keys():
     config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
     names = article_names(config)

@@ -136,14 +136,17 @@ def test_each_stage_says_what_it_owns_and_what_it_may_import(package):
     assert doc, f"articlekit/{package}/__init__.py: say what the package is for"
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_module_imports_from_a_later_stage():
     assert not backward_imports(), "\n".join(backward_imports())
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_there_is_no_import_cycle():
     assert not import_cycles(), "import cycles:\n" + "\n".join(import_cycles())
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_module_takes_another_modules_private_names():
     assert not private_reaches(), "\n".join(private_reaches())
 
@@ -241,6 +244,7 @@ def declared_distributions(root=PACKAGE.parent):
     return {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in dependencies}
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_every_library_articlekit_imports_is_a_declared_dependency():
     """`pip install articlekit` alone must give every module it imports: an
     import of threadpoolctl, numpy or jinja2 that pyproject.toml does not

@@ -172,6 +172,7 @@ def package_files():
     return sorted(path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
 
 
+@pytest.mark.workflow  # reads every module of the package: a whole-package scan (tests/tiers.py)
 def test_no_module_writes_to_stderr_but_through_the_logger():
     assert package_files(), PACKAGE
     found = []

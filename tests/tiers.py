@@ -1,10 +1,11 @@
 """The suite's three tiers, and the rule that keeps each test in its own.
 
 - `unit`: plain Python. No Snakemake, no renderer (Pandoc, Quarto, Typst's
-  command), no browser, no cluster: the whole tier runs in seconds
-  (`python -m pytest -m unit`).
+  command), no browser, no cluster, no scan of the whole package: the
+  whole tier runs in seconds (`python -m pytest -m unit`).
 - `workflow`: runs Snakemake (its plan, a dry run, a small DAG) or a renderer
-  on a small document.
+  on a small document, or reads every module of the package (a check of
+  the package's imports, its layout, what its code may say).
 - `e2e`: whole builds, the real renderers over the article, the browser,
   SLURM. The older marks `slow`, `browser`, `quarto` and `slurm` put a test
   here by themselves.
