@@ -98,7 +98,7 @@ def headers(answer):
 
 
 @contextmanager
-def trickling(server, clients, every=1.0):
+def trickling(server, clients, every):
     """`clients` connections, each sending one more byte of a request head
     that never ends every `every` seconds (a hostile tester's attack)."""
     conns = [socket.create_connection(server.server_address, timeout=10) for _ in range(clients)]
@@ -128,11 +128,12 @@ def trickling(server, clients, every=1.0):
 
 @pytest.mark.parametrize("clients", [12, 50])
 def test_clients_trickling_their_requests_hold_no_worker(clients):
-    """12 (or 50) clients sending a byte a second, more than the pool's 8
-    workers: a request from another client is answered within a second.
-    With a timeout per read, each held a worker as long as it trickled."""
-    with serving() as server, trickling(server, clients):
-        time.sleep(1.5)  # each has sent its first bytes, and goes on
+    """12 (or 50) clients sending a byte every quarter second, more than the
+    pool's 8 workers: a request from another client is answered within a
+    second. With a timeout per read, each held a worker as long as it
+    trickled (a read never waited longer than a quarter second)."""
+    with serving() as server, trickling(server, clients, every=0.25):
+        time.sleep(0.6)  # each has sent its first bytes, and goes on
         took, answer = timed_get(server, request(server))
     assert answer.startswith(b"HTTP/1.0 200 "), answer[:80]
     assert took < 1.0, took
@@ -141,11 +142,11 @@ def test_clients_trickling_their_requests_hold_no_worker(clients):
 def test_a_request_head_that_never_ends_is_closed_at_the_deadline():
     """However often it sends a byte, a client whose head is not complete
     REQUEST_DEADLINE seconds after its first byte is closed."""
-    with serving(request_deadline=1.0) as server, trickling(server, 1, every=0.05) as (conn,):
+    with serving(request_deadline=0.5) as server, trickling(server, 1, every=0.05) as (conn,):
         began = time.monotonic()
         assert read_all(conn) == b""  # closed, with nothing said (a timeout here: never closed)
         took = time.monotonic() - began
-    assert 0.8 < took < 2.5, took
+    assert 0.3 < took < 2.0, took  # the deadline (0.5 s), and a margin
 
 
 def test_a_head_sent_in_pieces_is_served_and_its_body_read_after_it():
@@ -174,7 +175,7 @@ def test_a_client_that_stops_reading_is_dropped_at_the_deadline():
     """A client that asks for a long answer and reads none of it holds the
     only worker until RESPONSE_DEADLINE, not longer; then it is dropped, and
     the next request is served."""
-    with serving(workers=1, response_deadline=1.0) as server:
+    with serving(workers=1, response_deadline=0.5) as server:
         stalled = socket.socket()
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window: the server blocks soon
         stalled.settimeout(10)
@@ -185,7 +186,7 @@ def test_a_client_that_stops_reading_is_dropped_at_the_deadline():
         cut_short = len(read_all(stalled))
         stalled.close()
     assert answer.startswith(b"HTTP/1.0 200 "), answer[:80]
-    assert took < 2.5, took  # the deadline (1 s) and a margin
+    assert took < 2.0, took  # the deadline (0.5 s) and a margin
     assert cut_short < BIG * len(CHUNK)
 
 
