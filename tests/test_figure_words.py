@@ -146,6 +146,7 @@ def test_an_experiment_whose_figure_shows_one_of_its_keys_fails_in_one_sentence(
 # ---- this article's figures --------------------------------------------------------------
 
 
+@pytest.mark.workflow  # runs the experiment on its test sizes (tests/tiers.py)
 @pytest.mark.parametrize("name, figure", [("scaling", "sweep"), ("example", "heatmaps"), ("multihead", "heads")])
 def test_the_articles_figures_pass_the_check(tmp_path, params, name, figure):
     module = __import__(f"experiments.{name}", fromlist=["run", "plot"])
@@ -155,6 +156,7 @@ def test_the_articles_figures_pass_the_check(tmp_path, params, name, figure):
     assert path.exists()
 
 
+@pytest.mark.workflow  # runs the experiment on its test sizes (tests/tiers.py)
 def test_the_scaling_figure_names_the_effective_number_of_keys_as_the_prose_does(tmp_path, params):
     from experiments import scaling
 
