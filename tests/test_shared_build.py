@@ -32,10 +32,12 @@ class Factory:
         return folder
 
 
-def counting_build(calls, returncode=0):
+def counting_build(calls, returncode=0, takes=0.0):
+    """A build that records its folder in `calls` and takes `takes` seconds."""
+
     def make(folder):
         calls.append(folder)
-        time.sleep(0.3)  # long enough for the other asker to arrive while it builds
+        time.sleep(takes)
         folder.mkdir(parents=True)
         (folder / "built.txt").write_text("made once")
         os.utime(folder / "built.txt", (1_000_000_000, 1_000_000_000))
@@ -64,7 +66,7 @@ def ask_at_once(workers, make):
 def test_two_workers_asking_at_once_get_one_build_each_in_a_copy_of_its_own(tmp_path):
     calls = []
     workers = [Factory(tmp_path, "gw0"), Factory(tmp_path, "gw1")]
-    first, second = ask_at_once(workers, counting_build(calls))
+    first, second = ask_at_once(workers, counting_build(calls, takes=0.3))  # the other arrives while it builds
     assert len(calls) == 1
     assert first.project != second.project
     for built, worker in zip((first, second), workers):
@@ -83,7 +85,7 @@ def test_two_workers_asking_at_once_get_one_build_each_in_a_copy_of_its_own(tmp_
 def test_a_failed_build_fails_every_asker_with_its_output_and_is_not_made_again(tmp_path):
     calls = []
     workers = [Factory(tmp_path, "gw0"), Factory(tmp_path, "gw1")]
-    failures = ask_at_once(workers, counting_build(calls, returncode=1))
+    failures = ask_at_once(workers, counting_build(calls, returncode=1, takes=0.3))
     assert len(calls) == 1
     for failure in failures:
         assert isinstance(failure, BuildFailed)
