@@ -103,7 +103,7 @@ import math
 import statistics
 import time
 
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from articlekit.core.errors import ArticlekitError
 
@@ -192,23 +192,26 @@ def ratio(numerator_ms, denominator_ms, confidence=CONFIDENCE):
 def limited_threads(n, thread_setters=()):
     """The pools threadpoolctl knows, and each (get, set) pair of
     thread_setters, held to n threads inside the block; the old counts come
-    back after it."""
+    back after it. Yields the threadpoolctl controller of those pools
+    (pools(controller) lists them without looking for them again)."""
     previous = [get() for get, _ in thread_setters]
-    with threadpool_limits(limits=n):
+    controller = ThreadpoolController()
+    with controller.limit(limits=n):
         for _, set_threads in thread_setters:
             set_threads(n)
         try:
-            yield
+            yield controller
         finally:
             for (_, set_threads), count in zip(thread_setters, previous):
                 set_threads(count)
 
 
-def pools():
-    """The native thread pools threadpoolctl sees now: library, API, version, threads."""
+def pools(controller=None):
+    """The native thread pools threadpoolctl sees now (or those `controller`
+    found, at their threads now): library, API, version, threads."""
     return [
         {"library": p["internal_api"], "api": p["user_api"], "version": p.get("version"), "threads": p["num_threads"]}
-        for p in threadpool_info()
+        for p in (controller or ThreadpoolController()).info()
     ]
 
 
@@ -312,8 +315,8 @@ def compare(
     if threads < 1:
         raise MeasureError(f"compare: threads={threads}; give at least 1")
     clock = clock or default_clock(threads)
-    with limited_threads(threads, thread_setters):
-        held = pools()
+    with limited_threads(threads, thread_setters) as controller:
+        held = pools(controller)
         raw = interleaved(contenders, rounds, warmup, sample_ms, clock)
     times = {name: median_interval(m["samples_ms"], confidence) | m for name, m in raw.items()}
     ratios = {
