@@ -13,7 +13,6 @@
 """
 
 import pytest
-from scipy.stats import binomtest
 
 from articlekit.article import robustness, seed_band
 from articlekit.article.bind import BindError, bind
@@ -66,6 +65,8 @@ def bind_text(text, strict=True):
 
 
 def test_a_rank_of_79_among_100_seeds_is_the_wilson_interval_of_79_of_100():
+    from scipy.stats import binomtest  # here: scipy.stats takes half a second to import, in every xdist worker
+
     samples = [float(v) for v in range(100)]
     assert robustness.percentile_rank(samples, 78.5) == 0.79
     low, high = robustness.percentile_interval(samples, 78.5)
