@@ -1,8 +1,8 @@
 """A new author's first article, as docs/authoring.md walks it: the
 skeleton from `python -m articlekit new`, then the guide's own blocks
-written into it by script (an experiment with a figure and a timing
-through articlekit.experiment.measure, its config and its parameters'
-schema, a section with a
+written into it by script (an experiment that declares its parameters
+beside its code, with a figure and a timing through
+articlekit.experiment.measure, its config entry, a section with a
 pipe table of bound cells, a claim, a timing claim and a listing, and a
 baseline), built with Pandoc and then with the real Quarto, and read back
 from the built pages.
@@ -47,7 +47,6 @@ def guide_steps():
     assert [(a, p) for a, p, _, _ in steps] == [
         ("write", "experiments/darts.py"),
         ("merge", "config.yaml"),
-        ("merge", "config/schema.yaml"),
         ("insert", "article/index.qmd"),
         ("merge", "baseline/published.yaml"),
     ], "docs/authoring.md's walk-through lost a step"
@@ -200,19 +199,21 @@ def test_the_audit_and_the_departures_say_what_the_baseline_classes_promise(arti
         ),
     ],
 )
-def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(article, tmp_path, typed, message):
+def test_the_scripts_declarations_stop_a_mistyped_or_too_small_parameter_at_its_line(article, tmp_path, typed, message):
     """seed: "2026x" failed in the job (TypeError: SeedSequence expects int)
-    and rounds: 3 in measure.compare (MeasureError), neither at its line."""
+    and rounds: 3 in measure.compare (MeasureError), neither at its line.
+    The guide's config.yaml has no section darts: (its script's PARAMETERS
+    give every default): the mistake is in the override an author adds."""
     import shutil
 
     copy = tmp_path / "pi"
     shutil.copytree(article, copy, symlinks=True)
     config = copy / "config.yaml"
-    before, section = config.read_text(encoding="utf-8").split("\ndarts:\n")
-    key = typed.split(":")[0]
-    section = re.sub(rf"^  {key}: .*$", f"  {typed}", section, count=1, flags=re.M)
-    config.write_text(f"{before}\ndarts:\n{section}", encoding="utf-8")
+    text = config.read_text(encoding="utf-8")
+    assert "\ndarts:" not in text, "the guide's config.yaml sets darts: again; its script's PARAMETERS hold them"
+    config.write_text(f"{text.rstrip()}\n\ndarts:\n  {typed}\n", encoding="utf-8")
     line = config.read_text(encoding="utf-8").splitlines().index(f"  {typed}") + 1
+    results = (copy / "results/darts.json").read_bytes()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
         ["snakemake", "--cores", "2", "--config", "renderer=pandoc"],
@@ -224,6 +225,7 @@ def test_the_guides_schema_stops_a_mistyped_or_too_small_parameter_at_its_line(a
     )
     assert done.returncode != 0
     assert done.stderr.rstrip().endswith(f"config.yaml:{line}: {message}"), done.stderr[-3000:]
+    assert (copy / "results/darts.json").read_bytes() == results  # stopped before any job
 
 
 @pytest.mark.browser
