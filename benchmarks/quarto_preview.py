@@ -236,6 +236,10 @@ def time_project(tmp, project, configfile, where, edits):
     work = copy_project(tmp / "project", root=project)
     print(f"building {work} (from {project}) once, untimed ...", file=sys.stderr)
     build(work, configfile)
+    # the copy's articlekit byte-compiled once, as an installed package is
+    # (pip compiles at install): without it, where PYTHONDONTWRITEBYTECODE
+    # is set, each hook would compile its modules again on every save
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(work / "articlekit")], check=True)
     env = {**copy_environment(work), "ARTICLEKIT_SNAKEMAKE_ARGS": f"--configfile {configfile}"}
     results = {}
     if "project" in where and not (work / "_quarto.yml").exists():
