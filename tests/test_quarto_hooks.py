@@ -295,6 +295,9 @@ def test_an_article_laid_out_the_old_way_gets_its_own_projects_settings_handed_o
     (old / "article/old.css").write_text("p { margin: 0; }\n", encoding="utf-8")
     done = pre_render(old, FROM_PROJECT)
     assert done.returncode == 0, done.stderr[-3000:]
+    # and the way out said: one project, as `articlekit new` lays it out
+    assert "article/_quarto.yml makes article/ a Quarto project of its own" in done.stderr
+    assert "renders each save twice. Keep one project" in done.stderr
     metadata = yaml.safe_load((old / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
     assert metadata["format"]["html"]["html-math-method"] == "mathml"
     assert metadata["format"]["html"]["css"] == [str((old / "article/old.css").resolve())]

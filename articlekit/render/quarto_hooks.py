@@ -194,6 +194,7 @@ def pre_render(project_dir):
         raise HookError(exc.why) from None
     article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
+    warn_of_a_nested_project(root, article)
     # the article's folder finds the value extension; the Quarto project's,
     # the bound engine (Quarto looks for engines in the project's folder only)
     for folder in copies_for(project_dir, article):
@@ -217,6 +218,22 @@ def pre_render(project_dir):
         how = "rendered with the problems at the top of the page (`quarto render` would stop here)"
     write_metadata(root, project_dir, article, bindings, failure)
     log.info(f"quarto pre-render: {config.article}: {how}")
+
+
+def warn_of_a_nested_project(root, article):
+    """Say how to leave the layout before one project (a _quarto.yml in the
+    article's folder inside the project's): it still renders, but `quarto
+    preview` in the project's folder renders each save twice there."""
+    inner, outer = article.parent / "_quarto.yml", root / "_quarto.yml"
+    if article.parent == root or not (inner.is_file() and outer.is_file()):
+        return
+    log.warning(
+        f"quarto pre-render: {inner.relative_to(root)} makes {article.parent.relative_to(root)}/ a Quarto "
+        f"project of its own inside the project's ({outer.name}), so `quarto preview` in the project's "
+        f"folder renders each save twice. Keep one project: move its settings into {outer.name} (their "
+        f"paths relative to the project's folder), its pre-render and post-render into "
+        f"_quarto-{PROFILE}.yml, and remove it, as `python -m articlekit new` lays a project out"
+    )
 
 
 def copies_for(project_dir, article):
