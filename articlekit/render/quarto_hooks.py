@@ -96,7 +96,7 @@ from articlekit.render.quarto_route import inert_for_quarto
 from articlekit.article.bound import BoundError, bound_markdown
 from articlekit.article.shortcodes import ShortcodeSyntaxError
 
-PROFILE = "author"  # what the article's _quarto.yml names as Quarto's default profile
+PROFILE = "author"  # what the project's _quarto.yml names as Quarto's default profile
 # The metadata file a Quarto project reads (relative to the project's
 # folder): one name for a project in the article's own folder and one for
 # the project's, for in the layout before one project both read theirs,

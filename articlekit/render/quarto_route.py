@@ -27,7 +27,7 @@ from articlekit.render.renderers import display_name, quarto_path, quarto_versio
 from articlekit.render.tools import run_tool
 
 
-# The Quarto profile the build renders with. The article's _quarto.yml
+# The Quarto profile the build renders with. The project's _quarto.yml
 # names another as Quarto's default (articlekit.render.quarto_hooks), for
 # a Quarto user's own `quarto render`; this one has no _quarto-*.yml.
 BUILD_PROFILE = "articlekit-build"
