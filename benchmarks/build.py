@@ -74,6 +74,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml  # noqa: E402
 
+from articlekit.render.project import project_config, project_root  # noqa: E402
 from benchmarks import same_dag  # noqa: E402
 from benchmarks.timed import timed  # noqa: E402
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
@@ -210,22 +211,32 @@ def edit(path, number):
 
 def typed_article(work, folder, formats):
     """Quarto's own project of the built article's text with its values
-    typed in (build/article.md) under article/_quarto.yml's options (its
-    profile and bibliography aside: the text's citations are written out),
-    its figures where its links find them, listing `formats` (the
-    article's options for those it has). -> the folder of its index.qmd."""
+    typed in (build/article.md) under the article's options, read from the
+    _quarto.yml that holds them (the project's; its render list, profile
+    and bibliography aside: the text's citations are written out), its
+    style sheets beside it and its figures where its links find them,
+    listing `formats` (the article's options for those it has). -> the
+    folder of its index.qmd. Also benchmarks/quarto_preview.py's `typed`."""
     article = folder / "article"
     article.mkdir(parents=True)
-    config = yaml.safe_load((work / "article/_quarto.yml").read_text(encoding="utf-8"))
-    config.pop("profile", None)
-    config.pop("bibliography", None)
-    config["format"] = {fmt: (config.get("format") or {}).get(fmt) or "default" for fmt in formats}
+    settings = project_root(work / "article")
+    config = {key: value for key, value in project_config(settings).items() if key not in DROPPED}
+    own = config.get("format") or {}
+    config["format"] = {fmt: own.get(fmt) or "default" for fmt in formats}
+    html = config["format"].get("html")
+    if isinstance(html, dict) and html.get("css"):
+        sheets = [html["css"]] if isinstance(html["css"], str) else html["css"]
+        for sheet in sheets:  # beside the text, as its _quarto.yml names them
+            shutil.copy(settings / sheet, article / Path(sheet).name)
+        config["format"]["html"] = {**html, "css": [Path(sheet).name for sheet in sheets]}
     (article / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    for sheet in (work / "article").glob("*.css"):
-        shutil.copy(sheet, article / sheet.name)
     shutil.copy(work / "build/article.md", article / "index.qmd")
     shutil.copytree(work / "figures", folder / "figures")
     return article
+
+
+# what of the project's _quarto.yml the typed text's project leaves out
+DROPPED = ("project", "profile", "bibliography")
 
 
 def main(argv=None):

@@ -27,6 +27,7 @@ from articlekit.core.jsonio import read_json, write_json  # noqa: E402
 from articlekit.data.values import merge  # noqa: E402
 from articlekit.render import formats  # noqa: E402
 from articlekit.render import page  # noqa: E402
+from tests.fixture_bibliography import copy_article_files  # noqa: E402
 
 ARTICLE = """---
 title: "One long value"
@@ -53,8 +54,7 @@ WORDS = "attention weights overflow "  # --one-word: a single run of x, no space
 
 def project(folder, length):
     shutil.copytree(ROOT / "tests" / "fixtures" / "article", folder)
-    for name in ("_quarto.yml", "style.css", "references.bib"):  # the bibliography _quarto.yml names
-        shutil.copy(ROOT / "article" / name, folder / name)
+    copy_article_files(folder)  # the article's settings as the folder's own, and the files they name
     (folder / "index.qmd").write_text(ARTICLE, encoding="utf-8")
     result = folder / "results" / "demo.json"
     data = read_json(result)

@@ -49,10 +49,9 @@ import time
 from pathlib import Path
 
 import websocket  # websocket-client (selenium's): the preview's reload channel, as a browser holds it
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from articlekit.render.project import project_config, project_root  # noqa: E402
+from benchmarks.build import typed_article  # noqa: E402
 from tests.test_quarto import NeverServed, QuartoPreview  # noqa: E402
 from tests.workspace import PROJECT_ROOT, copy_environment, copy_project  # noqa: E402
 
@@ -200,25 +199,9 @@ def baselines(tmp, work, edits):
             edits,
         )
     }
-    typed_dir = tmp / "typed"
-    typed_dir.mkdir()
-    # the article's options (its page's: toc, css, embedded resources), from
-    # the _quarto.yml that holds them (the project's), without its project
-    # (the render list), profile (the hooks) and bibliography (the typed
-    # text's citations are written out); its figures where its links find them
-    settings_dir = project_root(work / "article")
-    config = project_config(settings_dir)
-    for key in ("project", "profile", "bibliography"):
-        config.pop(key, None)
-    html = (config.get("format") or {}).get("html") or {}
-    sheets = [html["css"]] if isinstance(html.get("css"), str) else html.get("css") or []
-    for sheet in sheets:  # beside the typed text, as its _quarto.yml names them
-        shutil.copy(settings_dir / sheet, typed_dir / Path(sheet).name)
-    if sheets:
-        html["css"] = [Path(sheet).name for sheet in sheets]
-    (typed_dir / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    shutil.copytree(work / "figures", tmp / "figures")  # ../figures/NAME.svg, as the article links them
-    (typed_dir / "index.qmd").write_text((work / "build/article.md").read_text(encoding="utf-8"), encoding="utf-8")
+    # the article's text with its values typed in, under the article's
+    # options (benchmarks/build.py's, listing the page's format alone)
+    typed_dir = typed_article(work, tmp / "typed", ("html",))
     results["typed"] = time_preview(
         ["index.qmd"],
         typed_dir,
