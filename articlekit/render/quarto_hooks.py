@@ -98,9 +98,9 @@ from articlekit.article.shortcodes import ShortcodeSyntaxError
 
 PROFILE = "author"  # what the project's _quarto.yml names as Quarto's default profile
 # The metadata file a Quarto project reads (relative to the project's
-# folder): one name for a project in the article's own folder and one for
-# the project's, for in the layout before one project both read theirs,
-# and a file written that a project reads makes it render everything again.
+# folder). Two names: in the layout before one project, the project's and
+# article/'s each read one, and a project whose metadata file is written
+# renders everything again.
 METADATA = Path("build/quarto-metadata.yml")  # a project in the article's folder
 PROJECT_METADATA = Path("build/quarto-project-metadata.yml")  # the project folder's _quarto-author.yml's
 FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure page of quarto preview
