@@ -331,14 +331,24 @@ def test_a_symlinked_figure_fails_the_build_and_no_page_carries_its_target(built
             assert base64.b64encode(secret.read_bytes()) not in path.read_bytes(), path
 
 
-@pytest.mark.parametrize("how", ["a url() in it", "a symbolic link"])
+@pytest.mark.parametrize("how", ["a url() in it", "a symbolic link", "a path out of the project", "an absolute path"])
 def test_a_style_sheet_that_loads_a_file_is_refused_before_the_renderer_runs(tmp_path, how):
-    """The style sheets are embedded by the renderer: one naming a file
-    would carry that file into the page, past the page check."""
+    """The style sheets are embedded by the renderer: one naming a file, or
+    one that is a file of the machine outside the project, would carry that
+    file into the page, past the page check."""
     article, bindings, figure = figure_article(tmp_path)
     figure.write_text(SVG, encoding="utf-8")
     sheet = article.parent / "style.css"
-    if how == "a url() in it":
+    settings = article.parent / "_quarto.yml"
+    if how in ("a path out of the project", "an absolute path"):
+        secret = tmp_path / "secret.css"
+        secret.write_text("/* the machine's secret */\n", encoding="utf-8")
+        named = "../secret.css" if how == "a path out of the project" else str(secret)
+        text = settings.read_text(encoding="utf-8")
+        assert "- style.css\n" in text
+        settings.write_text(text.replace("- style.css\n", f"- {named}\n"), encoding="utf-8")
+        expected = f"{article.parent / named}: the style sheet lies outside the project's folder"
+    elif how == "a url() in it":
         sheet.write_text(
             "body { color: #222; }\n\n/* a comment */ p { background: \\75 rl(/etc/passwd) }\n", encoding="utf-8"
         )

@@ -95,14 +95,21 @@ PAGE_CSS = Path(__file__).resolve().parent / "page.css"
 
 def check_style_sheets(project_dir, options):
     """The style sheets a renderer embeds (page.css, and the css of
-    _quarto.yml's html format) load nothing: each a regular file reached
-    through no symbolic link, whose CSS names no URL but data: ones and
+    _quarto.yml's html format) load nothing: each a regular file of the
+    project reached through no symbolic link, whose CSS names no URL but data: ones and
     fragments. A renderer's embedding would otherwise read what a url()
     names (url(/etc/passwd) included) into the page, past the page check."""
     css = options.get("css")
     sheets = [PAGE_CSS, *(project_dir / sheet for sheet in ([css] if isinstance(css, str) else css or []))]
+    inside = os.path.normpath(os.path.abspath(project_dir))
     for sheet in sheets:
         path = os.path.normpath(os.path.abspath(sheet))
+        if sheet != PAGE_CSS and os.path.commonpath([path, inside]) != inside:
+            raise RenderError(
+                f"{sheet}: the style sheet lies outside the project's folder ({inside}), where "
+                "_quarto.yml names it: the page would embed a file of this machine; copy it into "
+                "the project and name it there"
+            )
         if os.path.realpath(path) != path:
             raise RenderError(
                 f"{sheet}: the style sheet is, or lies under, a symbolic link (to "
