@@ -78,6 +78,22 @@ def test_the_pre_render_refuses_a_document_the_build_does_not_bind(tmp_path):
     assert not (project / "article/_extensions").exists()  # refused before it installed or built anything
 
 
+@pytest.mark.parametrize("launcher", [None, "preview"])
+def test_a_style_sheet_outside_the_project_stops_quartos_own_render_before_anything_is_bound(tmp_path, launcher):
+    """Quarto embeds the style sheets _quarto.yml names: a file of the
+    machine (here an absolute path) would be on the page, so the
+    pre-render stops, under `quarto preview` too, naming the sheet."""
+    (tmp_path / "project").mkdir()
+    project = article_project(tmp_path / "project")
+    secret = tmp_path / "secret.css"  # beside the project, not in it
+    secret.write_text("/* the machine's secret */\n", encoding="utf-8")
+    (project / "_quarto.yml").write_text(f"format:\n  html:\n    css: {secret}\n", encoding="utf-8")
+    done = hook("pre-render", project, {"QUARTO_PROJECT_INPUT_FILES": "article/index.qmd"}, launcher=launcher)
+    assert done.returncode == 1
+    assert f"{secret}: the style sheet lies outside the project's folder" in done.stderr
+    assert not (project / "build").exists()  # nothing bound, nothing written for Quarto to read
+
+
 def test_the_index_page_that_leads_to_the_article_is_rendered_but_not_one_that_shows_a_value(tmp_path):
     """index.md, the page Quarto needs to preview the project's folder, is
     let through (it binds nothing: the refusal below comes later, from the

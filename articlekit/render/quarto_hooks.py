@@ -49,6 +49,9 @@ pre-render, in the Quarto project's folder (Quarto runs project scripts there):
   settings), and, where the article's folder has a project of its own
   below the one rendering (the layout before one project), that
   project's settings.
+A style sheet _quarto.yml names outside the project, or one that loads a
+file (articlekit.render.project.check_style_sheets), stops the render
+under `quarto preview` too: Quarto would embed it in any page.
 A failure (a typed number, a failed claim, an unknown key, a broken
 experiment) stops `quarto render` with the message of the step that found
 it and the command to rerun. Under `quarto preview` it does not stop the
@@ -83,7 +86,7 @@ from articlekit.render import quarto_bind
 from articlekit.render.extension import BOUND_POINTER, INSTALLED_COPY, install
 from articlekit.render.citations import KEYS, quarto_paths
 from articlekit.render.checks import check_output, expected_literal_shortcodes
-from articlekit.render.project import PAGE_CSS, project_config, quarto_options
+from articlekit.render.project import PAGE_CSS, check_style_sheets, project_config, project_options, quarto_options
 from articlekit.render.project import project_root as settings_folder
 from articlekit.render.renderers import RenderError, display_name, version
 from articlekit.render.figuredata import figure_data
@@ -195,6 +198,11 @@ def pre_render(project_dir):
     article = (root / config.article).resolve()
     check_inputs(project_dir, article, root)
     warn_of_a_nested_project(root, article)
+    # Quarto embeds the style sheets _quarto.yml names as it reads them: one
+    # outside the project, or one that loads a file, stops the render here,
+    # under `quarto preview` too (a page of problems would embed it as well)
+    settings = settings_folder(article.parent)
+    check_style_sheets(settings, project_options(settings))
     # the article's folder finds the value extension; the Quarto project's,
     # the bound engine (Quarto looks for engines in the project's folder only)
     for folder in copies_for(project_dir, article):
