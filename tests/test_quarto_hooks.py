@@ -37,11 +37,9 @@ pytestmark = pytest.mark.workflow
 
 ROOT = Path(__file__).resolve().parent.parent
 # Where tests run the hooks from, with the input Quarto would name: the
-# project's folder, where Quarto runs them for `quarto render` here and in
-# article/ alike (one project); the article's, as in the layout before one
-# project (article/ a Quarto project of its own).
+# project's folder, where Quarto runs them for `quarto render` there and in
+# article/ alike (one project).
 FROM_PROJECT = ("", "article/index.qmd")
-FROM_ARTICLE = ("article", "index.qmd")
 
 
 def hook(name, project, env, where="", launcher=None):
@@ -326,9 +324,8 @@ def test_a_prose_edit_hands_quarto_the_bound_document_of_that_very_text(skeleton
     each copy of the extensions naming the text and its md5."""
     text = article.read_text(encoding="utf-8").replace("Every number in this article", "Every figure in this article")
     article.write_text(text, encoding="utf-8")
-    for where in (FROM_PROJECT,):
-        done = pre_render(skeleton, where)
-        assert done.returncode == 0, done.stderr[-3000:]
+    done = pre_render(skeleton, FROM_PROJECT)
+    assert done.returncode == 0, done.stderr[-3000:]
     document = json.loads((skeleton / quarto_bind.PAGE_BINDINGS).read_text(encoding="utf-8"))
     expected = inert_for_quarto(bound_markdown(text, document, "article/index.qmd"))
     assert (skeleton / BOUND_DOCUMENT).read_text(encoding="utf-8") == expected
