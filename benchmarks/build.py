@@ -43,8 +43,9 @@ that each rule lists so that an edit reruns it): what listing them costs.
 
 Beside each prose edit, in the same round, Quarto's own render of the same
 text to the same formats: the built article's text with its values typed in
-(build/article.md) under the article's _quarto.yml options (its profile,
-the hooks, left out), its figures beside it, after the same one-sentence
+(typed_article: its citations and cross-references left to Quarto) under
+the article's _quarto.yml options (its profile, the hooks, left out), its
+bibliography and figures beside it, after the same one-sentence
 edit, `quarto render --to all` of every edition Quarto can write here,
 listed in its _quarto.yml (QUARTO_OWN:
 the PDF is Typst's, which the Quarto from source in ../shared/quarto lacks;
@@ -61,6 +62,7 @@ of the same text to the same formats.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -74,6 +76,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml  # noqa: E402
 
+from articlekit.render.citations import bound_bibliography  # noqa: E402
 from articlekit.render.project import project_config, project_root  # noqa: E402
 from benchmarks import same_dag  # noqa: E402
 from benchmarks.timed import timed  # noqa: E402
@@ -209,14 +212,24 @@ def edit(path, number):
         f.write(f"\nAnother sentence for round {'i' * number}, with no digits.\n")
 
 
-def typed_article(work, folder, formats):
+def typed_article(work, folder, formats, text="source"):
     """Quarto's own project of the built article's text with its values
-    typed in (build/article.md) under the article's options, read from the
-    _quarto.yml that holds them (the project's; its render list, profile
-    and bibliography aside: the text's citations are written out), its
-    style sheets beside it and its figures where its links find them,
-    listing `formats` (the article's options for those it has). -> the
-    folder of its index.qmd. Also benchmarks/quarto_preview.py's `typed`."""
+    typed in, under the article's options, read from the _quarto.yml that
+    holds them (the project's; its render list and profile aside: no
+    hooks), its style sheets beside it and its figures where its links
+    find them, listing `formats` (the article's options for those it
+    has). -> the folder of its index.qmd. Also benchmarks/quarto_preview.py's
+    `typed`.
+
+    text="source": the article as its author writes it, each value typed
+    in as the article prints it (the bound document, build/article.bound.md,
+    each value's link its text alone: typed_values); its citations and
+    cross-references left for Quarto, with the bibliography, its values
+    bound, that _quarto.yml names. What a Quarto author of the same article
+    without articlekit would preview.
+    text="markdown": the build's markdown edition (build/article.md), where
+    the citations and cross-references are already written out, so Quarto
+    runs no citeproc: the baseline until 2026-12-06, kept for comparison."""
     article = folder / "article"
     article.mkdir(parents=True)
     settings = project_root(work / "article")
@@ -229,14 +242,39 @@ def typed_article(work, folder, formats):
         for sheet in sheets:  # beside the text, as its _quarto.yml names them
             shutil.copy(settings / sheet, article / Path(sheet).name)
         config["format"]["html"] = {**html, "css": [Path(sheet).name for sheet in sheets]}
+    if text == "markdown" or not config.get("bibliography"):
+        config.pop("bibliography", None)
+    else:
+        bibliography = settings / config["bibliography"]
+        bindings = json.loads((work / "build/bindings.json").read_text(encoding="utf-8"))
+        (article / bibliography.name).write_text(bound_bibliography(bibliography, bindings), encoding="utf-8")
+        config["bibliography"] = bibliography.name
     (article / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    shutil.copy(work / "build/article.md", article / "index.qmd")
+    if text == "markdown":
+        shutil.copy(work / "build/article.md", article / "index.qmd")
+    else:
+        bound = (work / "build/article.bound.md").read_text(encoding="utf-8")
+        (article / "index.qmd").write_text(typed_values(bound), encoding="utf-8")
     shutil.copytree(work / "figures", folder / "figures")
     return article
 
 
 # what of the project's _quarto.yml the typed text's project leaves out
-DROPPED = ("project", "profile", "bibliography")
+DROPPED = ("project", "profile")
+
+# In the bound document (articlekit/article/bound.py): a value's link
+# [TEXT](#ANCHOR "TITLE"){... .bound-value}, a key's {.bound-source}, and
+# the empty span of a claim that holds; TEXT may be a code span
+BOUND_LINK = re.compile(
+    r'\[((?:`[^`]*`|[^\]\\`]|\\.)*)\]\(#[^\s)]*\s+"(?:[^"\\]|\\.)*"\)\{[^}]*\.bound-(?:value|source)\b[^}]*\}'
+)
+CHECKED_CLAIM = re.compile(r"\[\]\{\.claim-checked[^}]*\}")
+
+
+def typed_values(bound):
+    """The bound document with each value and key as its text alone, as an
+    author typing the numbers in would write them."""
+    return CHECKED_CLAIM.sub("", BOUND_LINK.sub(r"\1", bound))
 
 
 def main(argv=None):

@@ -21,8 +21,13 @@ and, in the same run, Quarto alone:
   plain    `quarto preview plain.qmd` of a small document with no project and
            no articlekit (Quarto's defaults): what Quarto itself costs
   typed    `quarto preview index.qmd` of the article's text with its values
-           typed in (build/article.md) under the article's _quarto.yml, no
-           hooks: Quarto's cost for a page of the article's size and options
+           typed in (the bound document, each value its text alone) under
+           the article's _quarto.yml, no hooks: its citations and
+           cross-references Quarto's to resolve, as for any Quarto author;
+           Quarto's cost for the article's page
+  typed-md the same for the build's markdown edition (build/article.md),
+           whose citations and cross-references are written out already:
+           the baseline until 2026-12-06, printed for comparison
 
 For each it times the first page (from starting the command until the page
 is served) and, --edits times, a one-sentence edit saved until the page is
@@ -201,17 +206,18 @@ def baselines(tmp, work, edits):
     }
     # the article's text with its values typed in, under the article's
     # options (benchmarks/build.py's, listing the page's format alone)
-    typed_dir = typed_article(work, tmp / "typed", ("html",))
-    results["typed"] = time_preview(
-        ["index.qmd"],
-        typed_dir,
-        dict(os.environ),
-        tmp / "typed.log",
-        typed_dir / "index.qmd",
-        lambda page: ANCHOR in page,
-        edit_article,
-        edits,
-    )
+    for name, text in (("typed", "source"), ("typed-md", "markdown")):
+        typed_dir = typed_article(work, tmp / name, ("html",), text)
+        results[name] = time_preview(
+            ["index.qmd"],
+            typed_dir,
+            dict(os.environ),
+            tmp / f"{name}.log",
+            typed_dir / "index.qmd",
+            lambda page: ANCHOR in page,
+            edit_article,
+            edits,
+        )
     return results
 
 
@@ -288,10 +294,10 @@ def main(argv=None):
         print("timing Quarto alone ...", file=sys.stderr)
         alone = baselines(tmp, timed[0][1], args.edits)
         loads.append(os.getloadavg()[0])
-    plain, typed = (statistics.median(alone[name][1]) for name in ("plain", "typed"))
+    plain, typed, typed_md = (statistics.median(alone[name][1]) for name in ("plain", "typed", "typed-md"))
     print(
         f"{'quarto preview of':<44} {'first':>6} {'median':>7} {'max':>6} {'x plain':>8} {'x typed':>8} "
-        f"{'binds':>6} {'errors':>6}"
+        f"{'x typed-md':>10} {'binds':>6} {'errors':>6}"
     )
     for name, result in alone.items():
         rows.append((f"{name} document (Quarto alone)", *result))
@@ -302,7 +308,8 @@ def main(argv=None):
         median = statistics.median(seconds)
         print(
             f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
-            f"{median / typed:>8.2f} {said.count('quarto pre-render: article/'):>6} {len(ERRORS.findall(said)):>6}"
+            f"{median / typed:>8.2f} {median / typed_md:>10.2f} {said.count('quarto pre-render: article/'):>6} "
+            f"{len(ERRORS.findall(said)):>6}"
         )
     print(
         f"(seconds; first: start to first page; median/max: save to page over {args.edits} edits; "
