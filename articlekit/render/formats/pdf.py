@@ -9,8 +9,9 @@ texts of build/bindings.json. The `typst` package then compiles it in-process, w
 Typst's embedded fonts only, so the PDF looks the same on every machine,
 and with its root at a folder of the work folder that holds the source
 and the figures alone (compile_pdf): no file of the machine can reach the
-PDF. The check reads the PDF back (pypdf) for what a viewer would run,
-open or fetch, pictures no figure holds, and lines of the machine's files.
+PDF. The check reads the PDF back (its objects with pypdf, its pages' text
+with PDFium) for what a viewer would run, open or fetch, pictures no figure
+holds, and lines of the machine's files.
 
 This route serves whichever renderer built the HTML: the Quarto on our
 machines ships without Quarto's Typst resources. Its own filters, beside
