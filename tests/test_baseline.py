@@ -4,6 +4,7 @@ A baseline that is wrong makes every audit wrong, so a bad entry must stop
 the build with the file, the line, the entry id and what to fix.
 """
 
+import os
 import re
 import textwrap
 from collections import Counter
@@ -478,6 +479,80 @@ def test_invalid_yaml_fails_naming_the_line(tmp_path):
 def test_a_missing_baseline_fails_naming_it(tmp_path):
     with pytest.raises(BaselineError, match="nowhere.yaml: cannot read"):
         load_baseline(tmp_path / "nowhere.yaml")
+
+
+# ---- a schema check remembered, never one skipped wrongly ---------------------------
+
+
+@pytest.fixture
+def project_folder(tmp_path, monkeypatch):
+    """A folder Snakemake has run in (its .snakemake/), the working folder:
+    where the baselines that passed their schema check are remembered."""
+    (tmp_path / ".snakemake").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_an_unchanged_baseline_is_not_schema_checked_again(project_folder, monkeypatch):
+    from articlekit.data import baseline
+
+    path = project_folder / "published.yaml"
+    path.write_text(EDITION)
+    load_baseline(path)
+    assert (project_folder / baseline.CHECKED).is_file()
+    checks = []
+    monkeypatch.setattr(baseline, "_schema_problems", lambda *args: checks.append(args) or [])
+    assert load_baseline(path).entries[0].id == "scaling.dk64.unscaled.max-weight"
+    assert checks == []
+
+
+def test_a_baseline_edited_after_its_check_passed_is_refused_same_size_and_time(project_folder):
+    """The record is of the text's digest: an edit that keeps the file's size
+    and modification time is checked again, and refused."""
+    path = project_folder / "published.yaml"
+    path.write_text(EDITION)
+    load_baseline(path)
+    before = path.stat()
+    path.write_text(EDITION.replace("class: exact", "class: exacq"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    with pytest.raises(BaselineError, match=r"(?s)invalid baseline.*'exacq' is not one of"):
+        load_baseline(path)
+
+
+def test_a_passed_baseline_is_checked_again_against_another_schema(project_folder, monkeypatch):
+    """An articlekit whose schema asks more checks a remembered baseline again."""
+    from articlekit.data import baseline
+
+    path = project_folder / "published.yaml"
+    path.write_text(EDITION)
+    load_baseline(path)
+    shipped = baseline._load_schema
+
+    def stricter():
+        schema = shipped()
+        schema["required"] = [*schema.get("required", []), "errata"]
+        return schema
+
+    monkeypatch.setattr(baseline, "_load_schema", stricter)
+    with pytest.raises(BaselineError, match="'errata' is a required property"):
+        load_baseline(path)
+
+
+def test_a_failed_check_is_not_remembered_and_nothing_is_kept_outside_a_project(tmp_path, monkeypatch):
+    from articlekit.data import baseline
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "published.yaml"
+    path.write_text(EDITION)
+    load_baseline(path)
+    assert not (tmp_path / ".snakemake").exists()  # no Snakemake here: every load checks
+    (tmp_path / ".snakemake").mkdir()
+    path.write_text(EDITION.replace("class: exact", "class: exacq"))
+    for _ in range(2):
+        with pytest.raises(BaselineError, match="invalid baseline"):
+            load_baseline(path)
+    assert not (tmp_path / baseline.CHECKED).exists()
 
 
 # ---- printing like the edition ---------------------------------------------------

@@ -6,15 +6,20 @@ Checking "against itself" matters as much as the schema: an entry whose
 parsed `value` does not print as its `published` text, or whose published
 number already fails its own `check`, would make every later audit wrong
 without anyone noticing. Each problem names the file, the line, the entry id
-and what would fix it.
+and what would fix it. A text that passed the schema is remembered by its
+digest (CHECKED) and not held to it again; the checks against itself run
+on every load.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from articlekit.core.errors import ArticlekitError
+from articlekit.core.jsonio import read_json, write_json
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
 from articlekit.data.classes import CLASSES, agreement, schema_fragments
@@ -26,6 +31,14 @@ from articlekit.data.classes import CLASSES, agreement, schema_fragments
 # Shipped with the package: what any article's baseline must look like.
 SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
+# The baselines whose schema check passed, each by the digest of its text and
+# of the schema it passed: an unchanged baseline is not checked again (a
+# tenth of a second on every bind, the quarto pre-render's on each save).
+# Kept where Snakemake keeps its records, in the folder the bind runs in
+# (rule bind's and the pre-render's: the project's), and only where
+# Snakemake has run there; elsewhere every load checks.
+CHECKED = Path(".snakemake/articlekit/baseline-checked.json")
+CHECKED_KEPT = 8  # digests remembered: a few baselines, configs that alternate
 
 
 class BaselineError(ArticlekitError):
@@ -117,10 +130,10 @@ def _where(path, lines, data, index):
     return f"{place}: entry {entry_id!r}" if entry_id else f"{place}: entry #{index + 1}"
 
 
-def _schema_problems(path, data, lines):
+def _schema_problems(path, data, lines, schema):
     import jsonschema  # here, not at the top: the plan imports this module, and checks nothing when warm
 
-    validator = jsonschema.Draft202012Validator(_load_schema())
+    validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
         where = list(error.absolute_path)
@@ -128,6 +141,34 @@ def _schema_problems(path, data, lines):
         field_path = ".".join(map(str, where[2:] if index is not None else where)) or "(top level)"
         problems.append(f"{_where(path, lines, data, index)}: {field_path}: {error.message}")
     return problems
+
+
+def _schema_problems_unless_passed(path, data, lines, text):
+    """_schema_problems, or [] for a text that passed this very schema
+    before (CHECKED). The digest is of the text itself, not its size or
+    time: any edit is checked again; a failure is never remembered."""
+    schema = _load_schema()
+    checked = json.dumps(schema, sort_keys=True) + "\0" + text
+    digest = hashlib.sha256(checked.encode("utf-8")).hexdigest()
+    passed = _passed()
+    if digest in passed:
+        return []
+    problems = _schema_problems(path, data, lines, schema)
+    if not problems and CHECKED.parent.parent.is_dir():  # Snakemake's .snakemake/: a project's folder
+        try:
+            write_json(CHECKED, {"passed": [digest, *(d for d in passed if d != digest)][:CHECKED_KEPT]})
+        except OSError:
+            pass  # a folder that cannot be written: checked again next time
+    return problems
+
+
+def _passed():
+    """The digests CHECKED holds; none when it is missing or unreadable."""
+    try:
+        passed = read_json(CHECKED).get("passed")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [d for d in passed if isinstance(d, str)] if isinstance(passed, list) else []
 
 
 def _consistency_problems(path, baseline):
@@ -153,7 +194,8 @@ def load_baseline(path=DEFAULT_BASELINE):
     """The validated baseline; BaselineError listing every problem otherwise."""
     path = Path(path)
     try:
-        data, lines, key_lines = _parse(read_text(path), path)
+        text = read_text(path)
+        data, lines, key_lines = _parse(text, path)
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
     except SourceError as exc:  # not UTF-8, or a key given twice
@@ -163,7 +205,7 @@ def load_baseline(path=DEFAULT_BASELINE):
         place = f"{path}:{mark.line + 1}" if mark else str(path)
         raise BaselineError(f"{place}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
 
-    problems = _schema_problems(path, data, lines)
+    problems = _schema_problems_unless_passed(path, data, lines, text)
     if problems:
         raise BaselineError(f"invalid baseline (see articlekit/{SCHEMA.name}):\n  " + "\n  ".join(problems))
 
