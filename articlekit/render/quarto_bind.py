@@ -55,12 +55,10 @@ from pathlib import Path
 import articlekit
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.article.figures import figure_links
-from articlekit.article.robustness import RobustnessError, article_shortcodes
 from articlekit.core.jsonio import read_json, write_json, write_text_atomic
 from articlekit.core.log import log
 from articlekit.core.sources import SourceError, read_text
 from articlekit.data.config import ConfigError, read_configs
-from articlekit.render import prose_pieces
 from articlekit.render.extension import INSTALLED_COPY
 from articlekit.render.renderers import RenderError
 
@@ -197,6 +195,8 @@ def plan_facts(article, text):
     robustness binds none."""
     facts = {"figures": [link.path for link in figure_links(text, os.path.dirname(article) or ".")]}
     if "robustness" in text:
+        from articlekit.article.robustness import RobustnessError, article_shortcodes  # only for such a text
+
         try:
             facts["robustness"] = article_shortcodes(article, text)
         except RobustnessError as exc:  # bind names it; the plan reads it as no shortcodes
@@ -239,7 +239,9 @@ def bind_here(config, strict, text):
     `text`, the article as read, that changed: articlekit.render.prose_pieces):
     -> the bindings file. Their output goes to the terminal as theirs would;
     Unbound carries it when any of them fails."""
-    from articlekit.article import bind, lint  # only here: the plan's way needs neither
+    # only here: the plan's way needs none of them, the post-render (settings) neither
+    from articlekit.article import bind, lint
+    from articlekit.render import prose_pieces
 
     steps = [
         ("lint", lint.main, [config.article, "--values", str(VALUES), "--out", str(LINT_REPORT)]),
@@ -287,6 +289,8 @@ def bind_with_snakemake(config, text, previewing=False):
     """Run the plan; record what it was given once it succeeds; previewing
     (`quarto preview`: saves will follow), read the prose's pieces for the
     next save. -> the bindings file."""
+    from articlekit.render import prose_pieces  # as bind_here's
+
     root = config.root
     given = {
         "format": STATE_FORMAT,

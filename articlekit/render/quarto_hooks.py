@@ -74,7 +74,6 @@ import os
 import re
 from pathlib import Path
 
-import psutil
 import yaml
 
 from articlekit.core.errors import ArticlekitError
@@ -89,15 +88,11 @@ from articlekit.render.checks import check_output, expected_literal_shortcodes
 from articlekit.render.project import PAGE_CSS, check_style_sheets, project_config, project_options, quarto_options
 from articlekit.render.project import project_root as settings_folder
 from articlekit.render.renderers import RenderError, display_name, version
-from articlekit.render.figuredata import figure_data
 from articlekit.render.luafilters import (
     BOUND_FILTER,
     EMBED_FIGURES_FILTER,
     SCROLL_REGIONS_FILTER,
 )
-from articlekit.render.quarto_route import inert_for_quarto
-from articlekit.article.bound import BoundError, bound_markdown
-from articlekit.article.shortcodes import ShortcodeSyntaxError
 
 PROFILE = "author"  # what the project's _quarto.yml names as Quarto's default profile
 # The metadata file a Quarto project reads (relative to the project's
@@ -171,6 +166,8 @@ def quarto_command():
     """The Quarto command this hook runs under ("render", "preview", ...),
     read from the command line of the Quarto process above it (Quarto tells
     its project scripts nothing of the kind); None when there is none."""
+    import psutil  # the pre-render's alone: the post-render need not load it
+
     try:
         process = psutil.Process().parent()
         for _ in range(4):  # Quarto, or the launcher script that started it
@@ -376,6 +373,7 @@ def page_filters(root, article, metadata):
     is refused (the render still runs; the prose check names the figure)."""
     from articlekit.article.figures import FigureError
     from articlekit.article.prose_guard import ShownFigure
+    from articlekit.render.figuredata import figure_data
     from articlekit.render.incremental import IMAGE_LINK
 
     links = dict.fromkeys(IMAGE_LINK.findall(read_text(article)))
@@ -398,6 +396,11 @@ def write_bound_document(root, article, document, copies):
     (as Quarto reads it: UTF-8, its byte-order mark dropped) in each of
     the copies' folders, so that the engine renders it only in that text's
     place."""
+    # the pre-render's alone (a tenth of a second of imports the post-render skips)
+    from articlekit.article.bound import BoundError, bound_markdown
+    from articlekit.article.shortcodes import ShortcodeSyntaxError
+    from articlekit.render.quarto_route import inert_for_quarto
+
     data = article.read_bytes()
     text = data.decode("utf-8-sig")
     try:
