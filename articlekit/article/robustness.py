@@ -82,8 +82,6 @@ from articlekit.core.keys import UnknownKey, lookup, measured, split_key
 from articlekit.core.log import log
 from articlekit.core.sources import SourceError, read_article
 from articlekit.core.status import FAILS, HOLDS, INCONCLUSIVE
-from articlekit.data.values import flatten, merge, published_envelope
-from articlekit.experiment.artifacts import envelope, read_artifact
 
 SCRIPT = "articlekit/article/robustness.py"
 PERCENTILES = (5, 50, 95)
@@ -137,6 +135,8 @@ def bindable_key(ref):
 def collect(chunks):
     """{experiment: {"script", "seeds": [seed], "runs": {seed: flat values}, "failures": [record]}},
     each experiment's seeds in sweep order."""
+    from articlekit.data.values import flatten  # see main
+
     sweep = {}
     for path, chunk in chunks:
         if not isinstance(chunk, dict) or not {"experiment", "seeds"} <= set(chunk):
@@ -356,6 +356,8 @@ def _seed_counts(sweep):
 
 def build(sweep, values, shortcodes, settings):
     """The report as plain data: the envelope build/robustness.json holds."""
+    from articlekit.experiment.artifacts import envelope  # see main
+
     swept = set(sweep)
     counts = {len(found["seeds"]) for found in sweep.values()}
     if len(counts) > 1:
@@ -526,6 +528,12 @@ def build(sweep, values, shortcodes, settings):
 
 
 def main(argv=None):
+    # the values' modules here, in the summary's own functions: the bind and
+    # the quarto pre-render import this module (seed_band, plan_facts) for
+    # its reading of the article alone, and they cost a thirtieth of a second
+    from articlekit.data.values import merge, published_envelope
+    from articlekit.experiment.artifacts import read_artifact
+
     parser = argparse.ArgumentParser(
         prog="python -m articlekit.article.robustness", description=__doc__.splitlines()[0]
     )

@@ -53,7 +53,6 @@ from articlekit.core.text import md_text
 from articlekit.render import formats
 from articlekit.render.citations import citation_args, named_files
 from articlekit.render.luafilters import CITED_FILTER
-from articlekit.render.pagecheck import with_policy
 from articlekit.render.figuredata import figure_data
 from articlekit.render.pandoc_route import (
     filter_files,
@@ -357,6 +356,11 @@ class IncrementalPage:
         """-> the page for the article as it is now, bound by `document`
         (the bindings document bind returned): the build's page, its
         Content-Security-Policy included (pagecheck.with_policy)."""
+        # here, not at the top: its HTML and CSS parsers cost a twentieth of a
+        # second, and the quarto pre-render imports this module for the prose
+        # check's pieces, never for a page
+        from articlekit.render.pagecheck import with_policy
+
         return with_policy(self.page_of(document), self.article)
 
     def page_of(self, document):

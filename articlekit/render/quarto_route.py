@@ -15,7 +15,6 @@ from articlekit.core.sources import read_text
 from articlekit.core.workfiles import owner_tag, remove_stale
 from articlekit.render.extension import refresh_if_installed
 from articlekit.render.luafilters import BOUND_FILTER, EMBED_FIGURES_FILTER, SCROLL_REGIONS_FILTER
-from articlekit.render.pagecheck import script_digests
 from articlekit.render.project import (
     PANDOC_METADATA,
     project_root,
@@ -121,6 +120,10 @@ def quarto_render(job, scripts=False):
         for path in leftovers:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     if scripts:
+        # here, not at the top: its HTML parser costs a fortieth of a second,
+        # and the quarto pre-render imports this module for inert_for_quarto alone
+        from articlekit.render.pagecheck import script_digests
+
         job.extra["own-scripts"] = script_digests(scripts_page)
     return name
 
