@@ -141,17 +141,17 @@ def _verdict_record(d):
 def article_claims(occurrences):
     """claims_on(key) for articlekit.data.edition.verdicts: each expect="..."
     the article's own text writes about a key."""
+    # grouped once, in the text's order: a lookup per baseline entry, not a
+    # pass over every shortcode (thousands, for each of a hundred entries)
+    by_key = {}
+    for sc in occurrences:
+        if not sc.escaped and sc.name in ("value", "claim") and len(sc.args) == 1:
+            expect = normalize_space(sc.kwargs.get("expect", ""))
+            if expect:
+                by_key.setdefault(normalize_space(sc.args[0]), []).append(expect)
 
     def claims_on(key):
-        return [
-            normalize_space(sc.kwargs["expect"])
-            for sc in occurrences
-            if not sc.escaped
-            and sc.name in ("value", "claim")
-            and len(sc.args) == 1
-            and normalize_space(sc.args[0]) == key
-            and normalize_space(sc.kwargs.get("expect", ""))
-        ]
+        return list(by_key.get(key, ()))
 
     return claims_on
 
