@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from articlekit.core.schema import RECORDS
 from articlekit.data.baseline import BaselineError, load_baseline
 from articlekit.core.fmt import format_printed as render
 
@@ -499,7 +500,7 @@ def test_an_unchanged_baseline_is_not_schema_checked_again(project_folder, monke
     path = project_folder / "published.yaml"
     path.write_text(EDITION)
     load_baseline(path)
-    assert (project_folder / baseline.CHECKED).is_file()
+    assert (project_folder / RECORDS / baseline.CHECKED).is_file()
     checks = []
     monkeypatch.setattr(baseline, "_schema_problems", lambda *args: checks.append(args) or [])
     assert load_baseline(path).entries[0].id == "scaling.dk64.unscaled.max-weight"
@@ -552,7 +553,7 @@ def test_a_failed_check_is_not_remembered_and_nothing_is_kept_outside_a_project(
     for _ in range(2):
         with pytest.raises(BaselineError, match="invalid baseline"):
             load_baseline(path)
-    assert not (tmp_path / baseline.CHECKED).exists()
+    assert not (tmp_path / RECORDS / baseline.CHECKED).exists()
 
 
 # ---- printing like the edition ---------------------------------------------------

@@ -224,7 +224,9 @@ def test_a_bindings_file_read_again_is_checked_again_once_it_changed(bound, tmp_
     checks = []
     real_problems = bindingsmod.bindings_problems
     monkeypatch.setattr(
-        bindingsmod, "bindings_problems", lambda doc, path: checks.append(path) or real_problems(doc, path)
+        bindingsmod,
+        "bindings_problems",
+        lambda doc, path, *text: checks.append(path) or real_problems(doc, path, *text),
     )
     path = tmp_path / "b.json"
     write_bindings(path, bound[2])
@@ -237,3 +239,52 @@ def test_a_bindings_file_read_again_is_checked_again_once_it_changed(bound, tmp_
     with pytest.raises(BindingsError, match="locations"):
         load_bindings(path)
     assert len(checks) == 2
+
+
+# ---- the schema check of what bind writes, remembered: never one skipped wrongly ----------------
+
+
+@pytest.fixture
+def project_folder(tmp_path, monkeypatch):
+    """A folder Snakemake has run in, the working folder: where the bindings
+    texts that passed their schema check are remembered (core.schema.RECORDS)."""
+    (tmp_path / ".snakemake").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def counted_schema_checks(monkeypatch):
+    checks = []
+    real = bindingsmod.problems
+    monkeypatch.setattr(bindingsmod, "problems", lambda *args: checks.append(args[2]) or real(*args))
+    return checks
+
+
+def test_a_document_written_before_is_written_again_without_its_schema_check(bound, project_folder, monkeypatch):
+    checks = counted_schema_checks(monkeypatch)
+    write_bindings(project_folder / "a.json", bound[2])
+    write_bindings(project_folder / "b.json", copy.deepcopy(bound[2]))
+    assert len(checks) == 1
+    assert read_json(project_folder / "b.json") == bound[2]
+
+
+def test_a_document_unlike_those_that_passed_is_checked_and_refused(bound, project_folder, monkeypatch):
+    """Remembered are the texts that passed, by digest: any other document,
+    however close, is held to the schema, and one that breaks it is not written."""
+    checks = counted_schema_checks(monkeypatch)
+    write_bindings(project_folder / "a.json", bound[2])
+    broken = copy.deepcopy(bound[2])
+    del broken["bindings"][a_binding(broken)]["in_text"]
+    for _ in range(2):  # a failure is never remembered
+        with pytest.raises(BindingsError, match="'in_text' is a required property"):
+            write_bindings(project_folder / "b.json", broken)
+    assert len(checks) == 3 and not (project_folder / "b.json").exists()
+
+
+def test_a_document_that_passed_is_checked_again_under_another_schema(bound, project_folder, monkeypatch):
+    write_bindings(project_folder / "a.json", bound[2])
+    stricter = copy.deepcopy(bindingsmod.schema())
+    stricter["required"] = [*stricter["required"], "errata"]
+    monkeypatch.setattr(bindingsmod, "schema", lambda: stricter)
+    with pytest.raises(BindingsError, match="'errata' is a required property"):
+        write_bindings(project_folder / "b.json", bound[2])

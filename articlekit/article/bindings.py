@@ -19,9 +19,11 @@ of its own key, fmt and expect, which no schema can say, so it is checked
 here too.
 
 Written only through `write_bindings`, which refuses a document its readers
-would refuse; read only through `load_bindings`, which names the file, the
-first entry that is wrong and the fix: a bindings file from an older
-articlekit, or edited, is made again by `snakemake --forcerun bind`.
+would refuse (a text that passed the schema before is not checked again:
+articlekit.core.schema.unless_passed); read only through `load_bindings`,
+which names the file, the first entry that is wrong and the fix: a
+bindings file from an older articlekit, or edited, is made again by
+`snakemake --forcerun bind`.
 """
 
 import json
@@ -31,10 +33,14 @@ from pathlib import Path
 from articlekit.article.shortcodes import lookup_id
 from articlekit.core import claims
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.jsonio import read_json, write_json
-from articlekit.core.schema import entry_name, problems
+from articlekit.core.jsonio import dumps, read_json, write_text_atomic
+from articlekit.core.schema import entry_name, problems, unless_passed
 
 SCHEMA = Path(__file__).resolve().parent / "bindings_schema.json"
+# The bindings texts write_bindings found sound (articlekit.core.schema.unless_passed):
+# a bind whose document is the last one's, as after most edits of a sentence,
+# writes it without the schema's tenth of a second and jsonschema's import
+CHECKED = "bindings-checked.json"
 REBUILD = "rebuild it with snakemake (snakemake --forcerun bind), which writes it with `python -m articlekit bind`"
 
 
@@ -50,9 +56,14 @@ def schema():
     return loaded
 
 
-def bindings_problems(document, path):
-    """Every way the document is not a bindings document, first entry first."""
-    found = problems(document, schema(), path)
+def bindings_problems(document, path, text=None):
+    """Every way the document is not a bindings document, first entry first.
+    text: the document as it will be written, whose schema check is
+    remembered once it passes (CHECKED)."""
+    if text is None:
+        found = problems(document, schema(), path)
+    else:
+        found = unless_passed(CHECKED, schema(), text, lambda: problems(document, schema(), path))
     if found or not isinstance(document, dict):
         return found
     for ident, b in document["bindings"].items():
@@ -103,10 +114,12 @@ def _as_on_disk(path):
 
 def write_bindings(path, document):
     """Write the document bind made, atomically, once it is one its readers accept."""
-    found = bindings_problems(document, path)
+    # the text checked is the text written: what its readers read back
+    text = dumps(document)
+    found = bindings_problems(document, path, text)
     if found:  # a bug in bind, not in the article: say so rather than write it
         raise BindingsError("bind made a bindings document its readers would refuse: " + "; ".join(found[:3]))
-    write_json(path, document)
+    write_text_atomic(path, text)
     # just checked: a reader in this process (the quarto pre-render binds,
     # then reads the file back) need not check it again as it now is on disk
     _CHECKED.add(_as_on_disk(Path(path)))

@@ -11,15 +11,13 @@ digest (CHECKED) and not held to it again; the checks against itself run
 on every load.
 """
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.jsonio import read_json, write_json
+from articlekit.core.schema import unless_passed
 from articlekit.core.sources import SourceError, parse_yaml, read_text
 from articlekit.core.keys import split_key
 from articlekit.data.classes import CLASSES, agreement, schema_fragments
@@ -31,14 +29,10 @@ from articlekit.data.classes import CLASSES, agreement, schema_fragments
 # Shipped with the package: what any article's baseline must look like.
 SCHEMA = Path(__file__).resolve().parent / "baseline_schema.yaml"
 DEFAULT_BASELINE = "baseline/published.yaml"
-# The baselines whose schema check passed, each by the digest of its text and
-# of the schema it passed: an unchanged baseline is not checked again (a
-# tenth of a second on every bind, the quarto pre-render's on each save).
-# Kept where Snakemake keeps its records, in the folder the bind runs in
-# (rule bind's and the pre-render's: the project's), and only where
-# Snakemake has run there; elsewhere every load checks.
-CHECKED = Path(".snakemake/articlekit/baseline-checked.json")
-CHECKED_KEPT = 8  # digests remembered: a few baselines, configs that alternate
+# The baselines whose schema check passed (articlekit.core.schema.unless_passed):
+# an unchanged baseline is not checked again (a tenth of a second on every
+# bind, the quarto pre-render's on each save)
+CHECKED = "baseline-checked.json"
 
 
 class BaselineError(ArticlekitError):
@@ -143,34 +137,6 @@ def _schema_problems(path, data, lines, schema):
     return problems
 
 
-def _schema_problems_unless_passed(path, data, lines, text):
-    """_schema_problems, or [] for a text that passed this very schema
-    before (CHECKED). The digest is of the text itself, not its size or
-    time: any edit is checked again; a failure is never remembered."""
-    schema = _load_schema()
-    checked = json.dumps(schema, sort_keys=True) + "\0" + text
-    digest = hashlib.sha256(checked.encode("utf-8")).hexdigest()
-    passed = _passed()
-    if digest in passed:
-        return []
-    problems = _schema_problems(path, data, lines, schema)
-    if not problems and CHECKED.parent.parent.is_dir():  # Snakemake's .snakemake/: a project's folder
-        try:
-            write_json(CHECKED, {"passed": [digest, *(d for d in passed if d != digest)][:CHECKED_KEPT]})
-        except OSError:
-            pass  # a folder that cannot be written: checked again next time
-    return problems
-
-
-def _passed():
-    """The digests CHECKED holds; none when it is missing or unreadable."""
-    try:
-        passed = read_json(CHECKED).get("passed")
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [d for d in passed if isinstance(d, str)] if isinstance(passed, list) else []
-
-
 def _consistency_problems(path, baseline):
     """What the schema cannot see: unique ids, restatements of entries that
     exist, and each entry against itself, which its class says
@@ -205,7 +171,8 @@ def load_baseline(path=DEFAULT_BASELINE):
         place = f"{path}:{mark.line + 1}" if mark else str(path)
         raise BaselineError(f"{place}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
 
-    problems = _schema_problems_unless_passed(path, data, lines, text)
+    schema = _load_schema()
+    problems = unless_passed(CHECKED, schema, text, lambda: _schema_problems(path, data, lines, schema))
     if problems:
         raise BaselineError(f"invalid baseline (see articlekit/{SCHEMA.name}):\n  " + "\n  ".join(problems))
 
