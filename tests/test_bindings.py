@@ -288,3 +288,25 @@ def test_a_document_that_passed_is_checked_again_under_another_schema(bound, pro
     monkeypatch.setattr(bindingsmod, "schema", lambda: stricter)
     with pytest.raises(BindingsError, match="'errata' is a required property"):
         write_bindings(project_folder / "b.json", bound[2])
+
+
+def test_an_editions_job_reads_the_text_bind_wrote_without_its_schema_check(bound, project_folder, monkeypatch):
+    """Each edition's job is a process of its own: the text bind wrote passed
+    as it was written, and is not checked again as it is read."""
+    write_bindings(project_folder / "b.json", bound[2])
+    monkeypatch.setattr(bindingsmod, "_CHECKED", set())  # another process
+    checks = counted_schema_checks(monkeypatch)
+    assert load_bindings(project_folder / "b.json") == bound[2]
+    assert not checks
+
+
+def test_a_bindings_file_edited_by_hand_is_checked_as_it_is_read(bound, project_folder, monkeypatch):
+    """Remembered are texts, not files: an edit that keeps the JSON valid,
+    even one that keeps the file's size, is held to the schema."""
+    path = project_folder / "b.json"
+    write_bindings(path, bound[2])
+    monkeypatch.setattr(bindingsmod, "_CHECKED", set())
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"in_text"', '"in_txet"', 1), encoding="utf-8")
+    with pytest.raises(BindingsError, match="'in_text' is a required property"):
+        load_bindings(path)

@@ -33,7 +33,7 @@ from pathlib import Path
 from articlekit.article.shortcodes import lookup_id
 from articlekit.core import claims
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.jsonio import dumps, read_json, write_text_atomic
+from articlekit.core.jsonio import dumps, parse_json, write_text_atomic
 from articlekit.core.schema import entry_name, problems, unless_passed
 
 SCHEMA = Path(__file__).resolve().parent / "bindings_schema.json"
@@ -58,8 +58,8 @@ def schema():
 
 def bindings_problems(document, path, text=None):
     """Every way the document is not a bindings document, first entry first.
-    text: the document as it will be written, whose schema check is
-    remembered once it passes (CHECKED)."""
+    text: the document's text, as written or as read, whose schema check
+    is remembered once it passes (CHECKED)."""
     if text is None:
         found = problems(document, schema(), path)
     else:
@@ -76,9 +76,10 @@ def bindings_problems(document, path, text=None):
     return found
 
 
-def check_bindings(document, path):
-    """Raise BindingsError on the first problem (and how many more there are)."""
-    found = bindings_problems(document, path)
+def check_bindings(document, path, text=None):
+    """Raise BindingsError on the first problem (and how many more there are).
+    text: the document's text, as read (bindings_problems)."""
+    found = bindings_problems(document, path, text)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise BindingsError(f"{found[0]}{more}; this is not a bindings file as `articlekit bind` writes it: {REBUILD}")
@@ -89,17 +90,20 @@ def load_bindings(path):
     path = Path(path)
     try:
         seen = _as_on_disk(path)  # before the read: a file replaced after it is checked next time
-        document = read_json(path)
+        text = path.read_text(encoding="utf-8")
+        document = parse_json(text, path)
     except FileNotFoundError:
         raise BindingsError(f"{path}: no bindings file there; {REBUILD}") from None
     except OSError as exc:
         raise BindingsError(f"{path}: cannot read the bindings file ({exc.strerror})") from None
-    except ValueError as exc:  # not JSON: read_json names file, line and column
+    except ValueError as exc:  # not JSON: parse_json names file, line and column
         raise BindingsError(f"{exc}; {REBUILD}") from None
     # A render reads the file twice (the page, then its warnings): the schema,
-    # a tenth of a second, is checked once per file as it is on disk.
+    # a tenth of a second, is checked once per file as it is on disk; and
+    # not at all for the text bind wrote, which passed as it was written
+    # (each edition's job reads it: CHECKED), unless it was edited since.
     if seen not in _CHECKED:
-        check_bindings(document, path)
+        check_bindings(document, path, text)
         _CHECKED.add(seen)
     return document
 

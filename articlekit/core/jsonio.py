@@ -89,8 +89,14 @@ def loads(text):
 def read_json(path):
     """Read an artifact, naming the file in the error when it is not JSON."""
     path = Path(path)
+    return parse_json(path.read_text(encoding="utf-8"), path)
+
+
+def parse_json(text, path):
+    """The JSON text read from path, naming the file, line and column in the
+    error when it is not JSON."""
     try:
-        return loads(path.read_text(encoding="utf-8"))
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise ArticlekitError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
 
