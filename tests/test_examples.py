@@ -154,7 +154,9 @@ def test_its_crate_is_valid_for_the_profile_it_declares_and_names_every_bound_va
     with zipfile.ZipFile(example / "build/article.meca.zip") as bundle:
         assert bundle.read("ro-crate-metadata.json") == (example / "build/ro-crate-metadata.json").read_bytes()
     # verify, in the example's folder, reads the crate back: every file matches
-    done = subprocess.run([sys.executable, "-m", "articlekit", "verify"], cwd=example, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "articlekit", "verify"], cwd=example, env=_environment(), capture_output=True, text=True
+    )
     assert "build/ro-crate-metadata.json: all" in done.stdout, done.stdout + done.stderr
 
 
