@@ -1,4 +1,4 @@
-"""Do the build's three caches still pay for themselves? Each against the simpler way, in one run.
+"""Do the build's four caches still pay for themselves? Each against the simpler way, in one run.
 
     python benchmarks/caches.py [--rounds 5] [--cores 2] [--configfile config/test.yaml]
 
@@ -11,6 +11,12 @@ back to back:
   code graph    the same with .snakemake/articlekit/codegraph.json removed
                 (articlekit/workflow/codegraph.py: each file's parse, kept by
                 its digest; without it every module is parsed again)
+  schema memo   one edition's job (`articlekit render --to jats`, as rule jats
+                runs it) reading the bindings bind wrote, with
+                .snakemake/articlekit/bindings-checked.json, then with it
+                removed (articlekit/core/schema.py, unless_passed: the texts
+                that passed the schema, by digest; without it the job checks
+                them again)
   incremental   the preview's page after a one-sentence prose edit, rendered
                 chunk by chunk (articlekit/render/incremental.py), then the
                 whole page rendered as `articlekit render` renders it (the
@@ -47,6 +53,22 @@ def snakemake_round(work, build, removed=None):
     if removed is not None:
         (work / ".snakemake" / "articlekit" / removed).unlink(missing_ok=True)
     return timed(build, work).wall
+
+
+def schema_round(work, out, removed=False):
+    """-> seconds of one edition's job, as its rule runs it, writing out.
+    Without the record, the job checks the schema and writes it again."""
+    if removed:
+        (work / ".snakemake" / "articlekit" / "bindings-checked.json").unlink(missing_ok=True)
+    return timed([*EDITION_JOB, str(out)], work).wall
+
+
+# rule jats's command (articlekit/workflow/rules/article.smk), but its --out
+EDITION_JOB = [
+    sys.executable, "-m", "articlekit", "render", "article/index.qmd", "--to", "jats",
+    "--bindings", "build/bindings.json", "--renderer", "pandoc", "--bound", "build/article.bound.md",
+    "--ast", "build/article.ast.json", "--out",
+]  # fmt: skip
 
 
 def incremental_round(work, pages, i):
@@ -98,11 +120,15 @@ def main(argv=None):
         from articlekit.render.incremental import IncrementalPage
 
         pages = IncrementalPage(work / "article" / "index.qmd", Path(scratch) / "pieces")
-        times = {name: ([], []) for name in ("plan memory", "code graph", "incremental")}
+        times = {name: ([], []) for name in ("plan memory", "code graph", "schema memo", "incremental")}
         for i in range(args.rounds):
             for name, removed in (("plan memory", "plan.json"), ("code graph", "codegraph.json")):
                 times[name][0].append(snakemake_round(work, build))
                 times[name][1].append(snakemake_round(work, build, removed))
+        jats = Path(scratch) / "article.jats.zip"  # outside the build: no rule's file
+        for i in range(args.rounds):
+            times["schema memo"][0].append(schema_round(work, jats))
+            times["schema memo"][1].append(schema_round(work, jats, removed=True))
         incremental_round(work, pages, "warm")  # every chunk once
         for i in range(args.rounds):  # after the builds: an edit would make their no-op a rebuild
             chunked, whole = incremental_round(work, pages, i)
