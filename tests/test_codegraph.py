@@ -127,6 +127,20 @@ def test_local_modules_are_followed_through_relative_imports(article):
     assert any(path.endswith("/articlekit/experiment/artifacts.py") and path.startswith("/") for path in found)
 
 
+def test_the_libraries_an_experiment_imports_are_named_by_their_top_level_module(article):
+    """What the version matrix compiles in each environment (matrixenv.warm_up):
+    numpy from the experiment, yaml through articlekit's modules, never the
+    standard library (math), the article's own modules or articlekit."""
+    found = codegraph.imported_libraries(["experiments.fit"], article_root=article)
+    assert "numpy" in found and "yaml" in found
+    assert not {"math", "experiments", "articlekit", "__future__"} & set(found)
+    # by the top-level name Python imports first, through the article's modules
+    (article / "experiments/plain.py").write_text(
+        "import numpy.linalg\nimport torch.nn.functional as F\nfrom experiments.tools.shapes import jitter\n"
+    )
+    assert codegraph.imported_libraries(["experiments.plain"], article_root=article) == ["numpy", "torch"]
+
+
 def test_an_experiment_without_its_file_names_the_fix(article):
     with pytest.raises(
         ValueError,

@@ -14,7 +14,11 @@ from it:
 - `experiment_files("scaling")`: experiments/scaling.py, the article's own
   modules it imports transitively (experiments/attention.py, and the
   packages' __init__.py that Python runs first), and the package files of
-  the articlekit modules they use.
+  the articlekit modules they use;
+- `imported_libraries(["experiments.scaling"])`: the installed libraries
+  those files import (numpy), by top-level name: what the version matrix
+  imports once in each environment it installs, so that their bytecode is
+  cached there (articlekit/review/matrixenv.py).
 
 Imports are read with `ast`, never executed. An import that resolves to
 neither the article's folder nor articlekit (numpy, the standard library)
@@ -184,21 +188,39 @@ def _package_data(folder):
     return named
 
 
-def module_graph(modules, article_root="."):
-    """The files of `modules` and of everything they import that lives in
-    articlekit or under article_root, plus the package data they name."""
-    seen, files, queue = set(), set(), list(modules)
+def _reached(modules, article_root):
+    """(module, its _node) for `modules` and every module they import, followed
+    through those of articlekit and of the article (the others' node: None)."""
+    seen, queue = set(), list(modules)
     while queue:
         module = queue.pop()
         if module in seen:
             continue
         seen.add(module)
         node = _node(module, article_root)
+        yield module, node
         if node is not None:
-            module_files, next_modules = node
-            files.update(module_files)
-            queue += next_modules
-    return files
+            queue += node[1]
+
+
+def module_graph(modules, article_root="."):
+    """The files of `modules` and of everything they import that lives in
+    articlekit or under article_root, plus the package data they name."""
+    return {path for _, node in _reached(modules, article_root) if node is not None for path in node[0]}
+
+
+def imported_libraries(modules, article_root="."):
+    """The top-level names of the installed libraries `modules` import
+    (directly or through articlekit's and the article's modules, anywhere in
+    a file): every imported name that is neither theirs nor the standard
+    library's, e.g. ['numpy', 'torch']. Some may not be installed at all."""
+    found = set()
+    for module, node in _reached(modules, article_root):
+        top = module.partition(".")[0]
+        if node is None and top != PACKAGE and top not in sys.stdlib_module_names:
+            if _locate(top, article_root) is None:  # experiments.attention.softmax: a name, not a module
+                found.add(top)
+    return sorted(found)
 
 
 @lru_cache(maxsize=None)
