@@ -8,6 +8,7 @@ builds two real environments with uv.
 """
 
 import json
+import os
 import platform
 import re
 import subprocess
@@ -321,28 +322,62 @@ def test_an_environment_that_fails_to_install_is_recorded_with_its_log(tmp_path,
     }
 
 
-@pytest.mark.workflow
-def test_an_environment_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
-    """As pip installs: otherwise every experiment in the environment compiles
-    torch's modules again on import (where Python may not cache them:
-    PYTHONDONTWRITEBYTECODE, a read-only shared filesystem), seconds per job."""
-    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    project = tmp_path / "tiny"
-    project.mkdir()
-    (project / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=64"]\n'
-        'build-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "tiny"\nversion = "0"\n'
-        '[tool.setuptools]\npy-modules = ["tiny"]\n'
+# Run by a venv's Python: imports the modules named, then prints those of the
+# venv that Python found no .pyc for (it compiled them, and, told not to
+# write bytecode, compiles them again in every process).
+_UNCACHED = """
+import importlib, json, os, sys
+for module in sys.argv[1:]:
+    importlib.import_module(module)
+print(json.dumps(sorted(
+    name for name, module in list(sys.modules.items())
+    if (getattr(module, "__file__", None) or "").startswith(sys.prefix) and module.__file__.endswith(".py")
+    and not os.path.exists(getattr(module, "__cached__", None) or "")
+)))
+"""
+
+
+def compiled_at_import(python, modules, cwd=None):
+    """The venv's modules that importing `modules` with its Python compiles,
+    as a cell does where Python may not cache what it compiles
+    (PYTHONDONTWRITEBYTECODE=1, a read-only shared filesystem): [] when the
+    install left the .pyc of each."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's own packages, as a cell gets
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [str(python), "-c", _UNCACHED, *modules], cwd=cwd, env=env, capture_output=True, text=True, check=True
     )
-    (project / "tiny.py").write_text("")
+    return json.loads(done.stdout)
+
+
+@pytest.mark.workflow
+def test_an_environment_compiles_the_bytecode_of_what_its_experiments_import(tmp_path, monkeypatch):
+    """Otherwise every cell compiles torch's modules again on import (where
+    Python may not cache them: PYTHONDONTWRITEBYTECODE, a read-only shared
+    filesystem), seconds per job. The libraries they require too (jinja2's
+    markupsafe; torch's sympy, which it imports only as a cell runs). A
+    library that does not import, or is not installed, fails nothing: each
+    cell that imports it reports its own error."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as on this machine: the install writes them all the same
+    project = _tiny_project(tmp_path)
+    (project / "tiny.py").write_text("raise ImportError('tiny is broken')\n")
     lock = tmp_path / "requirements.lock"
-    assert matrixenv.lock("tiny", ["pyyaml>=6"], lock) == 0
+    assert matrixenv.lock("tiny", ["pyyaml>=6", "jinja2"], lock) == 0
     venv, out = tmp_path / "venv", tmp_path / "freeze.json"
-    assert matrixenv.install("tiny", lock, venv, out, tmp_path / "install.log", project=project) == 0
-    assert read_json(out)["installed"], (tmp_path / "install.log").read_text()
-    [site] = venv.glob("lib/python*/site-packages")
-    assert list((site / "yaml" / "__pycache__").glob("__init__.*.pyc")), "yaml was installed without bytecode"
+    warm = ["jinja2", "nosuchlib", "tiny", "yaml"]
+    assert matrixenv.install("tiny", lock, venv, out, tmp_path / "install.log", project=project, warm=warm) == 0
+    record = read_json(out)
+    assert record["installed"], (tmp_path / "install.log").read_text()
+    assert record["warm_up"] == {
+        "imported": ["jinja2", "yaml", "markupsafe"],
+        "not_installed": ["nosuchlib"],
+        "failed": {"tiny": "ImportError: tiny is broken"},
+    }
+    assert "warm-up: import tiny failed: ImportError: tiny is broken" in (tmp_path / "install.log").read_text()
+    python = venv / "bin" / "python"
+    assert compiled_at_import(python, ["yaml", "jinja2"]) == []
+    # the check sees a module the install did not import: setuptools (installed, required by none)
+    assert "setuptools" in compiled_at_import(python, ["setuptools"])
 
 
 @pytest.mark.workflow
@@ -600,6 +635,10 @@ def test_snakemake_matrix_builds_each_environment_and_the_page(tmp_path_factory,
         freeze = read_json(work / f"results/matrix/{label}/freeze.json")
         assert freeze["installed"] and set(entry["pins"]) - {"torch==2.13.0"} <= set(freeze["freeze"])
         assert "torch==2.13.0+cpu" in freeze["freeze"]  # the CPU build, as requirements.txt gets it
+        # no cell compiles what it imports: the install left the .pyc of each
+        assert "torch" in freeze["warm_up"]["imported"] and not freeze["warm_up"]["failed"]
+        cells = [f"experiments.{e}" for e in EXPERIMENTS if e not in test_config["matrix"]["exclude"]]
+        assert compiled_at_import(work / f".venv-matrix/{label}/bin/python", cells, cwd=work) == [], label
         numpy = next(p.split("==")[1] for p in entry["pins"] if p.startswith("numpy"))
         assert summary["versions"]["numpy"] == numpy  # the experiments ran in that environment
         ran = read_json(work / f"results/matrix/{label}/scaling.json")

@@ -2,6 +2,7 @@
 
     python -m articlekit.review.matrixenv lock    --label L --pin mylib==1.2.0 ... [--python 3.13] --out LOCK
     python -m articlekit.review.matrixenv install --label L --lock LOCK [--python 3.13] --venv DIR --out ENV.json
+                                           [--warm MODULE ...]
     python -m articlekit.review.matrixenv run     --environment ENV.json --experiment NAME
                                            --params JSON --out RESULT.json
 
@@ -19,7 +20,9 @@ this machine lacks is an error saying how to get it.
 
 lock resolves the pins without installing anything, for that Python: a pin
 the index does not have, or a Python the machine lacks, fails here, before
-any environment is built. install never fails
+any environment is built. install then imports the libraries the
+experiments import (--warm: numpy, torch) and those they require, once, so
+that their bytecode is cached in the venv (warm_up). install never fails
 the build: an environment that does not install is recorded as such
 ({"installed": false, "log": ...}), so that the other environments are still
 built and the matrix shows which one failed and where its log is. run then
@@ -50,6 +53,8 @@ UNPINNED = ("python",)
 # its build backend (pyproject.toml), installed up front so that the project
 # installs without an isolated build environment of its own (seconds saved).
 PROJECT_REQUIREMENTS = ["pyyaml>=6.0", "setuptools>=64"]
+# Run by the venv's own Python at install: imports what the experiments will.
+WARM_UP = Path(__file__).with_name("warmup.py")
 
 # pip option -> the uv flag that means the same; list options take one flag each.
 _PIP_TO_UV = {
@@ -297,11 +302,12 @@ def _run_logged(command, log_file, env):
     return subprocess.run(command, stdout=log_file, stderr=subprocess.STDOUT, text=True, env=env).returncode
 
 
-def install(label, lock_file, venv, out, log_path, project=".", python_request=None):
+def install(label, lock_file, venv, out, log_path, project=".", python_request=None, warm=()):
     """Make the venv, with the entry's Python (`python_request`, else the
-    build's own), from the lock file and the project; write what it got (uv
-    pip freeze, the venv's Python version) or that it failed, never raise for
-    an install error."""
+    build's own), from the lock file and the project; compile the bytecode
+    of the libraries `warm` names (the experiments' imports: warm_up); write
+    what it got (uv pip freeze, the venv's Python version, what warm_up did)
+    or that it failed, never raise for an install error."""
     settings = pip_settings()
     uv, env = uv_executable(), uv_environ(settings)
     venv, python = Path(venv), Path(venv) / "bin" / "python"
@@ -322,13 +328,10 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
         return 0
     steps = [
         [uv, "venv", "--python", interpreter, "--clear", str(venv)],
-        # --compile-bytecode: as pip does by default. uv does not, and where
-        # Python may not cache what it compiles (PYTHONDONTWRITEBYTECODE, a
-        # read-only shared filesystem) every experiment in the venv compiles
-        # the torch modules it imports again: about 3.5 s of CPU per job on
-        # the development machine, paid on every rerun of the cells, against
-        # about 20 s once per install.
-        [uv, "pip", "sync", str(lock_file), "--python", str(python), "--compile-bytecode", *uv_source_flags(settings)],
+        # No --compile-bytecode: it compiles every file of every package
+        # (5463 for torch 2.13.0 and its requirements), most of which no
+        # experiment imports; warm_up below compiles those they do.
+        [uv, "pip", "sync", str(lock_file), "--python", str(python), *uv_source_flags(settings)],
         # --no-deps: the lock already holds every requirement; editable, so the
         # experiments run the working tree's code, as the main build does.
         [
@@ -352,6 +355,12 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
                 log.warning(f"matrix environment {label!r} did not install; see {log_path}")
                 write_json(out, {**record, "installed": False, "error": "\n".join(tail)})
                 return 0
+        record["warm_up"] = warm_up(python, warm, log_file)
+        if record["warm_up"]["failed"]:
+            log.warning(
+                f"matrix environment {label!r}: {', '.join(record['warm_up']['failed'])} did not import "
+                f"at install (their bytecode is not compiled); see {log_path}"
+            )
         freeze = subprocess.run(
             [uv, "pip", "freeze", "--python", str(python)], capture_output=True, text=True, env=env, check=True
         ).stdout
@@ -368,6 +377,37 @@ def install(label, lock_file, venv, out, log_path, project=".", python_request=N
         },
     )
     return 0
+
+
+# ---- warm_up: the bytecode the experiments will read ---------------------------------
+
+
+def warm_up(python, modules, log_file):
+    """Import `modules` (the libraries the experiments import; those not
+    installed here are skipped) and their requirements once with the venv's
+    Python, bytecode writing allowed (warmup.py), so that the modules the
+    experiments import have their .pyc in the venv, written at install,
+    where Snakemake runs. Where Python may not cache what it compiles
+    (PYTHONDONTWRITEBYTECODE=1, a read-only shared filesystem on a cluster's
+    nodes), each cell would otherwise compile the torch modules it imports
+    on every run: about 3.5 s of CPU per job. uv's --compile-bytecode gave
+    the same guarantee by compiling every file of every package (5463 for
+    torch 2.13.0 and its requirements, about 90% of an install's time);
+    this compiles the third of them that importing reaches.
+
+    Returns what it did ({"imported", "not_installed", "failed"}); a module
+    that fails to import fails nothing here: it is logged and recorded, and
+    each cell that imports it reports its own error, as without the warm-up."""
+    with tempfile.TemporaryDirectory() as tmp:
+        done = Path(tmp) / "warm_up.json"
+        # -I: Python ignores PYTHONDONTWRITEBYTECODE and PYTHONPYCACHEPREFIX
+        # (the .pyc must land beside the sources, where the cells look) and
+        # PYTHONPATH (the venv's own packages only, as the cells get).
+        command = [str(python), "-I", str(WARM_UP), str(done), *modules]
+        status = _run_logged(command, log_file, dict(os.environ))
+        if done.exists():
+            return read_json(done)
+    return {"imported": [], "not_installed": [], "failed": {"(warm-up)": f"exited with status {status}"}}
 
 
 # ---- run: one experiment in one environment ----------------------------------------
@@ -445,6 +485,13 @@ def main(argv=None):
     p.add_argument("--venv", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--log", required=True)
+    p.add_argument(
+        "--warm",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a library the experiments import, whose bytecode the install compiles (those not installed are skipped)",
+    )
     p = sub.add_parser("run", help="run one experiment in one environment")
     p.add_argument("--environment", required=True)
     p.add_argument("--experiment", required=True)
@@ -473,7 +520,7 @@ def _dispatch(args):
     if args.command == "lock":
         return lock(args.label, args.pin, args.out, args.python, args.where)
     if args.command == "install":
-        return install(args.label, args.lock, args.venv, args.out, args.log, python_request=args.python)
+        return install(args.label, args.lock, args.venv, args.out, args.log, python_request=args.python, warm=args.warm)
     params = json.loads(args.params)
     if args.threads is not None:
         params["threads"] = args.threads

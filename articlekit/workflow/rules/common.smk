@@ -70,6 +70,17 @@ def experiment_code(name):
         raise WorkflowError(str(error)) from None
 
 
+def matrix_warm_arguments():
+    """`--warm numpy --warm torch ...`: the libraries the matrix's
+    experiments import (codegraph), whose bytecode each install compiles."""
+    modules = [f"experiments.{name}" for name in PLAN.matrix.experiments]
+    try:
+        libraries = codegraph.imported_libraries(modules)
+    except (ValueError, SyntaxError) as error:
+        raise WorkflowError(str(error)) from None
+    return " ".join(f"--warm {name}" for name in libraries)
+
+
 def command_code(command):
     """What `python -m articlekit COMMAND` runs: editing any of it reruns the step."""
     return codegraph.package_files("articlekit.__main__", COMMANDS[command][0])

@@ -70,9 +70,12 @@ rule matrix_env:
         pins=lambda wildcards: PLAN.matrix.entry_arguments(wildcards.label),
         # derived: the entry's pins above already carry it
         python=lambda wildcards, output: PLAN.matrix.python_argument(wildcards.label),
+        # derived too: an experiment's edited imports rebuild no environment
+        # (--forcerun matrix_env compiles what they import now)
+        warm=lambda wildcards, output: matrix_warm_arguments(),
     shell:
         "python -m articlekit.review.matrixenv install --label {wildcards.label} --lock {input.lock} "
-        "{params.python} --venv {output.venv} --out {output.freeze} --log {log}"
+        "{params.python} --venv {output.venv} --out {output.freeze} --log {log} {params.warm}"
 
 
 rule matrix_experiment:
