@@ -243,6 +243,12 @@ def build_dir(request, build_dirs):
     return build_dirs(request.param)
 
 
+# The page each driver shows as open_page loaded it, untouched since:
+# {id(driver): (address, width, the console messages of its load)}. A
+# script that may change the page (axe's) forgets it.
+_as_loaded = {}
+
+
 def open_page(driver, path, width):
     """Load `path` in a viewport `width` px wide (a phone is emulated as a
     mobile device, so the page's viewport meta tag applies), wait for its
@@ -252,12 +258,32 @@ def open_page(driver, path, width):
         "Emulation.setDeviceMetricsOverride",
         {"width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": width < 600},
     )
-    driver.get(Path(path).resolve().as_uri())
+    address = Path(path).resolve().as_uri()
+    driver.get(address)
     driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         Promise.all([...document.images].map(img => img.decode().catch(() => null))).then(() => done());
     """)
-    return driver.get_log("browser")
+    log = driver.get_log("browser")
+    _as_loaded[id(driver)] = (address, width, log)
+    return log
+
+
+def page_as_loaded(driver, path, width):
+    """open_page's console messages for `path` at `width`, loading it only
+    where the driver does not show it as it was loaded: the checks that
+    only read a page (its layout, links, images, console, requests) share
+    one load of it instead of loading it again each."""
+    address = Path(path).resolve().as_uri()
+    shown = _as_loaded.get(id(driver))
+    if shown and shown[:2] == (address, width) and driver.current_url == address:
+        return shown[2]
+    return open_page(driver, path, width)
+
+
+def forget_page(driver):
+    """The page shown may have been changed by a script: the next check loads it again."""
+    _as_loaded.pop(id(driver), None)
 
 
 CASES = [
@@ -269,12 +295,22 @@ CASES = [
 ] + [("matrix", "matrix.html", width) for width in WIDTHS]
 
 
-@pytest.fixture(params=CASES, ids=["-".join(case) for case in CASES])
-def loaded(request, browser, build_dirs):
-    render, page, width = request.param
+@pytest.fixture(scope="module", params=CASES, ids=["-".join(case) for case in CASES])
+def case(request):
+    """(render, page, width): module-scoped, so that pytest runs each
+    case's checks one after another, whatever order the tests are in, and
+    they share one load of the page (page_as_loaded)."""
+    return request.param
+
+
+@pytest.fixture
+def loaded(case, browser, build_dirs):
+    """(driver, path, the console messages of its load, width): the page
+    loaded at that width, and touched since by no script that changes it."""
+    render, page, width = case
     path = build_dirs(render) / page
     assert path.exists(), f"{path} was not built"
-    log = open_page(browser, path, WIDTHS[width])
+    log = page_as_loaded(browser, path, WIDTHS[width])
     return browser, path, log, WIDTHS[width]
 
 
@@ -472,6 +508,7 @@ axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map
 
 def axe_violations(driver, source):
     """axe-core's violations on the page loaded in `driver`: [{id, impact, help, nodes}]."""
+    forget_page(driver)  # axe is injected into it, and may scroll it
     driver.set_script_timeout(120)
     driver.execute_script(source)
     return driver.execute_async_script(AXE_RUN)
