@@ -398,10 +398,8 @@ def test_a_shortcode_the_bindings_lack_stops_the_build_and_quartos_lua_with_one_
     what an editor's Quarto runs, must stop Quarto (whose error() only
     logs) and say why, once."""
     work, env, _, _ = scratch
-    # the values of the article as committed (nothing to do unless a test
-    # built an edited one in the module's project, whose new claims the seed
-    # sweep's summary, robustness.*, would have been made for)
-    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    # build/values.json is the article's as committed: the module's project
+    # is never built with an edit (scratch)
     bindings = tmp_path / "bindings.json"  # of the article as committed
     run(
         [
@@ -577,8 +575,9 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     tooltips and links as Snakemake's page; nothing beside the source; and
     the build still has nothing to do (the extension's copy is not its input)."""
     work, env, version, _ = project
-    # Snakemake's page of the article as it stands (nothing to do unless a test built an edited one)
-    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    # build/article.html is Snakemake's page of the article as committed (no
+    # test builds an edit in the module's project: scratch); the plan below
+    # says it is still up to date
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
     native = work / "build/quarto/article/index.html"
     assert page_text(native.read_text(encoding="utf-8")) == page_text(
@@ -598,7 +597,8 @@ def test_quarto_render_in_the_project_folder_gives_the_builds_article(project):
     the build's page, the page Quarto names leading to it, and the work
     tree clean, .gitignore untouched."""
     work, env, version, _ = project
-    run(["snakemake", "--cores", "2", *FAST, "--config", "renderer=quarto"], work, env)
+    # build/article.html: Snakemake's page of the article as committed (no
+    # test builds an edit in the module's project: scratch)
     done = run(["quarto", "render"], work, native_env(env))
     native = work / "build/quarto/article/index.html"
     assert "Output created: build/quarto/index.html" in done.stdout + done.stderr
