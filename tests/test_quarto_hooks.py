@@ -474,3 +474,38 @@ def test_an_edited_config_or_experiment_runs_snakemake_and_no_value_is_stale(ske
         # state recording the files as they are (else the next test's
         # pre-render would run Snakemake for this edit's undoing)
         assert pre_render(skeleton).returncode == 0
+
+
+# ---- the prose's pieces read while `quarto preview` starts ---------------------------------
+
+
+@pytest.fixture
+def stand_in_snakemake(tmp_path, monkeypatch):
+    """A project whose Snakemake is a stand-in that writes the bindings bind
+    would (the article and strict it ran with) -> (config, the article's text,
+    the texts prose_pieces.remember_all was given)."""
+    (tmp_path / "article").mkdir()
+    text = "# A title\n\nA sentence.\n"
+    (tmp_path / "article/index.qmd").write_text(text, encoding="utf-8")
+    writes = "import json, pathlib; p = pathlib.Path('build'); p.mkdir(exist_ok=True); "
+    writes += "(p / 'bindings.json').write_text(json.dumps({'article': 'article/index.qmd', 'strict': False}))"
+    monkeypatch.setattr(quarto_bind.Settings, "command", property(lambda self: [sys.executable, "-c", writes]))
+    remembered = []
+    monkeypatch.setattr(prose_pieces, "remember_all", lambda root, article, text: remembered.append(text))
+    return quarto_bind.Settings(tmp_path, (), "article/index.qmd", "baseline/published.yaml"), text, remembered
+
+
+def test_a_preview_started_through_snakemake_reads_the_prose_pieces_for_the_first_save(stand_in_snakemake):
+    """So that the first save reads only the piece it changed, not all of
+    them (seconds on the real article): the text Snakemake's parse_article
+    checked whole is handed to remember_all."""
+    config, text, remembered = stand_in_snakemake
+    quarto_bind.bind_with_snakemake(config, text, previewing=True)
+    assert remembered == [text]
+
+
+def test_a_render_or_a_text_edited_while_snakemake_ran_reads_no_pieces_ahead(stand_in_snakemake):
+    config, text, remembered = stand_in_snakemake
+    quarto_bind.bind_with_snakemake(config, text, previewing=False)  # `quarto render`: no save follows
+    quarto_bind.bind_with_snakemake(config, text + "An edit saved meanwhile.\n", previewing=True)
+    assert remembered == []

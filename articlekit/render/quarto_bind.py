@@ -317,13 +317,13 @@ def bind_with_snakemake(config, text, previewing=False):
     if process.returncode != 0:
         raise Unbound(f"snakemake exit {process.returncode}", failed_logs(said))
     try:
-        text = read_text(root / BINDINGS)
-        bound = json.loads(text)
+        bindings = read_text(root / BINDINGS)
+        bound = json.loads(bindings)
     except (OSError, ValueError, SourceError) as exc:
         raise Unbound(f"snakemake made no readable {BINDINGS}", [str(exc)]) from None
     # one file for the page whichever way it was bound: the metadata naming
     # it stays the same, so `quarto preview` sees no change of its config
-    write_text_atomic(root / PAGE_BINDINGS, text)
+    write_text_atomic(root / PAGE_BINDINGS, bindings)
     # bind's own record of the article and strict it ran with; a mismatch
     # (a config this module reads otherwise) records nothing: Snakemake again
     if bound.get("article") == config.article and isinstance(bound.get("strict"), bool):
