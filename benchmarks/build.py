@@ -62,7 +62,6 @@ of the same text to the same formats.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -76,6 +75,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml  # noqa: E402
 
+from articlekit.core.jsonio import read_json  # noqa: E402
 from articlekit.render.citations import bound_bibliography  # noqa: E402
 from articlekit.render.project import project_config, project_root  # noqa: E402
 from benchmarks import same_dag  # noqa: E402
@@ -246,7 +246,7 @@ def typed_article(work, folder, formats, text="source"):
         config.pop("bibliography", None)
     else:
         bibliography = settings / config["bibliography"]
-        bindings = json.loads((work / "build/bindings.json").read_text(encoding="utf-8"))
+        bindings = read_json(work / "build/bindings.json")
         (article / bibliography.name).write_text(bound_bibliography(bibliography, bindings), encoding="utf-8")
         config["bibliography"] = bibliography.name
     (article / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

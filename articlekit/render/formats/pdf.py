@@ -307,7 +307,7 @@ def check(job):
         raise RenderError(f"{job.out}: the PDF cannot be read back ({exc})") from None
     check_active(objects, job.out)
     check_pictures(objects, job)
-    check_canaries(objects, job)
+    check_canaries(data, objects, job)
 
 
 def pdf_objects(reader):
@@ -434,7 +434,7 @@ def canaries(files):
     return found
 
 
-def check_canaries(objects, job):
+def check_canaries(data, objects, job):
     """A heuristic, not a proof: the PDF's text (its pages, its strings
     and metadata) holds no first line of a few files every machine has
     and no build writes (CANARY_FILES), unless the article prints it
@@ -442,7 +442,7 @@ def check_canaries(objects, job):
     catches a source that read one of them past its root; the guarantee
     that it cannot is Typst's root (compile_pdf). It proves nothing about
     any other file, or one printed in pieces."""
-    text = page_text(job.produced)
+    text = page_text(data)
     text += "".join(str(obj) for obj in objects if isinstance(obj, str))  # text strings, names
     text += "".join(bytes(obj).decode("latin-1") for obj in objects if isinstance(obj, bytes))  # byte strings
     text += "".join(obj.get_data().decode("utf-8", "replace") for obj in objects if metadata_stream(obj))
@@ -456,13 +456,13 @@ def check_canaries(objects, job):
 
 
 def page_text(pdf):
-    """The text of every page of the PDF file, as a reader copying it would
+    """The text of every page of the PDF (its bytes), as a reader copying it would
     get it. PDFium (pypdfium2), not pypdf: pypdf's pure-Python reading of
     every page's content stream took 3 to 4 s of the PDF's job on a quiet
     machine, PDFium about 0.1 s."""
     import pypdfium2
 
-    document = pypdfium2.PdfDocument(str(pdf))
+    document = pypdfium2.PdfDocument(pdf)
     try:
         return "".join(page.get_textpage().get_text_bounded() for page in document)
     finally:
