@@ -1,6 +1,7 @@
 """Shared fixtures: where the project is, its fast test configuration, and
 the article built from it."""
 
+import logging
 import os
 from pathlib import Path
 
@@ -21,6 +22,19 @@ from tests.tiers import (  # noqa: F401
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_as_it_was():
+    """A test that runs an experiment in this process (run_experiment calls
+    configure_logging, which replaces the root logger's handlers) leaves the
+    root logger as it found it: the next test's progress lines and captured
+    stderr do not depend on which tests ran before it (pytest-randomly)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")

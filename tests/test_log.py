@@ -187,3 +187,25 @@ def test_no_module_writes_to_stderr_but_through_the_logger():
 def test_every_allowed_file_still_writes_to_stderr():
     for name in ALLOWED:
         assert stderr_writes((PACKAGE.parent / name).read_text(encoding="utf-8")), f"{name}: take it off ALLOWED"
+
+
+def test_an_experiment_run_in_this_process_logs_to_the_stderr_of_the_moment():
+    """configure_logging without a log file writes to sys.stderr as it is
+    when a message is said: the stream it found may be closed by then
+    (pytest's capsys of an earlier test), which once printed
+    "--- Logging error ---" into every later test's stderr."""
+    from articlekit.experiment.artifacts import configure_logging
+
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    first, second = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stderr(first):
+            configure_logging(None)
+        first.close()
+        with contextlib.redirect_stderr(second):
+            logging.getLogger("experiment").info("still here")
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    assert second.getvalue().rstrip().endswith("experiment: still here")

@@ -38,9 +38,9 @@ log = logging.getLogger(NAME)
 class CurrentStderr(logging.StreamHandler):
     """A StreamHandler whose stream is sys.stderr at the moment it writes."""
 
-    def __init__(self):
+    def __init__(self, name=HANDLER_NAME):
         super().__init__()
-        self.set_name(HANDLER_NAME)
+        self.set_name(name)
 
     @property
     def stream(self):

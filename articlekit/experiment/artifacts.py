@@ -56,6 +56,7 @@ from articlekit.core.errors import ArticlekitError
 from articlekit.experiment import declared, footprint, progress, runs, scratch
 from articlekit.core.jsonio import DiskFull, read_json, write_json
 from articlekit.core.ledger import Ledger
+from articlekit.core.log import CurrentStderr
 
 log = logging.getLogger("experiment")
 
@@ -228,12 +229,15 @@ def configure_logging(log_file=None):
     the log, and articlekit prints what a failed job's log says at the end
     of the terminal (articlekit/workflow/failures.py), on a cluster too,
     where the job's stderr is nowhere in sight: every message and traceback
-    must be in the log, and once."""
+    must be in the log, and once. Without a log file the messages go to
+    sys.stderr as it is when each is said (core.log.CurrentStderr): a
+    process that runs an experiment in its own process and then swaps or
+    closes its stderr (pytest's capsys) loses no message and raises none."""
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers = [logging.FileHandler(log_file, mode="w", encoding="utf-8")]
     else:
-        handlers = [logging.StreamHandler(sys.stderr)]
+        handlers = [CurrentStderr(name="experiment-stderr")]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", handlers=handlers, force=True)
 
 
