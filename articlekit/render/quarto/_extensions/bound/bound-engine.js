@@ -69,21 +69,39 @@ const engine = {
     name: engine.name,
     canFreeze: false,
     markdownForFile: (file) => Promise.resolve(quarto.mappedString.fromFile(file)),
+    // The target's markdown is the bound document already, where the text
+    // is the one bound: Quarto maps the engine's output back onto the
+    // target's lines by a diff it gives up on after 0.2 s (mappedDiff), a
+    // fixed cost on every save between the text and its bound document,
+    // none between a document and itself. The metadata stays the text's.
     target: (file, _quiet, markdown) => {
-      const md = markdown ?? quarto.mappedString.fromFile(file);
+      const text = markdown ?? quarto.mappedString.fromFile(file);
+      const bound = boundFor(text.value, file);
       return Promise.resolve({
         source: file,
         input: file,
-        markdown: md,
-        metadata: quarto.markdownRegex.extractYaml(md.value),
+        markdown: bound === null ? text : quarto.mappedString.fromString(bound, file),
+        metadata: quarto.markdownRegex.extractYaml(text.value),
+        data: { bound: bound !== null },
       });
     },
     partitionedMarkdown: (file) => Promise.resolve(quarto.markdownRegex.partition(Deno.readTextFileSync(file))),
     execute: (options) => {
-      const text = options.target.markdown.value;
+      // Checked again, against the text as it is now: a save or a new
+      // binding between target() and here gives the text it has, bound
+      // only if it is the text bound.
+      const target = options.target;
+      let text = target.markdown.value;
+      if (target.data?.bound) {
+        try {
+          text = Deno.readTextFileSync(target.input);
+        } catch {
+          text = "";
+        }
+      }
       return Promise.resolve({
         engine: engine.name,
-        markdown: boundFor(text, options.target.input) ?? text,
+        markdown: boundFor(text, target.input) ?? text,
         supporting: [],
         filters: [],
       });
