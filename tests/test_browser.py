@@ -189,7 +189,7 @@ RENDERS = ["as-built", "quarto", "quarto-own", "example"]
 
 def render_with_quartos_own_command(project, dest):
     """The built article as an author's `quarto render` in article/ gives it
-    (the pre-render binds in-process, the page goes to build/quarto/article/):
+    (the pre-render binds in-process, the page goes beside its text, article/index.html):
     the page an editor's Render button shows passes the same checks."""
     from tests.test_quarto import FAST
 
@@ -210,7 +210,7 @@ def render_with_quartos_own_command(project, dest):
         ["quarto", "render", "index.qmd"], cwd=work / "article", env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, f"quarto render failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-    page = work / "build" / "quarto" / "article" / "index.html"
+    page = work / "article" / "index.html"
     shutil.copy(page, page.parent / "article.html")
     return page.parent
 

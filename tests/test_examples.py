@@ -239,7 +239,7 @@ def test_the_example_builds_with_the_real_quarto(tmp_path):
     # Quarto's own `quarto render` in the article's folder: the same article
     git_commit(work)
     quarto(work / "article", "render", env=quarto_env)
-    native = work / "build/quarto/article/index.html"
+    native = work / "article/index.html"
     assert page_text(native.read_text(encoding="utf-8")) == page_text(page)
     assert bound_links(native) == bound_links(work / "build/article.html") != []
     assert git_status(work) == ""
@@ -281,7 +281,7 @@ def test_the_skeleton_renders_with_quarto_offline_and_leaves_its_tree_clean(tmp_
     )
     git_commit(folder)
     quarto(folder / "article", "render", env=quarto_env)
-    page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")
+    page = (folder / "article/index.html").read_text(encoding="utf-8")
     loads = Loads()
     loads.feed(page)
     assert [load for load in loads.loads if not load.split("=", 1)[1].startswith(("data:", "#"))] == []
@@ -291,5 +291,5 @@ def test_the_skeleton_renders_with_quarto_offline_and_leaves_its_tree_clean(tmp_
     assert git_status(folder) == ""
     snakemake(folder, "--config", "renderer=quarto", env=quarto_env)
     assert page_text((folder / "build/article.html").read_text(encoding="utf-8")) == page_text(page)
-    assert bound_links(folder / "build/article.html") == bound_links(folder / "build/quarto/article/index.html") != []
+    assert bound_links(folder / "build/article.html") == bound_links(folder / "article/index.html") != []
     assert git_status(folder) == ""

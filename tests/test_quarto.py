@@ -492,7 +492,7 @@ def test_a_failed_claim_with_strict_false_builds_and_warns_on_the_terminal(scrat
     # binds the same values with the same marks as the build's bound document
     editor_env = {**env, "ARTICLEKIT_SNAKEMAKE_ARGS": " ".join([*FAST, "--config", "renderer=quarto", "strict=false"])}
     run(["quarto", "render", "index.qmd"], work / "article", editor_env)
-    native = work / "build/quarto/article/index.html"
+    native = work / "article/index.html"
     assert bound_marks(native) == bound_marks(work / "build/article.html")
     assert [m for m in bound_marks(native) if m[0] == "claim-failed"], "no failed claim's mark on the page"
     assert sorted(set(bound_links(native))) == sorted(set(bound_links(work / "build/article.html"))) != []
@@ -579,7 +579,7 @@ def test_quarto_render_in_the_article_folder_gives_the_builds_article(project):
     # test builds an edit in the module's project: scratch); the plan below
     # says it is still up to date
     run(["quarto", "render", "index.qmd"], work / "article", native_env(env))
-    native = work / "build/quarto/article/index.html"
+    native = work / "article/index.html"
     assert page_text(native.read_text(encoding="utf-8")) == page_text(
         (work / "build/article.html").read_text(encoding="utf-8")
     )
@@ -600,9 +600,9 @@ def test_quarto_render_in_the_project_folder_gives_the_builds_article(project):
     # build/article.html: Snakemake's page of the article as committed (no
     # test builds an edit in the module's project: scratch)
     done = run(["quarto", "render"], work, native_env(env))
-    native = work / "build/quarto/article/index.html"
-    assert "Output created: build/quarto/index.html" in done.stdout + done.stderr
-    index = (work / "build/quarto/index.html").read_text(encoding="utf-8")
+    native = work / "article/index.html"
+    assert "Output created: index.html" in done.stdout + done.stderr
+    index = (work / "index.html").read_text(encoding="utf-8")
     assert '<meta http-equiv="refresh" content="0; url=article/index.html">' in index
     assert page_text(native.read_text(encoding="utf-8")) == page_text(
         (work / "build/article.html").read_text(encoding="utf-8")
@@ -679,7 +679,7 @@ class QuartoPreview:
     @staticmethod
     def get(url, timeout=60):
         """The page at url, a meta refresh followed as a browser follows it
-        (build/quarto/index.html leads to the article's page)."""
+        (index.html leads to the article's page)."""
         with urllib.request.urlopen(url, timeout=timeout) as response:
             page = response.read().decode("utf-8", "replace")
         refresh = re.search(r'<meta http-equiv="refresh" content="0; url=([^"]+)"', page)
@@ -769,7 +769,7 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     (folder / "env").mkdir()  # what Quarto takes for a virtual environment, and ignores unless .gitignore does
     (folder / "env/pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     run(["quarto", "render"], folder, env)
-    page = (folder / "build/quarto/article/index.html").read_text(encoding="utf-8")
+    page = (folder / "article/index.html").read_text(encoding="utf-8")
     assert 'class="bound-value"' in page and "{{<" not in page and "{{&lt;" not in page
     assert git_status(folder) == ""
     preview = QuartoPreview(folder / "article", [], env, tmp_path / "preview.log", browser=tmp_path / "browser")
@@ -788,7 +788,7 @@ def test_quarto_render_stops_on_a_typed_number_with_the_lint_s_message(scratch, 
     with the lint's file:line and the command to rerun, and writes no page."""
     work, env, _, _ = scratch
     line = edited("The answer is 42.")
-    native = work / "build/quarto/article/index.html"
+    native = work / "article/index.html"
     before = native.stat().st_mtime_ns if native.exists() else None
     done = run(["quarto", "render", "index.qmd"], work / "article", native_env(env), check=False)
     out = done.stdout + done.stderr
@@ -812,7 +812,7 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     profile.write_text(
         re.sub(r"^  pre-render:.*$", "", profile.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8"
     )
-    (hidden / "build/quarto/article/index.html").unlink(missing_ok=True)
+    (hidden / "article/index.html").unlink(missing_ok=True)
     # the metadata file the profile names, as an earlier pre-render left it, or none
     metadata = hidden / "build/quarto-project-metadata.yml"
     if not metadata.exists():
@@ -827,7 +827,7 @@ def test_quarto_render_without_the_extension_fails_instead_of_showing_raw_shortc
     assert done.returncode != 0, out[-3000:]
     assert "quarto post-render:" in out and "shortcode(s) were not resolved" in out
     assert "the value extension did not run" in out
-    assert not (hidden / "build/quarto/article/index.html").exists()
+    assert not (hidden / "article/index.html").exists()
 
 
 def test_the_bound_engine_renders_the_bound_document_only_in_place_of_the_text_it_was_bound_from(quarto_env, tmp_path):

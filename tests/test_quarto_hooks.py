@@ -108,22 +108,39 @@ def test_the_index_page_that_leads_to_the_article_is_rendered_but_not_one_that_s
 
 def test_the_post_render_removes_a_page_of_raw_shortcodes_and_says_what_to_run(tmp_path):
     project = article_project(tmp_path)
-    out = project / "build/quarto"
-    out.mkdir(parents=True)
+    out = project / "article"  # where Quarto writes the page: beside its text
     (out / "index.html").write_text("<p>A value: {{&lt; value k.x &gt;}}, and {{&lt; value k.y &gt;}}</p>")
-    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "build/quarto/index.html"})
+    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "article/index.html"})
     assert done.returncode == 1
     assert "1 shortcode(s) were not resolved" in done.stderr and "the value extension did not run" in done.stderr
     assert "_quarto-author.yml" in done.stderr
     assert not (out / "index.html").exists()
 
 
+def test_the_pages_quarto_writes_beside_the_texts_are_not_inputs_of_a_rule(tmp_path):
+    """With no output-dir, Quarto's own render writes each format's page
+    beside its text (article/index.html, article/index.md, index.html for
+    the landing page, X_files/): none of them may count as a changed input,
+    or every save's page would send the next save through Snakemake. Any
+    other new file still counts."""
+    project = article_project(tmp_path)
+    (project / LANDING_PAGE).write_text("The article is [here](article/index.html).\n")
+    article = project / "article/index.qmd"
+    before = quarto_bind.input_files(project, article)
+    for page in ("article/index.html", "article/index.md", "article/example.html", "index.html"):
+        (project / page).write_text("<p>a page</p>\n")
+    (project / "article/index_files/libs").mkdir(parents=True)
+    (project / "article/index_files/libs/quarto.js").write_text("// a page's library\n")
+    assert quarto_bind.input_files(project, article) == before
+    (project / "article/notes.txt").write_text("read by a rule, for all the pre-render knows\n")
+    assert "article/notes.txt" in quarto_bind.input_files(project, article)
+
+
 def test_the_post_render_keeps_a_bound_page(tmp_path):
     project = article_project(tmp_path)
-    out = project / "build/quarto"
-    out.mkdir(parents=True)
+    out = project / "article"
     (out / "index.html").write_text("<p>A value: 42, and {{&lt; value k.y &gt;}} shown as is.</p>")  # escaped one
-    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "build/quarto/index.html"})
+    done = hook("post-render", project, {"QUARTO_PROJECT_OUTPUT_FILES": "article/index.html"})
     assert done.returncode == 0, done.stderr
     assert (out / "index.html").exists()
 
@@ -167,7 +184,10 @@ def test_one_quarto_project_renders_the_article_and_its_index_page_with_the_hook
         author = yaml.safe_load((folder / f"_quarto-{PROFILE}.yml").read_text(encoding="utf-8"))["project"]
         assert author["pre-render"] == "python -m articlekit quarto pre-render"
         assert author["post-render"] == "python -m articlekit quarto post-render"
-        assert author["output-dir"] == "build/quarto"
+        # the page beside its text: with an output-dir, Quarto walks every
+        # file of the project (hidden folders, virtual environments) each time
+        # it reads the project, on every save under `quarto preview`
+        assert "output-dir" not in author, folder
         assert not list((folder / "article").glob("_quarto*.yml")), folder
         assert is_landing_page(folder, LANDING_PAGE), folder
 

@@ -77,6 +77,12 @@ LINT_REPORT = Path("build/quarto-lint.txt")  # lint's report of the text bound h
 # bind reads but through build/values.json. A rule product elsewhere costs
 # one more Snakemake run after it changes, never a stale value.
 OUTPUT_FOLDERS = ("build", "logs", "results", "figures", "benchmarks/out")
+# What Quarto's own render writes beside a text, the author profile setting
+# no output-dir: each format's page (X.html, X.md for gfm, X.docx, ...) and
+# X_files/, where X.qmd is the text, or X.md for a markdown one. No rule
+# reads them: counted as inputs, every save's page would send the next save
+# through Snakemake.
+QUARTO_PAGE_SUFFIXES = (".html", ".md", ".docx", ".pdf", ".tex", ".xml", ".typ", ".epub", ".ipynb")
 STATE_FORMAT = 1
 DEFAULT_ARTICLE, DEFAULT_BASELINE = "article/index.qmd", "baseline/published.yaml"
 
@@ -158,12 +164,15 @@ def input_files(root, article):
     def walk(top):
         for folder, dirs, files in os.walk(top):
             here = Path(folder)
+            pages = quarto_pages(files)
             dirs[:] = sorted(
-                d for d in dirs if not d.startswith(".") and d != "__pycache__" and here / d not in skipped
+                d
+                for d in dirs
+                if not d.startswith(".") and d != "__pycache__" and here / d not in skipped and d not in pages
             )
             for name in files:
                 path = here / name
-                if name.startswith(".") or path == article:
+                if name.startswith(".") or path == article or name in pages:
                     continue
                 try:
                     stat = path.stat()
@@ -183,6 +192,17 @@ def input_files(root, article):
         if folder.is_dir() and not folder.is_relative_to(root) and not folder.is_relative_to(package):
             found[str(folder)] = [folder.stat().st_mtime_ns]
     return found
+
+
+def quarto_pages(names):
+    """The names Quarto's own render gives the pages of the texts among a
+    folder's file `names` (QUARTO_PAGE_SUFFIXES), and their X_files/."""
+    texts = {name[: -len(".qmd")] for name in names if name.endswith(".qmd")}
+    markdown = {name[: -len(".md")] for name in names if name.endswith(".md")} - texts
+    pages = {f"{stem}_files" for stem in texts | markdown}
+    pages.update(f"{stem}{suffix}" for stem in texts for suffix in QUARTO_PAGE_SUFFIXES)
+    pages.update(f"{stem}{suffix}" for stem in markdown for suffix in QUARTO_PAGE_SUFFIXES if suffix != ".md")
+    return pages
 
 
 def plan_facts(article, text):

@@ -7,8 +7,10 @@ each render of the article: the real page, bound, or a failure that says why.
 One Quarto project names them: the project's _quarto.yml (in the folder
 with the Snakefile) holds the article's settings and names a default
 Quarto profile, `author`, whose file (_quarto-author.yml) lists these
-hooks, sends the page to build/quarto/article/index.html and reads the
-metadata file the pre-render writes. `quarto render` and `quarto preview`
+hooks, reads the metadata file the pre-render writes and sets no
+output-dir: the page goes beside its text, article/index.html (an
+output-dir makes Quarto walk every file of the project, hidden folders
+included, each time it reads the project). `quarto render` and `quarto preview`
 in the article's folder find that project too (Quarto looks up), so both
 give the article wherever an author runs them, one render per save: a
 project of the article's own below it would make `quarto preview` in the
@@ -107,7 +109,6 @@ FAILURE_BANNER = Path("build/quarto-problems.html")  # the banner of a failure p
 # take for a page of its own
 BOUND_DOCUMENT = Path("build/quarto-bound.txt")
 FIGURE_DATA = Path("build/quarto-figures")  # the figures' data and alt text, as the build's page has them
-OUTPUT = Path("build/quarto")  # the project's _quarto.yml's output-dir
 # the page in the Quarto project's folder that leads to the article's: no
 # `quarto preview` of a project's folder without one (quarto-cli's serve.ts)
 LANDING_PAGE = "index.md"
