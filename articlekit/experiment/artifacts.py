@@ -231,7 +231,7 @@ def configure_logging(log_file=None):
     where the job's stderr is nowhere in sight: every message and traceback
     must be in the log, and once. Without a log file the messages go to
     sys.stderr as it is when each is said (core.log.CurrentStderr): a
-    process that runs an experiment in its own process and then swaps or
+    process that runs an experiment in-process and then swaps or
     closes its stderr (pytest's capsys) loses no message and raises none."""
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
