@@ -676,6 +676,60 @@ class QuartoPreview:
         self.stop()
         raise NeverServed(f"quarto preview never served {what}:\n{self.said()[-4000:]}")
 
+    def reload_channel(self):
+        """A WebSocket to its server, as the page's client script opens one:
+        Quarto sends each open one "reload..." once a render is done (and
+        closes it). Open it before the save whose render it waits for."""
+        import websocket  # websocket-client (selenium's): only the tests that wait as a browser does
+
+        return websocket.create_connection(self.url().replace("http://", "ws://", 1), timeout=5)
+
+    @staticmethod
+    def reloaded(channel, timeout):
+        """Wait on channel for Quarto's "reload" (-> True), or None after timeout s."""
+        import websocket
+
+        deadline = time.perf_counter() + timeout
+        try:
+            while time.perf_counter() < deadline:
+                try:
+                    message = channel.recv()
+                except websocket.WebSocketTimeoutException:
+                    continue
+                if isinstance(message, str) and message.startswith("reload"):
+                    return True
+            return None
+        except websocket.WebSocketConnectionClosedException:
+            return None
+        finally:
+            channel.close()
+
+    def page_after_reload(self, channel, condition, what, timeout=600):
+        """The page as a browser sees it after a save: asked for only once
+        Quarto says "reload" on channel (asking while it renders makes
+        Quarto's preview render the page again), until condition(page)."""
+        while self.reloaded(channel, timeout) and self.proc.poll() is None:
+            page = self.get(self.url())
+            if condition(page):
+                return page
+            channel = self.reload_channel()  # a reload for an earlier render: wait for the next
+        self.stop()
+        raise NeverServed(f"quarto preview never said reload for {what}:\n{self.said()[-4000:]}")
+
+    def pre_renders(self):
+        """The lines its pre-renders printed so far: one per render of the article."""
+        return [line for line in self.said().splitlines() if "quarto pre-render:" in line]
+
+    def settle(self, quiet=3.0, timeout=120):
+        """Wait until its terminal has said nothing for `quiet` seconds: a
+        render that a save set off after the page was served has begun by then."""
+        start = last = time.perf_counter()
+        said = self.said()
+        while time.perf_counter() - last < quiet and time.perf_counter() - start < timeout:
+            time.sleep(0.2)
+            if self.said() != said:
+                said, last = self.said(), time.perf_counter()
+
     @staticmethod
     def get(url, timeout=60):
         """The page at url, a meta refresh followed as a browser follows it
@@ -727,11 +781,16 @@ def test_quarto_preview_serves_a_prose_edit_quickly_and_a_failure_as_its_message
         if browser:  # the page Quarto opened leads to the article's
             assert 'class="bound-value"' in QuartoPreview.get(preview.opened())
         sentence = "A sentence written while the preview runs."
+        preview.settle()
+        before, channel = len(preview.pre_renders()), preview.reload_channel()
         article.write_text(original.replace("\n## ", f"\n{sentence}\n\n## ", 1), encoding="utf-8")
-        page, _ = preview.wait_for(lambda page: sentence in page, "the edit")
+        page = preview.page_after_reload(channel, lambda page: sentence in page, "the edit")
         assert 'class="bound-value"' in page
-        hooks = "\n".join(line for line in preview.said().splitlines() if "quarto pre-render:" in line)
-        assert "without Snakemake" in hooks, hooks
+        preview.settle()
+        hooks = preview.pre_renders()[before:]
+        # one render per save: none set off by what the render itself writes
+        # (the bound engine's pointer once sent a one-file preview round again)
+        assert len(hooks) == 1 and "without Snakemake" in hooks[0], hooks
         line = original.count("\n") + 2
         article.write_text(original + "\nA slip: {{< value scaling.dk64.unscaled.no_such_key >}}.\n", encoding="utf-8")
         page, _ = preview.wait_for(lambda page: "preview-banner" in page, "the failure's message")

@@ -37,7 +37,10 @@ INSTALLED_COPY = Path("_extensions") / "articlekit"
 # Beside the copy's extensions, written by the pre-render after each bind:
 # which text the bound document was made from, for the bound engine
 # (quarto/_extensions/bound/bound-engine.js). Not part of the copy's digest.
-BOUND_POINTER = INSTALLED_COPY / "bound.json"
+# A hidden file: a one-file `quarto preview` watches every other file of
+# the extension folders and renders the page again when one changes, so a
+# visible pointer, rewritten on each save, made each save render twice.
+BOUND_POINTER = INSTALLED_COPY / ".bound.json"
 
 
 def installed_copy(article_dir):

@@ -7,7 +7,9 @@
 // (articlekit/render/quarto_hooks.py) has already bound the text it
 // checked; it writes the bound document (every shortcode Quarto could run
 // written as Quarto's escape, as the build's Quarto route renders it) and,
-// beside this extension, bound.json: {"source": the article's path,
+// beside this extension, .bound.json (hidden, so that a one-file preview,
+// which renders again when a file of an extension changes, does not watch
+// it): {"source": the article's path,
 // "md5": the md5 of the text it bound, "bound": the bound document's path}.
 //
 // This engine claims that one file and hands Quarto the bound document
@@ -16,7 +18,7 @@
 // as it is, whose shortcodes the value extension resolves. A page is
 // never made from another text's values.
 
-const POINTER = new URL("../bound.json", import.meta.url);
+const POINTER = new URL("../.bound.json", import.meta.url);
 
 let quarto;
 
