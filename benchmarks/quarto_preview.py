@@ -25,6 +25,11 @@ and, in the same run, Quarto alone:
            the article's _quarto.yml, no hooks: its citations and
            cross-references Quarto's to resolve, as for any Quarto author;
            Quarto's cost for the article's page
+  typed-folder  `quarto preview` in that typed project's folder: Quarto's
+           own route for a folder (its project server: on every save it
+           compiles the page's Sass again, which a one-file preview keeps),
+           the route `quarto preview` in article/ and in the project's folder
+           takes; the like-for-like baseline for those two places
   typed-md the same for the build's markdown edition (build/article.md),
            whose citations and cross-references are written out already:
            the baseline until 2026-12-06, printed for comparison
@@ -52,8 +57,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import websocket  # websocket-client (selenium's): the preview's reload channel, as a browser holds it
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.build import typed_article  # noqa: E402
@@ -107,27 +110,20 @@ def time_preview(args, cwd, env, log, source, ready, edit, edits):
         seconds = []
         for i in range(edits):
             time.sleep(1.0)  # let its watcher settle
-            socket = reload_socket(preview)
+            channel = preview.reload_channel()
             marker = edit(source, i)
             start = time.perf_counter()
-            saved_again = False
-            while True:
-                reloaded = wait_for_reload(socket, 120 if not saved_again else 600)
-                if reloaded is None and not saved_again:
-                    # a save Quarto's watcher missed (seen once in 20): saved again, and said
-                    print(
-                        f"  edit {i}: no render after 120 s, saved again (its time counts from the first save)",
-                        file=sys.stderr,
-                    )
-                    source.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-                    saved_again = True
-                    continue
-                if reloaded is None or preview.proc.poll() is not None:
-                    raise NeverServed(f"edit {i}: Quarto never said reload:\n{preview.said()[-3000:]}")
-                page = QuartoPreview.get(preview.url())
-                if marker in page:
-                    break
-                socket = reload_socket(preview)  # a reload for an earlier render: wait for the next
+            if not preview.reloaded(channel, 120):
+                # a save Quarto's watcher missed (seen once in 20): saved again, and said
+                print(
+                    f"  edit {i}: no render after 120 s, saved again (its time counts from the first save)",
+                    file=sys.stderr,
+                )
+                channel = preview.reload_channel()
+                source.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+                preview.page_after_reload(channel, lambda page: marker in page, f"edit {i}")
+            elif marker not in QuartoPreview.get(preview.url()):  # a reload for an earlier render
+                preview.page_after_reload(preview.reload_channel(), lambda page: marker in page, f"edit {i}")
             seconds.append(time.perf_counter() - start)
             print(f"  {Path(cwd).name} {' '.join(args)}: edit {i}: {seconds[-1]:.2f} s", file=sys.stderr)
     except NeverServed as exc:
@@ -135,31 +131,6 @@ def time_preview(args, cwd, env, log, source, ready, edit, edits):
     finally:
         preview.stop()
     return first, seconds, Path(log).read_text(encoding="utf-8", errors="replace")
-
-
-def reload_socket(preview):
-    """A WebSocket to the preview's server, as the page's client script opens
-    one: Quarto sends each open one "reload..." once a render is done (and
-    closes it)."""
-    return websocket.create_connection(preview.url().replace("http://", "ws://", 1), timeout=5)
-
-
-def wait_for_reload(socket, timeout):
-    """Quarto's messages until its "reload" (-> True), or None after timeout s."""
-    deadline = time.perf_counter() + timeout
-    try:
-        while time.perf_counter() < deadline:
-            try:
-                message = socket.recv()
-            except websocket.WebSocketTimeoutException:
-                continue
-            if isinstance(message, str) and message.startswith("reload"):
-                return True
-        return None
-    except websocket.WebSocketConnectionClosedException:
-        return None
-    finally:
-        socket.close()
 
 
 def edit_plain(path, i):
@@ -206,10 +177,14 @@ def baselines(tmp, work, edits):
     }
     # the article's text with its values typed in, under the article's
     # options (benchmarks/build.py's, listing the page's format alone)
-    for name, text in (("typed", "source"), ("typed-md", "markdown")):
+    for name, text, args in (
+        ("typed", "source", ["index.qmd"]),
+        ("typed-folder", "source", []),
+        ("typed-md", "markdown", ["index.qmd"]),
+    ):
         typed_dir = typed_article(work, tmp / name, ("html",), text)
         results[name] = time_preview(
-            ["index.qmd"],
+            args,
             typed_dir,
             dict(os.environ),
             tmp / f"{name}.log",
@@ -294,10 +269,12 @@ def main(argv=None):
         print("timing Quarto alone ...", file=sys.stderr)
         alone = baselines(tmp, timed[0][1], args.edits)
         loads.append(os.getloadavg()[0])
-    plain, typed, typed_md = (statistics.median(alone[name][1]) for name in ("plain", "typed", "typed-md"))
+    plain, typed, typed_folder, typed_md = (
+        statistics.median(alone[name][1]) for name in ("plain", "typed", "typed-folder", "typed-md")
+    )
     print(
         f"{'quarto preview of':<44} {'first':>6} {'median':>7} {'max':>6} {'x plain':>8} {'x typed':>8} "
-        f"{'x typed-md':>10} {'binds':>6} {'errors':>6}"
+        f"{'x typed-folder':>14} {'x typed-md':>10} {'binds':>6} {'errors':>6}"
     )
     for name, result in alone.items():
         rows.append((f"{name} document (Quarto alone)", *result))
@@ -308,7 +285,8 @@ def main(argv=None):
         median = statistics.median(seconds)
         print(
             f"{title:<44} {first:>6.2f} {median:>7.2f} {max(seconds):>6.2f} {median / plain:>8.2f} "
-            f"{median / typed:>8.2f} {median / typed_md:>10.2f} {said.count('quarto pre-render: article/'):>6} "
+            f"{median / typed:>8.2f} {median / typed_folder:>14.2f} {median / typed_md:>10.2f} "
+            f"{said.count('quarto pre-render: article/'):>6} "
             f"{len(ERRORS.findall(said)):>6}"
         )
     print(
