@@ -25,11 +25,17 @@ Pandoc as the first after its reader.
 
 local FORMAT_NAME = FORMAT
 
+local html = nil -- asked once: each element asks
+
 local function is_html()
-  if quarto ~= nil and quarto.doc ~= nil and quarto.doc.is_format ~= nil then
-    return quarto.doc.is_format("html")
+  if html == nil then
+    if quarto ~= nil and quarto.doc ~= nil and quarto.doc.is_format ~= nil then
+      html = quarto.doc.is_format("html")
+    else
+      html = FORMAT_NAME:match("html") ~= nil
+    end
   end
-  return FORMAT_NAME:match("html") ~= nil
+  return html
 end
 
 local function is_typst()
@@ -163,6 +169,9 @@ function Pandoc(doc)
   metadata = doc.meta
   keep_links = pandoc.utils.stringify(doc.meta["bound-links"] or "") == "keep"
   doc.blocks = doc.blocks:walk({ Div = block })
-  doc.blocks = doc.blocks:walk({ Inline = inline })
+  -- links and spans alone: a filter on every inline hands each of the
+  -- article's tens of thousands of words and spaces to Lua, most of this
+  -- filter's time on a page
+  doc.blocks = doc.blocks:walk({ Link = inline, Span = inline })
   return doc
 end
