@@ -98,7 +98,9 @@ def time_preview(args, cwd, env, log, source, ready, edit, edits):
     """-> (first page seconds, [save-to-page seconds], its terminal). A save is
     timed as a browser sees it: the benchmark holds the preview's WebSocket,
     as the page's client script does, saves, waits for Quarto's "reload"
-    message and only then asks for the page, until it is the edited one.
+    message and only then asks for the page (the one the reload names, else
+    the one shown, as the client script does: the article's, not the index
+    page that led to it), until it is the edited one.
     (Asking any earlier, e.g. once the page is on disk while the post-render
     still runs, makes Quarto's preview server render the page a second time:
     its record of the last render is written only after the post-render.)"""
@@ -113,7 +115,8 @@ def time_preview(args, cwd, env, log, source, ready, edit, edits):
             channel = preview.reload_channel()
             marker = edit(source, i)
             start = time.perf_counter()
-            if not preview.reloaded(channel, 120):
+            target = preview.reloaded(channel, 120)
+            if target is None:
                 # a save Quarto's watcher missed (seen once in 20): saved again, and said
                 print(
                     f"  edit {i}: no render after 120 s, saved again (its time counts from the first save)",
@@ -121,9 +124,7 @@ def time_preview(args, cwd, env, log, source, ready, edit, edits):
                 )
                 channel = preview.reload_channel()
                 source.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-                preview.page_after_reload(channel, lambda page: marker in page, f"edit {i}")
-            elif marker not in QuartoPreview.get(preview.url()):  # a reload for an earlier render
-                preview.page_after_reload(preview.reload_channel(), lambda page: marker in page, f"edit {i}")
+            preview.page_after_reload(channel, lambda page: marker in page, f"edit {i}", target=target)
             seconds.append(time.perf_counter() - start)
             print(f"  {Path(cwd).name} {' '.join(args)}: edit {i}: {seconds[-1]:.2f} s", file=sys.stderr)
     except NeverServed as exc:

@@ -630,6 +630,7 @@ class QuartoPreview:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.log = Path(log)
+        self.shown = None  # the address of the page a browser shows (wait_for's, a reload's)
         self.browser = browser and Path(browser)
         if self.browser:
             self.browser.mkdir(parents=True, exist_ok=True)
@@ -667,8 +668,9 @@ class QuartoPreview:
             try:
                 if url:  # else not listening yet
                     # as long as a browser waits: a request may have to wait for a render
-                    page = self.get(url, max(1.0, timeout - (time.perf_counter() - start)))
+                    page, shown = self.fetch(url, max(1.0, timeout - (time.perf_counter() - start)))
                     if condition(page):
+                        self.shown = shown
                         return page, time.perf_counter() - start
             except OSError:  # not answering yet, or a 404 while it renders
                 pass
@@ -686,7 +688,8 @@ class QuartoPreview:
 
     @staticmethod
     def reloaded(channel, timeout):
-        """Wait on channel for Quarto's "reload" (-> True), or None after timeout s."""
+        """Wait on channel for Quarto's "reload<target>" (-> its target, "" for
+        the page shown), or None after timeout s."""
         import websocket
 
         deadline = time.perf_counter() + timeout
@@ -697,22 +700,25 @@ class QuartoPreview:
                 except websocket.WebSocketTimeoutException:
                     continue
                 if isinstance(message, str) and message.startswith("reload"):
-                    return True
+                    return message.removeprefix("reload")
             return None
         except websocket.WebSocketConnectionClosedException:
             return None
         finally:
             channel.close()
 
-    def page_after_reload(self, channel, condition, what, timeout=600):
+    def page_after_reload(self, channel, condition, what, timeout=600, target=None):
         """The page as a browser sees it after a save: asked for only once
         Quarto says "reload" on channel (asking while it renders makes
-        Quarto's preview render the page again), until condition(page)."""
-        while self.reloaded(channel, timeout) and self.proc.poll() is None:
-            page = self.get(self.url())
+        Quarto's preview render the page again), until condition(page).
+        target: the reload's, where the caller waited for it already."""
+        while (target := target if target is not None else self.reloaded(channel, timeout)) is not None:
+            if self.proc.poll() is not None:
+                break
+            page = self.get(self.reload_url(target))
             if condition(page):
                 return page
-            channel = self.reload_channel()  # a reload for an earlier render: wait for the next
+            channel, target = self.reload_channel(), None  # a reload for an earlier render: wait for the next
         self.stop()
         raise NeverServed(f"quarto preview never said reload for {what}:\n{self.said()[-4000:]}")
 
@@ -730,14 +736,30 @@ class QuartoPreview:
             if self.said() != said:
                 said, last = self.said(), time.perf_counter()
 
+    def reload_url(self, target):
+        """What a browser asks for on Quarto's "reload<target>": the target
+        where there is one, else the page it shows, never the address it was
+        first given, whose page leads to the article's (asking for that page
+        makes Quarto render it again after every save of the article)."""
+        if target:
+            self.shown = urllib.parse.urljoin(self.url(), target)
+        return self.shown or self.url()
+
     @staticmethod
     def get(url, timeout=60):
         """The page at url, a meta refresh followed as a browser follows it
         (index.html leads to the article's page)."""
+        return QuartoPreview.fetch(url, timeout)[0]
+
+    @staticmethod
+    def fetch(url, timeout=60):
+        """-> (the page at url, a meta refresh followed, and its address)."""
         with urllib.request.urlopen(url, timeout=timeout) as response:
             page = response.read().decode("utf-8", "replace")
         refresh = re.search(r'<meta http-equiv="refresh" content="0; url=([^"]+)"', page)
-        return QuartoPreview.get(urllib.parse.urljoin(url, refresh.group(1)), timeout) if refresh else page
+        if refresh:
+            return QuartoPreview.fetch(urllib.parse.urljoin(url, refresh.group(1)), timeout)
+        return page, url
 
     def stop(self):
         if self.proc.poll() is None:
