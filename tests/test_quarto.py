@@ -943,3 +943,38 @@ def test_the_bound_engine_renders_the_bound_document_only_in_place_of_the_text_i
     run(["quarto", "render", "index.qmd", "--to", "html"], folder, env)
     page = (folder / "index.html").read_text(encoding="utf-8")
     assert "second version" in page and "bound document" not in page
+
+
+def test_under_quarto_the_provenance_table_is_the_table_quarto_writes_for_any_other(quarto_env, tmp_path):
+    """bound.lua writes the page's provenance table itself under Quarto (its
+    hundreds of rows made most of Quarto's filter time): the HTML must be
+    what Quarto and scroll_regions.lua write for the same table anywhere
+    else in the page, classes, rows, widths and keyboard focus included, so
+    that a change in Quarto's tables shows here rather than as a table that
+    looks unlike the others."""
+    from articlekit.render.luafilters import BOUND_FILTER, SCROLL_REGIONS_FILTER
+
+    table = (
+        "| Key | As quoted | Script |\n"
+        "|:------------|:--------|:--------|\n"
+        "| a key | 1.25 | experiments/one.py |\n"
+        "| another key | 0.5 | experiments/two.py |\n"
+        "| a third | 7 | experiments/three.py |\n"
+    )
+    front = "---\ntitle: Tables\n---\n\n"
+    (tmp_path / "page.qmd").write_text(
+        f"{front}::: {{.provenance}}\n{table}:::\n\n::: {{.elsewhere}}\n{table}:::\n", encoding="utf-8"
+    )
+    (tmp_path / "_quarto.yml").write_text(
+        "project:\n  type: default\nfilters:\n"
+        f"  - {BOUND_FILTER}\n  - path: {SCROLL_REGIONS_FILTER}\n    at: post-render\n",
+        encoding="utf-8",
+    )
+    run(["quarto", "render", "page.qmd", "--to", "html"], tmp_path, {**os.environ, **quarto_env})
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    tables = {
+        name: re.search(rf'<div class="{name}">\s*(<table.*?</table>)', page, re.S).group(1)
+        for name in ("provenance", "elsewhere")
+    }
+    assert 'class="caption-top table"' in tables["elsewhere"] and 'tabindex="0"' in tables["elsewhere"]
+    assert tables["provenance"] == tables["elsewhere"]

@@ -149,13 +149,42 @@ local function plain_blocks(blocks)
   })
 end
 
+-- Under Quarto, the provenance table goes on the page as the HTML Quarto
+-- would write for it: Quarto's own filters walk the document many times
+-- over, and a table of hundreds of rows made most of the page's render
+-- (0.8 of 3 s of Quarto's Pandoc step on this article). So it is written
+-- here, as Quarto writes every table (classes caption-top and table on
+-- the table, header on the head's rows, odd and even on the body's; lines
+-- unwrapped), made focusable as scroll_regions.lua makes every table,
+-- without the inline width Pandoc's writer gives a table whose columns
+-- have widths (Quarto drops it; it would override page.css).
+local function as_quarto_writes(tbl)
+  local regions = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "scroll_regions.lua" }))
+  tbl.classes = { "caption-top", "table" }
+  for _, row in ipairs(tbl.head.rows) do
+    row.attr.classes = { "header" }
+  end
+  for _, body in ipairs(tbl.bodies) do
+    for i, row in ipairs(body.body) do
+      row.attr.classes = { i % 2 == 1 and "odd" or "even" }
+    end
+  end
+  tbl = regions[1].Table(tbl)
+  local written = pandoc.write(pandoc.Pandoc({ tbl }), "html", { wrap_text = "none" })
+  return pandoc.RawBlock("html", (written:gsub('^(<table[^>]-) style="width:100%%;"', "%1", 1)))
+end
+
 local function block(div)
   if div.classes:includes("bound-departures") then
     return is_html() and div.content or plain_blocks(div.content)
   end
   if div.classes:includes("provenance") then
     if is_html() then
-      return pandoc.Div(div.content:walk({ Code = breakable_code }), div.attr)
+      local content = div.content:walk({ Code = breakable_code })
+      if quarto ~= nil then
+        content = content:walk({ Table = as_quarto_writes })
+      end
+      return pandoc.Div(content, div.attr)
     end
     if is_typst() then -- pdf_finish.lua finds the table by the div
       return pandoc.Div(plain_blocks(div.content), pandoc.Attr("", { "provenance" }))
