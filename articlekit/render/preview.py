@@ -95,6 +95,7 @@ from articlekit.core.jsonio import read_json
 from articlekit.render.pagecheck import POLICY_META
 from articlekit.render.preview_server import LocalHandler, PreviewServer
 from articlekit.render.project import project_root
+from articlekit.render.quarto_bind import quarto_pages
 from articlekit.render.checks import check_output, check_page_structure, expected_literal_shortcodes
 from articlekit.render.page import PREVIEW_FOLDER, PREVIEW_WORK_PREFIX, remove_stale_preview_folders, render
 from articlekit.render.renderers import CHOICES, RenderError, choose, display_name, version
@@ -184,8 +185,11 @@ class ValuesPending(Exception):
 
 class Snapshot:
     """Modification times of the files under some paths; hidden files and
-    folders (Quarto's .quarto/) and the excluded folders (the preview's own
-    output, should the article sit above it) left out."""
+    folders (Quarto's .quarto/), the excluded folders (the preview's own
+    output, should the article sit above it) and the pages Quarto's own
+    render writes beside a text (article/index.html, article/index_files/:
+    an author's `quarto render` or `quarto preview` beside this one is no
+    edit) left out."""
 
     def __init__(self, paths, exclude=()):
         self.paths = [Path(p) for p in paths]
@@ -193,13 +197,14 @@ class Snapshot:
         self.times = self.read()
 
     def read(self):
-        times = {}
+        times, pages = {}, {}
         for root in self.paths:
             files = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
             for f in files:
                 hidden = any(part.startswith(".") for part in f.relative_to(root.parent).parts)
                 if f.is_file() and not hidden and not any(f.resolve().is_relative_to(x) for x in self.exclude):
-                    times[f] = f.stat().st_mtime_ns
+                    if not (root.is_dir() and quartos_page(f, root, pages)):
+                        times[f] = f.stat().st_mtime_ns
         return times
 
     def changed(self):
@@ -208,6 +213,21 @@ class Snapshot:
         changed = sorted(str(f) for f in set(now) | set(self.times) if now.get(f) != self.times.get(f))
         self.times = now
         return changed
+
+
+def quartos_page(path, root, pages):
+    """True where path, under the folder root, is or lies in a page Quarto
+    writes beside a text of its folder (quarto_bind.quarto_pages); pages
+    memoises each folder's."""
+    for folder in [path.parent, *path.parent.parents]:
+        if not folder.is_relative_to(root):
+            return False
+        name = path.relative_to(folder).parts[0]
+        if folder not in pages:
+            pages[folder] = quarto_pages([entry.name for entry in os.scandir(folder)])
+        if name in pages[folder]:
+            return True
+    return False
 
 
 class Preview:
