@@ -46,7 +46,7 @@ MATRIX = [*FAST, "tests/slurm/matrix.yaml"]
 # counts the CPUs the job may use: with the test cluster's task/none, all of
 # the node's. Equal cores keep the timing rule's threads param equal.)
 CORES = os.cpu_count() or 1
-# The Snakemake that submits to the test cluster polls its status every 2 s,
+# The Snakemake that submits to the test cluster polls its status every 1 s,
 # without the plugin's back-off of 10 s more after each poll that finds no
 # job finished, meant for a real cluster (tests/slurm/fast_polling, its
 # sitecustomize.py, says why; tests/test_slurm_polling.py that it holds).

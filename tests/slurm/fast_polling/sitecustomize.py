@@ -1,4 +1,4 @@
-"""The test cluster's status polls at a steady 2 s, in the Snakemake that submits the jobs.
+"""The test cluster's status polls at a steady 1 s, in the Snakemake that submits the jobs.
 
 tests/test_slurm.py puts this folder on PYTHONPATH. The SLURM plugin waits
 10 s longer before each status query that finds no job finished (up to
@@ -21,7 +21,7 @@ patched and the test is only slower.
 import os
 import sys
 
-CAP_SECONDS = 2  # tests/slurm/profile: slurm-init-seconds-before-status-checks
+CAP_SECONDS = 1  # tests/slurm/profile: slurm-init-seconds-before-status-checks
 
 
 def cap_status_check_interval():
