@@ -712,8 +712,10 @@ class QuartoPreview:
         Quarto says "reload" on channel (asking while it renders makes
         Quarto's preview render the page again), until condition(page).
         target: the reload's, where the caller waited for it already."""
-        while (target := target if target is not None else self.reloaded(channel, timeout)) is not None:
-            if self.proc.poll() is not None:
+        while True:
+            if target is None:
+                target = self.reloaded(channel, timeout)
+            if target is None or self.proc.poll() is not None:
                 break
             page = self.get(self.reload_url(target))
             if condition(page):

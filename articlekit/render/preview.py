@@ -199,11 +199,12 @@ class Snapshot:
     def read(self):
         times, pages = {}, {}
         for root in self.paths:
-            files = [root] if root.is_file() else root.rglob("*") if root.is_dir() else []
+            folder = root.is_dir()
+            files = root.rglob("*") if folder else [root] if root.is_file() else []
             for f in files:
                 hidden = any(part.startswith(".") for part in f.relative_to(root.parent).parts)
                 if f.is_file() and not hidden and not any(f.resolve().is_relative_to(x) for x in self.exclude):
-                    if not (root.is_dir() and quartos_page(f, root, pages)):
+                    if not (folder and quartos_page(f, root, pages)):
                         times[f] = f.stat().st_mtime_ns
         return times
 
