@@ -227,6 +227,16 @@ _PROJECT = _Path(__file__).resolve().parents[1]  # the real project, through the
 
 
 def _forge(where):
+    # The sweep's chunks run this script too, beside its own job: one forger
+    # at a time, or one reads the victim while another has it half-written.
+    import fcntl as _fcntl
+
+    with open(__file__, "rb") as _me:
+        _fcntl.flock(_me, _fcntl.LOCK_EX)
+        _forge_alone(where)
+
+
+def _forge_alone(where):
     root = _PROJECT if where == "absolute" else _Path(".")
     victim = _json.loads((_PROJECT / "{victim}").read_text())
     victim["values"]["sdpa"]["max_abs_diff"] = {forged!r}
