@@ -158,8 +158,13 @@ end
 -- unwrapped), made focusable as scroll_regions.lua makes every table,
 -- without the inline width Pandoc's writer gives a table whose columns
 -- have widths (Quarto drops it; it would override page.css).
+local scroll_regions = nil -- scroll_regions.lua's filter, loaded on the first table
+
 local function as_quarto_writes(tbl)
-  local regions = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "scroll_regions.lua" }))
+  if scroll_regions == nil then
+    local here = pandoc.path.directory(PANDOC_SCRIPT_FILE)
+    scroll_regions = dofile(pandoc.path.join({ here, "scroll_regions.lua" }))[1]
+  end
   tbl.classes = { "caption-top", "table" }
   for _, row in ipairs(tbl.head.rows) do
     row.attr.classes = { "header" }
@@ -169,7 +174,7 @@ local function as_quarto_writes(tbl)
       row.attr.classes = { i % 2 == 1 and "odd" or "even" }
     end
   end
-  tbl = regions[1].Table(tbl)
+  tbl = scroll_regions.Table(tbl)
   local written = pandoc.write(pandoc.Pandoc({ tbl }), "html", { wrap_text = "none" })
   return pandoc.RawBlock("html", (written:gsub('^(<table[^>]-) style="width:100%%;"', "%1", 1)))
 end
