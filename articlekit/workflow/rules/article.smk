@@ -15,6 +15,7 @@ if PLAN.listing_sources:
             "logs/listings.log",
         benchmark:
             "benchmarks/out/listings.tsv"
+        localrule: True
         params:
             publishing=PLAN.listings_publishing_json,
         shell:
@@ -35,6 +36,7 @@ rule values:
         "logs/values.log",
     benchmark:
         "benchmarks/out/values.tsv"
+    localrule: True
     params:
         # each artifact and the baseline held against it (no input: it changes on every job)
         ledger=PLAN.ledger,
@@ -54,6 +56,7 @@ rule lint_article:
         "logs/lint_article.log",
     benchmark:
         "benchmarks/out/lint_article.tsv"
+    localrule: True
     shell:
         "python -m articlekit lint {input.article} --values {input.values} --out {output.report} 2> {log}"
 
@@ -73,6 +76,7 @@ rule bind:
         "logs/bind.log",
     benchmark:
         "benchmarks/out/bind.tsv"
+    localrule: True
     params:
         strict=PLAN.strict,
     shell:
@@ -99,6 +103,7 @@ rule parse_article:
         "logs/parse_article.log",
     benchmark:
         "benchmarks/out/parse_article.tsv"
+    localrule: True
     params:
         pandoc_version=PLAN.renderer.pandoc_version,
     shell:

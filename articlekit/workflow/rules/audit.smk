@@ -20,6 +20,7 @@ rule audit:
         "logs/audit.log",
     benchmark:
         "benchmarks/out/audit.tsv"
+    localrule: True
     params:
         publishing=PLAN.publishing_json,
         # build/matrix.json with its digest, when the article has a matrix and
@@ -51,6 +52,7 @@ rule diff:
         "logs/diff.log",
     benchmark:
         "benchmarks/out/diff.tsv"
+    localrule: True
     params:
         publishing=PLAN.publishing_json,
     shell:
@@ -71,6 +73,7 @@ rule release:
         manifest=PLAN.manifest,
     log:
         "logs/release.log",
+    localrule: True
     params:
         label=PLAN.release_label,
         releases=PLAN.releases,

@@ -26,6 +26,7 @@ rule manifest:
         "logs/manifest.log",
     benchmark:
         "benchmarks/out/manifest.tsv"
+    localrule: True
     params:
         ledger=PLAN.ledger,
     shell:
@@ -49,6 +50,7 @@ for fmt in [f for f in PLAN.formats if f.name == "jats"]:
             "logs/journal_bundle.log",
         benchmark:
             "benchmarks/out/journal_bundle.tsv"
+        localrule: True
         shell:
             "python -m articlekit.review.journal_bundle --jats {input.jats} --crate {input.crate} "
             "--out {output.zip} 2> {log}"

@@ -66,6 +66,7 @@ rule robustness_summary:
         "logs/robustness/summary.log",
     benchmark:
         "benchmarks/out/robustness/summary.tsv"
+    localrule: True
     resources:
         mem_mb=1000,
         runtime=5,
@@ -113,6 +114,7 @@ rule robustness_report:
         "logs/robustness/report.log",
     benchmark:
         "benchmarks/out/robustness/report.tsv"
+    localrule: True
     shell:
         "python -m articlekit.review.robustness {input.json} --md {output.md} "
         "--html {output.html} 2> {log}"
@@ -128,5 +130,6 @@ rule robustness:
         html="build/robustness.html",
     log:
         "logs/robustness/done.log",
+    localrule: True
     shell:
         "cat logs/robustness/summary.log > {log}; cat {log} >&2"
