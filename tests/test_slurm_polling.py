@@ -1,9 +1,12 @@
-"""The SLURM test's cluster is polled at a steady interval
-(tests/slurm/fast_polling/sitecustomize.py): the patch holds against the
-installed executor interface, so a change there shows here, not as a SLURM
-test that is silently minutes slower."""
+"""The SLURM test's cluster is polled at a steady interval, and its
+processes load pandas on first use (tests/slurm/fast_polling/sitecustomize.py):
+both hold against the installed plugin and executor interface, so a change
+there shows here, not as a SLURM test that is silently slower."""
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +47,19 @@ def test_the_cap_is_the_test_profiles_first_interval(repo_root, fast_polling):
 
     profile = yaml.safe_load((repo_root / "tests/slurm/profile/config.yaml").read_text())
     assert profile["slurm-init-seconds-before-status-checks"] == fast_polling.CAP_SECONDS
+
+
+@pytest.mark.workflow  # a Python process that imports the plugin, as each job's Snakemake does
+def test_in_the_test_clusters_processes_the_plugin_loads_without_pandas_and_pandas_still_works():
+    probe = (
+        "import sys, snakemake_executor_plugin_slurm\n"
+        "pandas = sys.modules.get('pandas')\n"
+        "print(type(pandas).__name__ if pandas else 'absent')\n"
+        "import pandas\n"
+        "print(int(pandas.DataFrame({'a': [1, 2]})['a'].sum()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SITECUSTOMIZE.parent)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    imported, total = done.stdout.split()
+    assert imported in ("_LazyModule", "absent"), done.stdout  # not run by the plugin's import
+    assert total == "3"  # the real pandas, once used
