@@ -28,8 +28,10 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as RunTimeout
 
 # Imported before any fork: Snakemake and the libraries a run loads later
 # (the project's config check needs yaml and jsonschema).
@@ -195,6 +197,25 @@ class SnakemakeServer:
             for future in (run.started, run.ended):
                 if not future.done():
                     future.set_exception(RuntimeError("the Snakemake fork server ended"))
+
+    def run(self, cwd, argv, env, timeout=900):
+        """-> subprocess.CompletedProcess of `snakemake ARGV`, as
+        subprocess.run(..., stderr=subprocess.STDOUT, text=True) gives it:
+        both streams in .stdout, in the order written. Past `timeout` s the
+        run's process group is killed and subprocess.TimeoutExpired raised."""
+        handle, log = tempfile.mkstemp(prefix="snakemake-fork-", suffix=".log")
+        os.close(handle)
+        try:
+            run = self.start(cwd, argv, env, log)
+            try:
+                code = run.wait(timeout=timeout)
+            except RunTimeout:
+                os.killpg(run.pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired(["snakemake", *argv], timeout) from None
+            with open(log, encoding="utf-8", errors="replace") as output:
+                return subprocess.CompletedProcess(["snakemake", *argv], code, output.read(), "")
+        finally:
+            os.unlink(log)
 
     def close(self):
         self.process.stdin.close()

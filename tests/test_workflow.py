@@ -33,16 +33,30 @@ EXPERIMENT_RULES = {
 TORCH_RULES = {"environment", "parity", "mask_convention", "timing", "errors"}
 
 
-def snakemake(workdir, *args, check=True, env=None):
-    """env: variables to set on top of the copy's own environment."""
-    proc = subprocess.run(
-        ["snakemake", "--cores", "2", *args, *FAST],
-        cwd=workdir,
-        env={**copy_environment(workdir), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+# Snakemake forked from the module's fork server (conftest's `server`: Snakemake
+# imported once, tests/snakemake_fork.py), for every run but the module's
+# first build, which is the `snakemake` command itself.
+FORKS = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def forks(server):
+    global FORKS
+    FORKS = server
+    yield
+    FORKS = None
+
+
+def snakemake(workdir, *args, check=True, env=None, fork=True):
+    """env: variables to set on top of the copy's own environment; fork=False:
+    the `snakemake` command, not a fork of the module's server."""
+    argv, environment = ["--cores", "2", *args, *FAST], {**copy_environment(workdir), **(env or {})}
+    if fork:
+        proc = FORKS.run(workdir, argv, environment, timeout=900)
+    else:
+        proc = subprocess.run(
+            ["snakemake", *argv], cwd=workdir, env=environment, capture_output=True, text=True, timeout=900
+        )
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -76,7 +90,7 @@ def built(tmp_path_factory):
     here by `snakemake` alone: strict is a param of bind, so the article is
     bound and rendered again under it, and no experiment runs twice."""
     work = copy_of_test_build(tmp_path_factory).project
-    rebuilt = snakemake(work)
+    rebuilt = snakemake(work, fork=False)
     assert re.search(r"^\s*(local)?rule bind:", rebuilt.stderr + rebuilt.stdout, re.M), "not bound again under strict"
     return work
 
@@ -172,15 +186,9 @@ def test_a_parameter_in_a_config_file_outside_the_project_reruns_its_experiment(
     outside = tmp_path / "over.yaml"
     outside.write_text(f"example:\n  seed: {seed + 1}\n", encoding="utf-8")
     # the helpers add --configfile config/test.yaml last, which would replace this list
-    plan = subprocess.run(
-        ["snakemake", "--cores", "2", "--dry-run", "--configfile", "config/test.yaml", str(outside)],
-        cwd=built,
-        env=copy_environment(built),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert plan.returncode == 0, plan.stderr[-3000:]
+    argv = ["--cores", "2", "--dry-run", "--configfile", "config/test.yaml", str(outside)]
+    plan = FORKS.run(built, argv, copy_environment(built))
+    assert plan.returncode == 0, plan.stdout[-3000:]
     planned = set(re.findall(r"^(?:local)?rule (\w+):", plan.stdout, re.M))
     assert "example" in planned and not planned & (EXPERIMENT_RULES - {"example"})
 
@@ -232,14 +240,7 @@ def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
     config = (built / "config/test.yaml").read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text(config.replace("  rounds: 6", "  rounds: 1"))
-    proc = subprocess.run(
-        ["snakemake", "--cores", "2", "--dry-run", "--configfile", str(bad)],
-        cwd=built,
-        env=copy_environment(built),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = FORKS.run(built, ["--cores", "2", "--dry-run", "--configfile", str(bad)], copy_environment(built), 120)
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
     assert "timing.rounds" in message and "minimum of 6" in message
@@ -349,15 +350,8 @@ def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_pat
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     env = copy_environment(PROJECT_ROOT)
-    proc = subprocess.run(
-        ["snakemake", "--cores", "3", "--dry-run", "--printshellcmds"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    proc = FORKS.run(tmp_path, ["--cores", "3", "--dry-run", "--printshellcmds"], env, 300)
+    assert proc.returncode == 0, proc.stdout[-4000:]
     # the limits the script checks its sizes against: the module's defaults for the rule's resources
     assert (
         "python -m experiments.hello --params '{\"n\": 3}' --threads 3 --mem-mb 1000 --runtime 10 "
