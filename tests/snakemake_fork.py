@@ -22,6 +22,7 @@ by that signal, as subprocess reports it). When its input closes, the
 server kills the process groups of any run still going and exits.
 """
 
+import atexit
 import json
 import os
 import select
@@ -220,6 +221,21 @@ class SnakemakeServer:
     def close(self):
         self.process.stdin.close()
         self.process.wait(timeout=60)
+
+
+_SHARED, _SHARED_LOCK = None, threading.Lock()
+
+
+def run(cwd, argv, env, timeout=900):
+    """SnakemakeServer.run on this process's own server (one per pytest
+    worker), started on first use and closed as the process exits: for a
+    helper that runs `snakemake` and reads its output."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = SnakemakeServer()
+            atexit.register(_SHARED.close)
+    return _SHARED.run(cwd, argv, env, timeout)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+
+import snakemake_fork
 import yaml
 
 from articlekit.workflow import codegraph
@@ -449,10 +451,10 @@ def project(tmp_path):
 
 
 def snakemake(work, *args):
-    proc = subprocess.run(
-        ["snakemake", *args], cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=300
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    """-> (exit code, output) of `snakemake ARGS`, forked from Snakemake
+    imported once (tests/snakemake_fork.py)."""
+    proc = snakemake_fork.run(work, args, copy_environment(work), timeout=300)
+    return proc.returncode, proc.stdout
 
 
 @pytest.mark.workflow

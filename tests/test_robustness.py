@@ -23,6 +23,8 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+
+import snakemake_fork
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -403,16 +405,11 @@ def run(params):
 
 
 def snakemake(work, *args, check=True):
-    proc = subprocess.run(
-        ["snakemake", "--cores", "2", *args, *FAST],
-        cwd=work,
-        env=copy_environment(work),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    """`snakemake ARGS` on the fast config, forked from Snakemake imported
+    once (tests/snakemake_fork.py): its output, both streams, in .stdout."""
+    proc = snakemake_fork.run(work, ["--cores", "2", *args, *FAST], copy_environment(work), timeout=900)
     if check and proc.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-6000:]}")
     return proc
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import snakemake_fork
 from tests.shared_build import copy_of_test_build
 from tests.workspace import PROJECT_ROOT, copy_environment, merged_config
 
@@ -33,26 +34,13 @@ EXPERIMENT_RULES = {
 TORCH_RULES = {"environment", "parity", "mask_convention", "timing", "errors"}
 
 
-# Snakemake forked from the module's fork server (conftest's `server`: Snakemake
-# imported once, tests/snakemake_fork.py), for every run but the module's
-# first build, which is the `snakemake` command itself.
-FORKS = None
-
-
-@pytest.fixture(scope="module", autouse=True)
-def forks(server):
-    global FORKS
-    FORKS = server
-    yield
-    FORKS = None
-
-
 def snakemake(workdir, *args, check=True, env=None, fork=True):
-    """env: variables to set on top of the copy's own environment; fork=False:
-    the `snakemake` command, not a fork of the module's server."""
+    """env: variables to set on top of the copy's own environment. A fork of
+    Snakemake imported once (tests/snakemake_fork.py), for every run but the
+    module's first build, which is the `snakemake` command itself (fork=False)."""
     argv, environment = ["--cores", "2", *args, *FAST], {**copy_environment(workdir), **(env or {})}
     if fork:
-        proc = FORKS.run(workdir, argv, environment, timeout=900)
+        proc = snakemake_fork.run(workdir, argv, environment, timeout=900)
     else:
         proc = subprocess.run(
             ["snakemake", *argv], cwd=workdir, env=environment, capture_output=True, text=True, timeout=900
@@ -187,7 +175,7 @@ def test_a_parameter_in_a_config_file_outside_the_project_reruns_its_experiment(
     outside.write_text(f"example:\n  seed: {seed + 1}\n", encoding="utf-8")
     # the helpers add --configfile config/test.yaml last, which would replace this list
     argv = ["--cores", "2", "--dry-run", "--configfile", "config/test.yaml", str(outside)]
-    plan = FORKS.run(built, argv, copy_environment(built))
+    plan = snakemake_fork.run(built, argv, copy_environment(built))
     assert plan.returncode == 0, plan.stdout[-3000:]
     planned = set(re.findall(r"^(?:local)?rule (\w+):", plan.stdout, re.M))
     assert "example" in planned and not planned & (EXPERIMENT_RULES - {"example"})
@@ -240,7 +228,9 @@ def test_a_bad_config_fails_before_any_job_naming_the_key(built, tmp_path):
     config = (built / "config/test.yaml").read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text(config.replace("  rounds: 6", "  rounds: 1"))
-    proc = FORKS.run(built, ["--cores", "2", "--dry-run", "--configfile", str(bad)], copy_environment(built), 120)
+    proc = snakemake_fork.run(
+        built, ["--cores", "2", "--dry-run", "--configfile", str(bad)], copy_environment(built), 120
+    )
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
     assert "timing.rounds" in message and "minimum of 6" in message
@@ -350,7 +340,7 @@ def test_an_article_of_its_own_needs_only_the_module_and_its_experiments(tmp_pat
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     env = copy_environment(PROJECT_ROOT)
-    proc = FORKS.run(tmp_path, ["--cores", "3", "--dry-run", "--printshellcmds"], env, 300)
+    proc = snakemake_fork.run(tmp_path, ["--cores", "3", "--dry-run", "--printshellcmds"], env, 300)
     assert proc.returncode == 0, proc.stdout[-4000:]
     # the limits the script checks its sizes against: the module's defaults for the rule's resources
     assert (
