@@ -1,5 +1,7 @@
-"""Snakemake runs for the fault tests, each forked from one interpreter that
-has already imported Snakemake.
+"""Snakemake runs for the tests, each forked from one interpreter that has
+already imported Snakemake: a module's own server (conftest's `server`,
+SnakemakeServer.start, like Popen) or the pytest worker's (run(), like
+subprocess.run).
 
 A `snakemake` process spends about two seconds of CPU importing itself (and
 its plugins: pandas, SQLAlchemy, boto3...) before it reads the Snakefile;
