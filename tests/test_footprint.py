@@ -19,10 +19,9 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
-import snakemake_fork
 import yaml
 
+import snakemake_fork
 from articlekit.workflow import codegraph
 
 from articlekit.experiment import footprint

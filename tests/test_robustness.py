@@ -23,12 +23,11 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-
-import snakemake_fork
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import snakemake_fork
 from articlekit.core import keys
 from articlekit.core.status import FAILS, HOLDS
 from articlekit.data.config import ConfigError, check_config
