@@ -9,7 +9,6 @@ from the sweep's summary (articlekit/article/robustness.py).
 
 import json
 import re
-import subprocess
 
 import pytest
 
@@ -20,6 +19,7 @@ from articlekit.article.shortcodes import scan
 from articlekit.data.values import merge
 from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment
+import snakemake_fork
 
 # toy.x is 5 at the article's seed and the seed itself elsewhere: "> 3" holds
 # at the article's seed and fails for seeds 1 to 3 of 10, more than flag_share
@@ -120,9 +120,9 @@ def project(tmp_path_factory):
 
 
 def build(work, *args):
-    return subprocess.run(
-        ["snakemake", *args, *BUILD], cwd=work, env=copy_environment(work), capture_output=True, text=True, timeout=900
-    )
+    """snakemake ARGS, forked from one that has imported it (tests/snakemake_fork.py):
+    both streams in .stdout."""
+    return snakemake_fork.run(work, [*args, *BUILD], copy_environment(work), timeout=900)
 
 
 @pytest.mark.slow
@@ -132,9 +132,9 @@ def test_the_article_discloses_every_claim_its_sweep_flags_and_a_strict_build_fa
     stops, naming the claim, its line and the section; strict=false renders
     the page with the mark beside the number."""
     proc = build(project, "build/bindings.json", "build/robustness.json")
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.returncode == 0, proc.stdout[-4000:]
     # the article bound here under strict (the copy was built with strict=false)
-    assert re.search(r"^\s*(local)?rule bind:", proc.stderr + proc.stdout, re.M), proc.stderr[-4000:]
+    assert re.search(r"^\s*(local)?rule bind:", proc.stdout, re.M), proc.stdout[-4000:]
     flagged = [c for c in json.loads((project / "build/robustness.json").read_text())["claims"] if c["flagged"]]
     assert flagged, "the test configuration's sweep flags no claim: nothing to disclose"
 
@@ -156,7 +156,7 @@ def test_the_article_discloses_every_claim_its_sweep_flags_and_a_strict_build_fa
             for i, text in enumerate(article.read_text().splitlines(), 1)
             if 'scaling.dk64.unscaled.max_weight fmt=".2%" expect="> 0.5"' in text
         )
-        said = proc.stderr + proc.stdout
+        said = proc.stdout
         assert re.search(
             rf"article/index.qmd:{line}: claim 'scaling.dk64.unscaled.max_weight > 0.5' holds at the "
             r"article's seed but fails for \d+% of the sweep's seeds",
@@ -165,7 +165,7 @@ def test_the_article_discloses_every_claim_its_sweep_flags_and_a_strict_build_fa
         assert "the article's opening (before its first heading) does not say so" in said
 
         proc = build(project, "build/article.html", "--config", "strict=false")
-        assert proc.returncode == 0, proc.stderr[-4000:]
+        assert proc.returncode == 0, proc.stdout[-4000:]
         page = (project / "build/article.html").read_text()
         assert 'class="claim-failed"' in page and disclosure.MARK["text"] in page
         assert (

@@ -14,7 +14,6 @@ reruns the audit, and never pulls the matrix's own jobs into the build.
 import html
 import json
 import re
-import subprocess
 
 import pytest
 
@@ -28,6 +27,7 @@ from articlekit.review import edition_environment as ee
 from articlekit.review import matrix_input
 from articlekit.review import matrix as matrixlib
 from tests.workspace import copy_environment, copy_project
+import snakemake_fork
 
 PUBLISHING_SECTION = {
     "libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},
@@ -288,15 +288,10 @@ def test_the_rule_passes_the_matrix_with_its_digest_only_once_it_ran(tmp_path):
 
 
 def _plan(work):
-    proc = subprocess.run(
-        ["snakemake", "--cores", "2", "--configfile", "config/test.yaml", "--dry-run", "--printshellcmds"],
-        cwd=work,
-        env=copy_environment(work),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    """The dry run's plan, forked from a Snakemake imported once (tests/snakemake_fork.py)."""
+    argv = ["--cores", "2", "--configfile", "config/test.yaml", "--dry-run", "--printshellcmds"]
+    proc = snakemake_fork.run(work, argv, copy_environment(work), timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
     return proc.stdout
 
 

@@ -23,6 +23,7 @@ from articlekit.skeleton.new import new_article
 from tests.crate_validation import declared_profile, validation_issues
 from tests.shared_build import BuildFailed, shared_build
 from tests.test_quarto import Loads, bound_links, git_status, page_text, require_quarto
+import snakemake_fork
 
 pytestmark = pytest.mark.slow
 
@@ -59,15 +60,11 @@ def _environment(env=None):
 
 
 def snakemake(folder, *args, env=None):
-    env = _environment(env)
-    done = subprocess.run(
-        ["snakemake", "--cores", "2", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900
-    )
+    """snakemake --cores 2 ARGS, forked from one that has imported it
+    (tests/snakemake_fork.py): both streams in .stdout."""
+    done = snakemake_fork.run(folder, ["--cores", "2", *args], _environment(env), timeout=900)
     if done.returncode != 0:
-        pytest.fail(
-            f"snakemake {' '.join(args)} in {folder} failed (exit {done.returncode}):\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-        )
+        pytest.fail(f"snakemake {' '.join(args)} in {folder} failed (exit {done.returncode}):\n{done.stdout[-8000:]}")
     return done
 
 
@@ -212,15 +209,8 @@ def test_a_misspelt_section_stops_the_skeleton_before_any_job(tmp_path):
     new_article(folder)
     config = folder / "config.yaml"
     config.write_text(config.read_text(encoding="utf-8").replace("\npublishing:", "\npublishin:"), encoding="utf-8")
-    done = subprocess.run(
-        ["snakemake", "-n"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    said = done.stdout + done.stderr  # Snakemake prints a WorkflowError on stdout
+    done = snakemake_fork.run(folder, ["-n"], {**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    said = done.stdout  # both streams (Snakemake prints a WorkflowError on stdout)
     assert done.returncode != 0
     assert "config.yaml:" in said and "publishin: is neither a setting of articlekit's module" in said
     assert "did you mean publishing?" in said

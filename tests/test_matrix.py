@@ -28,6 +28,7 @@ from articlekit.data.values import merge, published_envelope
 from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment, copy_project
 from tests.workspace import merged_config
+import snakemake_fork
 
 SCHEMA = "config/schema.yaml"
 
@@ -592,17 +593,12 @@ def test_rows_do_not_depend_on_how_fast_the_main_build_ran(tmp_path):
 
 def _snakemake(work, *args, also=(), check=True):
     """snakemake on config/test.yaml, plus the config files in `also`; strict=false,
-    as the run's shared build was made (tests.workspace.TEST_BUILD)."""
-    proc = subprocess.run(
-        ["snakemake", "--cores", "2", *args, "--configfile", "config/test.yaml", *also, "--config", "strict=false"],
-        cwd=work,
-        env=copy_environment(work),
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    as the run's shared build was made (tests.workspace.TEST_BUILD). Forked from
+    a Snakemake imported once (tests/snakemake_fork.py): both streams in .stdout."""
+    argv = ["--cores", "2", *args, "--configfile", "config/test.yaml", *also, "--config", "strict=false"]
+    proc = snakemake_fork.run(work, argv, copy_environment(work), timeout=1800)
     if check and proc.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}")
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-6000:]}")
     return proc
 
 

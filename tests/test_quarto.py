@@ -36,6 +36,7 @@ from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
 from tests.shared_build import BuildFailed, copy_of_test_build, shared_build
 from tests.workspace import copy_environment, project_files
+import snakemake_fork
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow, pytest.mark.spread]
 
@@ -70,7 +71,12 @@ def quarto_env():
 
 
 def run(cmd, cwd, env, check=True, timeout=900):
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    """cmd in cwd; `snakemake` forked from one that has imported it
+    (tests/snakemake_fork.py: both streams in .stdout)."""
+    if cmd[0] == "snakemake":
+        done = snakemake_fork.run(cwd, cmd[1:], env, timeout)
+    else:
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and done.returncode != 0:
         pytest.fail(f"{' '.join(cmd)} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
     return done
