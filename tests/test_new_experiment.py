@@ -21,6 +21,7 @@ import pytest
 
 from tests.shared_build import copy_of_test_build
 from tests.workspace import PROJECT_ROOT, TEST_BUILD, copy_environment, copy_project, project_files
+import snakemake_fork
 
 NAME = "ratio"
 
@@ -76,6 +77,10 @@ def changed(before, after):
 
 
 def run(project, *args, timeout=600):
+    """ARGS in project; `snakemake` forked from one that has imported it
+    (tests/snakemake_fork.py: both streams in .stdout)."""
+    if args[0] == "snakemake":
+        return snakemake_fork.run(project, args[1:], copy_environment(project), timeout)
     return subprocess.run(
         [*args], cwd=project, env=copy_environment(project), capture_output=True, text=True, timeout=timeout
     )
