@@ -158,8 +158,12 @@ def test_on_the_quarto_route_the_page_and_the_markdown_cite_alike(tmp_path, monk
     from tests.test_quarto import require_quarto
 
     monkeypatch.setenv("PATH", require_quarto()["PATH"])
-    article, bindings = cited_project(tmp_path / "article")
-    out = tmp_path / "article" / "build" / name
+    # in a folder whose name Pandoc's Markdown would read as markup (emphasis,
+    # a dash, an ellipsis, a quote): the bibliography's path Quarto is handed
+    # reaches Pandoc's metadata, which is Markdown, and must come back whole
+    folder = tmp_path / "drafts-_v2_ --it's ..." / "article"
+    article, bindings = cited_project(folder)
+    out = folder / "build" / name
     rendermod.render_format(fmt, article, bindings, out, "quarto")
     text = " ".join(re.sub(r"<[^>]+>", " ", out.read_text(encoding="utf-8")).replace("&nbsp;", " ").split())
     text = text.replace(NBSP, " ").replace("\\", "")
