@@ -31,9 +31,8 @@ def interpreter_first_on_path():
     `python` there is another file: the commands the tests start by name
     (`python`, `snakemake`, and every build job, which Snakemake's shell
     starts as `python -m ...`) then run with this interpreter and its
-    packages, as in an activated virtual environment. Under pyenv, `python`
-    is a shim, a bash script that costs each start about 70 ms of CPU
-    (some 300 starts in a run of the suite)."""
+    packages, as in an activated virtual environment, also where the suite
+    was started as `venv/bin/python -m pytest` without activating it."""
     here = os.path.dirname(sys.executable)
     found = shutil.which("python")
     if here and (found is None or os.path.realpath(found) != os.path.realpath(sys.executable)):
