@@ -48,12 +48,12 @@ its work folder (citation_args), Quarto a copy under build/ (quarto_paths).
 import os
 import re
 import shutil
-import string
 from pathlib import Path
 
 from articlekit.article.shortcodes import OPEN, lookup_id, lookup_parts, parse_inner
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import write_text_atomic
+from articlekit.core.text import md_text
 from articlekit.core.sources import read_text
 from articlekit.render.luafilters import CITED_FILTER
 from articlekit.render.renderers import RenderError
@@ -250,19 +250,10 @@ def quarto_paths(config, project_dir, document=None, folder=None, unknown=None):
         files = bound_files(config, project_dir, document, folder, unknown=unknown)
     elif "bibliography" in files and holds_shortcodes(files["bibliography"]):
         raise RenderError(f"{files['bibliography']}: its values are bound for Quarto in a copy: name its folder")
-    return {**config, **{key: metadata_path(Path(path).resolve()) for key, path in files.items()}}
-
-
-def metadata_path(path):
-    """path as a string of Pandoc's metadata, which Pandoc reads as Markdown:
-    every ASCII punctuation mark but the slash escaped, so that the path
-    comes back as it is. Unescaped, a folder named `x-_ab_` is read as x-
-    and an emphasised ab, and Pandoc looks for x-ab (a work folder's random
-    name once did this); `--` would become a dash, `...` an ellipsis."""
-    return "".join(f"\\{char}" if char in _MARKDOWN_PUNCTUATION else char for char in str(path))
-
-
-_MARKDOWN_PUNCTUATION = frozenset(string.punctuation) - {"/"}
+    # as Pandoc's metadata, which is Markdown, reads them back whole: a folder
+    # named `x-_ab_` (a work folder's random name once) is otherwise x- and an
+    # emphasised ab, and Pandoc looks for x-ab; `--` a dash, `...` an ellipsis
+    return {**config, **{key: md_text(str(Path(path).resolve())) for key, path in files.items()}}
 
 
 _NOT_FOUND = re.compile(r"Citeproc: citation (\S+) not found")
