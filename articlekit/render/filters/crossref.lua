@@ -85,8 +85,20 @@ local function captioned(kind)
   end
 end
 
--- Math(display), then (a space and) "{#eq-x}": the equation, numbered
+-- Math(display), then (a space and) "{#eq-x}": the equation, numbered.
+-- A list with no display math is left as it is (nil): most of them, and
+-- handing each back to Pandoc rebuilt would cost a third of the filter.
 local function equations(inlines)
+  local has_display = false
+  for _, el in ipairs(inlines) do
+    if el.t == "Math" and el.mathtype == "DisplayMath" then
+      has_display = true
+      break
+    end
+  end
+  if not has_display then
+    return nil
+  end
   local out, i = pandoc.Inlines({}), 1
   while i <= #inlines do
     local el = inlines[i]
