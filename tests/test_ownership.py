@@ -365,16 +365,19 @@ def test_an_input_changed_since_the_build_is_named_by_verify(case):
 
 
 @pytest.mark.slow
-def test_a_job_whose_end_snakemake_recorded_before_a_kill_is_taken_as_finished(server, case):
+@pytest.mark.parametrize("target", [[], ["build/values.json"]], ids=["the default target", "a file's own target"])
+def test_a_job_whose_end_snakemake_recorded_before_a_kill_is_taken_as_finished(server, case, target):
     """The main process killed between Snakemake's record of a finished job
     and the ledger's: the ledger says the job is still running, Snakemake's
-    metadata has it complete with the file's mtime. The plan takes it as
-    finished, so the next job that reads it does not refuse it."""
+    metadata has it complete with the file's mtime. The run takes it as
+    finished, so the next job that reads it does not refuse it: whatever
+    the target (the default target's plan adopts it, and so does the start
+    of a run of any other)."""
     ledger_file = case / ".snakemake/articlekit/ledger.json"
     ledger = json.loads(ledger_file.read_text(encoding="utf-8"))
     ledger["outputs"][VICTIM]["state"] = "running"
     ledger_file.write_text(json.dumps(ledger), encoding="utf-8")
-    code, output = snakemake(server, case, "--forcerun", "values")
+    code, output = snakemake(server, case, *target, "--forcerun", "values")
     assert code == 0, output[-4000:]
     assert json.loads(ledger_file.read_text(encoding="utf-8"))["outputs"][VICTIM]["state"] == "finished"
 

@@ -23,7 +23,9 @@ output whose job started and never reported finishing (the main process
 was killed) is Snakemake's to rerun as incomplete; when Snakemake's own
 record has that job complete, with the file's mtime still the one it
 recorded, the kill came between its record and ours, and the output is
-recorded as finished (`adopt_finished`).
+recorded as finished (`adopt_finished`): by the default target's plan,
+and, for a run of any target, for each file its jobs read, when the run
+starts.
 """
 
 import logging
@@ -73,6 +75,10 @@ class Recorder(logging.Handler):
         jobs = list(self.workflow.dag.jobs)
         written = {str(path) for job in jobs for path in job.output}
         sources = {str(path) for job in jobs for path in job.input} - written
+        # what this run's jobs read, finished by Snakemake's record though not by
+        # ours (a kill between the two): adopted for any target, as the default
+        # target's plan adopts it (unowned), before the first job reads it
+        adopt_finished(self.workflow, self.ledger, sorted({str(path) for job in jobs for path in job.input}))
         self.ledger.run_started({path: file_digest(path) for path in sources})
         self.ledger.save()
 
