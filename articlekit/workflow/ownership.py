@@ -74,12 +74,12 @@ class Recorder(logging.Handler):
         self.run_recorded = True
         jobs = list(self.workflow.dag.jobs)
         written = {str(path) for job in jobs for path in job.output}
-        sources = {str(path) for job in jobs for path in job.input} - written
+        read = {str(path) for job in jobs for path in job.input}
         # what this run's jobs read, finished by Snakemake's record though not by
         # ours (a kill between the two): adopted for any target, as the default
         # target's plan adopts it (unowned), before the first job reads it
-        adopt_finished(self.workflow, self.ledger, sorted({str(path) for job in jobs for path in job.input}))
-        self.ledger.run_started({path: file_digest(path) for path in sources})
+        adopt_finished(self.workflow, self.ledger, sorted(read))
+        self.ledger.run_started({path: file_digest(path) for path in read - written})
         self.ledger.save()
 
     def job_starts(self, record):
