@@ -75,5 +75,11 @@ def snakefile(summary_lines, code=True):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        sys.exit(print(__doc__))
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    if not Path(sys.argv[1]).is_file():
+        sys.exit(f"{sys.argv[1]}: no such file; give the built project's `snakemake --detailed-summary` output")
     summary = Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()
     sys.stdout.write(snakefile(summary, code="--without-code" not in sys.argv[2:]))

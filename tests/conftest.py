@@ -99,7 +99,7 @@ def built_project(tmp_path_factory):
 def server():
     """A forked Snakemake for the module's plans and builds (tests/snakemake_fork.py):
     Snakemake imported once, each run a fork of it."""
-    from snakemake_fork import SnakemakeServer
+    from tests.snakemake_fork import SnakemakeServer
 
     server = SnakemakeServer()
     yield server

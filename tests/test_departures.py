@@ -15,7 +15,7 @@ from articlekit.data.baseline import load_baseline
 from articlekit.article.bind import BindError, bind
 from articlekit.article.departures import departures
 from articlekit.core.jsonio import read_json
-import snakemake_fork
+from tests import snakemake_fork
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from articlekit.article.shortcodes import scan
 from articlekit.data.values import merge
 from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment
-import snakemake_fork
+from tests import snakemake_fork
 
 # toy.x is 5 at the article's seed and the seed itself elsewhere: "> 3" holds
 # at the article's seed and fails for seeds 1 to 3 of 10, more than flag_share

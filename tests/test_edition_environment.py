@@ -27,7 +27,7 @@ from articlekit.review import edition_environment as ee
 from articlekit.review import matrix_input
 from articlekit.review import matrix as matrixlib
 from tests.workspace import copy_environment, copy_project
-import snakemake_fork
+from tests import snakemake_fork
 
 PUBLISHING_SECTION = {
     "libraries": {"python": "Python", "numpy": "NumPy", "torch": "PyTorch"},

@@ -23,7 +23,7 @@ from articlekit.skeleton.new import new_article
 from tests.crate_validation import declared_profile, validation_issues
 from tests.shared_build import BuildFailed, shared_build
 from tests.test_quarto import Loads, bound_links, git_status, page_text, require_quarto
-import snakemake_fork
+from tests import snakemake_fork
 
 pytestmark = pytest.mark.slow
 

@@ -50,7 +50,7 @@ from articlekit.review.journal_bundle import JOURNAL_BUNDLE
 from articlekit.review.manifest import MANIFEST
 from tests.shared_build import copy_of_test_build
 from tests.workspace import TEST_BUILD, TEST_BUILD_ENVIRONMENT, copy_environment
-from snakemake_fork import SnakemakeServer
+from tests.snakemake_fork import SnakemakeServer
 
 FAST = ["--configfile", "config/test.yaml", "--config", "strict=false"]
 OUTPUT_FOLDERS = ("results", "figures", "build")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 
-import snakemake_fork
+from tests import snakemake_fork
 from articlekit.workflow import codegraph
 
 from articlekit.experiment import footprint

@@ -28,7 +28,7 @@ from articlekit.data.values import merge, published_envelope
 from tests.shared_build import copy_of_test_build
 from tests.workspace import copy_environment, copy_project
 from tests.workspace import merged_config
-import snakemake_fork
+from tests import snakemake_fork
 
 SCHEMA = "config/schema.yaml"
 

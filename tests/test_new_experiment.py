@@ -21,7 +21,7 @@ import pytest
 
 from tests.shared_build import copy_of_test_build
 from tests.workspace import PROJECT_ROOT, TEST_BUILD, copy_environment, copy_project, project_files
-import snakemake_fork
+from tests import snakemake_fork
 
 NAME = "ratio"
 

@@ -181,7 +181,7 @@ def template(built_project):
 
 @pytest.fixture(scope="module")
 def server():
-    from snakemake_fork import SnakemakeServer
+    from tests.snakemake_fork import SnakemakeServer
 
     server = SnakemakeServer()
     yield server

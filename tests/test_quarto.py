@@ -36,7 +36,7 @@ from tests.child_processes import popen
 from tests.test_render import VALUE_LUA, printed_ids, probe_bindings
 from tests.shared_build import BuildFailed, copy_of_test_build, shared_build
 from tests.workspace import copy_environment, project_files
-import snakemake_fork
+from tests import snakemake_fork
 
 pytestmark = [pytest.mark.quarto, pytest.mark.slow, pytest.mark.spread]
 

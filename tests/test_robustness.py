@@ -27,7 +27,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import snakemake_fork
+from tests import snakemake_fork
 from articlekit.core import keys
 from articlekit.core.status import FAILS, HOLDS
 from articlekit.data.config import ConfigError, check_config

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import snakemake_fork
+from tests import snakemake_fork
 from tests.shared_build import copy_of_test_build
 from tests.workspace import PROJECT_ROOT, copy_environment, merged_config
 
