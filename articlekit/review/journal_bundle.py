@@ -25,6 +25,7 @@ from pathlib import Path
 from articlekit.core.errors import ArticlekitError, run_command
 from articlekit.core.jsonio import write_bytes_atomic
 from articlekit.core.log import log
+from articlekit.render.formats import jats
 from articlekit.review.crate import METADATA_NAME
 
 JOURNAL_BUNDLE = "build/article.meca.zip"
@@ -43,8 +44,6 @@ class BundleError(ArticlekitError):
 def bundle_entries(jats_zip, crate_bytes):
     """{name: bytes} of the journal's bundle: the JATS zip's entries, the
     crate, and a manifest listing them all."""
-    from articlekit.render.formats import jats
-
     entries = jats.read_bundle(jats_zip)
     if METADATA_NAME in entries:
         raise BundleError(f"{jats_zip}: already holds a {METADATA_NAME}: rebuild it (snakemake --forcerun jats)")
@@ -58,8 +57,6 @@ def bundle_entries(jats_zip, crate_bytes):
 
 def checked(entries, out):
     """The entries, once their manifest is MECA's and lists exactly them."""
-    from articlekit.render.formats import jats
-
     listed = jats.manifest_items(entries[jats.MANIFEST_XML], out)
     if listed != set(entries) - {jats.MANIFEST_XML}:
         raise BundleError(f"{out}: its manifest lists {sorted(listed)}, not its entries {sorted(entries)}")
@@ -67,8 +64,6 @@ def checked(entries, out):
 
 
 def write_bundle(jats_zip, crate, out):
-    from articlekit.render.formats import jats
-
     entries = checked(bundle_entries(jats_zip, Path(crate).read_bytes()), out)
     write_bytes_atomic(out, jats.zip_bytes(entries))
     return entries
