@@ -95,6 +95,9 @@ def run_child(request, base_path, console_scripts):
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # found again from this run's TMPDIR, not the server's
         # sys.path as `python .../bin/snakemake` with this PYTHONPATH builds it
         extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
         sys.path[:] = [console_scripts, *extra, *base_path]

@@ -748,13 +748,21 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     experiment, during bind, during render (the pdf beside it). After each:
     nothing half-written, then --unlock and build again, which must redo the
     killed job to reach the next one; the last rerun gives a clean build and
-    leaves no render or pdf work folder behind (issue item 14)."""
+    leaves no render or pdf work folder behind (issue item 14), nor an
+    experiment's scratch folder in the system's temporary folder."""
     # Work folders of a render and a pdf killed earlier (their process is
     # gone), there whether or not these kills leave their own: a render or
     # pdf job removes both kinds as it starts. The build killed during render
     # may not have started the pdf (and Snakemake, seeing the same bindings,
     # need not redo it), but the rerun redoes the render.
     stale = [case / "build/.render-999999999-x", case / "build/.pdf-999999999-x"]
+    # The builds' temporary folder, to see what the kills leave in it: the
+    # scaling run killed first, and one killed before it, planted here; the
+    # rerun of scaling removes both (articlekit/experiment/scratch.py).
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    (temporary / "articlekit-scaling-999999999-x").mkdir()
+    env = {**environment(case), "TMPDIR": str(temporary)}
     change(case / "experiments/scaling.py")
     for number, (job, delay) in enumerate(KILLS):
         if job == "rule html:":
@@ -762,7 +770,7 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
                 folder.mkdir()
                 (folder / "article.html").write_text("<html>half")
         log = tmp_path / f"build{number}.log"
-        run = start_snakemake(case, log)
+        run = start_snakemake(case, log, env=env)
         wait_for(log, job, run)
         time.sleep(delay)
         os.killpg(run.pid, signal.SIGKILL)
@@ -770,10 +778,11 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
         assert_whole(case, leftovers_allowed=True)
         if number == 0:
             restore(case, template, "experiments/scaling.py")
-        unlocked = snakemake(case, "--unlock")
+        unlocked = snakemake(case, "--unlock", env=env)
         assert unlocked.returncode == 0, unlocked.output[-2000:]
-    assert_recovered(case, template)
+    assert_recovered(case, template, env=env)
     assert not any(folder.exists() for folder in stale)
+    assert not list(temporary.glob("articlekit-*")), sorted(p.name for p in temporary.iterdir())
 
 
 @pytest.mark.slow

@@ -28,13 +28,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from articlekit.__main__ import main as cli
 from articlekit.core.ledger import Ledger, file_digest
+from articlekit.core.workfiles import owner_tag
 from articlekit.experiment.artifacts import pyplot, run_experiment, save_figure
+from articlekit.experiment.scratch import scratch_folder
 from articlekit.review import verify as verifymod
 from articlekit.review.manifest import MANIFEST, ManifestError, build_manifest
 from tests.workspace import copy_environment
@@ -123,6 +126,24 @@ def test_an_experiments_code_runs_with_nothing_of_the_project_in_reach(tmp_path,
     ]
     assert (tmp_path / "baseline/published.yaml").read_text() == "entries: []\n"
     assert json.loads((tmp_path / "results/probe.json").read_text())["values"] == {"x": 1}
+
+
+def test_an_experiments_next_run_removes_the_scratch_folders_its_killed_runs_left(tmp_path, monkeypatch):
+    """kill -9 leaves a scratch folder in the system's temporary folder; the
+    experiment's next run removes those whose owner is gone, and keeps a
+    live run's (a sweep's chunk beside it) and any name not its own."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed = tmp_path / "articlekit-probe-999999999_5-abc"
+    running = tmp_path / f"articlekit-probe-{owner_tag()}-def"
+    not_ours = [tmp_path / "articlekit-probe-notes", tmp_path / "articlekit-other-999999999_5-x"]
+    for folder in (killed, running, *not_ours):
+        folder.mkdir()
+    (killed / "results.json").write_text('{"half')
+    with scratch_folder("probe") as folder:
+        assert folder.parent == tmp_path and folder.name.startswith(f"articlekit-probe-{owner_tag()}-")
+        assert not killed.exists()
+    assert not folder.exists()
+    assert running.exists() and all(path.exists() for path in not_ours)
 
 
 def test_values_refuses_an_artifact_its_rule_did_not_write(tmp_path, monkeypatch, capsys):

@@ -13,6 +13,11 @@ and is dropped with it, and a relative read finds nothing. The folder
 lies under the system's temporary folder, not the project's, so `../`
 does not lead back either.
 
+A run killed with kill -9 cannot remove its folder. Each folder's name
+therefore carries its owner tag (articlekit/core/workfiles.py), and the
+experiment's next run removes the folders of its own that a process now
+gone left behind: a build killed and built again leaves none for long.
+
 Chosen over Snakemake's `shadow:` directive, which does the same with a
 folder of links under .snakemake/shadow/ but runs each such job through a
 Snakemake process of its own (the local executor cannot change the
@@ -28,6 +33,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from articlekit.core.workfiles import owner_tag, remove_stale
+
 # The folder the experiment was started in, while it runs in its scratch folder.
 _project = None
 
@@ -40,11 +47,14 @@ def project_folder():
 
 @contextlib.contextmanager
 def scratch_folder(name):
-    """The block runs with an empty temporary folder as the working folder
-    (named after the experiment, for whoever finds one a killed run left)."""
+    """The block runs with an empty temporary folder as the working folder,
+    named after the experiment and its owner (articlekit-NAME-TAG-RANDOM);
+    the experiment's folders that a killed run left are removed first."""
     global _project
     home = os.getcwd()
-    folder = tempfile.mkdtemp(prefix=f"articlekit-{name}-")
+    prefix = f"articlekit-{name}-"
+    remove_stale(tempfile.gettempdir(), prefix, "-")
+    folder = tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-")
     _project = home
     os.chdir(folder)
     try:
