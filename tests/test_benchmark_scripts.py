@@ -29,14 +29,14 @@ def test_the_benchmarks_are_found():
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_a_benchmark_prints_its_usage(script):
+def test_a_benchmark_prints_its_usage(script, tmp_path):
     proc = subprocess.run(
         [sys.executable, f"benchmarks/{script}", "--help"],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(PROJECT_ROOT)},  # no PYTHONPATH: as a person runs it
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # no PYTHONPATH: as a person runs it
     )
     assert proc.returncode == 0, proc.stderr
     assert script in proc.stdout, proc.stdout[:500]  # its usage names it
