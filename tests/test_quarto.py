@@ -845,8 +845,12 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     """`python -m articlekit new`, then `quarto render` in its folder and
     `quarto preview` in its article/: both give the bound article, and
     neither touches a .gitignore (or anything else git sees), also with
-    the virtual environment an author makes there (`python -m venv env`)."""
-    folder = tmp_path / "my-article"
+    the virtual environment an author makes there (`python -m venv env`).
+    In a folder whose name Pandoc's Markdown would read as markup (emphasis,
+    a dash, an ellipsis, a quote): the paths the pre-render hands Quarto as
+    metadata (the bindings, the figures' data) reach Pandoc, which reads
+    metadata as Markdown, and must come back whole."""
+    folder = tmp_path / "drafts-_v2_ --it's ..." / "my-article"
     env = {**copy_environment(ROOT), **quarto_env, "ARTICLEKIT_SNAKEMAKE_ARGS": "--config strict=false"}
     run(["python", "-m", "articlekit", "new", str(folder)], tmp_path, env)
     for cmd in (
@@ -860,6 +864,7 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     run(["quarto", "render"], folder, env)
     page = (folder / "article/index.html").read_text(encoding="utf-8")
     assert 'class="bound-value"' in page and "{{<" not in page and "{{&lt;" not in page
+    assert 'src="data:image/' in page  # its figure embedded, from the figures' data the metadata names
     assert git_status(folder) == ""
     preview = QuartoPreview(folder / "article", [], env, tmp_path / "preview.log", browser=tmp_path / "browser")
     try:
