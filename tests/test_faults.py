@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import zipfile
@@ -761,7 +762,7 @@ def test_a_build_killed_mid_job_leaves_nothing_half_written(case, template, tmp_
     # rerun of scaling removes both (articlekit/experiment/scratch.py).
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    (temporary / "articlekit-scaling-999999999-x").mkdir()
+    (temporary / f"articlekit-scaling@{socket.gethostname()}@999999999-x").mkdir()
     env = {**environment(case), "TMPDIR": str(temporary)}
     change(case / "experiments/scaling.py")
     for number, (job, delay) in enumerate(KILLS):

@@ -26,6 +26,7 @@ directly, without Snakemake.
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -131,16 +132,23 @@ def test_an_experiments_code_runs_with_nothing_of_the_project_in_reach(tmp_path,
 def test_an_experiments_next_run_removes_the_scratch_folders_its_killed_runs_left(tmp_path, monkeypatch):
     """kill -9 leaves a scratch folder in the system's temporary folder; the
     experiment's next run removes those whose owner is gone, and keeps a
-    live run's (a sweep's chunk beside it) and any name not its own."""
+    live run's (a sweep's chunk beside it), another machine's (a cluster's
+    nodes may share the folder; a pid names a process of this one) and any
+    name not its own."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    killed = tmp_path / "articlekit-probe-999999999_5-abc"
-    running = tmp_path / f"articlekit-probe-{owner_tag()}-def"
-    not_ours = [tmp_path / "articlekit-probe-notes", tmp_path / "articlekit-other-999999999_5-x"]
+    here = f"articlekit-probe@{socket.gethostname()}@"
+    killed = tmp_path / f"{here}999999999_5-abc"
+    running = tmp_path / f"{here}{owner_tag()}-def"
+    not_ours = [
+        tmp_path / f"articlekit-probe@{socket.gethostname()}-2@999999999_5-x",  # another node's
+        tmp_path / f"{here}notes",
+        tmp_path / f"articlekit-other@{socket.gethostname()}@999999999_5-x",
+    ]
     for folder in (killed, running, *not_ours):
         folder.mkdir()
     (killed / "results.json").write_text('{"half')
     with scratch_folder("probe") as folder:
-        assert folder.parent == tmp_path and folder.name.startswith(f"articlekit-probe-{owner_tag()}-")
+        assert folder.parent == tmp_path and folder.name.startswith(f"{here}{owner_tag()}-")
         assert not killed.exists()
     assert not folder.exists()
     assert running.exists() and all(path.exists() for path in not_ours)

@@ -14,9 +14,12 @@ lies under the system's temporary folder, not the project's, so `../`
 does not lead back either.
 
 A run killed with kill -9 cannot remove its folder. Each folder's name
-therefore carries its owner tag (articlekit/core/workfiles.py), and the
-experiment's next run removes the folders of its own that a process now
-gone left behind: a build killed and built again leaves none for long.
+therefore carries its machine and its owner tag (articlekit/core/workfiles.py),
+and the experiment's next run on that machine removes the folders of its
+own that a process now gone left behind: a build killed and built again
+leaves none for long. The machine's name, because a cluster's nodes may
+share one temporary folder, and a pid says nothing of another node's
+processes.
 
 Chosen over Snakemake's `shadow:` directive, which does the same with a
 folder of links under .snakemake/shadow/ but runs each such job through a
@@ -30,6 +33,7 @@ absolute path, or code that changes the working folder back: the ledger
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
@@ -48,11 +52,13 @@ def project_folder():
 @contextlib.contextmanager
 def scratch_folder(name):
     """The block runs with an empty temporary folder as the working folder,
-    named after the experiment and its owner (articlekit-NAME-TAG-RANDOM);
-    the experiment's folders that a killed run left are removed first."""
+    named after the experiment, the machine and the owner
+    (articlekit-NAME@HOST@TAG-RANDOM: neither an experiment's name, a
+    module's, nor a host's holds an @); the experiment's folders that a
+    killed run on this machine left are removed first."""
     global _project
     home = os.getcwd()
-    prefix = f"articlekit-{name}-"
+    prefix = f"articlekit-{name}@{socket.gethostname()}@"
     remove_stale(tempfile.gettempdir(), prefix, "-")
     folder = tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-")
     _project = home
