@@ -87,9 +87,16 @@ def cited_project(
     return article, bindings
 
 
+# A folder name that Pandoc would misread where it reads a path: it decodes
+# each %XX in a path it fetches (the bibliography, the style sheet, the Word
+# file's reference document, the PDF's header and figures), and reads the
+# paths of its metadata as Markdown (emphasis, a dash, an ellipsis, a quote).
+AWKWARD_FOLDER = "drafts%20v2 -_x_ --it's ..."
+
+
 @pytest.fixture(scope="module")
 def editions(tmp_path_factory):
-    return every_edition(*cited_project(tmp_path_factory.mktemp("cited") / "article"))
+    return every_edition(*cited_project(tmp_path_factory.mktemp("cited") / AWKWARD_FOLDER / "article"))
 
 
 @pytest.mark.parametrize("fmt", sorted(formats.names()))
@@ -158,10 +165,10 @@ def test_on_the_quarto_route_the_page_and_the_markdown_cite_alike(tmp_path, monk
     from tests.test_quarto import require_quarto
 
     monkeypatch.setenv("PATH", require_quarto()["PATH"])
-    # in a folder whose name Pandoc's Markdown would read as markup (emphasis,
-    # a dash, an ellipsis, a quote): the bibliography's path Quarto is handed
-    # reaches Pandoc's metadata, which is Markdown, and must come back whole
-    folder = tmp_path / "drafts-_v2_ --it's ..." / "article"
+    # in a folder whose name Pandoc would misread (AWKWARD_FOLDER): the
+    # bibliography's path Quarto is handed reaches Pandoc's metadata, which
+    # is Markdown, and Pandoc decodes its %XX as it reads the file
+    folder = tmp_path / AWKWARD_FOLDER / "article"
     article, bindings = cited_project(folder)
     out = folder / "build" / name
     rendermod.render_format(fmt, article, bindings, out, "quarto")

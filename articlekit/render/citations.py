@@ -56,7 +56,7 @@ from articlekit.core.jsonio import write_text_atomic
 from articlekit.core.text import md_text
 from articlekit.core.sources import read_text
 from articlekit.render.luafilters import CITED_FILTER
-from articlekit.render.renderers import RenderError
+from articlekit.render.renderers import RenderError, pandoc_file
 
 MAX_BYTES = 1_000_000  # a bibliography of a few thousand entries
 KEYS = ("bibliography", "csl")
@@ -234,7 +234,7 @@ def citation_args(config, project_dir, workdir, document=None):
         return []
     args = ["-M", "link-citations=true"]
     for key, copy in files.items():
-        args += [f"--{key}", str(copy)]
+        args += [f"--{key}", pandoc_file(copy)]
     return [*args, "--citeproc", "--lua-filter", str(CITED_FILTER)]
 
 
@@ -252,8 +252,9 @@ def quarto_paths(config, project_dir, document=None, folder=None, unknown=None):
         raise RenderError(f"{files['bibliography']}: its values are bound for Quarto in a copy: name its folder")
     # as Pandoc's metadata, which is Markdown, reads them back whole: a folder
     # named `x-_ab_` (a work folder's random name once) is otherwise x- and an
-    # emphasised ab, and Pandoc looks for x-ab; `--` a dash, `...` an ellipsis
-    return {**config, **{key: md_text(str(Path(path).resolve())) for key, path in files.items()}}
+    # emphasised ab, and Pandoc looks for x-ab; `--` a dash, `...` an ellipsis;
+    # and Pandoc decodes a %XX in the path it then reads (pandoc_file)
+    return {**config, **{key: md_text(pandoc_file(Path(path).resolve())) for key, path in files.items()}}
 
 
 _NOT_FOUND = re.compile(r"Citeproc: citation (\S+) not found")

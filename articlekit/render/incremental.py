@@ -62,7 +62,7 @@ from articlekit.render.pandoc_route import (
     pandoc_page_args,
 )
 from articlekit.render.project import project_config, project_options, project_root, split_front_matter
-from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.renderers import RenderError, pandoc_file, pandoc_path
 from articlekit.render.source import build_root, empty_folder
 from articlekit.render.tools import run_tool
 from articlekit.article.prose_guard import check_tree
@@ -323,7 +323,7 @@ class IncrementalPage:
         return template.resolve()
 
     def render_fragment(self, text, used, front, template, where, first_line):
-        html = self.run_pandoc(text, used, front, ["--template", str(template)], where, first_line=first_line)
+        html = self.run_pandoc(text, used, front, ["--template", pandoc_file(template)], where, first_line=first_line)
         return html[:-1] if html.endswith("\n") else html
 
     def shell(self, front, headings, document, shared, highlighted):

@@ -10,7 +10,7 @@ from articlekit.core.text import md_text
 from articlekit.render.citations import citation_args
 from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER, LIBRARY, QUARTO_LAYOUT_FILTER
 from articlekit.render.project import PAGE_CSS, PANDOC_METADATA, project_config, project_options, project_root
-from articlekit.render.renderers import display_name, pandoc_path, tool_version
+from articlekit.render.renderers import display_name, pandoc_file, pandoc_path, tool_version
 from articlekit.render.source import empty_folder, pandoc_source
 from articlekit.render.tools import run_tool
 
@@ -77,10 +77,10 @@ def pandoc_common_args(pandoc, source, meta_file, resource_dir, reader="markdown
 def pandoc_page_args(project_dir, options):
     """What makes the HTML a page: the table of contents and the style sheets."""
     args = ["--toc"] if options.get("toc") else []
-    args += ["--css", str(PAGE_CSS)]
+    args += ["--css", pandoc_file(PAGE_CSS)]
     css = options.get("css")
     for sheet in [css] if isinstance(css, str) else css or []:
-        args += ["--css", str((project_dir / sheet).resolve())]
+        args += ["--css", pandoc_file((project_dir / sheet).resolve())]
     return args
 
 

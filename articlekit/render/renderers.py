@@ -65,6 +65,16 @@ def pandoc_path():
     return found
 
 
+def pandoc_file(path):
+    """`path` as Pandoc is to read it where it fetches a file (--bibliography,
+    --csl, --css, --include-in-header, --reference-doc, --template, and the
+    bibliography and csl of its metadata): it takes the argument for a URL
+    and decodes each %XX, so a folder named `drafts%20v2` is read as
+    `drafts v2` and `100%AB` as something else again. Each % written %25
+    decodes to itself. (Lua filters and metadata files are read as given.)"""
+    return str(path).replace("%", "%25")
+
+
 def tool_version(command):
     """`command --version`'s version: '3.8.2.1' from 'pandoc 3.8.2.1 ...',
     Quarto's first line ('1.9.38') as it is."""

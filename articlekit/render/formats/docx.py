@@ -45,7 +45,7 @@ from articlekit.render.formats.jats import zip_entries
 from articlekit.render.luafilters import EMBED_FIGURES_FILTER
 from articlekit.render.pandoc_route import pandoc_run
 from articlekit.render.project import split_front_matter
-from articlekit.render.renderers import RenderError, pandoc_path
+from articlekit.render.renderers import RenderError, pandoc_file, pandoc_path
 from articlekit.render.tools import run_tool
 
 # python-docx is imported by the functions that render: the Plan reads
@@ -317,7 +317,7 @@ def write(job):
     cmd = (
         common
         + [arg for path in job.fmt.filters for arg in ("--lua-filter", str(path))]
-        + ["--to", job.fmt.writer, "--reference-doc", str(reference_doc(job)), "--output", str(job.produced)]
+        + ["--to", job.fmt.writer, "--reference-doc", pandoc_file(reference_doc(job)), "--output", str(job.produced)]
     )
     epoch = document_epoch(job.article, front)
     run_tool(cmd, job.article, cwd=article_dir, env=pandoc_env(job, epoch))

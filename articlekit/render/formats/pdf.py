@@ -50,7 +50,7 @@ from articlekit.render.formats import Format
 from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER
 from articlekit.render.page import render_format
 from articlekit.render.project import PANDOC_METADATA, project_config, project_root
-from articlekit.render.renderers import RenderError, pandoc_path, tool_version
+from articlekit.render.renderers import RenderError, pandoc_file, pandoc_path, tool_version
 from articlekit.render.source import bound_text, build_root, checked_tree, pandoc_source
 from articlekit.render.tools import run_tool
 
@@ -147,9 +147,9 @@ def typst_source(article, bindings, workdir, ast=None, root=None, bound=None, sh
         "--metadata-file",
         str(meta_file),
         "--include-in-header",
-        str(HERE / "pdf_style.typ"),
+        pandoc_file(HERE / "pdf_style.typ"),
         "--include-in-header",
-        str(marks),
+        pandoc_file(marks),
         "--output",
         str(out),
     ]

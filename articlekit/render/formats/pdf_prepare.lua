@@ -56,9 +56,13 @@ local function wrap_values(inlines)
   end)
 end
 
+-- The Typst writer reads an image's path as a URL and decodes each %XX in
+-- it: the working folder's % are written %25 (a folder named `a%20b` is not
+-- `a b`); the article's own link stays as the author wrote it.
 local function absolute_image(img)
   if not img.src:match("^%a[%w+.-]*:") and not pandoc.path.is_absolute(img.src) then
-    img.src = pandoc.path.join({ pandoc.system.get_working_directory(), img.src })
+    local folder = pandoc.system.get_working_directory():gsub("%%", "%%25")
+    img.src = pandoc.path.join({ folder, img.src })
   end
   return img
 end
