@@ -345,6 +345,22 @@ def test_a_yaml_slip_in_config_yaml_stops_the_build_at_its_line_and_column(serve
     assert "not valid JSON or YAML" not in run.output and "WorkflowError in file" not in run.output
 
 
+def test_a_project_in_a_folder_named_with_a_brace_is_refused_in_one_sentence(server, built, tmp_path):
+    """Snakemake read the brace of `drafts {v2}` as a wildcard and stopped
+    with a traceback ("The name 'v2' is unknown in this context"); the plan
+    says what it is and what to do, before Snakemake gets there."""
+    folder = tmp_path / "drafts {v2}" / "my-article"
+    shutil.copytree(built, folder, symlinks=True)
+    run = snakemake(server, folder)
+    assert_said_last(
+        run,
+        f"{folder}: the project's path holds a brace, which Snakemake reads as a wildcard: it cannot plan or "
+        "lock a build there. Rename the folder that holds it, or build in a copy: "
+        "cp -r . /some/other/folder && cd /some/other/folder",
+    )
+    assert "is unknown in this context" not in run.output
+
+
 @pytest.mark.parametrize("snakefile", ["this repository's", "examples/summation's"])
 def test_every_articles_snakefile_names_a_yaml_slip_at_its_line(server, tmp_path, snakefile):
     """The same slip under this repository's Snakefile and the second example's

@@ -410,6 +410,26 @@ def test_a_checkout_that_cannot_be_written_is_said_in_a_sentence(article, monkey
         plantime.check_writable(".")
 
 
+@pytest.mark.parametrize("name", ["draft {2}", "v}", "{b"])
+def test_a_project_path_with_a_brace_is_said_in_a_sentence_before_snakemake_reads_it(tmp_path, monkeypatch, name):
+    """Snakemake takes a brace in the project's path for a wildcard, and
+    fails on it with a traceback ("The name '2' is unknown", "bad
+    character in group name"): the plan stops first, naming the path."""
+    folder = tmp_path / name / "my-article"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    with pytest.raises(PlanError, match="the project's path holds a brace.*Rename the folder") as refused:
+        plantime.check_folder_name(".")
+    assert str(refused.value).startswith(f"{folder}: ")
+
+
+def test_any_other_character_in_the_project_path_passes(tmp_path, monkeypatch):
+    folder = tmp_path / "Über räume [a] $x$ %20 'q' \"d\" #1 -_v2_ --it's ..." / "my-article"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    plantime.check_folder_name(".")
+
+
 def test_the_config_check_names_every_violation_and_is_remembered_when_it_passed(article):
     from articlekit.workflow.plancache import PlanMemory
 

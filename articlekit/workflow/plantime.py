@@ -6,6 +6,7 @@ and the machine's facts, called by the module's Snakefile in turn.
     with_defaults(config, files)       the experiments' declared defaults under the files (their PARAMETERS)
     check_config(config, files, ...)   the module's schema, the article's, the keys nothing reads
     check_writable(folder)             a sentence, not Snakemake's traceback about .snakemake/locks
+    check_folder_name(folder)          a sentence, not Snakemake's traceback about a brace in the path
     ThisMachine(overrides)             installed libraries and renderers, for plan.build
     check_footprints(plan, memory)     each experiment's footprint against its mem_mb and runtime
 
@@ -142,6 +143,21 @@ def check_writable(folder="."):
                 "Make the folder writable, or build in a writable copy: "
                 "cp -r . /some/writable/folder && cd /some/writable/folder"
             ) from None
+
+
+def check_folder_name(folder="."):
+    """Stop with a sentence when the project's path holds a brace: Snakemake
+    reads one in a path as a wildcard (it formats the rules' environment
+    file and its own lock files' pattern with the path in them), and fails
+    with a traceback about an unknown name or a bad group name. Snakemake's
+    own limit: no build can run there, only a rename helps."""
+    path = os.path.abspath(folder)
+    if "{" in path or "}" in path:
+        raise PlanError(
+            f"{path}: the project's path holds a brace, which Snakemake reads as a wildcard: it cannot "
+            "plan or lock a build there. Rename the folder that holds it, or build in a copy: "
+            "cp -r . /some/other/folder && cd /some/other/folder"
+        )
 
 
 def check_footprints(plan, memory=None):

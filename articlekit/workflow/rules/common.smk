@@ -47,6 +47,7 @@ try:
         config, CONFIG_SOURCES, workflow.main_snakefile, PLAN_MEMORY, validate
     )
     plantime.check_writable(".")
+    plantime.check_folder_name(".")
     PLAN = plans.build(
         config,
         CONFIG_SOURCES,
