@@ -67,7 +67,12 @@ def dist(tmp_path_factory):
 def venv(dist, tmp_path_factory):
     """A fresh virtual environment (no system site-packages) with the wheel installed, not editable."""
     wheel, _ = dist
-    venv = tmp_path_factory.mktemp("venv") / "env"
+    # in a folder whose name Pandoc and Snakemake would misread where they
+    # meet the package's own files (its style sheet, its Snakefiles, the
+    # PDF's header): a space splits a shell word, Pandoc decodes %XX in a
+    # path it fetches and reads metadata as Markdown
+    venv = tmp_path_factory.mktemp("venv") / "tools %20 -_x_ --y" / "env"
+    venv.parent.mkdir()
     if shutil.which("uv"):
         run(["uv", "venv", "--quiet", "--python", sys.executable, venv], cwd=venv.parent)
         run(["uv", "pip", "install", "--quiet", "--python", venv / "bin/python", wheel], cwd=venv.parent, timeout=900)
@@ -108,6 +113,7 @@ def test_the_installed_wheel_builds_a_new_article_with_pandoc(dist, venv, tmp_pa
     assert [line for line in requirements if not line.startswith("#")] == [f"articlekit @ {dist[0].as_uri()}"]
 
     run([venv / "bin/snakemake", "--cores", "2", "--config", "renderer=pandoc"], cwd=article, env=env, timeout=900)
-    for output in ("article.html", "article.md", "bindings.json", "audit.json"):
+    for output in ("article.html", "article.md", "article.pdf", "article.docx", "article.jats.zip", "audit.json"):
         assert (article / "build" / output).stat().st_size > 0, output
+    assert 'src="data:image/' in (article / "build/article.html").read_text(encoding="utf-8")
     assert (article / "build/article.md").read_text(encoding="utf-8").startswith("# My article\n")

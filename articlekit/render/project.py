@@ -15,7 +15,7 @@ import yaml
 from articlekit.core.css import fetched_at, loads_nothing
 from articlekit.core.sources import SourceError, load_yaml, parse_yaml, read_text, yaml_error_message
 from articlekit.render.citations import quarto_paths
-from articlekit.render.renderers import RenderError
+from articlekit.render.renderers import RenderError, pandoc_file
 
 
 # Front matter Pandoc understands; everything else (format, execute, filters,
@@ -84,7 +84,7 @@ def quarto_options(project_dir, article_dir, document=None, folder=None, unknown
     if formats:
         config["format"] = formats
     top = config.get("css")
-    config["css"] = [str(PAGE_CSS), *([top] if isinstance(top, str) else top or [])]
+    config["css"] = [pandoc_file(PAGE_CSS), *([top] if isinstance(top, str) else top or [])]
     return config
 
 

@@ -90,7 +90,7 @@ from articlekit.render.citations import KEYS, quarto_paths
 from articlekit.render.checks import check_output, expected_literal_shortcodes
 from articlekit.render.project import PAGE_CSS, check_style_sheets, project_config, project_options, quarto_options
 from articlekit.render.project import project_root as settings_folder
-from articlekit.render.renderers import RenderError, display_name, version
+from articlekit.render.renderers import RenderError, display_name, pandoc_file, version
 from articlekit.render.luafilters import (
     BOUND_FILTER,
     EMBED_FIGURES_FILTER,
@@ -329,7 +329,7 @@ def write_metadata(root, project_dir, article, bindings, failure):
     else:  # this project's _quarto.yml names the bibliography: the bound copy instead
         config = project_config(project_dir)
         bound = quarto_paths(config, project_dir, cited[0], root / BIBLIOGRAPHY_FOLDER, cited[1])
-        metadata = {"css": [str(PAGE_CSS)], **{key: bound[key] for key in KEYS if key in bound}}
+        metadata = {"css": [pandoc_file(PAGE_CSS)], **{key: bound[key] for key in KEYS if key in bound}}
     quarto = version("quarto")
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)

@@ -20,7 +20,7 @@ if PLAN.listing_sources:
             publishing=PLAN.listings_publishing_json,
         shell:
             "python -m articlekit listings --publishing {params.publishing:q} "
-            "--out {output.json} 2> {log}"
+            "--out {output.json:q} 2> {log:q}"
 
 
 rule values:
@@ -41,8 +41,8 @@ rule values:
         # each artifact and the baseline held against it (no input: it changes on every job)
         ledger=PLAN.ledger,
     shell:
-        "python -m articlekit values {input.results} {input.robustness} --baseline {input.baseline} "
-        "--ledger {params.ledger} --out {output.json} 2> {log}"
+        "python -m articlekit values {input.results:q} {input.robustness:q} --baseline {input.baseline:q} "
+        "--ledger {params.ledger:q} --out {output.json:q} 2> {log:q}"
 
 
 rule lint_article:
@@ -58,7 +58,7 @@ rule lint_article:
         "benchmarks/out/lint_article.tsv"
     localrule: True
     shell:
-        "python -m articlekit lint {input.article} --values {input.values} --out {output.report} 2> {log}"
+        "python -m articlekit lint {input.article:q} --values {input.values:q} --out {output.report:q} 2> {log:q}"
 
 
 rule bind:
@@ -80,9 +80,9 @@ rule bind:
     params:
         strict=PLAN.strict,
     shell:
-        "python -m articlekit bind {input.article} --values {input.values} "
-        "--strict {params.strict} --baseline {input.baseline} --out {output.json} "
-        "--bound {output.bound} 2> {log}"
+        "python -m articlekit bind {input.article:q} --values {input.values:q} "
+        "--strict {params.strict} --baseline {input.baseline:q} --out {output.json:q} "
+        "--bound {output.bound:q} 2> {log:q}"
 
 
 # The bound article as Pandoc reads it (its tree, in Pandoc's JSON), read
@@ -107,7 +107,7 @@ rule parse_article:
     params:
         pandoc_version=PLAN.renderer.pandoc_version,
     shell:
-        "python -m articlekit parse {input.article} --bound {input.bound} --out {output.ast} 2> {log}"
+        "python -m articlekit parse {input.article:q} --bound {input.bound:q} --out {output.ast:q} 2> {log:q}"
 
 
 # One rule per format the article is written in (config publishing.formats;
@@ -155,6 +155,6 @@ for fmt in PLAN.formats:
             tools=PLAN.format_tools(fmt),
             renderer=PLAN.renderer.name if fmt.quarto else "pandoc",
         shell:
-            "python -m articlekit render {input.article} --to {params.format} "
-            "--bindings {input.bindings} --renderer {params.renderer} "
-            "--bound {input.bound} --ast {input.ast} --out {output.out} 2> {log}"
+            "python -m articlekit render {input.article:q} --to {params.format} "
+            "--bindings {input.bindings:q} --renderer {params.renderer} "
+            "--bound {input.bound:q} --ast {input.ast:q} --out {output.out:q} 2> {log:q}"

@@ -30,9 +30,9 @@ rule audit:
             PLAN.matrix_json if PLAN.matrix else None
         ),
     shell:
-        "python -m articlekit audit --baseline {input.baseline} --values {input.values} "
-        "--bindings {input.bindings} --json {output.json} --md {output.md} --html {output.html} "
-        "--publishing {params.publishing:q} {params.matrix} --log {log}"
+        "python -m articlekit audit --baseline {input.baseline:q} --values {input.values:q} "
+        "--bindings {input.bindings:q} --json {output.json:q} --md {output.md:q} --html {output.html:q} "
+        "--publishing {params.publishing:q} {params.matrix} --log {log:q}"
 
 
 # Compares with the newest releases/<label>/snapshot.json, or says "no release
@@ -56,9 +56,9 @@ rule diff:
     params:
         publishing=PLAN.publishing_json,
     shell:
-        "python -m articlekit diff --values {input.values} --bindings {input.bindings} "
-        "--baseline {input.baseline} --json {output.json} --md {output.md} "
-        "--publishing {params.publishing:q} {input.release} 2> {log}"
+        "python -m articlekit diff --values {input.values:q} --bindings {input.bindings:q} "
+        "--baseline {input.baseline:q} --json {output.json:q} --md {output.md:q} "
+        "--publishing {params.publishing:q} {input.release:q} 2> {log:q}"
 
 
 # No output on purpose: a release is asked for, never rebuilt because an
@@ -79,8 +79,8 @@ rule release:
         releases=PLAN.releases,
         publishing=PLAN.publishing_json,
     shell:
-        "python -m articlekit release --label {params.label} --values {input.values} "
-        "--bindings {input.bindings} --audit {input.audit} --releases {params.releases} "
-        "--publishing {params.publishing:q} 2> {log} && "
-        "python -m articlekit verify --pin {params.label} --manifest {input.manifest} "
-        "--releases {params.releases} 2>> {log}"
+        "python -m articlekit release --label {params.label:q} --values {input.values:q} "
+        "--bindings {input.bindings:q} --audit {input.audit:q} --releases {params.releases:q} "
+        "--publishing {params.publishing:q} 2> {log:q} && "
+        "python -m articlekit verify --pin {params.label:q} --manifest {input.manifest:q} "
+        "--releases {params.releases:q} 2>> {log:q}"

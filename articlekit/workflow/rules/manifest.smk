@@ -30,8 +30,8 @@ rule manifest:
     params:
         ledger=PLAN.ledger,
     shell:
-        "python -m articlekit.review.manifest --ledger {params.ledger} --read {input.plan} "
-        "--bindings {input.bindings} --article {input.article} --out {output.json} {input.outputs} 2> {log}"
+        "python -m articlekit.review.manifest --ledger {params.ledger:q} --read {input.plan:q} "
+        "--bindings {input.bindings:q} --article {input.article:q} --out {output.json:q} {input.outputs:q} 2> {log:q}"
 
 
 # The journal's bundle: the JATS edition with the crate beside it, listed in
@@ -52,5 +52,5 @@ for fmt in [f for f in PLAN.formats if f.name == "jats"]:
             "benchmarks/out/journal_bundle.tsv"
         localrule: True
         shell:
-            "python -m articlekit.review.journal_bundle --jats {input.jats} --crate {input.crate} "
-            "--out {output.zip} 2> {log}"
+            "python -m articlekit.review.journal_bundle --jats {input.jats:q} --crate {input.crate:q} "
+            "--out {output.zip:q} 2> {log:q}"
