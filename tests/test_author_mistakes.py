@@ -345,6 +345,18 @@ def test_a_yaml_slip_in_config_yaml_stops_the_build_at_its_line_and_column(serve
     assert "not valid JSON or YAML" not in run.output and "WorkflowError in file" not in run.output
 
 
+def test_an_article_moved_to_a_folder_named_with_a_space_builds_every_edition(server, article):
+    """config.yaml's `article:` may name any folder: each rule's command
+    quotes the paths it passes (bind split `my paper/index.qmd` in two)."""
+    (article / "article").rename(article / "my paper")
+    config = article / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + '\narticle: "my paper/index.qmd"\n', encoding="utf-8")
+    run = snakemake(server, article)
+    assert run.code == 0, run.output[-3000:]
+    for edition in ("article.html", "article.md", "article.pdf", "article.docx", "article.jats.zip"):
+        assert (article / "build" / edition).stat().st_size > 0, edition
+
+
 def test_a_project_in_a_folder_named_with_a_brace_is_refused_in_one_sentence(server, built, tmp_path):
     """Snakemake read the brace of `drafts {v2}` as a wildcard and stopped
     with a traceback ("The name 'v2' is unknown in this context"); the plan
