@@ -90,8 +90,9 @@ def cited_project(
 # A folder name that Pandoc would misread where it reads a path: it decodes
 # each %XX in a path it fetches (the bibliography, the style sheet, the Word
 # file's reference document, the PDF's header and figures), and reads the
-# paths of its metadata as Markdown (emphasis, a dash, an ellipsis, a quote).
-AWKWARD_FOLDER = "drafts%20v2 -_x_ --it's ..."
+# paths of its metadata as Markdown (emphasis, a dash, an ellipsis, a quote,
+# two spaces as one).
+AWKWARD_FOLDER = "drafts%20v2  -_x_ --it's ..."
 
 
 @pytest.fixture(scope="module")

@@ -847,10 +847,10 @@ def test_a_new_skeleton_gives_its_article_to_quartos_own_commands_and_its_tree_s
     neither touches a .gitignore (or anything else git sees), also with
     the virtual environment an author makes there (`python -m venv env`).
     In a folder whose name Pandoc's Markdown would read as markup (emphasis,
-    a dash, an ellipsis, a quote): the paths the pre-render hands Quarto as
-    metadata (the bindings, the figures' data) reach Pandoc, which reads
-    metadata as Markdown, and must come back whole."""
-    folder = tmp_path / "drafts-_v2_ --it's ..." / "my-article"
+    a dash, an ellipsis, a quote, two spaces as one): the paths the
+    pre-render hands Quarto as metadata (the bindings, the figures' data)
+    reach Pandoc, which reads metadata as Markdown, and must come back whole."""
+    folder = tmp_path / "drafts-_v2_  --it's ..." / "my-article"
     env = {**copy_environment(ROOT), **quarto_env, "ARTICLEKIT_SNAKEMAKE_ARGS": "--config strict=false"}
     run(["python", "-m", "articlekit", "new", str(folder)], tmp_path, env)
     for cmd in (

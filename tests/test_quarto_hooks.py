@@ -27,7 +27,7 @@ import yaml
 
 from articlekit.article.bound import bound_markdown
 from articlekit.article.prose_guard import ProseError
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.render import prose_pieces, quarto_bind
 from articlekit.render.extension import BOUND_POINTER
 from articlekit.render.quarto_hooks import BOUND_DOCUMENT, LANDING_PAGE, PROFILE, is_landing_page
@@ -308,8 +308,8 @@ def test_a_prose_edit_is_bound_without_snakemake_byte_for_byte_as_bind_binds_it(
     assert (skeleton / quarto_bind.PAGE_BINDINGS).read_bytes() == reference.read_bytes()
     assert bound(skeleton, "harmonic.params.n") == {",": "1,000", "": "1000"}
     metadata = yaml.safe_load((skeleton / "build/quarto-project-metadata.yml").read_text(encoding="utf-8"))
-    # escaped: Pandoc reads metadata as Markdown, and gives the path back whole
-    assert metadata["value-bindings"] == md_text(str(skeleton / quarto_bind.PAGE_BINDINGS))
+    # a code span: Pandoc reads metadata as Markdown, and gives the path back whole
+    assert metadata["value-bindings"] == md_code(str(skeleton / quarto_bind.PAGE_BINDINGS))
     # the project's _quarto.yml holds the settings and Quarto reads them
     # itself: not handed over again (a format list would be joined twice)
     assert "format" not in metadata

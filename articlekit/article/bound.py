@@ -37,7 +37,7 @@ import re
 from articlekit.article import seed_band
 from articlekit.article.shortcodes import regions, scan
 from articlekit.core.errors import ArticlekitError
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code, md_text
 
 # The block shortcodes and the fenced div each becomes.
 BLOCK_DIVS = {
@@ -62,15 +62,6 @@ def _quoted(text):
     attribute values, and its escape for them does not survive there."""
     text = " ".join(text.splitlines()).replace("{{<", "{{\u200b<")
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("|", "\\|") + '"'
-
-
-def _code_span(text):
-    """TEXT as inline code, fenced by more backticks than it holds in a row,
-    on one line (a blank line would end the span and free what follows)."""
-    text = " ".join(text.splitlines())
-    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def claim_mark(binding):
@@ -147,8 +138,8 @@ class _Binder:
                 _mark(b, mark) if mark else f"[]{{.claim-checked data-claim={_quoted(b['key'] + ' ' + b['expect'])}}}"
             )
         if sc.name == "source":
-            return f"[{_code_span(b['key'])}](#{b['anchor']} {_quoted(b['title'])}){{.bound-source}}"
-        shown = _code_span(b["text"]) if sc.kwargs.get("code") == "true" else md_text(b["text"])
+            return f"[{md_code(b['key'])}](#{b['anchor']} {_quoted(b['title'])}){{.bound-source}}"
+        shown = md_code(b["text"]) if sc.kwargs.get("code") == "true" else md_text(b["text"])
         ident = ""
         if b["anchor"] not in self.placed:
             self.placed.add(b["anchor"])

@@ -45,6 +45,18 @@ def shorten(text, limit=100, mark="…"):
 _MD_PUNCT = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 
 
+def md_code(text):
+    """TEXT as Markdown inline code, which Pandoc reads back character for
+    character, runs of spaces included: fenced by more backticks than it
+    holds in a row, on one line (a blank line would end the span and free
+    what follows). Also how a path goes into Pandoc's metadata, which is
+    Markdown: md_text would give `a  b` back as `a b`."""
+    text = " ".join(text.splitlines())
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_text(text):
     """Plain text for a markdown table cell: every ASCII punctuation mark
     backslash-escaped (Pandoc reads each as a literal), so a value such as

@@ -53,7 +53,7 @@ from pathlib import Path
 from articlekit.article.shortcodes import OPEN, lookup_id, lookup_parts, parse_inner
 from articlekit.core.fmt import format_value
 from articlekit.core.jsonio import write_text_atomic
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.core.sources import read_text
 from articlekit.render.luafilters import CITED_FILTER
 from articlekit.render.renderers import RenderError, pandoc_file
@@ -250,11 +250,12 @@ def quarto_paths(config, project_dir, document=None, folder=None, unknown=None):
         files = bound_files(config, project_dir, document, folder, unknown=unknown)
     elif "bibliography" in files and holds_shortcodes(files["bibliography"]):
         raise RenderError(f"{files['bibliography']}: its values are bound for Quarto in a copy: name its folder")
-    # as Pandoc's metadata, which is Markdown, reads them back whole: a folder
-    # named `x-_ab_` (a work folder's random name once) is otherwise x- and an
-    # emphasised ab, and Pandoc looks for x-ab; `--` a dash, `...` an ellipsis;
-    # and Pandoc decodes a %XX in the path it then reads (pandoc_file)
-    return {**config, **{key: md_text(pandoc_file(Path(path).resolve())) for key, path in files.items()}}
+    # as Pandoc's metadata, which is Markdown, reads them back whole (md_code):
+    # a folder named `x-_ab_` (a work folder's random name once) is otherwise
+    # x- and an emphasised ab, and Pandoc looks for x-ab; `--` a dash, `...` an
+    # ellipsis, two spaces one; and Pandoc decodes a %XX in the path it then
+    # reads (pandoc_file)
+    return {**config, **{key: md_code(pandoc_file(Path(path).resolve())) for key, path in files.items()}}
 
 
 _NOT_FOUND = re.compile(r"Citeproc: citation (\S+) not found")

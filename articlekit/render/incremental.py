@@ -49,7 +49,7 @@ from pathlib import Path
 
 import yaml
 
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.render import formats
 from articlekit.render.citations import citation_args, named_files
 from articlekit.render.luafilters import CITED_FILTER
@@ -291,7 +291,7 @@ class IncrementalPage:
                             self.article,
                             self.article_dir_in_root,
                         )
-                        metadata["figure-data"] = md_text(str(figure_data(figures, self.article, tmp, self.root)))
+                        metadata["figure-data"] = md_code(str(figure_data(figures, self.article, tmp, self.root)))
                     except ValueError as exc:  # ProseError, FigureError
                         raise RenderError(str(exc)) from None
                     source, reader = tree, "json"

@@ -6,7 +6,7 @@ from the bound document's tree.
 
 import yaml
 
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.render.citations import citation_args
 from articlekit.render.luafilters import BOUND_FILTER, CROSSREF_FILTER, LIBRARY, QUARTO_LAYOUT_FILTER
 from articlekit.render.project import PAGE_CSS, PANDOC_METADATA, project_config, project_options, project_root
@@ -104,7 +104,7 @@ def pandoc_page(job):
     scripts it puts on a page: none, Pandoc's page has no script."""
     article_dir = job.article.parent.resolve()
     project_dir = project_root(article_dir)
-    common, metadata = pandoc_run(job, {"figure-data": md_text(str(job.extra["figure-data"]))})
+    common, metadata = pandoc_run(job, {"figure-data": md_code(str(job.extra["figure-data"]))})
     # --embed-resources embeds the style sheets (checked: they load nothing);
     # the figures are data URIs by then, and nothing else names a file
     html = (

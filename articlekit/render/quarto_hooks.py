@@ -83,7 +83,7 @@ from articlekit.core.jsonio import write_text_atomic
 from articlekit.core.log import log
 from articlekit.core.project import NoProject, project_folder
 from articlekit.core.sources import read_text
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.render import quarto_bind
 from articlekit.render.extension import BOUND_POINTER, INSTALLED_COPY, install
 from articlekit.render.citations import KEYS, quarto_paths
@@ -333,7 +333,7 @@ def write_metadata(root, project_dir, article, bindings, failure):
     quarto = version("quarto")
     if quarto:
         metadata["renderer"] = display_name("quarto", quarto)
-    metadata["value-bindings"] = md_text(str(bindings))  # Pandoc reads metadata as Markdown (as in quarto_paths)
+    metadata["value-bindings"] = md_code(str(bindings))  # Pandoc reads metadata as Markdown (core.text.md_code)
     listed = metadata.get("filters")
     filters = [*([listed] if isinstance(listed, str) else listed or [])]
     if failure is None and cited[0] is not None:
@@ -387,7 +387,7 @@ def page_filters(root, article, metadata):
     except (FigureError, RenderError, OSError) as exc:
         log.warning(f"quarto pre-render: the page's figures are not embedded ({exc})")
         return []
-    metadata["figure-data"] = md_text(str(data))
+    metadata["figure-data"] = md_code(str(data))
     return [str(EMBED_FIGURES_FILTER), {"path": str(SCROLL_REGIONS_FILTER), "at": "post-render"}]
 
 

@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 
 from articlekit.article.figures import FigureError, checked_figure
 from articlekit.core.status import MARK_CLASSES
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.core.urls import link_problem
 from articlekit.render.checks import expected_literal_shortcodes, provenance_placed
 from articlekit.render.figuredata import embedded_figures
@@ -313,7 +313,7 @@ def write(job):
     article_dir = job.article.parent.resolve()
     front, _ = split_front_matter(job.source, job.article)
     figures = embedded_figures(job)
-    common, metadata = pandoc_run(job, {"figure-data": md_text(str(figures)), "bound-links": "keep"})
+    common, metadata = pandoc_run(job, {"figure-data": md_code(str(figures)), "bound-links": "keep"})
     cmd = (
         common
         + [arg for path in job.fmt.filters for arg in ("--lua-filter", str(path))]

@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 from xml.sax.saxutils import quoteattr
 
 from articlekit.article.figures import FigureError, alt_text, checked_figure
-from articlekit.core.text import md_text
+from articlekit.core.text import md_code
 from articlekit.core.urls import link_problem, scheme_of
 from articlekit.render.checks import check_output, shown_shortcodes
 from articlekit.render.figuredata import FIGURE_TYPES
@@ -127,7 +127,7 @@ def jats_metadata(job, figure_list):
     provenance rows kept (bound.lua's bound-links: keep)."""
 
     front, _ = split_front_matter(job.source, job.article)
-    metadata = {"jats-figures": md_text(str(figure_list)), "bound-links": "keep"}
+    metadata = {"jats-figures": md_code(str(figure_list)), "bound-links": "keep"}
     if front.get("keywords"):
         metadata["tags"] = front["keywords"]
     if front.get("author"):
